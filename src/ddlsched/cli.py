@@ -1,0 +1,334 @@
+"""The ``ddlsched`` command line.
+
+Commands::
+
+    ddlsched methods [FAMILY]                       list families and methods
+    ddlsched instance generate FAMILY --preset P --seed N -o FILE [--set K=V ...]
+    ddlsched instance check FAMILY FILE             validate an instance file
+    ddlsched solve FAMILY FILE --method M [--time-limit S] [--seed N]
+                  [--backend highs|scip] [--param K=V ...] [--json]
+    ddlsched compare FAMILY --preset P --seeds K [--methods a,b] [--time-limit S]
+
+Every error a user can cause (a malformed file, an impossible instance, an
+unknown method, a bad option) prints one line ``ddlsched: error: ...`` on
+stderr and exits with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from ddlsched import __version__
+from ddlsched.errors import DdlschedError
+
+__all__ = ["main"]
+
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (its default prints the usage first)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(EXIT_USAGE, f"ddlsched: error: {message}\n")
+
+
+def _parse_value(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def _parse_assignments(pairs: Sequence[str] | None, what: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for pair in pairs or ():
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise DdlschedError(f"{what}: expected KEY=VALUE, got {pair!r}")
+        out[key.replace("-", "_")] = _parse_value(value)
+    return out
+
+
+def _console(stderr: bool = False):
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+
+
+# --------------------------------------------------------------------------- commands
+
+
+def _cmd_methods(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
+    from ddlsched.registry import families, get_family, methods
+
+    fams = [get_family(args.family)] if args.family else families()
+    table = Table(title="ddlsched families and methods")
+    for col in ("family", "method", "kind", "parameters", "summary"):
+        table.add_column(col)
+    for fam in fams:
+        for m in methods(fam.name):
+            params = ", ".join(f"{k}={v}" for k, v in m.params.items())
+            table.add_row(fam.name, m.name, m.kind, params, m.summary)
+    _console().print(table)
+    return 0
+
+
+def _cmd_generate(args: argparse.Namespace) -> int:
+    from ddlsched.registry import get_family
+
+    fam = get_family(args.family)
+    params = _parse_assignments(args.set, "--set")
+    instance = fam.generate(args.preset, args.seed, **params)
+    try:
+        instance.save(args.output)
+    except OSError as exc:
+        raise DdlschedError(f"cannot write {args.output}: {exc.strerror}") from None
+    print(f"wrote {args.output} ({fam.name}, preset {args.preset}, seed {args.seed})")
+    return 0
+
+
+def _cmd_check(args: argparse.Namespace) -> int:
+    from ddlsched.registry import get_family
+
+    fam = get_family(args.family)
+    fam.load(args.file)
+    print(f"{args.file}: valid {fam.name} instance")
+    return 0
+
+
+def _fmt(x: float | None, digits: int = 4) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, float) and math.isinf(x):
+        return "inf"
+    return f"{x:.{digits}g}"
+
+
+def _cmd_solve(args: argparse.Namespace) -> int:
+    from ddlsched.registry import RunOptions, get_family, run_method
+
+    fam = get_family(args.family)
+    instance = fam.load(args.file)
+    options = RunOptions(
+        time_limit_s=args.time_limit,
+        seed=args.seed,
+        backend=args.backend,
+        params=_parse_assignments(args.param, "--param"),
+    )
+    result = run_method(fam.name, args.method, instance, options)
+    if args.json:
+        print(json.dumps(result.to_dict(fam.schedule_json(result)), indent=2))
+    else:
+        console = _console()
+        console.print(f"[bold]{fam.name}.{args.method}[/bold] on {args.file}")
+        console.print(f"  status     {result.status}")
+        console.print(f"  objective  {_fmt(result.objective, 8)}  ({fam.objective_name})")
+        console.print(f"  bound      {_fmt(result.bound, 8)}")
+        console.print(f"  gap        {_fmt(result.gap)}")
+        console.print(f"  runtime    {result.runtime_s:.3f} s")
+        if result.backend:
+            console.print(f"  backend    {result.backend} {result.backend_version}")
+        for key, value in result.info.items():
+            if key != "wall_time_s":
+                console.print(f"  {key:<10} {value}")
+    return 0 if result.status != "error" else 1
+
+
+def _ratio_text(ratio: tuple[float, float] | None) -> str:
+    if ratio is None:
+        return "-"
+    lo, hi = ratio
+    if lo == hi:
+        return f"{lo:.4f}"
+    return f"[{lo:.4f}, {_fmt(hi, 5)}]"
+
+
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+    from rich.table import Table
+
+    from ddlsched.bench.compare import compare
+    from ddlsched.registry import get_family
+
+    fam = get_family(args.family)
+    names = [m.strip() for m in args.methods.split(",")] if args.methods else None
+    if args.seeds < 1:
+        raise DdlschedError(f"--seeds must be >= 1, got {args.seeds}")
+    seeds = list(range(args.first_seed, args.first_seed + args.seeds))
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=_console(stderr=True),
+        transient=True,
+    ) as progress:
+        task = progress.add_task("compare", total=None)
+
+        def tick(done: int, total: int, what: str) -> None:
+            progress.update(task, completed=done, total=total, description=what)
+
+        report = compare(
+            fam.name,
+            args.preset,
+            seeds,
+            names,
+            time_limit_s=args.time_limit,
+            backend=args.backend,
+            preset_params=_parse_assignments(args.set, "--set"),
+            on_progress=tick,
+        )
+    console = _console()
+    if args.detail:
+        table = Table(title=f"{fam.name} / {args.preset}: per instance")
+        for col in ("seed", "method", "status", "objective", "bound", "ratio", "runtime s"):
+            table.add_column(col, justify="right" if col != "method" else "left")
+        for row in report.rows:
+            r = row.result
+            table.add_row(
+                str(row.seed),
+                row.method,
+                str(r.status),
+                _fmt(r.objective, 6),
+                _fmt(r.bound, 6),
+                _ratio_text(row.ratio),
+                f"{r.runtime_s:.3f}",
+            )
+        console.print(table)
+    sense = "heuristic / optimum" if fam.sense == "min" else "optimum / heuristic"
+    table = Table(
+        title=f"{fam.name}, preset {args.preset}, seeds {seeds[0]}..{seeds[-1]}: "
+        f"{fam.objective_name}; ratio = {sense}"
+    )
+    for col in (
+        "method",
+        "kind",
+        "mean objective",
+        "mean bound",
+        "mean ratio",
+        "worst ratio",
+        "exact rows",
+        "proved opt.",
+        "errors",
+        "mean runtime s",
+    ):
+        table.add_column(col, justify="left" if col in ("method", "kind") else "right")
+    for s in report.summaries():
+        table.add_row(
+            s.method,
+            s.kind,
+            _fmt(s.mean_objective, 6),
+            _fmt(s.mean_bound, 6),
+            _ratio_text(s.ratio_mean),
+            _ratio_text(s.ratio_worst),
+            f"{s.exact_share:.0%}",
+            f"{s.optimal_share:.0%}",
+            str(s.errors),
+            f"{s.mean_runtime_s:.3f}",
+        )
+    console.print(table)
+    console.print(
+        "ratio: a single number when the optimum is proven on every instance; "
+        "otherwise the certified interval [h/best schedule, h/best bound]."
+    )
+    return 0
+
+
+# --------------------------------------------------------------------------- parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="ddlsched",
+        description="Scheduling distributed deep-learning jobs: heuristics against exact optima.",
+    )
+    parser.add_argument("--version", action="version", version=f"ddlsched {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    p = sub.add_parser("methods", help="list families and their methods")
+    p.add_argument("family", nargs="?", help="only this family")
+    p.set_defaults(func=_cmd_methods)
+
+    inst = sub.add_parser("instance", help="generate or check instance files")
+    inst_sub = inst.add_subparsers(dest="instance_command", required=True, parser_class=_Parser)
+    p = inst_sub.add_parser("generate", help="generate an instance from a preset")
+    p.add_argument("family")
+    p.add_argument("--preset", required=True, help="generator preset (e.g. small, paper)")
+    p.add_argument("--seed", type=int, default=0, help="generator seed (default 0)")
+    p.add_argument("-o", "--output", required=True, help="instance file to write (JSON)")
+    p.add_argument(
+        "--set", action="append", metavar="KEY=VALUE", help="preset parameter (repeatable)"
+    )
+    p.set_defaults(func=_cmd_generate)
+    p = inst_sub.add_parser("check", help="validate an instance file")
+    p.add_argument("family")
+    p.add_argument("file")
+    p.set_defaults(func=_cmd_check)
+
+    p = sub.add_parser("solve", help="run one method on one instance file")
+    p.add_argument("family")
+    p.add_argument("file")
+    p.add_argument("--method", required=True)
+    p.add_argument("--time-limit", type=float, default=60.0, help="seconds (default 60)")
+    p.add_argument("--seed", type=int, default=0, help="seed of randomised methods (default 0)")
+    p.add_argument("--backend", default="highs", help="MILP backend: highs (default) or scip")
+    p.add_argument("--param", action="append", metavar="KEY=VALUE", help="method parameter")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=_cmd_solve)
+
+    p = sub.add_parser("compare", help="all methods on generated instances, with ratios")
+    p.add_argument("family")
+    p.add_argument("--preset", default="small")
+    p.add_argument("--seeds", type=int, default=5, help="number of instances (default 5)")
+    p.add_argument("--first-seed", type=int, default=0)
+    p.add_argument("--methods", help="comma-separated methods (default: all)")
+    p.add_argument("--time-limit", type=float, default=60.0, help="seconds per exact solve")
+    p.add_argument("--backend", default="highs")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="preset parameter")
+    p.add_argument("--detail", action="store_true", help="also print every (seed, method) row")
+    p.set_defaults(func=_cmd_compare)
+
+    from ddlsched.registry import families
+
+    for fam in families():
+        if fam.cli_hook is not None:
+            fam.cli_hook(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``ddlsched`` console script."""
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        logging.basicConfig(
+            level=logging.INFO if args.verbose else logging.WARNING,
+            format="%(levelname)s %(name)s: %(message)s",
+        )
+        return int(args.func(args) or 0)
+    except DdlschedError as exc:
+        print(f"ddlsched: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("ddlsched: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

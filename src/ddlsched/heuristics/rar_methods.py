@@ -1,0 +1,1 @@
+"""Registry adapters for the ``rar`` heuristics (filled in with the heuristics)."""

@@ -1,0 +1,79 @@
+"""Strict JSON helpers shared by every family's instance format."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from ddlsched.errors import InvalidInstanceError
+
+__all__ = [
+    "check_fields",
+    "read_json",
+    "require_int",
+    "require_number",
+    "write_json",
+]
+
+
+def read_json(path: str | Path) -> Any:
+    """Read a JSON file, turning every failure into a one-line error."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InvalidInstanceError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise InvalidInstanceError(f"{path}: cannot read ({exc.strerror})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInstanceError(
+            f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+        ) from None
+
+
+def write_json(path: str | Path, data: Any) -> None:
+    """Write ``data`` as indented JSON (UTF-8, trailing newline)."""
+    Path(path).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+
+
+def check_fields(
+    data: Any, where: str, required: Iterable[str], optional: Iterable[str] = ()
+) -> Mapping[str, Any]:
+    """Check that ``data`` is an object with exactly the allowed fields."""
+    if not isinstance(data, Mapping):
+        raise InvalidInstanceError(f"{where}: expected a JSON object, got {type(data).__name__}")
+    required = list(required)
+    allowed = set(required) | set(optional)
+    unknown = sorted(set(data) - allowed)
+    if unknown:
+        raise InvalidInstanceError(f"{where}: unknown field(s) {', '.join(map(repr, unknown))}")
+    missing = [k for k in required if k not in data]
+    if missing:
+        raise InvalidInstanceError(f"{where}: missing field(s) {', '.join(map(repr, missing))}")
+    return data
+
+
+def require_number(
+    value: Any, where: str, *, minimum: float | None = None, strict: bool = False
+) -> float:
+    """Return ``value`` as a finite float, checking a lower bound."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise InvalidInstanceError(f"{where}: expected a finite number, got {value!r}")
+    if minimum is not None and (value <= minimum if strict else value < minimum):
+        relation = ">" if strict else ">="
+        raise InvalidInstanceError(f"{where}: must be {relation} {minimum}, got {value!r}")
+    return float(value)
+
+
+def require_int(value: Any, where: str, *, minimum: int | None = None) -> int:
+    """Return ``value`` as an int (integral floats such as 4.0 are refused)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InvalidInstanceError(f"{where}: expected an integer, got {value!r}")
+    if minimum is not None and value < minimum:
+        raise InvalidInstanceError(f"{where}: must be >= {minimum}, got {value!r}")
+    return int(value)

@@ -1,0 +1,1 @@
+"""Registry adapters for the ``rar`` formulations (filled in with the models)."""

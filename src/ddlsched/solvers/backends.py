@@ -1,0 +1,254 @@
+"""Run a Pyomo model on a MILP backend and report what the solver proved.
+
+Backends:
+
+``highs`` (default)
+    HiGHS through Pyomo's ``pyomo.contrib.solver`` interface. Every HiGHS
+    model status is mapped explicitly by Pyomo's ``_postsolve``; we map
+    Pyomo's (termination condition, solution status) pair to
+    :class:`~ddlsched.solvers.result.Status` below, and warn about any
+    combination we do not know.
+``scip``
+    SCIP through OR-Tools (``ortools.linear_solver.python.model_builder``):
+    Pyomo writes the model as MPS, OR-Tools reads it and runs SCIP. This is
+    the second opinion for MILPs (DESIGN.md: never hand a MILP with
+    fractional coefficients to CP-SAT).
+
+Both run single-threaded with a fixed seed, so a solve is reproducible.
+Gap limits default to 0 (relative) so that ``optimal`` means the gap is
+closed; a formulation whose objective is integral may pass
+``abs_gap < 1`` to stop as soon as integrality proves optimality.
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyomo.environ as pyo
+
+from ddlsched.errors import SolverError, UnknownMethodError
+from ddlsched.solvers.result import Status
+
+__all__ = ["BACKENDS", "ModelSolve", "SolveLimits", "model_size", "solve_model"]
+
+log = logging.getLogger(__name__)
+
+BACKENDS = ("highs", "scip")
+
+
+@dataclass(frozen=True)
+class SolveLimits:
+    """Limits of one solve. ``time_limit_s`` is wall time for the solver call."""
+
+    time_limit_s: float = 60.0
+    rel_gap: float = 0.0
+    abs_gap: float = 1e-6
+    threads: int = 1
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.time_limit_s > 0:
+            raise ValueError(f"time_limit_s must be > 0, got {self.time_limit_s!r}")
+        if self.rel_gap < 0 or self.abs_gap < 0:
+            raise ValueError("gap limits must be >= 0")
+
+
+@dataclass
+class ModelSolve:
+    """What the backend proved about a model (values are loaded into the model).
+
+    ``incumbent`` and ``bound`` are the solver's own numbers, in the sense of
+    the model's objective; a family formulation must re-evaluate the decoded
+    schedule before reporting anything.
+    """
+
+    status: Status
+    incumbent: float | None
+    bound: float | None
+    runtime_s: float
+    backend: str
+    backend_version: str
+    num_variables: int
+    num_integer_variables: int
+    num_constraints: int
+    message: str = ""
+
+    @property
+    def has_solution(self) -> bool:
+        return self.status in (Status.OPTIMAL, Status.FEASIBLE)
+
+
+def model_size(model: pyo.ConcreteModel) -> tuple[int, int, int]:
+    """(variables, integer variables, constraints) of a Pyomo model (active ones)."""
+    num_vars = num_int = 0
+    for var in model.component_data_objects(pyo.Var, active=True, descend_into=True):
+        if var.fixed:
+            continue
+        num_vars += 1
+        if var.is_integer() or var.is_binary():
+            num_int += 1
+    num_cons = sum(
+        1 for _ in model.component_data_objects(pyo.Constraint, active=True, descend_into=True)
+    )
+    return num_vars, num_int, num_cons
+
+
+def solve_model(
+    model: pyo.ConcreteModel, backend: str = "highs", limits: SolveLimits | None = None
+) -> ModelSolve:
+    """Solve ``model`` with ``backend``; load the incumbent's values into the model."""
+    limits = limits or SolveLimits()
+    if backend == "highs":
+        return _solve_highs(model, limits)
+    if backend == "scip":
+        return _solve_scip(model, limits)
+    raise UnknownMethodError(f"unknown backend {backend!r} (choose from {', '.join(BACKENDS)})")
+
+
+# --------------------------------------------------------------------------- HiGHS
+
+
+def _solve_highs(model: pyo.ConcreteModel, limits: SolveLimits) -> ModelSolve:
+    from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
+    from pyomo.contrib.solver.solvers.highs import Highs
+
+    solver = Highs()
+    if not solver.available():
+        raise SolverError("HiGHS is not available (pip install 'highspy>=1.14,<1.15')")
+    version = ".".join(map(str, solver.version()))
+    nvars, nint, ncons = model_size(model)
+    start = time.perf_counter()
+    results = solver.solve(
+        model,
+        time_limit=limits.time_limit_s,
+        rel_gap=limits.rel_gap,
+        abs_gap=limits.abs_gap,
+        threads=limits.threads,
+        load_solutions=False,
+        raise_exception_on_nonoptimal_result=False,
+        solver_options={"random_seed": limits.seed, "output_flag": False},
+    )
+    runtime = time.perf_counter() - start
+    term, sol = results.termination_condition, results.solution_status
+    has_solution = sol in (SolutionStatus.optimal, SolutionStatus.feasible)
+    if term == TerminationCondition.convergenceCriteriaSatisfied and has_solution:
+        status = Status.OPTIMAL
+    elif term == TerminationCondition.provenInfeasible:
+        status = Status.INFEASIBLE
+    elif term in (
+        TerminationCondition.maxTimeLimit,
+        TerminationCondition.iterationLimit,
+        TerminationCondition.objectiveLimit,
+        TerminationCondition.interrupted,
+    ):
+        status = Status.FEASIBLE if has_solution else Status.TIME_LIMIT_NO_SOLUTION
+    elif term in (
+        TerminationCondition.error,
+        TerminationCondition.unbounded,
+        TerminationCondition.infeasibleOrUnbounded,
+    ):
+        status = Status.ERROR
+    else:
+        warnings.warn(
+            f"HiGHS returned an unmapped termination condition {term} ({sol}); "
+            "treating it as an error",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        status = Status.ERROR
+    if has_solution and status in (Status.OPTIMAL, Status.FEASIBLE):
+        results.solution_loader.load_vars()
+    bound = results.objective_bound
+    if bound is not None and not _finite(bound):
+        bound = None
+    return ModelSolve(
+        status=status,
+        incumbent=results.incumbent_objective if has_solution else None,
+        bound=bound,
+        runtime_s=runtime,
+        backend="highs",
+        backend_version=version,
+        num_variables=nvars,
+        num_integer_variables=nint,
+        num_constraints=ncons,
+        message=f"{term.name}/{sol.name}",
+    )
+
+
+# --------------------------------------------------------------------------- SCIP
+
+
+def _solve_scip(model: pyo.ConcreteModel, limits: SolveLimits) -> ModelSolve:
+    try:
+        from ortools.linear_solver.python import model_builder as mb
+    except ImportError as exc:  # pragma: no cover - ortools is a dependency
+        raise SolverError(f"OR-Tools is not available: {exc}") from None
+    import ortools
+
+    nvars, nint, ncons = model_size(model)
+    with tempfile.TemporaryDirectory(prefix="ddlsched-mps-") as tmp:
+        path = Path(tmp) / "model.mps"
+        _, smap_id = model.write(
+            str(path), format="mps", io_options={"symbolic_solver_labels": True}
+        )
+        symbol_map = model.solutions.symbol_map[smap_id]
+        builder = mb.ModelBuilder()
+        if not builder.import_from_mps_file(str(path)):
+            raise SolverError("OR-Tools could not read the MPS file Pyomo wrote")
+    solver = mb.Solver("scip")
+    if not solver.solver_is_supported():
+        raise SolverError("this OR-Tools build has no SCIP")
+    solver.set_time_limit_in_seconds(limits.time_limit_s)
+    solver.set_solver_specific_parameters(
+        f"limits/gap = {limits.rel_gap}\n"
+        f"limits/absgap = {limits.abs_gap}\n"
+        f"randomization/randomseedshift = {limits.seed}\n"
+        "parallel/maxnthreads = 1\n"
+    )
+    start = time.perf_counter()
+    code = solver.solve(builder)
+    runtime = time.perf_counter() - start
+    if code == mb.SolveStatus.OPTIMAL:
+        status = Status.OPTIMAL
+    elif code == mb.SolveStatus.FEASIBLE:
+        status = Status.FEASIBLE
+    elif code == mb.SolveStatus.INFEASIBLE:
+        status = Status.INFEASIBLE
+    elif code == mb.SolveStatus.NOT_SOLVED:
+        status = Status.TIME_LIMIT_NO_SOLUTION
+    else:
+        status = Status.ERROR
+    incumbent = bound = None
+    if status in (Status.OPTIMAL, Status.FEASIBLE):
+        by_name = {v.name: v for v in builder.get_variables()}
+        for symbol, obj in symbol_map.bySymbol.items():
+            if getattr(obj, "ctype", None) is pyo.Var:
+                mb_var = by_name.get(symbol)
+                if mb_var is not None:
+                    obj.set_value(solver.value(mb_var), skip_validation=True)
+        incumbent = solver.objective_value
+    if status in (Status.OPTIMAL, Status.FEASIBLE):
+        bound = solver.best_objective_bound
+        if not _finite(bound):
+            bound = None
+    return ModelSolve(
+        status=status,
+        incumbent=incumbent,
+        bound=bound,
+        runtime_s=runtime,
+        backend="scip",
+        backend_version=f"ortools {ortools.__version__}",
+        num_variables=nvars,
+        num_integer_variables=nint,
+        num_constraints=ncons,
+        message=str(code),
+    )
+
+
+def _finite(x: float | None) -> bool:
+    return x is not None and x == x and abs(x) != float("inf")
