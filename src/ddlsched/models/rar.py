@@ -75,6 +75,7 @@ from typing import Any
 
 import pyomo.environ as pyo
 
+from ddlsched.errors import InfeasibleScheduleError
 from ddlsched.problems.rar import (
     RarAssignment,
     RarEvaluation,
@@ -775,9 +776,14 @@ def timeindexed(
             if pyo.value(var) > 0.5:
                 chosen_fine[j] = fine[j, k]
         schedule = _decode_patterns(instance, schedule_model, patterns, classes, w, chosen_fine)
-        evaluation = evaluate(instance, schedule)
-        objective = float(evaluation.makespan)
         info["planned_makespan"] = float(pyo.value(schedule_model.C)) * w
+        try:
+            evaluation = evaluate(instance, schedule)
+            objective = float(evaluation.makespan)
+        except InfeasibleScheduleError as exc:
+            # Executed with contention the plan may overrun T: keep the bound, drop the schedule.
+            info["schedule_rejected"] = str(exc)
+            schedule = None
     if bound is not None and objective is not None and objective < bound - 1e-6:
         raise AssertionError(
             f"timeindexed: evaluated schedule {objective} beats its own lower bound {bound}"
