@@ -57,9 +57,19 @@ def _parse_assignments(pairs: Sequence[str] | None, what: str) -> dict[str, Any]
 
 
 def _console(stderr: bool = False):
+    """A Rich console; when output is not a terminal, wide enough not to truncate tables."""
     from rich.console import Console
 
-    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+    stream = sys.stderr if stderr else sys.stdout
+    width = None if stream.isatty() else 200
+    return Console(stderr=stderr, highlight=False, soft_wrap=True, width=width)
+
+
+def _cell(value: object) -> str:
+    """Escape table cell text (certified intervals look like Rich markup)."""
+    from rich.markup import escape
+
+    return escape(str(value))
 
 
 # --------------------------------------------------------------------------- commands
@@ -77,7 +87,7 @@ def _cmd_methods(args: argparse.Namespace) -> int:
     for fam in fams:
         for m in methods(fam.name):
             params = ", ".join(f"{k}={v}" for k, v in m.params.items())
-            table.add_row(fam.name, m.name, m.kind, params, m.summary)
+            table.add_row(*map(_cell, (fam.name, m.name, m.kind, params, m.summary)))
     _console().print(table)
     return 0
 
@@ -139,7 +149,7 @@ def _cmd_solve(args: argparse.Namespace) -> int:
             console.print(f"  backend    {result.backend} {result.backend_version}")
         for key, value in result.info.items():
             if key != "wall_time_s":
-                console.print(f"  {key:<10} {value}")
+                console.print(_cell(f"  {key:<10} {value}"))
     return 0 if result.status != "error" else 1
 
 
@@ -201,13 +211,18 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         for row in report.rows:
             r = row.result
             table.add_row(
-                str(row.seed),
-                row.method,
-                str(r.status),
-                _fmt(r.objective, 6),
-                _fmt(r.bound, 6),
-                _ratio_text(row.ratio),
-                f"{r.runtime_s:.3f}",
+                *map(
+                    _cell,
+                    (
+                        row.seed,
+                        row.method,
+                        r.status,
+                        _fmt(r.objective, 6),
+                        _fmt(r.bound, 6),
+                        _ratio_text(row.ratio),
+                        f"{r.runtime_s:.3f}",
+                    ),
+                )
             )
         console.print(table)
     sense = "heuristic / optimum" if fam.sense == "min" else "optimum / heuristic"
@@ -230,21 +245,28 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         table.add_column(col, justify="left" if col in ("method", "kind") else "right")
     for s in report.summaries():
         table.add_row(
-            s.method,
-            s.kind,
-            _fmt(s.mean_objective, 6),
-            _fmt(s.mean_bound, 6),
-            _ratio_text(s.ratio_mean),
-            _ratio_text(s.ratio_worst),
-            f"{s.exact_share:.0%}",
-            f"{s.optimal_share:.0%}",
-            str(s.errors),
-            f"{s.mean_runtime_s:.3f}",
+            *map(
+                _cell,
+                (
+                    s.method,
+                    s.kind,
+                    _fmt(s.mean_objective, 6),
+                    _fmt(s.mean_bound, 6),
+                    _ratio_text(s.ratio_mean),
+                    _ratio_text(s.ratio_worst),
+                    f"{s.exact_share:.0%}",
+                    f"{s.optimal_share:.0%}",
+                    str(s.errors),
+                    f"{s.mean_runtime_s:.3f}",
+                ),
+            )
         )
     console.print(table)
     console.print(
-        "ratio: a single number when the optimum is proven on every instance; "
-        "otherwise the certified interval [h/best schedule, h/best bound]."
+        _cell(
+            "ratio: a single number when the optimum is proven on every instance; "
+            "otherwise the certified interval [h/best schedule, h/best bound]."
+        )
     )
     return 0
 
@@ -304,6 +326,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--detail", action="store_true", help="also print every (seed, method) row")
     p.set_defaults(func=_cmd_compare)
 
+    from ddlsched.bench.cli import add_bench_commands
+
+    add_bench_commands(sub)
+
     from ddlsched.registry import families
 
     for fam in families():
@@ -316,7 +342,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``ddlsched`` console script."""
     try:
         parser = build_parser()
-        args = parser.parse_args(argv)
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as exc:  # usage errors (status 2), --help and --version (0)
+            return int(exc.code or 0)
         logging.basicConfig(
             level=logging.INFO if args.verbose else logging.WARNING,
             format="%(levelname)s %(name)s: %(message)s",

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ddlsched.errors import DdlschedError, UnknownMethodError
-from ddlsched.solvers.result import SolveResult, Status
+from ddlsched.solvers.result import BACKENDS, SolveResult, Status
 
 __all__ = [
     "Family",
@@ -35,7 +35,12 @@ __all__ = [
 ]
 
 # Modules whose import registers families and methods.
-_PLUGIN_MODULES: tuple[str, ...] = ("ddlsched.families.rar",)
+_PLUGIN_MODULES: tuple[str, ...] = (
+    "ddlsched.families.rar",
+    "ddlsched.families.debug",
+    "ddlsched.families.muri",
+    "ddlsched.families.placement",
+)
 
 _FAMILIES: dict[str, Family] = {}
 _METHODS: dict[tuple[str, str], Method] = {}
@@ -56,6 +61,10 @@ class RunOptions:
             raise DdlschedError(f"time limit must be a positive number, got {self.time_limit_s!r}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise DdlschedError(f"seed must be a non-negative integer, got {self.seed!r}")
+        if self.backend not in BACKENDS:
+            raise DdlschedError(
+                f"unknown backend {self.backend!r} (choose from {', '.join(BACKENDS)})"
+            )
 
 
 @dataclass(frozen=True)

@@ -4,10 +4,12 @@
 default) or on SCIP through OR-Tools (the second opinion) and returns a
 :class:`ModelSolve`; family formulations turn it, after decoding and
 re-evaluating the schedule, into a :class:`SolveResult`.
+
+The backends (and so Pyomo) are imported lazily, on first use, so that the
+heuristics and the registry never pull in a solver.
 """
 
-from ddlsched.solvers.backends import BACKENDS, ModelSolve, SolveLimits, solve_model
-from ddlsched.solvers.result import SolveResult, Status, relative_gap, versions
+from ddlsched.solvers.result import BACKENDS, SolveResult, Status, relative_gap, versions
 
 __all__ = [
     "BACKENDS",
@@ -19,3 +21,13 @@ __all__ = [
     "solve_model",
     "versions",
 ]
+
+_LAZY = {"ModelSolve", "SolveLimits", "solve_model"}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        from ddlsched.solvers import backends
+
+        return getattr(backends, name)
+    raise AttributeError(f"module 'ddlsched.solvers' has no attribute {name!r}")

@@ -32,13 +32,12 @@ from pathlib import Path
 import pyomo.environ as pyo
 
 from ddlsched.errors import SolverError, UnknownMethodError
-from ddlsched.solvers.result import Status
+from ddlsched.solvers.result import BACKENDS, Status
 
 __all__ = ["BACKENDS", "ModelSolve", "SolveLimits", "model_size", "solve_model"]
 
 log = logging.getLogger(__name__)
 
-BACKENDS = ("highs", "scip")
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,10 @@ from functools import cache
 from importlib import metadata
 from typing import Any
 
-__all__ = ["SolveResult", "Status", "relative_gap", "versions"]
+__all__ = ["BACKENDS", "SolveResult", "Status", "relative_gap", "versions"]
+
+# MILP backends of ddlsched.solvers.backends (named here so that callers need not import Pyomo).
+BACKENDS = ("highs", "scip")
 
 
 class Status(enum.StrEnum):

@@ -1,0 +1,294 @@
+"""``ddlsched bench``: run suites, and turn their results into tables and plots.
+
+Commands::
+
+    ddlsched bench run SUITE [--workers N] [--dask local|tcp://HOST:PORT] [--out DIR]
+    ddlsched bench table RESULTS [--format md|latex|csv] [--output FILE] [--pool-groups]
+    ddlsched bench plot RESULTS [--out DIR] [--format png|pdf]
+    ddlsched bench status RESULTS
+    ddlsched bench validate SUITE
+
+Errors are :class:`~ddlsched.errors.DdlschedError` lines (exit status 2),
+like the rest of the CLI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from ddlsched.errors import DdlschedError
+
+__all__ = ["add_bench_commands"]
+
+
+def _console(stderr: bool = False) -> Any:
+    from rich.console import Console
+
+    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+
+
+def _raise_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    from ddlsched.bench.runner import run_suite
+    from ddlsched.bench.suite import load_suite
+
+    if args.workers is not None and args.workers < 1:
+        raise DdlschedError(f"--workers must be >= 1, got {args.workers}")
+    suite = load_suite(args.suite)
+    out = Path(args.out) if args.out else suite.output_dir()
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _raise_interrupt)
+    err = _console(stderr=True)
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("failed {task.fields[failed]}"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=err,
+        transient=False,
+        disable=args.quiet,
+    ) as bar:
+        task = bar.add_task(suite.name, total=None, failed=0)
+
+        def tick(p: Any) -> None:
+            bar.update(task, completed=p.done, total=p.total, failed=p.failed)
+
+        try:
+            summary = run_suite(
+                suite, out, workers=args.workers, dask=args.dask, on_progress=tick, limit=args.limit
+            )
+        except KeyboardInterrupt:
+            bar.stop()
+            err.print(
+                f"interrupted: finished rows are in {out}; run the same command to resume"
+            )
+            return 130
+    statuses = ", ".join(f"{k} {v}" for k, v in sorted(summary.status_counts.items()))
+    print(
+        f"{suite.name}: {summary.done} task(s) run, {summary.skipped} already stored, "
+        f"{summary.failed} failed ({statuses or 'none run'}) in {summary.elapsed_s:.1f} s "
+        f"on {summary.executor} x{summary.workers}"
+    )
+    print(f"results: {out}    table: ddlsched bench table {out}")
+    return 0
+
+
+def _cmd_table(args: argparse.Namespace) -> int:
+    from ddlsched.bench.tables import (
+        ratio_note,
+        load_results,
+        rows_with_ratios,
+        summarize,
+        to_csv,
+        to_latex,
+        to_markdown,
+    )
+
+    frame = load_results(args.results, version=args.version)
+    if frame.empty:
+        raise DdlschedError(f"no rows in {args.results}")
+    rated = rows_with_ratios(frame)
+    if args.rows:
+        columns = [
+            "family", "group", "instance_id", "instance_size", "label", "seed", "status",
+            "objective", "bound", "ref_primal", "ref_dual", "ref_proven", "ratio_lo",
+            "ratio_hi", "runtime_s", "key",
+        ]  # fmt: skip
+        text = rated[columns].to_csv(index=False, float_format="%.10g")
+    else:
+        summary = summarize(rated, by_group=not args.pool_groups)
+        note = ratio_note(frame)
+        if args.format == "md":
+            text = to_markdown(summary, note)
+        elif args.format == "latex":
+            name = ", ".join(sorted(set(frame["suite"])))
+            text = to_latex(summary, caption=f"{name}: {note}", label=args.label)
+        else:
+            text = to_csv(summary)
+    if args.output:
+        try:
+            Path(args.output).write_text(text)
+        except OSError as exc:
+            raise DdlschedError(f"cannot write {args.output}: {exc.strerror}") from None
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _cmd_plot(args: argparse.Namespace) -> int:
+    from ddlsched.bench.plots import plot_results
+
+    out = Path(args.out) if args.out else Path(args.results) / "plots"
+    paths = plot_results(args.results, out, fmt=args.format)
+    for path in paths:
+        print(path)
+    if not paths:
+        print("no plots: no rows with objectives")
+    return 0
+
+
+def _pending(directory: Path, manifest: dict[str, Any], keys: set[str]) -> int | None:
+    from ddlsched.bench.suite import load_suite
+    from ddlsched.bench.tasks import expand
+
+    for candidate in (manifest.get("suite_file"), directory / "suite.toml"):
+        if candidate and Path(candidate).is_file():
+            try:
+                suite = load_suite(candidate)
+            except DdlschedError:
+                continue
+            return sum(1 for t in expand(suite) if t.key not in keys)
+    return None
+
+
+def _cmd_status(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
+    from ddlsched.bench.store import ResultStore, read_rows
+
+    directory = Path(args.results)
+    if not directory.is_dir():
+        raise DdlschedError(f"no results directory {directory}")
+    store = ResultStore(directory)
+    manifest = store.read_manifest()
+    table = read_rows(directory, dedupe=False)
+    frame = table.to_pandas()
+    keys = set(frame["key"]) if not frame.empty else set()
+    console = _console()
+    versions = manifest.get("versions", {})
+    git = manifest.get("git", {})
+    machine = manifest.get("machine", {})
+    console.print(f"[bold]{directory}[/bold]: suite {manifest.get('suite', '?')}")
+    console.print(
+        f"  suite file {manifest.get('suite_file')} sha256 {str(manifest.get('suite_sha256'))[:12]}"
+    )
+    console.print(
+        "  versions   " + ", ".join(f"{k} {v}" for k, v in versions.items() if v is not None)
+    )
+    console.print(f"  git        {git.get('commit')} (dirty: {git.get('dirty')})")
+    console.print(
+        f"  machine    {machine.get('hostname')} {machine.get('platform')} "
+        f"{machine.get('cpu_count')} cpus"
+    )
+    duplicates = len(frame) - len(keys)
+    console.print(f"  rows       {len(keys)}" + (f" ({duplicates} duplicates)" if duplicates else ""))
+    pending = _pending(directory, manifest, keys)
+    if pending is not None:
+        console.print(f"  pending    {pending} task(s) of the suite have no row yet")
+    for run in manifest.get("runs", [])[-5:]:
+        console.print(
+            f"  run {run.get('run_id')}: {run.get('state')} on {run.get('executor')} "
+            f"x{run.get('workers')}, {run.get('rows_written')} rows, "
+            f"{run.get('started_at')} -> {run.get('finished_at')}"
+        )
+    if not frame.empty:
+        counts = frame.groupby(["family", "label", "status"]).size().unstack(fill_value=0)
+        out = Table(title="rows by method and status")
+        out.add_column("family")
+        out.add_column("method")
+        for status in counts.columns:
+            out.add_column(str(status), justify="right")
+        for (family, label), line in counts.iterrows():
+            out.add_row(family, label, *(str(int(v)) for v in line))
+        console.print(out)
+        failed = frame[frame["status"].isin(["error", "time_limit"])]
+        for _, row in failed.head(args.errors).iterrows():
+            console.print(
+                f"  {row['status']}: {row['label']} on {row['instance_id']}: {row['error']}"
+            )
+    return 0
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    from ddlsched.bench.suite import load_suite
+    from ddlsched.bench.tasks import expand
+
+    suite = load_suite(args.suite)
+    tasks = expand(suite)
+    instances = len({t.instance_key for t in tasks})
+    worst = sum(t.kill_after_s for t in tasks)
+    print(
+        f"{args.suite}: valid suite {suite.name!r}: {instances} instance(s), "
+        f"{len(tasks)} task(s), output {suite.output_dir()}; worst case "
+        f"{_hours(worst)} of task time"
+    )
+    if args.json:
+        print(json.dumps([t.key for t in tasks]))
+    return 0
+
+
+def _hours(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h" if math.isfinite(seconds) else "inf"
+
+
+def add_bench_commands(subparsers: Any) -> None:
+    """Add ``bench run|table|plot|status|validate`` to the CLI's subparsers."""
+    bench = subparsers.add_parser(
+        "bench", help="benchmark suites: run, tables, plots, status", description=__doc__
+    )
+    sub = bench.add_subparsers(dest="bench_command", required=True, parser_class=type(bench))
+
+    p = sub.add_parser("run", help="run a suite (resumes: finished rows are skipped)")
+    p.add_argument("suite", help="suite file (TOML), e.g. benchmarks/suites/quick.toml")
+    p.add_argument("--workers", type=int, help="worker processes (default: all cores)")
+    p.add_argument(
+        "--dask",
+        metavar="ADDR",
+        help="run on Dask: 'local' starts a LocalCluster, tcp://HOST:PORT uses a scheduler",
+    )
+    p.add_argument("--out", help="results directory (default: the suite's output)")
+    p.add_argument("--limit", type=int, help="run at most N pending tasks")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=_cmd_run)
+
+    p = sub.add_parser("table", help="ratio table of a results directory")
+    p.add_argument("results", help="results directory")
+    p.add_argument("--format", choices=("md", "latex", "csv"), default="md")
+    p.add_argument("--output", "-o", help="write to this file instead of stdout")
+    p.add_argument("--pool-groups", action="store_true", help="one line per method and family")
+    p.add_argument("--rows", action="store_true", help="per-row CSV with reference and ratios")
+    p.add_argument("--version", help="rows of this ddlsched version (default: the newest)")
+    p.add_argument("--label", help="LaTeX \\label of the table")
+    p.set_defaults(func=_cmd_table)
+
+    p = sub.add_parser("plot", help="ratio, runtime and paper-style figures")
+    p.add_argument("results", help="results directory")
+    p.add_argument("--out", help="directory of the figures (default RESULTS/plots)")
+    p.add_argument("--format", choices=("png", "pdf", "svg"), default="png")
+    p.set_defaults(func=_cmd_plot)
+
+    p = sub.add_parser("status", help="manifest, row counts and failures of a results directory")
+    p.add_argument("results", help="results directory")
+    p.add_argument("--errors", type=int, default=10, help="failed rows to show (default 10)")
+    p.set_defaults(func=_cmd_status)
+
+    p = sub.add_parser("validate", help="check a suite file and count its tasks")
+    p.add_argument("suite")
+    p.add_argument("--json", action="store_true", help="also print the task keys")
+    p.set_defaults(func=_cmd_validate)

@@ -1,0 +1,570 @@
+"""Benchmark suites: validated dataclasses loaded from TOML files.
+
+A suite names the instances (a family's generator preset with parameters and
+a list of seeds, or instance files), the methods with their parameters, the
+reference method that certifies the optimum (an exact method, or a named
+bound), the limits of one task and where results go::
+
+    [suite]
+    name = "quick"                     # letters, digits, '-', '_'
+    description = "rar small: heuristics against the exact optimum"
+    reference = "exact"                # label of an exact or bound method below
+    output = "results/quick"           # default results/<name> (relative to the cwd)
+
+    [limits]
+    time_limit_s = 20                  # handed to every method (solver limit)
+    kill_after_s = 40                  # wall clock per task; the worker is killed after
+    memory_mb = 4096                   # address-space limit of a worker (optional)
+    backend = "highs"                  # MILP backend of exact methods
+
+    [[instances]]
+    family = "rar"
+    preset = "small"
+    seeds = [0, 1, 2]                  # or { first = 0, count = 10 }
+    params = { }                       # preset parameters
+    sweep = { }                        # parameter -> list: one instance per combination
+    group = "small"                    # table row group (default: the preset)
+
+    [[instances]]
+    family = "rar"
+    files = ["instances/*.json"]       # instance files (globs), relative to the suite
+    group = "hand"
+
+    [[methods]]
+    name = "sjf_bco"                   # registered method of the family
+    family = "rar"                     # optional when the suite has one family
+    label = "sjf_bco"                  # unique name in tables (default: the name)
+    params = { }                       # method parameters
+    sweep = { }                        # parameter -> list: one method variant each
+    seeds = [0]                        # seeds of a randomised method (default [0])
+    time_limit_s = 60                  # overrides [limits]
+    kill_after_s = 90
+    backend = "highs"
+
+Trace slices are generator presets with parameters (``preset = "trace"``,
+``params = { trace = "..." }``, ``sweep = { start = [0, 200, 400] }``): the
+family's generator decides what its parameters mean.
+
+Every problem is reported as one :class:`SuiteError` line naming the file and
+the field, e.g. ``quick.toml: instances[0].seeds: expected a list of
+non-negative integers, got 'x'``.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import itertools
+import json
+import re
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ddlsched.errors import DdlschedError
+
+__all__ = [
+    "InstanceSet",
+    "Limits",
+    "MethodSpec",
+    "Suite",
+    "SuiteError",
+    "load_suite",
+    "parse_suite",
+]
+
+_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
+_MAX_SEEDS = 1_000_000
+
+
+class SuiteError(DdlschedError, ValueError):
+    """A suite file is malformed; the message names the file and the field."""
+
+    def __init__(self, field_path: str, message: str, source: str | None = None) -> None:
+        self.field_path = field_path
+        self.message = message
+        self.source = source
+        super().__init__(self._text())
+
+    def _text(self) -> str:
+        where = ": ".join(p for p in (self.source, self.field_path) if p)
+        return f"{where}: {self.message}" if where else self.message
+
+    def at(self, prefix: str) -> SuiteError:
+        """The same error, one level deeper (``prefix.field``)."""
+        path = f"{prefix}.{self.field_path}" if self.field_path else prefix
+        return SuiteError(path, self.message, self.source)
+
+    def in_file(self, source: str) -> SuiteError:
+        return SuiteError(self.field_path, self.message, source)
+
+
+# --------------------------------------------------------------------------- value checks
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _check_name(name: str, value: Any) -> str:
+    if not isinstance(value, str) or not _NAME_RE.match(value):
+        raise SuiteError(name, f"expected a name of letters, digits, '.', '-', '_', got {value!r}")
+    return value
+
+
+def _check_positive(name: str, value: Any, allow_none: bool = False) -> float | None:
+    if value is None and allow_none:
+        return None
+    if not _is_number(value) or not value > 0:
+        raise SuiteError(name, f"expected a positive number, got {value!r}")
+    return float(value)
+
+
+def _check_seeds(name: str, value: Any) -> tuple[int, ...]:
+    """A list of distinct non-negative integers, or ``{first = F, count = N}``."""
+    if isinstance(value, Mapping):
+        unknown = sorted(set(value) - {"first", "count"})
+        if unknown:
+            raise SuiteError(f"{name}.{unknown[0]}", "unknown field (expected first, count)")
+        first, count = value.get("first", 0), value.get("count")
+        if not _is_int(first) or first < 0:
+            raise SuiteError(f"{name}.first", f"expected a non-negative integer, got {first!r}")
+        if not _is_int(count) or not 1 <= count <= _MAX_SEEDS:
+            raise SuiteError(f"{name}.count", f"expected a positive integer, got {count!r}")
+        return tuple(range(first, first + count))
+    if (
+        not isinstance(value, (list, tuple))
+        or not value
+        or not all(_is_int(s) and s >= 0 for s in value)
+    ):
+        raise SuiteError(name, f"expected a list of non-negative integers, got {value!r}")
+    if len(set(value)) != len(value):
+        raise SuiteError(name, f"seeds repeat: {list(value)!r}")
+    return tuple(value)
+
+
+def _check_params(name: str, value: Any) -> dict[str, Any]:
+    if not isinstance(value, Mapping):
+        raise SuiteError(name, f"expected a table of parameters, got {value!r}")
+    for key, item in value.items():
+        try:
+            json.dumps(item)
+        except (TypeError, ValueError):
+            raise SuiteError(f"{name}.{key}", f"not a plain value: {item!r}") from None
+    return dict(value)
+
+
+def _check_sweep(name: str, value: Any) -> dict[str, tuple[Any, ...]]:
+    params = _check_params(name, value)
+    out = {}
+    for key, items in params.items():
+        if not isinstance(items, (list, tuple)) or not items:
+            raise SuiteError(f"{name}.{key}", f"expected a non-empty list of values, got {items!r}")
+        out[key] = tuple(items)
+    return out
+
+
+def sweep_points(
+    params: Mapping[str, Any], sweep: Mapping[str, Sequence[Any]]
+) -> list[dict[str, Any]]:
+    """Every combination of the sweep's values, each merged over ``params``."""
+    if not sweep:
+        return [dict(params)]
+    keys = list(sweep)
+    return [
+        {**params, **dict(zip(keys, combo, strict=True))}
+        for combo in itertools.product(*(sweep[k] for k in keys))
+    ]
+
+
+# --------------------------------------------------------------------------- dataclasses
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Limits of one task: the solver's time limit, the kill deadline and memory.
+
+    ``time_limit_s`` is handed to the method (``RunOptions.time_limit_s``);
+    ``kill_after_s`` is the wall-clock deadline after which the platform
+    kills the worker process and records a ``time_limit`` row (default
+    ``1.5 * time_limit_s + 10``); ``memory_mb`` caps a worker's address
+    space (Linux ``RLIMIT_AS``; ``None``: no cap).
+    """
+
+    time_limit_s: float = 60.0
+    kill_after_s: float | None = None
+    memory_mb: int | None = None
+    backend: str = "highs"
+
+    def __post_init__(self) -> None:
+        _check_positive("time_limit_s", self.time_limit_s)
+        _check_positive("kill_after_s", self.kill_after_s, allow_none=True)
+        if self.memory_mb is not None and (not _is_int(self.memory_mb) or self.memory_mb < 64):
+            raise SuiteError("memory_mb", f"expected an integer >= 64, got {self.memory_mb!r}")
+        _check_name("backend", self.backend)
+
+    def kill_deadline(self, time_limit_s: float) -> float:
+        return (
+            self.kill_after_s if self.kill_after_s is not None else 1.5 * time_limit_s + 10.0
+        )
+
+
+@dataclass(frozen=True)
+class InstanceSet:
+    """Instances of one family: a generator preset over seeds (and a sweep), or files."""
+
+    family: str
+    preset: str | None = None
+    seeds: tuple[int, ...] = ()
+    params: Mapping[str, Any] = field(default_factory=dict)
+    sweep: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    files: tuple[str, ...] = ()
+    group: str | None = None
+
+    def __post_init__(self) -> None:
+        _check_name("family", self.family)
+        if self.files and self.preset is not None:
+            raise SuiteError("files", "give either files or a preset, not both")
+        if not self.files and self.preset is None:
+            raise SuiteError("preset", "missing: give a generator preset (with seeds) or files")
+        if self.preset is not None:
+            _check_name("preset", self.preset)
+            _check_seeds("seeds", self.seeds)
+        elif self.seeds:
+            raise SuiteError("seeds", "seeds apply to a preset, not to files")
+        _check_params("params", self.params)
+        _check_sweep("sweep", self.sweep)
+        if self.files and (self.params or self.sweep):
+            raise SuiteError("params", "parameters apply to a preset, not to files")
+        overlap = sorted(set(self.params) & set(self.sweep))
+        if overlap:
+            raise SuiteError(f"sweep.{overlap[0]}", "also given in params")
+        if self.group is not None:
+            _check_name("group", self.group)
+
+    @property
+    def group_name(self) -> str:
+        return self.group or self.preset or "files"
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """A registered method with parameters (and a sweep), seeds and limit overrides."""
+
+    name: str
+    family: str | None = None
+    label: str | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    sweep: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    seeds: tuple[int, ...] = (0,)
+    time_limit_s: float | None = None
+    kill_after_s: float | None = None
+    backend: str | None = None
+
+    def __post_init__(self) -> None:
+        _check_name("name", self.name)
+        if self.family is not None:
+            _check_name("family", self.family)
+        if self.label is not None:
+            _check_name("label", self.label)
+        _check_params("params", self.params)
+        _check_sweep("sweep", self.sweep)
+        overlap = sorted(set(self.params) & set(self.sweep))
+        if overlap:
+            raise SuiteError(f"sweep.{overlap[0]}", "also given in params")
+        _check_seeds("seeds", self.seeds)
+        _check_positive("time_limit_s", self.time_limit_s, allow_none=True)
+        _check_positive("kill_after_s", self.kill_after_s, allow_none=True)
+        if self.backend is not None:
+            _check_name("backend", self.backend)
+
+    def variants(self) -> list[tuple[str, dict[str, Any]]]:
+        """``(label, params)`` per sweep point; swept values appear in the label."""
+        base = self.label or self.name
+        out = []
+        for point in sweep_points(self.params, self.sweep):
+            if self.sweep:
+                suffix = ",".join(f"{k}={point[k]}" for k in self.sweep)
+                out.append((f"{base}[{suffix}]", point))
+            else:
+                out.append((base, point))
+        return out
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A validated benchmark suite; see the module docstring for the TOML form."""
+
+    name: str
+    instances: tuple[InstanceSet, ...]
+    methods: tuple[MethodSpec, ...]
+    reference: str | None = None
+    limits: Limits = field(default_factory=Limits)
+    description: str = ""
+    output: str | None = None
+    base_dir: Path = Path(".")
+    source: str | None = None  # the suite file, when loaded from one
+    text_sha256: str | None = None  # hash of the file's bytes
+
+    def __post_init__(self) -> None:
+        _check_name("suite.name", self.name)
+        if not self.instances:
+            raise SuiteError("instances", "missing: a suite needs at least one [[instances]] set")
+        if not self.methods:
+            raise SuiteError("methods", "missing: a suite needs at least one [[methods]] entry")
+        suite_families = {s.family for s in self.instances}
+        labels: dict[str, int] = {}
+        for i, spec in enumerate(self.methods):
+            if spec.family is None and len(suite_families) > 1:
+                raise SuiteError(
+                    f"methods[{i}].family",
+                    f"missing: the suite has several families ({', '.join(sorted(suite_families))})",
+                )
+            fam = spec.family or next(iter(suite_families))
+            if fam not in suite_families:
+                raise SuiteError(f"methods[{i}].family", f"no [[instances]] of family {fam!r}")
+            for label, _ in spec.variants():
+                key = f"{fam}/{label}"
+                if key in labels:
+                    raise SuiteError(
+                        f"methods[{i}].label",
+                        f"label {label!r} already used by methods[{labels[key]}] (set label)",
+                    )
+                labels[key] = i
+        if self.reference is not None:
+            _check_name("suite.reference", self.reference)
+            known = {k.split("/", 1)[1] for k in labels}
+            if self.reference not in known:
+                raise SuiteError(
+                    "suite.reference",
+                    f"{self.reference!r} is not a method label of the suite "
+                    f"(labels: {', '.join(sorted(known))})",
+                )
+
+    def family_of(self, spec: MethodSpec) -> str:
+        return spec.family or self.instances[0].family
+
+    @property
+    def families(self) -> list[str]:
+        return sorted({s.family for s in self.instances})
+
+    def output_dir(self) -> Path:
+        return Path(self.output) if self.output else Path("results") / self.name
+
+    def validate_against_registry(self) -> None:
+        """Check families, presets, methods, method parameters and reference kinds exist."""
+        from ddlsched.registry import get_family, get_method
+
+        for i, inst in enumerate(self.instances):
+            try:
+                fam = get_family(inst.family)
+            except DdlschedError as exc:
+                raise SuiteError(f"instances[{i}].family", str(exc), self.source) from None
+            if inst.preset is not None and inst.preset not in fam.presets:
+                raise SuiteError(
+                    f"instances[{i}].preset",
+                    f"unknown preset {inst.preset!r} of family {fam.name!r} "
+                    f"(choose from {', '.join(fam.presets)})",
+                    self.source,
+                )
+            for pattern in inst.files:
+                if not self.expand_files(pattern):
+                    raise SuiteError(
+                        f"instances[{i}].files", f"no file matches {pattern!r}", self.source
+                    )
+        for i, spec in enumerate(self.methods):
+            fam_name = self.family_of(spec)
+            try:
+                method = get_method(fam_name, spec.name)
+            except DdlschedError as exc:
+                raise SuiteError(f"methods[{i}].name", str(exc), self.source) from None
+            for key in [*spec.params, *spec.sweep]:
+                if key not in method.params:
+                    known = ", ".join(sorted(method.params)) or "none"
+                    raise SuiteError(
+                        f"methods[{i}].params.{key}",
+                        f"method {fam_name}.{spec.name} has no parameter {key!r} (known: {known})",
+                        self.source,
+                    )
+            if self.reference is not None and self.reference in {lb for lb, _ in spec.variants()}:
+                if method.kind not in ("exact", "bound"):
+                    raise SuiteError(
+                        "suite.reference",
+                        f"{self.reference!r} is a {method.kind}; the reference must be an "
+                        "exact method or a bound",
+                        self.source,
+                    )
+
+    def expand_files(self, pattern: str) -> list[Path]:
+        path = Path(pattern)
+        if not path.is_absolute():
+            path = self.base_dir / path
+        return sorted(Path(p) for p in glob.glob(str(path)))
+
+    @property
+    def sha256(self) -> str:
+        """Hash of the suite file's bytes, or of its parsed content."""
+        if self.text_sha256:
+            return self.text_sha256
+        payload = json.dumps(
+            {
+                "name": self.name,
+                "instances": [repr(s) for s in self.instances],
+                "methods": [repr(m) for m in self.methods],
+                "reference": self.reference,
+                "limits": repr(self.limits),
+            },
+            sort_keys=True,
+        )
+        return hashlib.sha256(payload.encode()).hexdigest()
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+def _take(table: Any, where: str, allowed: Sequence[str]) -> dict[str, Any]:
+    if not isinstance(table, Mapping):
+        raise SuiteError(where, f"expected a table, got {table!r}")
+    unknown = [k for k in table if k not in allowed]
+    if unknown:
+        raise SuiteError(
+            f"{where}.{unknown[0]}" if where else unknown[0],
+            f"unknown field (expected one of {', '.join(allowed)})",
+        )
+    return dict(table)
+
+
+def _build(cls: type, where: str, kwargs: dict[str, Any]) -> Any:
+    try:
+        return cls(**kwargs)
+    except SuiteError as exc:
+        raise exc.at(where) from None
+
+
+def _str_or_none(where: str, value: Any) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise SuiteError(where, f"expected a string, got {value!r}")
+    return value
+
+
+def parse_suite(
+    data: Mapping[str, Any], *, base_dir: Path = Path("."), source: str | None = None
+) -> Suite:
+    """Build a :class:`Suite` from parsed TOML (errors name ``source`` and the field)."""
+    try:
+        top = _take(data, "", ["suite", "limits", "instances", "methods"])
+        head = _take(top.get("suite", {}), "suite", ["name", "description", "reference", "output"])
+        if "name" not in head:
+            raise SuiteError("suite.name", "missing")
+        description = _str_or_none("suite.description", head.get("description", "")) or ""
+        output = _str_or_none("suite.output", head.get("output"))
+        limits_table = _take(
+            top.get("limits", {}),
+            "limits",
+            ["time_limit_s", "kill_after_s", "memory_mb", "backend"],
+        )
+        limits = _build(Limits, "limits", limits_table)
+        raw_instances = top.get("instances", [])
+        if not isinstance(raw_instances, list):
+            raise SuiteError("instances", "expected an array of tables [[instances]]")
+        instances = []
+        for i, raw in enumerate(raw_instances):
+            where = f"instances[{i}]"
+            table = _take(
+                raw, where, ["family", "preset", "seeds", "params", "sweep", "files", "group"]
+            )
+            if "family" not in table:
+                raise SuiteError(f"{where}.family", "missing")
+            files = table.pop("files", ())
+            if isinstance(files, str):
+                files = [files]
+            if not isinstance(files, (list, tuple)) or not all(isinstance(f, str) for f in files):
+                raise SuiteError(f"{where}.files", f"expected a list of paths, got {files!r}")
+            table["files"] = tuple(files)
+            if "seeds" in table:
+                try:
+                    table["seeds"] = _check_seeds("seeds", table["seeds"])
+                except SuiteError as exc:
+                    raise exc.at(where) from None
+            elif table.get("preset") is not None:
+                raise SuiteError(f"{where}.seeds", "missing: give the generator seeds")
+            if "sweep" in table:
+                try:
+                    table["sweep"] = _check_sweep("sweep", table["sweep"])
+                except SuiteError as exc:
+                    raise exc.at(where) from None
+            instances.append(_build(InstanceSet, where, table))
+        raw_methods = top.get("methods", [])
+        if not isinstance(raw_methods, list):
+            raise SuiteError("methods", "expected an array of tables [[methods]]")
+        methods = []
+        for i, raw in enumerate(raw_methods):
+            where = f"methods[{i}]"
+            table = _take(
+                raw,
+                where,
+                [
+                    "name",
+                    "family",
+                    "label",
+                    "params",
+                    "sweep",
+                    "seeds",
+                    "time_limit_s",
+                    "kill_after_s",
+                    "backend",
+                ],
+            )
+            if "name" not in table:
+                raise SuiteError(f"{where}.name", "missing")
+            try:
+                if "seeds" in table:
+                    table["seeds"] = _check_seeds("seeds", table["seeds"])
+                if "sweep" in table:
+                    table["sweep"] = _check_sweep("sweep", table["sweep"])
+            except SuiteError as exc:
+                raise exc.at(where) from None
+            methods.append(_build(MethodSpec, where, table))
+        return Suite(
+            name=head["name"],
+            description=description,
+            reference=head.get("reference"),
+            output=output,
+            limits=limits,
+            instances=tuple(instances),
+            methods=tuple(methods),
+            base_dir=base_dir,
+            source=source,
+        )
+    except SuiteError as exc:
+        raise exc.in_file(source) if source else exc from None
+
+
+def load_suite(path: str | Path, *, check_registry: bool = True) -> Suite:
+    """Read and validate a suite file; ``check_registry`` also checks names exist."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise SuiteError("", f"cannot read suite file: {exc.strerror}", str(path)) from None
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise SuiteError("", f"not valid TOML: {exc}", str(path)) from None
+    suite = parse_suite(data, base_dir=path.resolve().parent, source=str(path))
+    suite = _with_hash(suite, hashlib.sha256(raw).hexdigest())
+    if check_registry:
+        suite.validate_against_registry()
+    return suite
+
+
+def _with_hash(suite: Suite, digest: str) -> Suite:
+    from dataclasses import replace
+
+    return replace(suite, text_sha256=digest)

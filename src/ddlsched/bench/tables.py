@@ -1,0 +1,398 @@
+"""Ratio tables from stored rows: per family, instance group and method label.
+
+Ratios follow :mod:`ddlsched.bench.ratios` and are computed here, at table
+time, from *all* rows of an instance: the best evaluated schedule, the
+tightest bound and any proof of optimality of any method (the reference
+method of the suite, usually ``exact`` or a named bound, supplies the proof
+or the bound). Each row gets the certified interval ``[ratio_lo, ratio_hi]``
+of its ratio (a point when the optimum is proven).
+
+Summary columns (one line per family, group and method label):
+
+``rows``           rows of the method in the group
+``solved``         rows with a schedule (an objective)
+``errors``         rows with status ``error`` (the method failed or its process died)
+``time_limits``    rows killed at their wall-clock deadline (status ``time_limit``)
+``mean_objective`` mean objective of the solved rows
+``ratio_mean``     mean ratio over the solved rows (an interval when not all optima are proven:
+                   the means of the interval ends)
+``ratio_median``   median ratio (the medians of the interval ends)
+``ratio_worst``    largest ratio (the maxima of the interval ends)
+``exact``          share of solved rows whose ratio is exact (the instance optimum is proven)
+``certified_opt``  share of rows whose schedule is certified optimal (ratio interval ends at 1)
+``mean_bound``     mean bound reported by the method (bound and exact methods)
+``runtime_mean_s`` mean runtime (the method's own, or wall time of failed rows)
+``runtime_max_s``  largest runtime
+
+Rows of methods without a schedule (bounds) have no ratio. Error and
+time-limit rows count in ``rows`` but not in the ratios.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ddlsched.bench.ratios import RatioError, best_reference, ratio_interval
+from ddlsched.bench.store import read_rows
+from ddlsched.bench.tasks import STATUS_TIME_LIMIT
+from ddlsched.errors import DdlschedError
+from ddlsched.solvers.result import SolveResult, Status
+
+__all__ = [
+    "SUMMARY_COLUMNS",
+    "IntervalStats",
+    "interval_stats",
+    "load_results",
+    "ratio_note",
+    "rows_with_ratios",
+    "summarize",
+    "to_csv",
+    "to_latex",
+    "to_markdown",
+]
+
+log = logging.getLogger(__name__)
+
+_TOL = 1e-9
+
+SUMMARY_COLUMNS = (
+    "family",
+    "group",
+    "method",
+    "kind",
+    "rows",
+    "solved",
+    "errors",
+    "time_limits",
+    "mean_objective",
+    "ratio_mean",
+    "ratio_median",
+    "ratio_worst",
+    "exact",
+    "certified_opt",
+    "mean_bound",
+    "runtime_mean_s",
+    "runtime_max_s",
+)
+
+
+_KIND_ORDER = {"heuristic": 0, "exact": 1, "bound": 2}
+
+
+def _natural(label: str) -> list[Any]:
+    """Sort key: ``kappa=2`` before ``kappa=10``."""
+    return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", label)]
+
+
+@dataclass(frozen=True)
+class IntervalStats:
+    """Mean, median and worst of certified ratio intervals (each an interval)."""
+
+    mean: tuple[float, float]
+    median: tuple[float, float]
+    worst: tuple[float, float]
+
+
+def _mean_inf(values: Sequence[float]) -> float:
+    return math.inf if any(math.isinf(v) for v in values) else statistics.fmean(values)
+
+
+def interval_stats(intervals: Sequence[tuple[float, float]]) -> IntervalStats | None:
+    """Bracket the mean, median and worst ratio from per-row intervals ``(lo, hi)``.
+
+    Mean, median and maximum are monotone in each value, so applying them to
+    the lower ends and to the upper ends brackets the true statistic.
+    """
+    if not intervals:
+        return None
+    los = [lo for lo, _ in intervals]
+    his = [hi for _, hi in intervals]
+    return IntervalStats(
+        mean=(statistics.fmean(los), _mean_inf(his)),
+        median=(statistics.median(los), statistics.median(his)),
+        worst=(max(los), max(his)),
+    )
+
+
+def load_results(directory: str | Path, version: str | None = None) -> pd.DataFrame:
+    """Rows of a results directory as a DataFrame.
+
+    ``version``: keep rows of that ddlsched version; by default the newest
+    version present (a new version reruns every task, and mixing versions
+    would count an instance twice).
+    """
+    frame = read_rows(directory).to_pandas()
+    if frame.empty:
+        return frame
+    versions = frame["ddlsched_version"].dropna().unique().tolist()
+    if version is None and len(versions) > 1:
+        newest = frame.sort_values("finished_at")["ddlsched_version"].iloc[-1]
+        log.warning("rows of versions %s: using %s", ", ".join(versions), newest)
+        version = newest
+    if version is not None:
+        frame = frame[frame["ddlsched_version"] == version]
+        if frame.empty:
+            raise DdlschedError(f"no rows of ddlsched version {version} in {directory}")
+    return frame.reset_index(drop=True)
+
+
+def _none(value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+def _as_result(row: pd.Series) -> SolveResult:
+    status = row["status"]
+    try:
+        status = Status(status)
+    except ValueError:  # time_limit: the platform killed it, nothing is known
+        status = Status.ERROR
+    return SolveResult(
+        family=row["family"],
+        method=row["method"],
+        status=status,
+        sense=row["sense"],
+        objective=_none(row["objective"]),
+        bound=_none(row["bound"]),
+    )
+
+
+def rows_with_ratios(frame: pd.DataFrame) -> pd.DataFrame:
+    """Add ``ref_primal, ref_dual, ref_proven, ratio_lo, ratio_hi`` to every row.
+
+    Raises :class:`DdlschedError` (naming instance and method) when a row
+    beats its instance's proven optimum or bound: a model or an evaluator is
+    wrong, and no table is printed from such rows.
+    """
+    frame = frame.copy()
+    for col in ("ref_primal", "ref_dual", "ratio_lo", "ratio_hi"):
+        frame[col] = float("nan")
+    frame["ref_proven"] = False
+    if frame.empty:
+        return frame
+    # Instance sizes are reported by the worker before the method runs; a
+    # killed task's row may lack it while its siblings have it.
+    sizes = frame.groupby("instance_key")["instance_size"].transform("max")
+    frame["instance_size"] = frame["instance_size"].fillna(sizes)
+    for _, index in frame.groupby("instance_key").groups.items():
+        part = frame.loc[index]
+        sense = part["sense"].iloc[0]
+        reference = best_reference([_as_result(r) for _, r in part.iterrows()], sense)
+        frame.loc[index, "ref_primal"] = reference.primal
+        frame.loc[index, "ref_dual"] = reference.dual
+        frame.loc[index, "ref_proven"] = reference.proven
+        for i in index:
+            objective = _none(frame.at[i, "objective"])
+            if frame.at[i, "status"] in ("error", STATUS_TIME_LIMIT):
+                objective = None
+            try:
+                ratio = ratio_interval(objective, reference, sense)
+            except RatioError as exc:
+                raise DdlschedError(
+                    f"{frame.at[i, 'family']} {frame.at[i, 'instance_id']}: "
+                    f"{frame.at[i, 'label']} {exc}"
+                ) from None
+            if ratio is not None:
+                frame.at[i, "ratio_lo"], frame.at[i, "ratio_hi"] = ratio
+    return frame
+
+
+def summarize(frame: pd.DataFrame, by_group: bool = True) -> pd.DataFrame:
+    """One line per (family, group, method label): the columns of :data:`SUMMARY_COLUMNS`.
+
+    Interval columns are split into ``*_lo`` and ``*_hi`` numbers.
+    ``by_group=False`` pools all groups of a family (``group`` = ``all``).
+    """
+    if "ratio_lo" not in frame:
+        frame = rows_with_ratios(frame)
+    lines = []
+    frame = frame.copy()
+    if not by_group:
+        frame["group"] = "all"
+    group_order = list(dict.fromkeys(zip(frame["family"], frame["group"], strict=True)))
+    for family, group in group_order:
+        part = frame[(frame["family"] == family) & (frame["group"] == group)]
+        kinds = dict(zip(part["label"], part["kind"], strict=True))
+        order = sorted(kinds, key=lambda lb: (_KIND_ORDER.get(kinds[lb], 9), _natural(lb)))
+        for label in order:
+            rows = part[part["label"] == label]
+            ok = rows[rows["objective"].notna() & ~rows["status"].isin(["error", STATUS_TIME_LIMIT])]
+            rated = rows[rows["ratio_lo"].notna()]
+            intervals = list(zip(rated["ratio_lo"], rated["ratio_hi"], strict=True))
+            stats = interval_stats(intervals)
+            bounds = rows["bound"].dropna()
+            exact = rated["ratio_lo"] == rated["ratio_hi"]
+            certified = rows["ratio_hi"].notna() & (rows["ratio_hi"] <= 1 + _TOL)
+            line = {
+                "family": family,
+                "group": group,
+                "method": label,
+                "kind": rows["kind"].iloc[0],
+                "rows": len(rows),
+                "solved": len(ok),
+                "errors": int((rows["status"] == "error").sum()),
+                "time_limits": int((rows["status"] == STATUS_TIME_LIMIT).sum()),
+                "mean_objective": ok["objective"].mean() if len(ok) else math.nan,
+                "exact": exact.mean() if len(rated) else math.nan,
+                "certified_opt": certified.mean(),
+                "mean_bound": bounds.mean() if len(bounds) else math.nan,
+                "runtime_mean_s": rows["runtime_s"].mean(),
+                "runtime_max_s": rows["runtime_s"].max(),
+            }
+            for name in ("mean", "median", "worst"):
+                lo, hi = getattr(stats, name) if stats else (math.nan, math.nan)
+                line[f"ratio_{name}_lo"] = lo
+                line[f"ratio_{name}_hi"] = hi
+            lines.append(line)
+    return pd.DataFrame(lines)
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def _num(value: Any, digits: int = 4) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    if isinstance(value, float) and math.isinf(value):
+        return "inf"
+    return f"{value:.{digits}g}" if abs(value) >= 1e-3 or value == 0 else f"{value:.2e}"
+
+
+def _ratio(lo: float, hi: float, latex: bool = False) -> str:
+    if math.isnan(lo):
+        return "-"
+    if abs(hi - lo) <= _TOL * max(1.0, abs(lo)):
+        return f"{lo:.4f}"
+    high = (r"$\infty$" if latex else "inf") if math.isinf(hi) else f"{hi:.4f}"
+    return f"[{lo:.4f}, {high}]"
+
+
+def _share(value: float) -> str:
+    return "-" if isinstance(value, float) and math.isnan(value) else f"{value:.0%}"
+
+
+_HEADERS = {
+    "family": "family",
+    "group": "group",
+    "method": "method",
+    "kind": "kind",
+    "rows": "rows",
+    "solved": "solved",
+    "errors": "errors",
+    "time_limits": "time limits",
+    "mean_objective": "mean obj.",
+    "ratio_mean": "mean ratio",
+    "ratio_median": "median ratio",
+    "ratio_worst": "worst ratio",
+    "exact": "ratio exact",
+    "certified_opt": "cert. opt.",
+    "mean_bound": "mean bound",
+    "runtime_mean_s": "mean time s",
+    "runtime_max_s": "max time s",
+}
+
+
+def _cells(summary: pd.DataFrame, latex: bool = False) -> list[list[str]]:
+    out = []
+    for _, line in summary.iterrows():
+        cells = []
+        for col in SUMMARY_COLUMNS:
+            if col.startswith("ratio_"):
+                cells.append(_ratio(line[f"{col}_lo"], line[f"{col}_hi"], latex))
+            elif col in ("exact", "certified_opt"):
+                cells.append(_share(line[col]).replace("%", r"\%") if latex else _share(line[col]))
+            elif col in ("rows", "solved", "errors", "time_limits"):
+                cells.append(str(int(line[col])))
+            elif col in ("mean_objective", "mean_bound"):
+                cells.append(_num(line[col], 6))
+            elif col.startswith("runtime"):
+                cells.append(_num(line[col], 3))
+            else:
+                cells.append(_tex(str(line[col])) if latex else str(line[col]))
+        out.append(cells)
+    return out
+
+
+def ratio_note(frame: pd.DataFrame) -> str:
+    senses = set(frame["sense"]) if "sense" in frame and not frame.empty else {"min"}
+    parts = []
+    if "min" in senses:
+        parts.append("heuristic / optimum when minimising")
+    if "max" in senses:
+        parts.append("optimum / heuristic when maximising")
+    return (
+        "ratio = " + "; ".join(parts) + ". A single number: optimum proven on every row; "
+        "[lo, hi]: certified interval from the best schedule and the best bound."
+    )
+
+
+def to_markdown(summary: pd.DataFrame, note: str | None = None) -> str:
+    """A GitHub-flavoured Markdown table."""
+    headers = [_HEADERS[c] for c in SUMMARY_COLUMNS]
+    right = {c for c in SUMMARY_COLUMNS if c not in ("family", "group", "method", "kind")}
+    lines = ["| " + " | ".join(headers) + " |"]
+    lines.append(
+        "|" + "|".join("---:" if c in right else ":---" for c in SUMMARY_COLUMNS) + "|"
+    )
+    for cells in _cells(summary):
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    if note:
+        lines.extend(["", note])
+    return "\n".join(lines) + "\n"
+
+
+_TEX_SPECIALS = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
+
+
+def _tex(text: str) -> str:
+    return "".join(_TEX_SPECIALS.get(char, char) for char in text)
+
+
+def to_latex(summary: pd.DataFrame, caption: str | None = None, label: str | None = None) -> str:
+    """A booktabs ``table`` (needs ``\\usepackage{booktabs}``)."""
+    align = "".join("l" if c in ("family", "group", "method", "kind") else "r" for c in SUMMARY_COLUMNS)
+    lines = [r"\begin{table}[t]", r"\centering", r"\small"]
+    if caption:
+        lines.append(rf"\caption{{{_tex(caption)}}}")
+    if label:
+        lines.append(rf"\label{{{label}}}")
+    lines += [rf"\begin{{tabular}}{{{align}}}", r"\toprule"]
+    lines.append(" & ".join(_tex(_HEADERS[c]) for c in SUMMARY_COLUMNS) + r" \\")
+    lines.append(r"\midrule")
+    previous = None
+    for (_, line), cells in zip(summary.iterrows(), _cells(summary, latex=True), strict=True):
+        current = (line["family"], line["group"])
+        if previous is not None and current != previous:
+            lines.append(r"\midrule")
+        previous = current
+        lines.append(" & ".join(cells) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
+    return "\n".join(lines) + "\n"
+
+
+def to_csv(summary: pd.DataFrame) -> str:
+    """Plain numbers (interval ends as ``*_lo`` / ``*_hi`` columns)."""
+    return summary.to_csv(index=False, float_format="%.10g")

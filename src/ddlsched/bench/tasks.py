@@ -1,0 +1,450 @@
+"""Tasks: one (instance, method, parameters, seed) of a suite, its key and its row.
+
+:func:`expand` turns a :class:`~ddlsched.bench.suite.Suite` into tasks;
+:func:`execute` runs one task (in a worker process) and returns its result
+row, a flat dict holding everything the tables and plots need (see
+:data:`ROW_FIELDS`). A task's :attr:`Task.key` is a content hash of the
+instance recipe (family, preset, parameters and seed, or the instance
+file's bytes), the method, its parameters, seed, backend and time limit,
+and the ddlsched version, so a finished row is never recomputed by the same
+code and is recomputed by a new version.
+
+Instances are regenerated in the worker from their recipe (generators are
+deterministic, bit for bit), so a task is a few hundred bytes whichever
+executor ships it.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import logging
+import os
+import socket
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from ddlsched.bench.suite import Suite, sweep_points
+from ddlsched.errors import DdlschedError
+
+__all__ = [
+    "ROW_FIELDS",
+    "STATUS_TIME_LIMIT",
+    "InstanceSpec",
+    "Task",
+    "build_instance",
+    "execute",
+    "expand",
+    "failure_row",
+    "instance_size",
+]
+
+log = logging.getLogger(__name__)
+
+#: Row status of a task killed by the platform at its ``kill_after_s`` deadline.
+STATUS_TIME_LIMIT = "time_limit"
+
+#: The columns of a result row, in order (name, meaning).
+ROW_FIELDS: dict[str, str] = {
+    "key": "content hash of the task (instance recipe, method, params, seed, backend, limit, version)",
+    "suite": "name of the suite that produced the row",
+    "family": "problem family",
+    "group": "instance group (table row group)",
+    "instance_id": "readable instance name, unique within family and group",
+    "instance_key": "content hash of the instance recipe (rows of one instance share it)",
+    "instance_size": "number of jobs (or stage replicas) of the instance; null if never built",
+    "preset": "generator preset (null for files)",
+    "instance_seed": "generator seed (null for files)",
+    "instance_params": "generator parameters, JSON",
+    "instance_file": "instance file path (null for generated instances)",
+    "method": "registered method name",
+    "label": "method label in tables (name, plus swept parameters)",
+    "kind": "heuristic, exact or bound",
+    "params": "method parameters, JSON",
+    "seed": "method seed",
+    "backend": "MILP backend requested",
+    "time_limit_s": "time limit handed to the method, s",
+    "kill_after_s": "wall-clock deadline of the task, s",
+    "sense": "min or max",
+    "status": "optimal, feasible, bound_only, infeasible, time_limit_no_solution, error, time_limit",
+    "objective": "objective of the returned schedule, recomputed by the family evaluator",
+    "bound": "valid dual bound reported by the method (same sense)",
+    "gap": "relative gap |objective - bound| / |objective|",
+    "runtime_s": "runtime reported by the method, s",
+    "wall_s": "wall time of the task in the worker (instance build + method), s",
+    "backend_version": "solver version used",
+    "num_variables": "model size: variables",
+    "num_integer_variables": "model size: integer variables",
+    "num_constraints": "model size: constraints",
+    "error": "why the task failed (error / time_limit rows)",
+    "metrics": "scalar fields of the evaluation (e.g. average completion), JSON",
+    "info": "method-specific information, JSON",
+    "versions": "ddlsched, Python and solver versions of the worker, JSON",
+    "ddlsched_version": "ddlsched version of the worker",
+    "worker": "host:pid of the worker process",
+    "finished_at": "UTC time the row was produced, ISO 8601",
+}
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def _digest(payload: Any) -> str:
+    return hashlib.sha256(_canonical(payload).encode()).hexdigest()[:32]
+
+
+@functools.cache
+def _file_sha256(path: str) -> str:
+    with open(path, "rb") as fh:
+        return hashlib.sha256(fh.read()).hexdigest()
+
+
+@dataclass(frozen=True)
+class InstanceSpec:
+    """How to build one instance: a generator recipe or a file (with its hash)."""
+
+    family: str
+    group: str
+    instance_id: str
+    preset: str | None = None
+    seed: int | None = None
+    params_json: str = "{}"
+    file: str | None = None
+    file_sha256: str | None = None
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return json.loads(self.params_json)
+
+    def recipe(self) -> dict[str, Any]:
+        if self.file is not None:
+            return {"family": self.family, "file_sha256": self.file_sha256}
+        return {
+            "family": self.family,
+            "preset": self.preset,
+            "seed": self.seed,
+            "params": self.params,
+        }
+
+
+@dataclass(frozen=True)
+class Task:
+    """One method run on one instance: the unit of work of every executor."""
+
+    suite: str
+    instance: InstanceSpec
+    method: str
+    label: str
+    kind: str
+    params_json: str
+    seed: int
+    backend: str
+    time_limit_s: float
+    kill_after_s: float
+    memory_mb: int | None
+    version: str
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return json.loads(self.params_json)
+
+    @property
+    def instance_key(self) -> str:
+        return _digest({"instance": self.instance.recipe(), "version": self.version})
+
+    @property
+    def key(self) -> str:
+        return _digest(
+            {
+                "instance": self.instance.recipe(),
+                "method": self.method,
+                "params": self.params,
+                "seed": self.seed,
+                "backend": self.backend,
+                "time_limit_s": self.time_limit_s,
+                "version": self.version,
+            }
+        )
+
+
+def _instance_id(preset: str, seed: int, point: dict[str, Any], swept: list[str]) -> str:
+    suffix = "".join(f",{k}={point[k]}" for k in swept)
+    return f"{preset}/s{seed}{suffix}"
+
+
+def expand(suite: Suite) -> list[Task]:
+    """All tasks of a suite, in a stable order (instance set, instance, method, seed)."""
+    from ddlsched import __version__
+    from ddlsched.registry import get_method
+
+    tasks: list[Task] = []
+    seen: set[str] = set()
+    for inst_set in suite.instances:
+        specs: list[InstanceSpec] = []
+        if inst_set.preset is not None:
+            for point in sweep_points(inst_set.params, inst_set.sweep):
+                for seed in inst_set.seeds:
+                    specs.append(
+                        InstanceSpec(
+                            family=inst_set.family,
+                            group=inst_set.group_name,
+                            instance_id=_instance_id(
+                                inst_set.preset, seed, point, list(inst_set.sweep)
+                            ),
+                            preset=inst_set.preset,
+                            seed=seed,
+                            params_json=_canonical(point),
+                        )
+                    )
+        else:
+            for pattern in inst_set.files:
+                for path in suite.expand_files(pattern):
+                    try:
+                        rel = os.path.relpath(path, suite.base_dir)
+                    except ValueError:
+                        rel = str(path)
+                    specs.append(
+                        InstanceSpec(
+                            family=inst_set.family,
+                            group=inst_set.group_name,
+                            instance_id=rel,
+                            file=str(path),
+                            file_sha256=_file_sha256(str(path)),
+                        )
+                    )
+        for spec in specs:
+            for method_spec in suite.methods:
+                if suite.family_of(method_spec) != spec.family:
+                    continue
+                kind = get_method(spec.family, method_spec.name).kind
+                time_limit = method_spec.time_limit_s or suite.limits.time_limit_s
+                kill_after = method_spec.kill_after_s or suite.limits.kill_deadline(time_limit)
+                for label, params in method_spec.variants():
+                    for seed in method_spec.seeds:
+                        task = Task(
+                            suite=suite.name,
+                            instance=spec,
+                            method=method_spec.name,
+                            label=label,
+                            kind=kind,
+                            params_json=_canonical(params),
+                            seed=seed,
+                            backend=method_spec.backend or suite.limits.backend,
+                            time_limit_s=float(time_limit),
+                            kill_after_s=float(kill_after),
+                            memory_mb=suite.limits.memory_mb,
+                            version=__version__,
+                        )
+                        if task.key in seen:  # the same run listed twice
+                            continue
+                        seen.add(task.key)
+                        tasks.append(task)
+    return tasks
+
+
+# --------------------------------------------------------------------------- execution
+
+
+@functools.lru_cache(maxsize=64)
+def build_instance(spec: InstanceSpec) -> Any:
+    """The instance of ``spec`` (cached per process: many methods share one instance)."""
+    from ddlsched.registry import get_family
+
+    fam = get_family(spec.family)
+    if spec.file is not None:
+        return fam.load(spec.file)
+    return fam.generate(spec.preset, spec.seed, **spec.params)
+
+
+def instance_size(instance: Any) -> int | None:
+    """A family-independent size: ``instance.size``, the number of jobs, or of stage replicas."""
+    size = getattr(instance, "size", None)
+    if isinstance(size, int) and not isinstance(size, bool):
+        return size
+    for attr in ("jobs", "stages", "tasks", "items"):
+        items = getattr(instance, attr, None)
+        if isinstance(items, (list, tuple)):
+            if attr == "stages" and all(hasattr(s, "replicas") for s in items):
+                return int(sum(s.replicas for s in items))
+            return len(items)
+    return None
+
+
+def _scalars(obj: Any) -> dict[str, Any]:
+    """Scalar (number, string, bool) attributes of a dataclass or dict, for ``metrics``."""
+    import dataclasses
+
+    if obj is None:
+        return {}
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        items = {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
+    elif isinstance(obj, dict):
+        items = obj
+    else:
+        return {}
+    out = {}
+    for key, value in items.items():
+        if hasattr(value, "item") and callable(value.item) and not isinstance(value, (list, dict)):
+            try:
+                value = value.item()
+            except (TypeError, ValueError):
+                continue
+        if isinstance(value, (int, float, str, bool)) or value is None:
+            out[str(key)] = value
+    return out
+
+
+def _jsonable(value: Any) -> str:
+    from ddlsched.solvers.result import _jsonable as to_plain
+
+    try:
+        return json.dumps(to_plain(value), sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        return json.dumps(str(value))
+
+
+def _base_row(task: Task) -> dict[str, Any]:
+    from ddlsched.registry import get_family
+
+    spec = task.instance
+    return {
+        "key": task.key,
+        "suite": task.suite,
+        "family": spec.family,
+        "group": spec.group,
+        "instance_id": spec.instance_id,
+        "instance_key": task.instance_key,
+        "instance_size": None,
+        "preset": spec.preset,
+        "instance_seed": spec.seed,
+        "instance_params": spec.params_json,
+        "instance_file": spec.file,
+        "method": task.method,
+        "label": task.label,
+        "kind": task.kind,
+        "params": task.params_json,
+        "seed": task.seed,
+        "backend": task.backend,
+        "time_limit_s": task.time_limit_s,
+        "kill_after_s": task.kill_after_s,
+        "sense": get_family(spec.family).sense,
+        "status": "error",
+        "objective": None,
+        "bound": None,
+        "gap": None,
+        "runtime_s": None,
+        "wall_s": None,
+        "backend_version": None,
+        "num_variables": None,
+        "num_integer_variables": None,
+        "num_constraints": None,
+        "error": None,
+        "metrics": "{}",
+        "info": "{}",
+        "versions": "{}",
+        "ddlsched_version": task.version,
+        "worker": None,
+        "finished_at": None,
+    }
+
+
+def _finish(row: dict[str, Any]) -> dict[str, Any]:
+    from ddlsched.solvers.result import versions
+
+    row["versions"] = _canonical(versions())
+    row["ddlsched_version"] = versions()["ddlsched"]
+    row["finished_at"] = datetime.now(UTC).isoformat(timespec="milliseconds")
+    return row
+
+
+def failure_row(
+    task: Task,
+    status: str,
+    error: str,
+    wall_s: float | None,
+    instance_size: int | None = None,
+    worker: str | None = None,
+) -> dict[str, Any]:
+    """The row of a task that produced no result (killed, crashed, lost)."""
+    row = _base_row(task)
+    row.update(
+        status=status,
+        error=error,
+        wall_s=wall_s,
+        runtime_s=wall_s,
+        instance_size=instance_size,
+        worker=worker,
+    )
+    return _finish(row)
+
+
+def _finite(value: Any) -> float | None:
+    import math
+
+    if value is None:
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+def execute(task: Task, on_started: Callable[[int | None], None] | None = None) -> dict[str, Any]:
+    """Run ``task`` here and return its row; never raises for a failing method.
+
+    ``on_started(instance_size)`` is called once the instance is built,
+    before the method runs (the sandbox reports the size to its parent so
+    that a later kill still records it).
+    """
+    from ddlsched.registry import RunOptions, run_method
+
+    started = time.perf_counter()
+    row = _base_row(task)
+    row["worker"] = f"{socket.gethostname()}:{os.getpid()}"
+    try:
+        instance = build_instance(task.instance)
+        row["instance_size"] = instance_size(instance)
+        if on_started is not None:
+            on_started(row["instance_size"])
+        options = RunOptions(
+            time_limit_s=task.time_limit_s,
+            seed=task.seed,
+            backend=task.backend,
+            params=task.params,
+        )
+        result = run_method(task.instance.family, task.method, instance, options)
+    except DdlschedError as exc:
+        row["error"] = str(exc)
+    except MemoryError:
+        row["error"] = "MemoryError: the task ran out of memory (limits.memory_mb)"
+    except Exception as exc:  # a bug in a method must not stop the suite
+        frames = traceback.extract_tb(exc.__traceback__)
+        where = f" at {frames[-1].filename}:{frames[-1].lineno}" if frames else ""
+        row["error"] = f"{type(exc).__name__}: {exc}{where}"
+        log.debug("task %s failed", task.key, exc_info=True)
+    else:
+        gap = result.gap
+        row.update(
+            status=str(result.status),
+            objective=_finite(result.objective),
+            bound=_finite(result.bound),
+            gap=_finite(gap),
+            runtime_s=float(result.runtime_s),
+            backend_version=result.backend_version,
+            num_variables=result.num_variables,
+            num_integer_variables=result.num_integer_variables,
+            num_constraints=result.num_constraints,
+            error=result.info.get("error") if result.status == "error" else None,
+            metrics=_jsonable(_scalars(result.evaluation)),
+            info=_jsonable(result.info),
+        )
+        if result.backend:
+            row["backend"] = result.backend
+    row["wall_s"] = time.perf_counter() - started
+    if row["runtime_s"] is None:
+        row["runtime_s"] = row["wall_s"]
+    return _finish(row)

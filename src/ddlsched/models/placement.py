@@ -1,0 +1,406 @@
+"""Exact placement ILPs for family ``placement`` (spec ``shared/specs/placement.md``).
+
+Two formulations of ``min alpha`` (Eq. 7) subject to Eq. (2)
+``sum_m x[s,m] = k_s`` and the servers' free GPUs ``sum_s x[s,m] <= avail_m``:
+
+Aggregated (``build_aggregated``, method ``exact``)
+    Integer counts ``x[s,m]`` one-hot encoded over their values
+    ``v = 0..min(k_s, avail_m)`` (binaries ``z[s,m,v]``, ``sum_v z = 1``,
+    ``x = sum_v v z``). The non-linear parts of Eqs. (4)-(7) depend on
+    ``x[s,m]`` only through the value taken: ``comp + AllReduce`` is the
+    constant ``c_s(v) = pf_s + pb_s + AR_s(v)`` (Eq. 6 with its ``1/x``)
+    when ``z[s,m,v] = 1``; ``comm[s,m]`` (Eq. 5) is linear in the
+    neighbours' counts ``x[s-1,m]``, ``x[s+1,m]``. The max of Eq. (7) is
+
+        alpha >= sum_{v>=1} c_s(v) z[s,m,v] + comm_s(x[s-1,m], x[s+1,m])
+                 - M_{s,m} z[s,m,0]
+
+    with ``M_{s,m}`` the largest value ``comm_s`` can take (a linear
+    function of bounded counts: the max of its four corners), so the row
+    is slack exactly when stage ``s`` has no replica on ``m``. Servers of
+    equal availability are interchangeable; their symmetry is broken by
+    ordering them by the lexicographic prefix key
+    ``sum_{s<L} B^{L-1-s} x[s,m]`` (non-increasing within a group), with
+    ``B`` one more than the largest count and ``L`` the longest prefix with
+    ``B^L <= 10^4`` (a valid order: sorting the servers of a group
+    lexicographically by their full count vectors satisfies it).
+
+GPU-level (``build_gpu_level``, method ``exact_gpu_level``)
+    The formulation the paper compared Heavy-Edge against (Table II: "based
+    on [47]", a binary per replica and device): a binary ``y[s,r,m,j]`` per
+    stage replica ``(s, r)`` and free GPU ``j`` of server ``m``, each
+    replica on one GPU, each GPU holding at most one replica. The counts
+    ``x[s,m] = sum_{r,j} y[s,r,m,j]`` drive the same timing terms through a
+    one-hot ``w[s,m,v]`` tied to them, and the max of Eq. (7) is written per
+    replica: ``alpha >= term[s,m] - M (1 - sum_j y[s,r,m,j])``. No symmetry
+    breaking (replicas of a stage, GPUs of a server and servers of equal
+    availability stay interchangeable): that is what makes it slow. Same
+    optimum as the aggregated model by construction; the tests check it.
+
+Both objectives are in milliseconds inside the model (so that solver
+tolerances of ~1e-7 are negligible against ``alpha``); ``decode`` returns a
+:class:`~ddlsched.problems.placement.Placement` that the family evaluator
+scores, and ``solve_placement`` re-evaluates it and fails loudly when the
+solver's objective and the evaluator disagree by more than 1e-6 relative.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass
+
+import pyomo.environ as pyo
+
+from ddlsched.errors import SolverError
+from ddlsched.problems.placement import (
+    Placement,
+    PlacementEvaluation,
+    PlacementInstance,
+    allreduce_time,
+    comm_time,
+    evaluate,
+)
+from ddlsched.solvers.backends import ModelSolve, SolveLimits, solve_model
+from ddlsched.solvers.result import Status
+
+__all__ = [
+    "FORMULATIONS",
+    "PlacementSolve",
+    "build_aggregated",
+    "build_gpu_level",
+    "decode",
+    "solve_placement",
+]
+
+log = logging.getLogger(__name__)
+
+_MS = 1000.0  # model time unit: milliseconds
+_LEX_LIMIT = 10_000
+_AGREE_RTOL = 1e-6
+FORMULATIONS = ("aggregated", "gpu_level")
+
+
+# --------------------------------------------------------------------------- shared data
+
+
+@dataclass(frozen=True)
+class _Coefficients:
+    """Per-stage constants of the linearised Eqs. (4)-(6), in milliseconds."""
+
+    cost: dict[tuple[int, int], float]  # (s, v>=1) -> comp_s + AR_s(v)
+    comm0: dict[int, float]  # comm_s(0, 0)
+    comm_prev: dict[int, float]  # d comm_s / d x[s-1,m]
+    comm_next: dict[int, float]  # d comm_s / d x[s+1,m]
+
+
+def _coefficients(instance: PlacementInstance) -> _Coefficients:
+    cost, comm0, comm_prev, comm_next = {}, {}, {}, {}
+    for s, stage in enumerate(instance.stages):
+        for v in range(1, stage.replicas + 1):
+            cost[(s, v)] = _MS * (stage.compute_s + allreduce_time(instance, s, v))
+        base = comm_time(instance, s, 0, 0)
+        comm0[s] = _MS * base
+        comm_prev[s] = _MS * (comm_time(instance, s, 1, 0) - base) if s > 0 else 0.0
+        last = s == instance.num_stages - 1
+        comm_next[s] = _MS * (comm_time(instance, s, 0, 1) - base) if not last else 0.0
+    return _Coefficients(cost, comm0, comm_prev, comm_next)
+
+
+def _max_count(instance: PlacementInstance, s: int, m: int) -> int:
+    if not 0 <= s < instance.num_stages:
+        return 0
+    return min(instance.stages[s].replicas, instance.available[m])
+
+
+def _big_m(instance: PlacementInstance, coef: _Coefficients, s: int, m: int) -> float:
+    """Largest value of ``comm_s(x[s-1,m], x[s+1,m])`` over the counts' ranges."""
+    hi_prev, hi_next = _max_count(instance, s - 1, m), _max_count(instance, s + 1, m)
+    corners = [
+        coef.comm0[s] + coef.comm_prev[s] * p + coef.comm_next[s] * n
+        for p in (0, hi_prev)
+        for n in (0, hi_next)
+    ]
+    return max(0.0, *corners)
+
+
+def _comm_lower(instance: PlacementInstance, coef: _Coefficients, s: int, m: int, v: int) -> float:
+    """Smallest ``comm_s`` possible when ``x[s,m] = v``: the neighbours share the other
+    ``avail_m - v`` GPUs of the server."""
+    room = instance.available[m] - v
+    best = math.inf
+    for p in range(min(_max_count(instance, s - 1, m), room) + 1):
+        for n in range(min(_max_count(instance, s + 1, m), room - p) + 1):
+            best = min(best, coef.comm0[s] + coef.comm_prev[s] * p + coef.comm_next[s] * n)
+    return best
+
+
+def _comm_expr(model, coef: _Coefficients, instance: PlacementInstance, s: int, m: int):
+    expr = coef.comm0[s]
+    if s > 0 and coef.comm_prev[s]:
+        expr = expr + coef.comm_prev[s] * model.x[s - 1, m]
+    if s < instance.num_stages - 1 and coef.comm_next[s]:
+        expr = expr + coef.comm_next[s] * model.x[s + 1, m]
+    return expr
+
+
+def _count_values(instance: PlacementInstance):
+    return [
+        (s, m, v)
+        for s in range(instance.num_stages)
+        for m in range(instance.num_servers)
+        for v in range(_max_count(instance, s, m) + 1)
+    ]
+
+
+def _upper_bound_ms(instance: PlacementInstance, coef: _Coefficients) -> float:
+    """A valid upper bound on any placement's alpha (ms), for the variable's domain."""
+    worst = 0.0
+    for s in range(instance.num_stages):
+        top = max(coef.cost[(s, v)] for v in range(1, instance.stages[s].replicas + 1))
+        worst = max(
+            worst, top + max(_big_m(instance, coef, s, m) for m in range(instance.num_servers))
+        )
+    return worst * (1 + 1e-6) + 1e-6
+
+
+# --------------------------------------------------------------------------- aggregated
+
+
+def build_aggregated(
+    instance: PlacementInstance, *, symmetry_breaking: bool = True, cuts: bool = True
+) -> pyo.ConcreteModel:
+    """The aggregated one-hot ILP (see the module docstring)."""
+    coef = _coefficients(instance)
+    model = pyo.ConcreteModel(name="placement_aggregated")
+    model.formulation = "aggregated"
+    model.S = pyo.RangeSet(0, instance.num_stages - 1)
+    model.M = pyo.RangeSet(0, instance.num_servers - 1)
+    model.SMV = pyo.Set(initialize=_count_values(instance), dimen=3)
+    model.z = pyo.Var(model.SMV, domain=pyo.Binary)
+    model.alpha = pyo.Var(domain=pyo.NonNegativeReals, bounds=(0, _upper_bound_ms(instance, coef)))
+
+    @model.Expression(model.S, model.M)
+    def x(m_, s, m):  # x[s,m] = sum_v v z[s,m,v]
+        return sum(v * m_.z[s, m, v] for v in range(1, _max_count(instance, s, m) + 1))
+
+    @model.Constraint(model.S, model.M)
+    def one_hot(m_, s, m):  # sum_v z[s,m,v] = 1
+        return sum(m_.z[s, m, v] for v in range(_max_count(instance, s, m) + 1)) == 1
+
+    @model.Constraint(model.S)
+    def replicas(m_, s):  # Eq. (2): sum_m x[s,m] = k_s
+        return sum(m_.x[s, m] for m in m_.M) == instance.stages[s].replicas
+
+    @model.Constraint(model.M)
+    def capacity(m_, m):  # sum_s x[s,m] <= avail_m
+        return sum(m_.x[s, m] for s in m_.S) <= instance.available[m]
+
+    @model.Constraint(model.S, model.M)
+    def bottleneck(m_, s, m):  # Eq. (7): alpha >= beta[s,m] when x[s,m] > 0
+        cost = sum(
+            coef.cost[(s, v)] * m_.z[s, m, v] for v in range(1, _max_count(instance, s, m) + 1)
+        )
+        return (
+            m_.alpha
+            >= cost
+            + _comm_expr(m_, coef, instance, s, m)
+            - _big_m(instance, coef, s, m) * m_.z[s, m, 0]
+        )
+
+    if cuts:
+        lower = {
+            (s, m, v): coef.cost[(s, v)] + _comm_lower(instance, coef, s, m, v)
+            for (s, m, v) in model.SMV
+            if v >= 1
+        }
+
+        @model.Constraint(model.S, model.M)
+        def bottleneck_lb(m_, s, m):  # alpha >= sum_v (c_s(v) + min comm | x = v) z[s,m,v]
+            return m_.alpha >= sum(
+                lower[s, m, v] * m_.z[s, m, v] for v in range(1, _max_count(instance, s, m) + 1)
+            )
+
+        @model.Constraint(model.S)
+        def bottleneck_avg(m_, s):  # alpha >= the replica-weighted average of beta[s, .]
+            k = instance.stages[s].replicas
+            return m_.alpha >= sum(
+                (v / k) * lower[s, m, v] * m_.z[s, m, v]
+                for m in m_.M
+                for v in range(1, _max_count(instance, s, m) + 1)
+            )
+
+    pairs = _symmetry_pairs(instance) if symmetry_breaking else []
+    if pairs:
+        base = 1 + max(
+            _max_count(instance, s, m) for s in range(instance.num_stages) for m, _ in pairs
+        )
+        length = 1
+        while length < instance.num_stages and base ** (length + 1) <= _LEX_LIMIT:
+            length += 1
+        weights = [base ** (length - 1 - s) for s in range(length)]
+        model.PAIRS = pyo.Set(initialize=pairs, dimen=2)
+
+        @model.Constraint(model.PAIRS)
+        def server_order(m_, a, b):  # prefix-lex key of server a >= that of server b
+            return sum(w * m_.x[s, a] for s, w in enumerate(weights)) >= sum(
+                w * m_.x[s, b] for s, w in enumerate(weights)
+            )
+
+    model.objective = pyo.Objective(expr=model.alpha, sense=pyo.minimize)
+    return model
+
+
+def _symmetry_pairs(instance: PlacementInstance) -> list[tuple[int, int]]:
+    """Consecutive servers (in index order) of equal availability."""
+    last_of: dict[int, int] = {}
+    pairs = []
+    for m, avail in enumerate(instance.available):
+        if avail in last_of:
+            pairs.append((last_of[avail], m))
+        last_of[avail] = m
+    return pairs
+
+
+# --------------------------------------------------------------------------- GPU level
+
+
+def build_gpu_level(instance: PlacementInstance) -> pyo.ConcreteModel:
+    """The GPU-level ILP: a binary per (replica, GPU) (see the module docstring)."""
+    coef = _coefficients(instance)
+    model = pyo.ConcreteModel(name="placement_gpu_level")
+    model.formulation = "gpu_level"
+    model.S = pyo.RangeSet(0, instance.num_stages - 1)
+    model.M = pyo.RangeSet(0, instance.num_servers - 1)
+    replicas = [(s, r) for s, st in enumerate(instance.stages) for r in range(st.replicas)]
+    gpus = [(m, j) for m, avail in enumerate(instance.available) for j in range(avail)]
+    model.R = pyo.Set(initialize=replicas, dimen=2)
+    model.G = pyo.Set(initialize=gpus, dimen=2)
+    model.y = pyo.Var(model.R, model.G, domain=pyo.Binary)
+    model.SMV = pyo.Set(initialize=_count_values(instance), dimen=3)
+    model.w = pyo.Var(model.SMV, domain=pyo.Binary)
+    model.alpha = pyo.Var(domain=pyo.NonNegativeReals, bounds=(0, _upper_bound_ms(instance, coef)))
+
+    @model.Constraint(model.R)
+    def assign(m_, s, r):  # every replica on exactly one GPU
+        return sum(m_.y[s, r, m, j] for (m, j) in gpus) == 1
+
+    @model.Constraint(model.G)
+    def gpu_capacity(m_, m, j):  # at most one replica per GPU
+        return sum(m_.y[s, r, m, j] for (s, r) in replicas) <= 1
+
+    @model.Expression(model.S, model.M)
+    def x(m_, s, m):  # x[s,m] = replicas of s on m's GPUs
+        return sum(
+            m_.y[s, r, m, j]
+            for r in range(instance.stages[s].replicas)
+            for j in range(instance.available[m])
+        )
+
+    @model.Constraint(model.S, model.M)
+    def one_hot(m_, s, m):
+        return sum(m_.w[s, m, v] for v in range(_max_count(instance, s, m) + 1)) == 1
+
+    @model.Constraint(model.S, model.M)
+    def count_link(m_, s, m):  # sum_v v w[s,m,v] = x[s,m]
+        return (
+            sum(v * m_.w[s, m, v] for v in range(1, _max_count(instance, s, m) + 1)) == m_.x[s, m]
+        )
+
+    @model.Constraint(model.R, model.M)
+    def bottleneck(m_, s, r, m):  # Eq. (7), per replica: binds when replica (s, r) is on m
+        cost = sum(
+            coef.cost[(s, v)] * m_.w[s, m, v] for v in range(1, _max_count(instance, s, m) + 1)
+        )
+        on_server = sum(m_.y[s, r, m, j] for j in range(instance.available[m]))
+        return m_.alpha >= cost + _comm_expr(m_, coef, instance, s, m) - _big_m(
+            instance, coef, s, m
+        ) * (1 - on_server)
+
+    model.objective = pyo.Objective(expr=model.alpha, sense=pyo.minimize)
+    return model
+
+
+# --------------------------------------------------------------------------- decode / solve
+
+
+def decode(model: pyo.ConcreteModel, instance: PlacementInstance) -> Placement:
+    """Read the placement out of a solved model (either formulation)."""
+    counts = [[0] * instance.num_servers for _ in instance.stages]
+    for s in range(instance.num_stages):
+        for m in range(instance.num_servers):
+            value = pyo.value(model.x[s, m], exception=False)
+            if value is None:
+                raise SolverError(f"no value for x[{s},{m}] in the solved model")
+            count = round(value)
+            if abs(value - count) > 1e-4:
+                raise SolverError(f"x[{s},{m}] = {value} is not integral")
+            counts[s][m] = int(count)
+    if model.formulation != "gpu_level":
+        return Placement(tuple(tuple(r) for r in counts))
+    gpu_of = []
+    for s, stage in enumerate(instance.stages):
+        row = []
+        for r in range(stage.replicas):
+            where = [
+                (m, j)
+                for m, avail in enumerate(instance.available)
+                for j in range(avail)
+                if (pyo.value(model.y[s, r, m, j], exception=False) or 0.0) > 0.5
+            ]
+            if len(where) != 1:
+                raise SolverError(f"replica ({s}, {r}) is on {len(where)} GPUs in the solution")
+            row.append(where[0])
+        gpu_of.append(tuple(row))
+    return Placement(tuple(tuple(r) for r in counts), tuple(gpu_of))
+
+
+@dataclass
+class PlacementSolve:
+    """A solved formulation: the solver's report, the decoded placement and its evaluation."""
+
+    solve: ModelSolve
+    placement: Placement | None
+    evaluation: PlacementEvaluation | None
+    bound_s: float | None
+
+
+def solve_placement(
+    instance: PlacementInstance,
+    formulation: str = "aggregated",
+    backend: str = "highs",
+    limits: SolveLimits | None = None,
+    *,
+    symmetry_breaking: bool = True,
+) -> PlacementSolve:
+    """Build, solve, decode and re-evaluate one formulation.
+
+    The bound is the solver's dual bound converted to seconds. Raises
+    :class:`~ddlsched.errors.SolverError` when the solver's objective and the
+    evaluator's ``alpha`` disagree by more than 1e-6 relative.
+    """
+    if formulation == "aggregated":
+        model = build_aggregated(instance, symmetry_breaking=symmetry_breaking)
+    elif formulation == "gpu_level":
+        model = build_gpu_level(instance)
+    else:
+        raise ValueError(f"unknown formulation {formulation!r} (choose from {FORMULATIONS})")
+    limits = limits or SolveLimits(abs_gap=1e-7)
+    result = solve_model(model, backend=backend, limits=limits)
+    bound = None if result.bound is None else result.bound / _MS
+    if not result.has_solution:
+        return PlacementSolve(result, None, None, bound)
+    placement = decode(model, instance)
+    evaluation = evaluate(instance, placement)
+    incumbent = result.incumbent / _MS if result.incumbent is not None else None
+    alpha = evaluation.iteration_time_s
+    # The model's alpha is only bounded below by the terms: a time-limited
+    # incumbent may sit above the decoded placement's alpha, never below it.
+    agree = incumbent is None or math.isclose(incumbent, alpha, rel_tol=_AGREE_RTOL, abs_tol=1e-12)
+    if not agree and (alpha > incumbent or result.status is Status.OPTIMAL):
+        raise SolverError(
+            f"{formulation} model objective {incumbent!r} s disagrees with the evaluator's "
+            f"alpha {alpha!r} s (relative tolerance {_AGREE_RTOL})"
+        )
+    log.debug("placement %s/%s: alpha=%.6g s bound=%s", formulation, backend, alpha, bound)
+    return PlacementSolve(result, placement, evaluation, bound)

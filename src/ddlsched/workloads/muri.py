@@ -1,0 +1,118 @@
+"""Grouping-instance generators for family ``muri`` (the grouping ratio study).
+
+Presets (``generate(preset, seed, **params)``):
+
+``small``
+    8 one-GPU jobs, ``k = 2`` resources (the two-resource case of Sec. 4.1,
+    where Blossom is exact).
+``k3`` / ``k4``
+    12 one-GPU jobs over ``k = 3`` / ``k = 4`` resources, groups of at most
+    ``k`` (the headline ratio table of multi-round Blossom vs the exact
+    grouping).
+``bucket40``
+    40 jobs, ``k = 4``, one bucket: the size of the exact-ILP benchmark
+    (102,050 candidate groups).
+``trace``
+    16 jobs whose GPU count and resource times (ms; ``k = 3``: data/CPU,
+    GPU, network) are those of rows drawn uniformly from the vendored Muri
+    trace ``traces/muri/trace1.csv`` (needs the data directory).
+
+Synthetic resource times (choice written down, the paper gives none beyond
+"jobs are bottlenecked on different resources", Table 1): each job draws a
+bottleneck resource uniformly; its time there is uniform in [60, 100] ms
+and uniform in [0, 40] ms on every other resource. Parameters:
+``num_jobs``, ``num_resources``, ``max_group_size``, ``gpu_choices`` (a list
+of GPU counts drawn uniformly; default ``[1]``, one bucket).
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ddlsched.errors import InvalidInstanceError, UnknownMethodError
+from ddlsched.problems.muri import MuriGroupingInstance, MuriJob
+from ddlsched.rng import make_rng
+
+__all__ = ["PRESETS", "generate", "synthetic", "trace_sample"]
+
+
+def synthetic(
+    seed: int | np.random.Generator,
+    num_jobs: int,
+    num_resources: int,
+    max_group_size: int | None = None,
+    gpu_choices: Sequence[int] = (1,),
+    name: str = "",
+) -> MuriGroupingInstance:
+    """Jobs with one bottleneck resource each (see the module docstring)."""
+    if not isinstance(num_jobs, int) or num_jobs < 1:
+        raise InvalidInstanceError(f"num_jobs: expected a positive integer, got {num_jobs!r}")
+    if not isinstance(num_resources, int) or num_resources < 1:
+        raise InvalidInstanceError(
+            f"num_resources: expected a positive integer, got {num_resources!r}"
+        )
+    if not gpu_choices:
+        raise InvalidInstanceError("gpu_choices: at least one GPU count is needed")
+    rng = make_rng(seed)
+    jobs = []
+    for i in range(num_jobs):
+        bottleneck = int(rng.integers(num_resources))
+        times = rng.uniform(0.0, 40.0, size=num_resources)
+        times[bottleneck] = rng.uniform(60.0, 100.0)
+        gpus = int(gpu_choices[int(rng.integers(len(gpu_choices)))])
+        jobs.append(MuriJob(f"j{i}", gpus, tuple(round(float(t), 3) for t in times)))
+    return MuriGroupingInstance(tuple(jobs), num_resources, max_group_size, name)
+
+
+def trace_sample(
+    seed: int | np.random.Generator, num_jobs: int = 16, trace: str = "trace1", name: str = ""
+) -> MuriGroupingInstance:
+    """Jobs drawn from the rows of a vendored Muri trace (GPU count and resource times)."""
+    from ddlsched.datadir import data_file
+
+    path = data_file("traces", "muri", f"{trace}.csv")
+    with path.open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    rng = make_rng(seed)
+    picks = rng.integers(len(rows), size=num_jobs)
+    jobs = []
+    for i, r in enumerate(picks):
+        row = rows[int(r)]
+        times = tuple(float(row[f"resource_time_{j}"]) for j in range(3))
+        jobs.append(MuriJob(f"{row['model_name']}-{row['job_id']}-{i}", int(row["num_gpu"]), times))
+    return MuriGroupingInstance(tuple(jobs), 3, None, name or f"{trace} sample")
+
+
+def _preset(defaults: dict[str, Any], fn=synthetic):
+    def make(seed: int, **params: Any) -> MuriGroupingInstance:
+        merged = {**defaults, **params}
+        return fn(seed, **merged)
+
+    return make
+
+
+PRESETS = {
+    "small": _preset({"num_jobs": 8, "num_resources": 2, "name": "small"}),
+    "k3": _preset({"num_jobs": 12, "num_resources": 3, "name": "k3"}),
+    "k4": _preset({"num_jobs": 12, "num_resources": 4, "name": "k4"}),
+    "bucket40": _preset({"num_jobs": 40, "num_resources": 4, "name": "bucket40"}),
+    "trace": _preset({"num_jobs": 16}, trace_sample),
+}
+
+
+def generate(preset: str, seed: int = 0, **params: Any) -> MuriGroupingInstance:
+    """Generate a grouping instance from a named preset."""
+    try:
+        make = PRESETS[preset]
+    except KeyError:
+        raise UnknownMethodError(
+            f"unknown muri preset {preset!r} (choose from {', '.join(PRESETS)})"
+        ) from None
+    try:
+        return make(seed, **params)
+    except TypeError as exc:
+        raise InvalidInstanceError(f"preset {preset!r}: {exc}") from None

@@ -1,0 +1,171 @@
+"""Instance generators for family ``placement`` (presets ``small`` and ``table2``).
+
+``table2`` builds the Table II cases of the A-SRPT paper (Sec. V-B-2-e):
+one job of a given model and GPU count, servers of ``g = 8`` GPUs with a
+10 Gbps NIC (``B_inter = 1.25e9`` B/s) and 300 GB/s NVLink (``B_intra =
+3e11`` B/s), ring AllReduce, and a random *availability pattern*: the
+job's ``g_i`` GPUs are spread over servers whose free-GPU counts are drawn
+one after the other uniformly from ``1..min(g, still needed)`` until they
+add up to ``g_i`` (``sum_m avail_m = g_i``, the paper's setting; the
+draw is the seed's only use). The job comes from
+:mod:`ddlsched.workloads.profiles`: the model's profile (real or
+analytic), cut into balanced stages with replica counts by
+:func:`~ddlsched.workloads.profiles.planner.plan_stages`. Parameters:
+``model`` (see :data:`TABLE2_MODELS`), ``num_gpus``, ``num_stages``,
+``allreduce``, ``gpus_per_server``.
+
+``small`` is a synthetic tiny job (2-4 stages of 1-3 replicas, servers of
+4 GPUs, exactly enough free GPUs) whose optimum a brute force can check:
+stage times uniform in 5-20 ms forward and 1-2.5x that backward, boundary
+volumes 1-50 MB split over the replicas (consistent by construction),
+parameters 1-200 MB.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ddlsched.errors import InvalidInstanceError, UnknownMethodError
+from ddlsched.problems.placement import PlacementInstance, Stage
+from ddlsched.rng import make_rng
+
+__all__ = [
+    "B_INTER_10GBPS",
+    "B_INTRA_NVLINK",
+    "PRESETS",
+    "TABLE2_MODELS",
+    "Table2Model",
+    "availability_pattern",
+    "generate",
+    "small",
+    "table2",
+]
+
+B_INTER_10GBPS = 10e9 / 8  # 10 Gbps NIC, bytes/s
+B_INTRA_NVLINK = 300e9  # 300 GB/s NVLink (V100), bytes/s
+
+
+@dataclass(frozen=True)
+class Table2Model:
+    """A Table II job: which profile, how many stages and GPUs by default."""
+
+    profile: str
+    num_stages: int
+    num_gpus: int
+    stands_for: str
+
+
+TABLE2_MODELS: dict[str, Table2Model] = {
+    "vgg16": Table2Model("pipedream/vgg16", 4, 16, "VGG19 (PipeDream's VGG-16 profile)"),
+    "bert24": Table2Model("dnn-partitioning/bert24", 8, 16, "BERT-large (24 layers)"),
+    "bert32": Table2Model("piper/bert32a100", 8, 16, "BERT, 32 layers (Piper, A100)"),
+    "gpt175b": Table2Model("analytic/gpt-175b", 8, 16, "GPT-175B (analytic)"),
+    "gpt6.7b": Table2Model("analytic/gpt-6.7b", 8, 16, "GPT 6.7B (analytic)"),
+}
+
+
+def availability_pattern(seed: int, num_gpus: int, gpus_per_server: int = 8) -> tuple[int, ...]:
+    """Free GPUs per server, drawn uniformly in ``1..min(g, left)`` until they sum to ``num_gpus``."""
+    if num_gpus < 1:
+        raise InvalidInstanceError(f"num_gpus: must be >= 1, got {num_gpus!r}")
+    rng = make_rng(seed)
+    left, out = num_gpus, []
+    while left > 0:
+        avail = int(rng.integers(1, min(gpus_per_server, left) + 1))
+        out.append(avail)
+        left -= avail
+    return tuple(out)
+
+
+def table2(
+    seed: int = 0,
+    *,
+    model: str = "vgg16",
+    num_gpus: int | None = None,
+    num_stages: int | None = None,
+    allreduce: str = "rar",
+    gpus_per_server: int = 8,
+) -> PlacementInstance:
+    """One Table II case: ``model`` on ``num_gpus`` GPUs, availability pattern from ``seed``."""
+    from ddlsched.workloads.profiles import load_profile, plan_stages
+
+    try:
+        spec = TABLE2_MODELS[model]
+    except KeyError:
+        raise UnknownMethodError(
+            f"unknown table2 model {model!r} (choose from {', '.join(TABLE2_MODELS)})"
+        ) from None
+    num_gpus = spec.num_gpus if num_gpus is None else num_gpus
+    num_stages = spec.num_stages if num_stages is None else num_stages
+    profile = load_profile(spec.profile)
+    plan = plan_stages(profile, num_stages=num_stages, num_gpus=num_gpus)
+    available = availability_pattern(seed, num_gpus, gpus_per_server)
+    return PlacementInstance(
+        gpus_per_server=gpus_per_server,
+        b_inter=B_INTER_10GBPS,
+        b_intra=B_INTRA_NVLINK,
+        available=available,
+        allreduce=allreduce,
+        stages=plan.stages(),
+        description=(
+            f"table2 {model} ({spec.stands_for}): profile {profile.name}, "
+            f"{num_stages} stages, replicas {list(plan.replicas)}, {num_gpus} GPUs, "
+            f"availability seed {seed}"
+        ),
+    )
+
+
+def small(
+    seed: int = 0,
+    *,
+    num_stages: int | None = None,
+    max_replicas: int = 3,
+    gpus_per_server: int = 4,
+    allreduce: str = "rar",
+) -> PlacementInstance:
+    """A tiny synthetic job for brute-force checks (see the module docstring)."""
+    rng = make_rng(seed)
+    if num_stages is None:
+        num_stages = int(rng.integers(2, 5))
+    replicas = [int(rng.integers(1, max_replicas + 1)) for _ in range(num_stages)]
+    boundary = [float(rng.uniform(1e6, 5e7)) for _ in range(num_stages + 1)]
+    stages = []
+    for s, k in enumerate(replicas):
+        fwd = float(rng.uniform(0.005, 0.020))
+        stages.append(
+            Stage(
+                replicas=k,
+                fwd_s=fwd,
+                bwd_s=fwd * float(rng.uniform(1.0, 2.5)),
+                in_bytes=boundary[s] / k,
+                out_bytes=boundary[s + 1] / k,
+                param_bytes=float(rng.uniform(1e6, 2e8)),
+            )
+        )
+    available = availability_pattern(int(rng.integers(2**31)), sum(replicas), gpus_per_server)
+    return PlacementInstance(
+        gpus_per_server=gpus_per_server,
+        b_inter=B_INTER_10GBPS,
+        b_intra=B_INTRA_NVLINK,
+        available=available,
+        allreduce=allreduce,
+        stages=tuple(stages),
+        description=f"small synthetic job, seed {seed}",
+    )
+
+
+PRESETS = {"small": small, "table2": table2}
+
+
+def generate(preset: str, seed: int = 0, **params) -> PlacementInstance:
+    """Generate a ``placement`` instance from a named preset (``small`` or ``table2``)."""
+    try:
+        factory = PRESETS[preset]
+    except KeyError:
+        raise UnknownMethodError(
+            f"unknown placement preset {preset!r} (choose from {', '.join(PRESETS)})"
+        ) from None
+    try:
+        return factory(seed, **params)
+    except TypeError as exc:
+        raise InvalidInstanceError(f"preset {preset!r}: {exc}") from None

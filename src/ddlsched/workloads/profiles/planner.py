@@ -1,0 +1,110 @@
+"""Stage planner: cut a layer sequence into balanced stages and choose replica counts.
+
+Rule (stated, PipeDream-like; the paper used the planner of its ref. [20],
+which is not published with it):
+
+1. **Cuts.** Split the ``n`` layers into ``S`` contiguous non-empty stages
+   minimising the largest stage compute time ``T_s = sum (fwd + bwd)``
+   (exact dynamic programme, ``O(S n^2)``; ties: the earliest cut).
+2. **Replicas.** Start from ``k_s = 1``; give each of the remaining
+   ``G - S`` GPUs to the stage with the largest ``T_s / k_s`` (lowest
+   index on ties). This minimises ``max_s T_s / k_s`` for ``sum k_s = G``.
+3. **Per-replica numbers.** A replicated stage splits the mini-batch over
+   its replicas (data parallelism), so each replica's ``fwd_s``/``bwd_s``
+   and ``in_bytes``/``out_bytes`` are the stage's divided by ``k_s``, while
+   ``param_bytes`` is the stage's full weight (every replica holds a copy).
+   Then ``dout_{s-1} k_{s-1} = din_s k_s`` (the boundary volume) and
+   ``sum_s k_s (fwd_s + bwd_s)`` is the profile's total compute: the planner
+   preserves the sum of layer times.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ddlsched.errors import InvalidInstanceError
+from ddlsched.problems.placement import Stage
+from ddlsched.workloads.profiles.base import ModelProfile
+
+__all__ = ["StagePlan", "balanced_cuts", "plan_stages", "replica_counts"]
+
+
+@dataclass(frozen=True)
+class StagePlan:
+    """A profile cut into stages: ``bounds[s] = (first, last + 1)`` layer indices."""
+
+    profile: ModelProfile
+    bounds: tuple[tuple[int, int], ...]
+    replicas: tuple[int, ...]
+
+    def stage_compute_s(self) -> list[float]:
+        layers = self.profile.layers
+        return [sum(lay.fwd_s + lay.bwd_s for lay in layers[a:b]) for a, b in self.bounds]
+
+    def stages(self) -> tuple[Stage, ...]:
+        """The placement stages (per-replica numbers, see the module docstring)."""
+        layers = self.profile.layers
+        out = []
+        for s, ((a, b), k) in enumerate(zip(self.bounds, self.replicas, strict=True)):
+            boundary_in = self.profile.input_bytes if s == 0 else layers[a - 1].out_bytes
+            boundary_out = layers[b - 1].out_bytes
+            out.append(
+                Stage(
+                    replicas=k,
+                    fwd_s=sum(lay.fwd_s for lay in layers[a:b]) / k,
+                    bwd_s=sum(lay.bwd_s for lay in layers[a:b]) / k,
+                    in_bytes=boundary_in / k,
+                    out_bytes=boundary_out / k,
+                    param_bytes=sum(lay.param_bytes for lay in layers[a:b]),
+                )
+            )
+        return tuple(out)
+
+
+def balanced_cuts(times: list[float], num_stages: int) -> tuple[tuple[int, int], ...]:
+    """Contiguous split of ``times`` into ``num_stages`` parts minimising the largest sum."""
+    n = len(times)
+    if not 1 <= num_stages <= n:
+        raise InvalidInstanceError(f"num_stages: must be in 1..{n} (layers), got {num_stages}")
+    prefix = [0.0]
+    for t in times:
+        prefix.append(prefix[-1] + t)
+    inf = float("inf")
+    # best[j][i]: min over splits of layers[:i] into j parts of the largest part
+    best = [[inf] * (n + 1) for _ in range(num_stages + 1)]
+    arg = [[0] * (n + 1) for _ in range(num_stages + 1)]
+    best[0][0] = 0.0
+    for j in range(1, num_stages + 1):
+        for i in range(j, n - (num_stages - j) + 1):
+            for p in range(j - 1, i):
+                value = max(best[j - 1][p], prefix[i] - prefix[p])
+                if value < best[j][i]:
+                    best[j][i], arg[j][i] = value, p
+    bounds = []
+    i = n
+    for j in range(num_stages, 0, -1):
+        p = arg[j][i]
+        bounds.append((p, i))
+        i = p
+    return tuple(reversed(bounds))
+
+
+def replica_counts(stage_times: list[float], num_gpus: int) -> tuple[int, ...]:
+    """Greedy: each extra GPU to the stage with the largest ``T_s / k_s``."""
+    if num_gpus < len(stage_times):
+        raise InvalidInstanceError(
+            f"num_gpus: {num_gpus} GPUs cannot hold {len(stage_times)} stages"
+        )
+    counts = [1] * len(stage_times)
+    for _ in range(num_gpus - len(stage_times)):
+        s = max(range(len(counts)), key=lambda i: (stage_times[i] / counts[i], -i))
+        counts[s] += 1
+    return tuple(counts)
+
+
+def plan_stages(profile: ModelProfile, *, num_stages: int, num_gpus: int) -> StagePlan:
+    """Cut ``profile`` into ``num_stages`` balanced stages over ``num_gpus`` GPUs."""
+    times = [lay.fwd_s + lay.bwd_s for lay in profile.layers]
+    bounds = balanced_cuts(times, num_stages)
+    stage_times = [sum(times[a:b]) for a, b in bounds]
+    return StagePlan(profile, bounds, replica_counts(stage_times, num_gpus))
