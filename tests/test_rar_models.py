@@ -189,3 +189,27 @@ def test_bound_chain_on_random_small_instances(seed):
         if result.status is Status.ERROR:  # a heuristic may overrun the horizon
             continue
         assert exact.objective <= result.objective, name
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 100_000))
+def test_sjf_bco_ratio_never_exceeds_theorem5_bound(seed):
+    inst = generate("small", seed, max_horizon=40)
+    exact = run_method("rar", "exact", inst, RunOptions(time_limit_s=60, seed=seed))
+    result = run_method("rar", "sjf_bco", inst, RunOptions(seed=seed))
+    if result.objective is None:  # a horizon overrun: nothing to compare
+        return
+    assert exact.status is Status.OPTIMAL
+    assert result.objective / exact.objective <= result.info["theorem5_bound"] + 1e-9
+
+
+@pytest.mark.parametrize("method", ["sjf_bco", "ff", "ls", "rand", "exact", "timeindexed", "load_lb"])
+def test_same_seed_same_output(method):
+    from ddlsched.problems.rar import schedule_to_json
+
+    inst = generate("small", 11)
+    a = run_method("rar", method, inst, RunOptions(time_limit_s=30, seed=5))
+    b = run_method("rar", method, inst, RunOptions(time_limit_s=30, seed=5))
+    assert (a.status, a.objective, a.bound) == (b.status, b.objective, b.bound)
+    if a.schedule is not None:
+        assert schedule_to_json(a.schedule, a.evaluation) == schedule_to_json(b.schedule, b.evaluation)

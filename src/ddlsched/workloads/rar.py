@@ -41,6 +41,7 @@ from ddlsched.problems.rar import (
     Network,
     RarInstance,
     RarJob,
+    bandwidth_degradation,
     execution_slots,
     iteration_time,
     max_contention,
@@ -69,18 +70,20 @@ def _calibrate_job(
     network: Network,
     best_servers: int,
     extra_comm_share: float,
+    worst_degradation: float = 1.0,
 ) -> RarJob:
     """Choose ``m_j, M_j, df_j, db_j`` so that ``tau`` at the best placement is ``tau_target``.
 
     ``extra_comm_share`` is the share of ``tau_target`` taken by the extra
-    communication time of a ring over ``b_e`` rather than ``b_i``.
+    communication time of a ring at the worst inter-server bandwidth
+    ``b_e / worst_degradation`` rather than ``b_i``.
     """
     batch = int(rng.choice((16, 32, 64, 128)))
     if gpus == 1:
         grad = float(rng.uniform(0.5, 2.0))  # irrelevant to tau for one GPU, kept plausible
         fixed = network.xi2
     else:
-        slow = 2.0 / network.b_e - 2.0 / network.b_i
+        slow = 2.0 * worst_degradation / network.b_e - 2.0 / network.b_i
         share = extra_comm_share * tau_target / slow
         grad = share * gpus / (gpus - 1)
         bandwidth = network.b_i if best_servers == 1 else network.b_e
@@ -122,6 +125,9 @@ def paper(
     servers = tuple(int(rng.choice(PAPER_SERVER_SIZES)) for _ in range(num_servers))
     sizes = [g for g, count in job_mix for _ in range(count)]
     sizes = [sizes[i] for i in rng.permutation(len(sizes))]
+    # worst contention a split job can meet: at most O_s split jobs per server
+    p_max = max(1, min(max(servers), sum(1 for g in sizes if g >= 2)))
+    worst = bandwidth_degradation(alpha, max(xi1 * p_max, 1.0))
     jobs = []
     for index, gpus in enumerate(sizes):
         job_id = f"j{index}"
@@ -140,6 +146,7 @@ def paper(
                 network,
                 best,
                 extra_comm_share=float(rng.uniform(0.02, 0.11)),
+                worst_degradation=worst,
             )
         )
     instance = RarInstance(servers, network, tuple(jobs), horizon, "floor")
