@@ -49,6 +49,9 @@ def tiny_instances() -> list[PlacementInstance]:
     out = [generate("small", seed, num_stages=3) for seed in range(4)]
     out += [generate("small", seed, num_stages=2, allreduce="tar") for seed in (5, 6)]
     out.append(generate("small", 7, num_stages=4, max_replicas=2))
+    # more free GPUs than replicas: servers may stay partly empty
+    extra = generate("small", 8, num_stages=3)
+    out.append(replace(extra, available=(*extra.available, 2)))
     return out
 
 
@@ -68,11 +71,13 @@ def test_both_ilps_equal_brute_force(index):
     assert he >= optimum * (1 - 1e-12)
 
 
-def test_aggregated_without_symmetry_breaking_agrees():
-    inst = generate("small", 11, num_stages=3)
+@pytest.mark.parametrize("seed", [11, 12, 13])
+def test_aggregated_ablations_agree(seed):
+    inst = generate("small", seed, num_stages=3)
     a = solve_placement(inst, "aggregated", "highs", LIMITS)
-    b = solve_placement(inst, "aggregated", "highs", LIMITS, symmetry_breaking=False)
+    b = solve_placement(inst, "aggregated", "highs", LIMITS, symmetry_breaking=False, cuts=False)
     assert a.evaluation.iteration_time_s == pytest.approx(b.evaluation.iteration_time_s, rel=1e-9)
+    assert a.evaluation.iteration_time_s == pytest.approx(brute_force(inst), rel=1e-9)
 
 
 @pytest.mark.parametrize("formulation", ["aggregated", "gpu_level"])
@@ -208,7 +213,7 @@ def test_cli_generate_and_solve(tmp_path, capsys):
         out = json.loads(capsys.readouterr().out)
         assert out["status"] in ("optimal", "feasible")
         assert out["objective"] > 0 and out["runtime_s"] >= 0
-        rows = out["schedule"]["replicas_per_stage_and_server"]
+        rows = out["schedule"]["placement"]
         assert len(rows) == 2
     assert out["backend"] == "highs"
 
@@ -232,4 +237,32 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
             ]
         )
         == 2
+    )
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 5_000), st.sampled_from(["rar", "tar"]))
+def test_aggregated_ilp_equals_brute_force_on_random_tiny_jobs(seed, allreduce):
+    inst = generate("small", seed, num_stages=3, max_replicas=2, allreduce=allreduce)
+    solved = solve_placement(inst, "aggregated", "highs", LIMITS)
+    assert solved.solve.status is Status.OPTIMAL
+    assert solved.evaluation.iteration_time_s == pytest.approx(brute_force(inst), rel=1e-9)
+    assert solved.bound_s <= solved.evaluation.iteration_time_s * (1 + 1e-6)
+
+
+def test_known_highs_restart_issue_on_a_32_gpu_vgg_case():
+    """HiGHS 1.14 with MIP restarts (its default) claims 3.308 s here; SCIP,
+    other HiGHS seeds and the GPU-level ILP find 2.655 s. ddlsched runs the
+    placement ILPs with restarts off (models.placement.HIGHS_OPTIONS)."""
+    from ddlsched.datadir import data_dir
+
+    if data_dir() is None:
+        pytest.skip("shared data directory absent")
+    from ddlsched.workloads.placement import table2
+
+    inst = table2(2, model="vgg16", num_gpus=32)
+    highs = solve_placement(inst, "aggregated", "highs", LIMITS)
+    scip = solve_placement(inst, "aggregated", "scip", LIMITS)
+    assert highs.evaluation.iteration_time_s == pytest.approx(
+        scip.evaluation.iteration_time_s, rel=1e-9
     )

@@ -7,8 +7,9 @@ as recomputed by :func:`ddlsched.problems.placement.evaluate`):
   seeded by ``--seed``; ``runtime_s`` is the mapping time alone
   (the paper's placement computation time, PCT).
 * ``exact``: the aggregated one-hot ILP
-  (:func:`ddlsched.models.placement.build_aggregated`); parameter
-  ``symmetry_breaking`` (default true).
+  (:func:`ddlsched.models.placement.build_aggregated`); parameters
+  ``symmetry_breaking`` and ``cuts`` (valid inequalities), both default
+  true (set them false for an ablation).
 * ``exact_gpu_level``: the GPU-level ILP the paper compared against
   (:func:`ddlsched.models.placement.build_gpu_level`).
 
@@ -23,6 +24,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from ddlsched.errors import DdlschedError
 from ddlsched.heuristics.heavy_edge import heavy_edge
 from ddlsched.models.placement import solve_placement
 from ddlsched.problems.placement import (
@@ -122,15 +124,16 @@ def _run_exact(
     "exact",
     "exact",
     "aggregated one-hot ILP over replica counts per (stage, server)",
-    params={"symmetry_breaking": True},
+    params={"symmetry_breaking": True, "cuts": True},
 )
 def _run_exact_aggregated(instance: PlacementInstance, options: RunOptions) -> SolveResult:
-    symmetry = options.params.get("symmetry_breaking", True)
-    if not isinstance(symmetry, bool):
-        from ddlsched.errors import DdlschedError
-
-        raise DdlschedError(f"symmetry_breaking must be true or false, got {symmetry!r}")
-    return _run_exact(instance, options, "aggregated", "exact", symmetry_breaking=symmetry)
+    flags = {}
+    for name in ("symmetry_breaking", "cuts"):
+        value = options.params.get(name, True)
+        if not isinstance(value, bool):
+            raise DdlschedError(f"{name} must be true or false, got {value!r}")
+        flags[name] = value
+    return _run_exact(instance, options, "aggregated", "exact", **flags)
 
 
 @register_method(

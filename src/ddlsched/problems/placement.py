@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -335,8 +335,13 @@ class PlacementEvaluation:
 
 
 def placement_to_json(placement: Placement, evaluation: PlacementEvaluation | None = None) -> dict:
-    """Render a placement as the CLI contract's JSON (replicas per stage and server)."""
-    out: dict[str, Any] = {"replicas_per_stage_and_server": [list(r) for r in placement.counts]}
+    """Render a placement as the CLI contract's JSON.
+
+    ``placement[s][m]`` is the number of replicas of stage ``s`` on server
+    ``m``; ``gpu_of_replica[s][r] = [server, gpu slot]`` when known; with an
+    evaluation, ``iteration_time_s``, the ``bottleneck`` and ``servers_used``.
+    """
+    out: dict[str, Any] = {"placement": [list(r) for r in placement.counts]}
     if placement.gpu_of_replica is not None:
         out["gpu_of_replica"] = [[list(g) for g in row] for row in placement.gpu_of_replica]
     if evaluation is not None:
@@ -351,10 +356,10 @@ def placement_from_json(data: Any) -> Placement:
     data = check_fields(
         data,
         "placement",
-        required=("replicas_per_stage_and_server",),
+        required=("placement",),
         optional=("gpu_of_replica", "iteration_time_s", "bottleneck", "servers_used"),
     )
-    rows = data["replicas_per_stage_and_server"]
+    rows = data["placement"]
     if not isinstance(rows, list) or not all(isinstance(r, list) for r in rows):
         raise InvalidInstanceError("placement: expected a list of lists of replica counts")
     counts = tuple(
@@ -511,8 +516,6 @@ def alpha_min(instance: PlacementInstance, seed: int = 0, mapper=None) -> float:
     """
     if mapper is None:
         from ddlsched.heuristics.heavy_edge import heavy_edge as mapper
-    from dataclasses import replace
-
     packed = replace(
         instance, available=fewest_servers(instance.num_replicas, instance.gpus_per_server)
     )

@@ -39,7 +39,6 @@ __all__ = ["BACKENDS", "ModelSolve", "SolveLimits", "model_size", "solve_model"]
 log = logging.getLogger(__name__)
 
 
-
 @dataclass(frozen=True)
 class SolveLimits:
     """Limits of one solve. ``time_limit_s`` is wall time for the solver call."""
@@ -49,6 +48,7 @@ class SolveLimits:
     abs_gap: float = 1e-6
     threads: int = 1
     seed: int = 0
+    highs_options: tuple[tuple[str, object], ...] = ()  # extra HiGHS options (name, value)
 
     def __post_init__(self) -> None:
         if not self.time_limit_s > 0:
@@ -130,7 +130,11 @@ def _solve_highs(model: pyo.ConcreteModel, limits: SolveLimits) -> ModelSolve:
         threads=limits.threads,
         load_solutions=False,
         raise_exception_on_nonoptimal_result=False,
-        solver_options={"random_seed": limits.seed, "output_flag": False},
+        solver_options={
+            "random_seed": limits.seed,
+            "output_flag": False,
+            **dict(limits.highs_options),
+        },
     )
     runtime = time.perf_counter() - start
     term, sol = results.termination_condition, results.solution_status

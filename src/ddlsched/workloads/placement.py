@@ -12,7 +12,9 @@ draw is the seed's only use). The job comes from
 analytic), cut into balanced stages with replica counts by
 :func:`~ddlsched.workloads.profiles.planner.plan_stages`. Parameters:
 ``model`` (see :data:`TABLE2_MODELS`), ``num_gpus``, ``num_stages``,
-``allreduce``, ``gpus_per_server``.
+``allreduce``, ``gpus_per_server``, ``comm_aware_cuts`` (default false:
+cuts balance compute only, the spec's "balanced-stage planner"; true adds
+the boundary transfer time at ``B_inter`` to each stage's cost).
 
 ``small`` is a synthetic tiny job (2-4 stages of 1-3 replicas, servers of
 4 GPUs, exactly enough free GPUs) whose optimum a brute force can check:
@@ -85,6 +87,7 @@ def table2(
     num_stages: int | None = None,
     allreduce: str = "rar",
     gpus_per_server: int = 8,
+    comm_aware_cuts: bool = False,
 ) -> PlacementInstance:
     """One Table II case: ``model`` on ``num_gpus`` GPUs, availability pattern from ``seed``."""
     from ddlsched.workloads.profiles import load_profile, plan_stages
@@ -98,7 +101,16 @@ def table2(
     num_gpus = spec.num_gpus if num_gpus is None else num_gpus
     num_stages = spec.num_stages if num_stages is None else num_stages
     profile = load_profile(spec.profile)
-    plan = plan_stages(profile, num_stages=num_stages, num_gpus=num_gpus)
+    if not isinstance(comm_aware_cuts, bool):
+        raise InvalidInstanceError(
+            f"comm_aware_cuts: expected true or false, got {comm_aware_cuts!r}"
+        )
+    plan = plan_stages(
+        profile,
+        num_stages=num_stages,
+        num_gpus=num_gpus,
+        boundary_bandwidth_Bps=B_INTER_10GBPS if comm_aware_cuts else None,
+    )
     available = availability_pattern(seed, num_gpus, gpus_per_server)
     return PlacementInstance(
         gpus_per_server=gpus_per_server,
@@ -109,7 +121,8 @@ def table2(
         stages=plan.stages(),
         description=(
             f"table2 {model} ({spec.stands_for}): profile {profile.name}, "
-            f"{num_stages} stages, replicas {list(plan.replicas)}, {num_gpus} GPUs, "
+            f"{num_stages} stages (layers {[list(b) for b in plan.bounds]}), "
+            f"replicas {list(plan.replicas)}, {num_gpus} GPUs, "
             f"availability seed {seed}"
         ),
     )

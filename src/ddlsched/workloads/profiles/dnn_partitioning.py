@@ -10,8 +10,12 @@ Choices (the files do not document units):
 * ``fwd_s``/``bwd_s`` = ``fpgaLatency`` of the forward/backward node,
   read as milliseconds for one mini-batch (the accelerator the partitioner
   targets), / 1000;
-* ``param_bytes`` = the node's ``size`` (bytes of weights: 54,579,200 per
-  BERT-large layer, about 13.6 M fp32 values);
+* ``param_bytes`` = the node's ``size``, read as bytes of weights. For
+  ``bert24`` this fits (54,579,200 B per layer, about 13.6 M fp32 values,
+  BERT-large has 12.6 M); for the CNNs it is far larger than their weights
+  (``resnet50`` sums to 19 GB), so ``size`` there is a memory footprint and
+  these profiles' ``param_bytes`` overstate the AllReduce volume: prefer
+  the PipeDream profiles of the same CNNs;
 * cut bytes from the forward edges' ``size`` (a producer's output is
   the largest ``size`` among its forward out-edges);
 * the mini-batch size is not stated (``batch_size = None``).

@@ -4,8 +4,13 @@ Rule (stated, PipeDream-like; the paper used the planner of its ref. [20],
 which is not published with it):
 
 1. **Cuts.** Split the ``n`` layers into ``S`` contiguous non-empty stages
-   minimising the largest stage compute time ``T_s = sum (fwd + bwd)``
-   (exact dynamic programme, ``O(S n^2)``; ties: the earliest cut).
+   minimising the largest stage cost (exact dynamic programme, ``O(S n^2)``;
+   ties: the earliest cut). The cost is the stage compute time ``T_s =
+   sum (fwd + bwd)``; with ``boundary_bandwidth_Bps = B`` it is ``T_s + 2
+   (A_in + A_out) / B``, where ``A_in``/``A_out`` are the activation bytes
+   crossing the stage's cuts (forward activations and backward gradients),
+   so that, like PipeDream's planner, the cuts avoid the layers whose
+   outputs are huge. The Table II generator passes the NIC bandwidth.
 2. **Replicas.** Start from ``k_s = 1``; give each of the remaining
    ``G - S`` GPUs to the stage with the largest ``T_s / k_s`` (lowest
    index on ties). This minimises ``max_s T_s / k_s`` for ``sum k_s = G``.
@@ -61,8 +66,15 @@ class StagePlan:
         return tuple(out)
 
 
-def balanced_cuts(times: list[float], num_stages: int) -> tuple[tuple[int, int], ...]:
-    """Contiguous split of ``times`` into ``num_stages`` parts minimising the largest sum."""
+def balanced_cuts(
+    times: list[float], num_stages: int, cut_cost: list[float] | None = None
+) -> tuple[tuple[int, int], ...]:
+    """Contiguous split of ``times`` into ``num_stages`` parts minimising the largest part.
+
+    A part ``[p, i)`` costs ``sum(times[p:i])`` plus, when ``cut_cost`` is
+    given, ``cut_cost[p - 1]`` (if ``p > 0``) and ``cut_cost[i - 1]`` (if
+    ``i < n``): the cost of the cuts around it.
+    """
     n = len(times)
     if not 1 <= num_stages <= n:
         raise InvalidInstanceError(f"num_stages: must be in 1..{n} (layers), got {num_stages}")
@@ -77,7 +89,12 @@ def balanced_cuts(times: list[float], num_stages: int) -> tuple[tuple[int, int],
     for j in range(1, num_stages + 1):
         for i in range(j, n - (num_stages - j) + 1):
             for p in range(j - 1, i):
-                value = max(best[j - 1][p], prefix[i] - prefix[p])
+                part = prefix[i] - prefix[p]
+                if cut_cost is not None:
+                    part += (cut_cost[p - 1] if p > 0 else 0.0) + (
+                        cut_cost[i - 1] if i < n else 0.0
+                    )
+                value = max(best[j - 1][p], part)
                 if value < best[j][i]:
                     best[j][i], arg[j][i] = value, p
     bounds = []
@@ -102,9 +119,20 @@ def replica_counts(stage_times: list[float], num_gpus: int) -> tuple[int, ...]:
     return tuple(counts)
 
 
-def plan_stages(profile: ModelProfile, *, num_stages: int, num_gpus: int) -> StagePlan:
+def plan_stages(
+    profile: ModelProfile,
+    *,
+    num_stages: int,
+    num_gpus: int,
+    boundary_bandwidth_Bps: float | None = None,
+) -> StagePlan:
     """Cut ``profile`` into ``num_stages`` balanced stages over ``num_gpus`` GPUs."""
     times = [lay.fwd_s + lay.bwd_s for lay in profile.layers]
-    bounds = balanced_cuts(times, num_stages)
+    cut_cost = None
+    if boundary_bandwidth_Bps is not None:
+        if not boundary_bandwidth_Bps > 0:
+            raise InvalidInstanceError("boundary_bandwidth_Bps: must be > 0")
+        cut_cost = [2.0 * lay.out_bytes / boundary_bandwidth_Bps for lay in profile.layers]
+    bounds = balanced_cuts(times, num_stages, cut_cost)
     stage_times = [sum(times[a:b]) for a, b in bounds]
     return StagePlan(profile, bounds, replica_counts(stage_times, num_gpus))
