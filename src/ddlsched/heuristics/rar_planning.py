@@ -28,7 +28,7 @@ Interpretation decisions (the lead's, written down here):
 1. Estimates. ``rho_hat_j(n) = F_j tau_j(n, p_est)`` as above; the GPUs'
    accumulated times grow by ``rho_hat / u``.
 2. Simulated clock. Within one pass jobs are taken in SJF order (``G_j``
-   ascending, ties ``F_j``, then position in the instance; Alg. 1 line 4).
+   ascending, ties ``F_j``, then job id, as the spec says; Alg. 1 line 4).
    A GPU is *available* at clock ``c`` when it is idle (the last job planned
    on it has estimated-finished, ``finish <= c``) and
    ``U + rho_hat / u <= theta`` (Alg. 2 line 2, Alg. 3 line 5). If too few
@@ -143,9 +143,9 @@ def estimated_time(instance: RarInstance, job_index: int, num_servers: int, p_es
 
 
 def sjf_order(instance: RarInstance) -> list[int]:
-    """Job positions in SJF order: ``G_j`` ascending, ties ``F_j``, then position (Alg. 1 line 4)."""
+    """Job positions in SJF order: ``G_j`` ascending, ties ``F_j``, then job id (Alg. 1 line 4)."""
     jobs = instance.jobs
-    return sorted(range(len(jobs)), key=lambda i: (jobs[i].gpus, jobs[i].iterations, i))
+    return sorted(range(len(jobs)), key=lambda i: (jobs[i].gpus, jobs[i].iterations, jobs[i].id))
 
 
 @dataclass(frozen=True, eq=False)

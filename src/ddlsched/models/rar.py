@@ -43,7 +43,10 @@ contention and the packing inside a class, so its optimum (or dual bound)
 is a valid LOWER bound. Its schedule, mapped to concrete GPUs and executed
 by the evaluator, is an UPPER bound. With ``contention="worst"`` the
 durations use ``p = max_contention`` instead; the model's value is then no
-longer a bound (recorded), and the evaluated schedule stays an upper bound.
+longer a bound (recorded), and the evaluated schedule stays an upper bound;
+the *planned* makespan is not one (the class aggregation lets the decoder
+spread a job over more servers than its pattern), so it is only reported in
+``info['planned_makespan']``.
 Time aggregation ``slot_width = w > 1``: the bound model counts a job only
 in the coarse slots it covers entirely, ``D = floor((d + 1) / w) - 1`` of
 them whatever its fine start (shown in the docstring of
@@ -75,7 +78,7 @@ from typing import Any
 
 import pyomo.environ as pyo
 
-from ddlsched.errors import InfeasibleScheduleError
+from ddlsched.errors import InfeasibleScheduleError, InvalidInstanceError
 from ddlsched.problems.rar import (
     RarAssignment,
     RarEvaluation,
@@ -111,7 +114,9 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-_INTEGRAL_GAP = 1.0 - 1e-6  # makespans are integers: stop when incumbent - bound < 1
+# Makespans are integers and the makespan variables are integer: stop once
+# incumbent - bound <= 0.5 (a gap just below 1 is within solver tolerances).
+_INTEGRAL_GAP = 0.5
 
 
 def _ceil_bound(value: float | None) -> float | None:
@@ -119,9 +124,17 @@ def _ceil_bound(value: float | None) -> float | None:
 
 
 def rho_min(job: RarJob, instance: RarInstance) -> int:
-    """Shortest execution time of a job in slots: fewest servers, no contention."""
-    n = min_servers(job, instance.servers)
-    return int(execution_slots(job, instance.network, n, 1 if n > 1 else 0, instance.progress))
+    """Shortest execution time of a job in slots, over every server count, without contention."""
+    best = math.inf
+    for n in range(min_servers(job, instance.servers), max_servers(job, instance.servers) + 1):
+        best = min(
+            best, execution_slots(job, instance.network, n, 1 if n > 1 else 0, instance.progress)
+        )
+    if math.isinf(best):
+        raise InvalidInstanceError(
+            f"job {job.id!r} never progresses on any placement (tau > 1 slot under 'floor')"
+        )
+    return int(best)
 
 
 def closed_form_bounds(instance: RarInstance) -> dict[str, float]:
@@ -147,7 +160,12 @@ class ExactModel:
 
 
 def _configs(instance: RarInstance, job: RarJob) -> list[tuple[int, int]]:
-    """Admissible (contention level c, server count n) pairs of a job."""
+    """Admissible (contention level c, server count n) pairs of a job.
+
+    A pair in which the job makes no progress (``Phi = 0``, possible under
+    the ``floor`` rule) is left out: the evaluator rejects a schedule that
+    ever runs a job at zero speed, so the model must not plan one.
+    """
     out = []
     if job.gpus <= max(instance.servers):
         out.append((0, 1))
@@ -157,7 +175,7 @@ def _configs(instance: RarInstance, job: RarJob) -> list[tuple[int, int]]:
             max(2, min_servers(job, instance.servers)), max_servers(job, instance.servers) + 1
         ):
             out.extend((c, n) for c in range(1, top + 1))
-    return out
+    return [(c, n) for c, n in out if _progress(instance, job, c, n) > 0]
 
 
 def _progress(instance: RarInstance, job: RarJob, c: int, n: int) -> float:
@@ -298,7 +316,7 @@ def build_exact(
     lower = max(closed_form_bounds(instance).values())
     if lower_bound is not None:
         lower = max(lower, lower_bound)
-    m.C = pyo.Var(bounds=(lower, H))
+    m.C = pyo.Var(domain=pyo.Integers, bounds=(math.ceil(lower - 1e-6), H))
     m.makespan = pyo.Constraint(
         m.J, rule=lambda m, j: sum(t * m.f[j, t] for t in range(d_min[j], H + 1)) <= m.C
     )
@@ -428,14 +446,20 @@ def solve_exact(
     if solve.status is Status.INFEASIBLE:
         return _without_model(instance, incumbent, best_eval, horizon, info, solve)
     if not solve.has_solution:
-        bound = _ceil_bound(solve.bound)
-        if bound is not None:
-            bound = max(bound, lower)
-            if best_eval is not None:
-                bound = min(bound, float(best_eval.makespan))
-        status = Status.FEASIBLE if best_eval is not None else solve.status
-        value = float(best_eval.makespan) if best_eval is not None else None
-        return ExactReport(status, incumbent, best_eval, value, bound, solve, horizon, info)
+        # Time limit without a schedule of the MILP: keep the incumbent and the best valid bound.
+        bound = lower if solve.bound is None else max(lower, _ceil_bound(solve.bound))
+        if best_eval is None:
+            return ExactReport(solve.status, None, None, None, bound, solve, horizon, info)
+        bound = min(bound, float(best_eval.makespan))
+        value = float(best_eval.makespan)
+        if bound >= value:
+            info["proof"] = "no_shorter_schedule"
+            return ExactReport(
+                Status.OPTIMAL, incumbent, best_eval, value, value, solve, horizon, info
+            )
+        return ExactReport(
+            Status.FEASIBLE, incumbent, best_eval, value, bound, solve, horizon, info
+        )
     schedule, model_makespan = decode_exact(instance, built)
     evaluation = evaluate(instance, schedule)
     info["model_makespan"] = model_makespan
@@ -557,8 +581,11 @@ def _build_timeindexed(
     patterns: dict[int, list[tuple[int, ...] | None]],
     classes: Sequence[tuple[int, int]],
     horizon: int,
-) -> pyo.ConcreteModel:
-    """Columns (job, pattern index, start); ``None`` pattern = pooled column."""
+) -> pyo.ConcreteModel | None:
+    """Columns (job, pattern index, start); ``None`` pattern = pooled column.
+
+    Returns ``None`` when some job fits in no column within ``horizon``.
+    """
     jobs = instance.jobs
     cols = [
         (j, k, t)
@@ -566,6 +593,8 @@ def _build_timeindexed(
         for k in range(len(patterns[j]))
         for t in range(horizon - durations[j, k] + 1)
     ]
+    if {j for j, _, _ in cols} != set(range(len(jobs))):
+        return None  # some job fits in no column within the horizon
     m = pyo.ConcreteModel(name="rar_timeindexed")
     m.x = pyo.Var(cols, domain=pyo.Binary)
     by_job: dict[int, list] = {}
@@ -595,7 +624,7 @@ def _build_timeindexed(
         m.cluster_capacity.add(
             sum(jobs[j].gpus * m.x[j, k, t] for j, k, t in active_in[u]) <= instance.num_gpus
         )
-    m.C = pyo.Var(bounds=(0, horizon))
+    m.C = pyo.Var(domain=pyo.Integers, bounds=(0, horizon))
     m.makespan = pyo.Constraint(
         range(len(jobs)),
         rule=lambda m, j: (
@@ -694,16 +723,28 @@ def pattern_catalogue(
         if found is None:
             pooled.append(job.id)
             patterns[j] = [None]
-            if contention == "free":
-                n = min_servers(job, instance.servers)
-            else:
-                n = max_servers(job, instance.servers)
-            durations[j, 0] = int(execution_slots(job, net, n, p_plan if n > 1 else 0, rule))
+            spans = range(
+                min_servers(job, instance.servers), max_servers(job, instance.servers) + 1
+            )
+            finite = [
+                d
+                for n in spans
+                if not math.isinf(d := execution_slots(job, net, n, p_plan if n > 1 else 0, rule))
+            ]
+            if not finite:
+                raise InvalidInstanceError(f"job {job.id!r} never progresses on any placement")
+            durations[j, 0] = int(min(finite) if contention == "free" else max(finite))
             continue
-        patterns[j] = list(found)
-        for k, pattern in enumerate(found):
+        patterns[j] = []
+        for pattern in found:
             n = _pattern_servers(pattern, classes)
-            durations[j, k] = int(execution_slots(job, net, n, p_plan if n > 1 else 0, rule))
+            d = execution_slots(job, net, n, p_plan if n > 1 else 0, rule)
+            if math.isinf(d):  # the job never progresses on this pattern
+                continue
+            durations[j, len(patterns[j])] = int(d)
+            patterns[j].append(pattern)
+        if not patterns[j]:
+            raise InvalidInstanceError(f"job {job.id!r} never progresses on any placement")
     return PatternCatalogue(tuple(classes), patterns, durations, tuple(pooled))
 
 
@@ -747,15 +788,21 @@ def timeindexed(
     coarse_h = H // w if w > 1 else H
     lb_durations = {key: _coarse_duration_lb(d, w) for key, d in fine.items()}
     bound_model = _build_timeindexed(instance, lb_durations, patterns, classes, coarse_h)
-    bound_solve = solve_model(bound_model, backend, sub_limits)
-    solves.append(bound_solve)
+    relaxation_infeasible = bound_model is None
+    bound_solve = None
+    if bound_model is not None:
+        bound_solve = solve_model(bound_model, backend, sub_limits)
+        solves.append(bound_solve)
+        relaxation_infeasible = bound_solve.status is Status.INFEASIBLE
     closed = closed_form_bounds(instance)
     bound = None
-    if contention == "free" and bound_solve.status is not Status.ERROR:
-        model_bound = bound_solve.bound if bound_solve.bound is not None else None
-        if bound_solve.status is Status.INFEASIBLE:
-            # No schedule within H even in the relaxation: T* > H.
+    if contention == "free":
+        model_bound = None
+        if relaxation_infeasible:
+            # Not even the relaxation fits the horizon: T* > H (no schedule within T).
             model_bound = coarse_h + 1
+        elif bound_solve.status is not Status.ERROR and bound_solve.bound is not None:
+            model_bound = bound_solve.bound
         if model_bound is not None:
             bound = _ceil_bound(max(w * model_bound, *closed.values()))
         info["bound_from_model"] = None if model_bound is None else w * model_bound
@@ -764,13 +811,13 @@ def timeindexed(
     schedule_model, schedule_solve = bound_model, bound_solve
     if two_models:
         ub_durations = {key: math.ceil(d / w) for key, d in fine.items()}
-        schedule_model = _build_timeindexed(
-            instance, ub_durations, patterns, classes, math.ceil(H / w)
-        )
-        schedule_solve = solve_model(schedule_model, backend, sub_limits)
-        solves.append(schedule_solve)
+        schedule_model = _build_timeindexed(instance, ub_durations, patterns, classes, H // w)
+        schedule_solve = None
+        if schedule_model is not None:
+            schedule_solve = solve_model(schedule_model, backend, sub_limits)
+            solves.append(schedule_solve)
     schedule = evaluation = objective = None
-    if schedule_solve.has_solution:
+    if schedule_solve is not None and schedule_solve.has_solution:
         chosen_fine = {}
         for (j, k, _t), var in schedule_model.x.items():
             if pyo.value(var) > 0.5:
@@ -792,12 +839,17 @@ def timeindexed(
         status = (
             Status.OPTIMAL if bound is not None and objective <= bound + 1e-6 else Status.FEASIBLE
         )
+    elif contention == "free" and relaxation_infeasible:
+        status = Status.INFEASIBLE
+        info["reason"] = f"no schedule finishes within the horizon T = {H}"
     elif bound is not None:
         status = Status.BOUND_ONLY
+    elif contention == "worst":
+        # An infeasible worst-contention model proves nothing about the instance.
+        status = Status.ERROR
+        info["error"] = "no schedule found with worst-contention durations"
     else:
-        status = (
-            schedule_solve.status if schedule_solve.status is not Status.OPTIMAL else Status.ERROR
-        )
+        status = Status.TIME_LIMIT_NO_SOLUTION if solves else Status.ERROR
     return TimeIndexedReport(status, bound, schedule, evaluation, objective, solves, info)
 
 
@@ -827,7 +879,9 @@ def load_lb(
     cluster), a relaxation of the per-GPU maximum, with the contention-free
     pattern durations of :func:`pattern_catalogue` (the same ones as
     ``timeindexed``, so any ``timeindexed`` schedule of makespan ``C`` gives a
-    load solution with ``L <= C``: ``load_lb <= timeindexed`` by construction).
+    load solution with ``L <= C``: ``load_lb <= timeindexed`` by construction
+    when ``slot_width = 1`` and both are solved to optimality; with time
+    aggregation either may be larger).
     Reported together with the closed-form bounds; every part is valid.
     """
     limits = limits or SolveLimits()

@@ -99,6 +99,12 @@ class Network:
         for name in ("b_e", "b_i", "C"):
             require_number(getattr(self, name), f"network.{name}", minimum=0, strict=True)
         require_number(self.alpha, "network.alpha", minimum=0)
+        if self.b_i < self.b_e:
+            # The model (and every bound) assumes that keeping a ring inside one
+            # server is never slower than crossing servers (spec: b_i >> b_e).
+            raise InvalidInstanceError(
+                f"network.b_i: intra-server bandwidth {self.b_i!r} must be >= b_e {self.b_e!r}"
+            )
         for name in ("xi1", "xi2"):
             value = require_number(getattr(self, name), f"network.{name}", minimum=0, strict=True)
             if value > 1:
@@ -330,8 +336,14 @@ def execution_slots(job: RarJob, network: Network, num_servers: int, contention:
     return _slots_needed(job.iterations, rate)
 
 
-def _slots_needed(remaining: float, rate: float) -> int:
-    return max(1, math.ceil(remaining / rate - _FLOOR_TOL))
+def _slots_needed(remaining: float, rate: float, total: float | None = None) -> int:
+    """Slots until ``remaining`` iterations are done at ``rate`` per slot.
+
+    Done means within ``1e-9 * total`` iterations of the end (``total``: the
+    job's ``F_j``, default ``remaining``), the evaluator's completion rule.
+    """
+    slack = _FLOOR_TOL * (remaining if total is None else total)
+    return max(1, math.ceil((remaining - slack) / rate))
 
 
 def min_servers(job: RarJob, servers: Sequence[int]) -> int:
@@ -548,7 +560,7 @@ def evaluate(
                     "'floor' progress rule"
                 )
             rates[job_id] = rate
-        step = min(_slots_needed(active[j], rates[j]) for j in active)
+        step = min(_slots_needed(active[j], rates[j], by_id[j].iterations) for j in active)
         if next_start is not math.inf:
             step = min(step, int(next_start) - now)
         if record_rates:

@@ -15,6 +15,14 @@ Backends:
     fractional coefficients to CP-SAT).
 
 Both run single-threaded with a fixed seed, so a solve is reproducible.
+
+HiGHS runs with ``presolve="off"`` by default. HiGHS 1.14.0, the only
+release our pin admits (``highspy>=1.14,<1.15``: 1.15 cannot share a
+process with OR-Tools), has a MIP presolve regression that returns
+suboptimal solutions with status *Optimal* (ERGO-Code/HiGHS issues 2957,
+2975, 3002, 3043, 3073; fixed by pull request 2961, first released in
+1.15.0). We reproduced it on a ``rar`` exact model (see
+``tests/test_solvers.py``). ``SolveLimits.highs_options`` can override it.
 Gap limits default to 0 (relative) so that ``optimal`` means the gap is
 closed; a formulation whose objective is integral may pass
 ``abs_gap < 1`` to stop as soon as integrality proves optimality.
@@ -34,7 +42,17 @@ import pyomo.environ as pyo
 from ddlsched.errors import SolverError, UnknownMethodError
 from ddlsched.solvers.result import BACKENDS, Status
 
-__all__ = ["BACKENDS", "ModelSolve", "SolveLimits", "model_size", "solve_model"]
+__all__ = [
+    "BACKENDS",
+    "HIGHS_DEFAULT_OPTIONS",
+    "ModelSolve",
+    "SolveLimits",
+    "model_size",
+    "solve_model",
+]
+
+# Work around the HiGHS 1.14.0 MIP presolve regression (module docstring).
+HIGHS_DEFAULT_OPTIONS: dict[str, object] = {"presolve": "off"}
 
 log = logging.getLogger(__name__)
 
@@ -133,6 +151,7 @@ def _solve_highs(model: pyo.ConcreteModel, limits: SolveLimits) -> ModelSolve:
         solver_options={
             "random_seed": limits.seed,
             "output_flag": False,
+            **HIGHS_DEFAULT_OPTIONS,
             **dict(limits.highs_options),
         },
     )

@@ -9,9 +9,9 @@ M_j`` and then *checks* that it hit the ranges (raising otherwise):
 
 * ``tau_j`` at the job's best placement (fewest servers, no contention) in
   [0.01, 0.05] slots, and its estimated execution time ``F_j tau_j`` in
-  [50, 300] slots. The two ranges only meet for ``F_j = 1000`` at
-  ``tau_j = 0.05``, so they are read, as the paper states them, for the
-  nominal (best-placement) time of each job.
+  [50, 300] slots (for ``F_j = 1000`` only ``tau_j = 0.05`` satisfies
+  both); both ranges are read, as the paper states them, for the nominal
+  (best-placement, contention-free) time of each job.
 * contention plus overhead at most 15 % of execution time: for every job,
   server count ``n`` and contention level ``p``,
   ``(tau_j(n, p) - tau_j(1, 0)) / tau_j(n, p) <= 0.15``.
@@ -217,6 +217,10 @@ def small(
     serial = [execution_slots(j, network, min_servers(j, servers), 1, "floor") for j in jobs]
     # Scale iteration counts down until the serial schedule fits the horizon.
     while sum(serial) > budget:
+        if all(j.iterations <= 5 for j in jobs):
+            raise InvalidInstanceError(
+                f"small preset: {num_jobs} jobs cannot fit a horizon of {max_horizon} slots"
+            )
         jobs = [
             RarJob(
                 j.id,
