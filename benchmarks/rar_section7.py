@@ -30,12 +30,12 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
-from ddlsched.bench.ratios import best_reference, ratio_interval  # noqa: E402
-from ddlsched.heuristics.sjf_bco import kappa_sweep  # noqa: E402
-from ddlsched.registry import RunOptions, run_method  # noqa: E402
-from ddlsched.workloads.rar import generate  # noqa: E402
+from ddlsched.bench.ratios import best_reference, ratio_interval
+from ddlsched.heuristics.sjf_bco import kappa_sweep
+from ddlsched.registry import RunOptions, run_method
+from ddlsched.workloads.rar import generate
 
 POLICIES = ("sjf_bco", "ff", "ls", "rand")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -18,8 +19,9 @@ from ddlsched.bench.store import read_rows
 from ddlsched.bench.suite import load_suite
 from ddlsched.bench.tasks import expand
 
-# Columns that legitimately differ between two runs of the same task.
-VOLATILE = {"runtime_s", "wall_s", "worker", "finished_at", "info"}
+# Columns that legitimately differ between two runs of the same task (and
+# info's wall time, dropped below).
+VOLATILE = {"runtime_s", "wall_s", "worker", "finished_at"}
 
 MIXED = """
 [suite]
@@ -58,10 +60,14 @@ def write(tmp_path: Path, text: str, name: str = "suite.toml") -> Path:
 
 def stable_rows(directory: Path) -> list[dict]:
     rows = read_rows(directory).to_pylist()
-    return sorted(
-        ({k: v for k, v in row.items() if k not in VOLATILE} for row in rows),
-        key=lambda r: r["key"],
-    )
+    out = []
+    for row in rows:
+        stable = {k: v for k, v in row.items() if k not in VOLATILE}
+        info = json.loads(stable["info"])
+        info.pop("wall_time_s", None)
+        stable["info"] = info
+        out.append(stable)
+    return sorted(out, key=lambda r: r["key"])
 
 
 def by_label(rows: list[dict]) -> dict[str, set[str]]:
@@ -124,10 +130,21 @@ def test_dask_local_cluster_gives_identical_rows(local_run):
     try:
         assert len(executor.client.scheduler_info()["workers"]) == 2
         summary = run_suite(suite, tmp / "dask", executor=executor)
+        # The same cluster by its address, as `--dask tcp://HOST:PORT` does.
+        remote = DaskExecutor(executor.client.scheduler.address)
+        try:
+            assert remote.workers == 2
+            run_suite(suite, tmp / "remote", executor=remote, limit=4)
+        finally:
+            remote.close()
     finally:
         executor.close()
     assert summary.done == len(expand(suite))
-    assert stable_rows(tmp / "dask") == stable_rows(tmp / "out")
+    pool_rows = stable_rows(tmp / "out")
+    assert stable_rows(tmp / "dask") == pool_rows
+    remote_rows = stable_rows(tmp / "remote")
+    assert len(remote_rows) == 4
+    assert all(row in pool_rows for row in remote_rows)
 
 
 def _cli(*args: str, **kw) -> subprocess.Popen:
@@ -231,3 +248,18 @@ def test_sandboxes_do_not_outlive_the_pool(tmp_path):
         if pid is not None:
             with pytest.raises(ProcessLookupError):
                 os.kill(pid, 0)
+
+
+def test_a_second_run_into_the_same_directory_is_refused(tmp_path):
+    from ddlsched.bench.store import ResultStore
+    from ddlsched.errors import DdlschedError
+
+    suite = load_suite(write(tmp_path, SLOW))
+    holder = ResultStore(tmp_path / "out")
+    holder.lock()
+    try:
+        with pytest.raises(DdlschedError, match="another run is writing to"):
+            run_suite(suite, tmp_path / "out", workers=1)
+    finally:
+        holder.unlock()
+    assert run_suite(suite, tmp_path / "out", workers=1, limit=1).done == 1

@@ -78,7 +78,10 @@ def test_key_depends_on_version_and_params(tmp_path):
         (('reference = "exact"', 'reference = "missing"'), "suite.reference"),
         (('name = "t"', 'name = "has space"'), "suite.name"),
         (("seeds = [0, 1]", "seeds = [-1]"), "methods[1].seeds"),
-        (("sweep = { seconds = [0.01, 0.02] }", "sweep = { seconds = 3 }"), "methods[2].sweep.seconds"),
+        (
+            ("sweep = { seconds = [0.01, 0.02] }", "sweep = { seconds = 3 }"),
+            "methods[2].sweep.seconds",
+        ),
         (("sweep = { seconds = [0.01, 0.02] }", "params = { secs = 1 }"), "methods[2].params.secs"),
         (('[[methods]]\nname = "exact"', '[[methods]]\nlabel = "x"'), "methods[0].name"),
     ],
@@ -122,7 +125,11 @@ def test_files_instances(tmp_path):
     """
     suite = load_suite(write(tmp_path, text))
     tasks = expand(suite)
-    assert [t.instance.instance_id for t in tasks] == ["inst/d0.json", "inst/d1.json", "inst/d2.json"]
+    assert [t.instance.instance_id for t in tasks] == [
+        "inst/d0.json",
+        "inst/d1.json",
+        "inst/d2.json",
+    ]
     with pytest.raises(SuiteError, match=r"instances\[0\]\.files: no file matches"):
         load_suite(write(tmp_path, text.replace("inst/*.json", "none/*.json")))
 

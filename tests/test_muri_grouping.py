@@ -115,9 +115,9 @@ def test_objectives_count_groups_only_for_gamma():
 
 # --------------------------------------------------------------------------- heuristics vs exact
 
-job_times = st.tuples(
-    st.integers(0, 20).map(float), st.integers(0, 20).map(float)
-).filter(lambda t: sum(t) > 0)
+job_times = st.tuples(st.integers(0, 20).map(float), st.integers(0, 20).map(float)).filter(
+    lambda t: sum(t) > 0
+)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -202,7 +202,16 @@ def test_cli_solve_json(tmp_path, capsys):
 
 def test_cli_bad_instance_is_one_line(tmp_path, capsys):
     path = tmp_path / "bad.json"
-    path.write_text(json.dumps({"family": "muri", "schema_version": 1, "num_resources": 2, "jobs": [{"id": "a", "gpus": 3, "times": [1, 2]}]}))
+    path.write_text(
+        json.dumps(
+            {
+                "family": "muri",
+                "schema_version": 1,
+                "num_resources": 2,
+                "jobs": [{"id": "a", "gpus": 3, "times": [1, 2]}],
+            }
+        )
+    )
     assert main(["solve", "muri", str(path), "--method", "blossom"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "gpus" in err[0]

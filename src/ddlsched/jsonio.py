@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ddlsched.errors import InvalidInstanceError
 
+T = TypeVar("T")
+
 __all__ = [
     "check_fields",
+    "load_instance",
     "read_json",
     "require_int",
     "require_number",
@@ -34,6 +37,15 @@ def read_json(path: str | Path) -> Any:
         raise InvalidInstanceError(
             f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
         ) from None
+
+
+def load_instance(from_dict: Callable[[Any], T], path: str | Path) -> T:
+    """Read an instance file with ``from_dict``; every error is one line naming the file."""
+    data = read_json(path)  # its errors already name the file
+    try:
+        return from_dict(data)
+    except InvalidInstanceError as exc:
+        raise InvalidInstanceError(f"{path}: {exc}") from None
 
 
 def write_json(path: str | Path, data: Any) -> None:

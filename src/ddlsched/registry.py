@@ -104,6 +104,7 @@ class Family:
     schedule_json: Callable[[SolveResult], Any]
     summary: str = ""
     cli_hook: Callable[[Any], None] | None = None
+    internal: bool = False  # hidden from listings (test and timing families)
 
 
 def _load_plugins() -> None:
@@ -133,9 +134,14 @@ def register_method(
     return decorate
 
 
-def families() -> list[Family]:
+def families(include_internal: bool = False) -> list[Family]:
+    """Registered families by name; internal ones (``debug``) only on request."""
     _load_plugins()
-    return [_FAMILIES[name] for name in sorted(_FAMILIES)]
+    return [
+        _FAMILIES[name]
+        for name in sorted(_FAMILIES)
+        if include_internal or not _FAMILIES[name].internal
+    ]
 
 
 def get_family(name: str) -> Family:

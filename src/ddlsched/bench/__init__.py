@@ -1,1 +1,24 @@
-"""bench package."""
+"""The benchmark platform: suites, executors, the result store, tables and plots.
+
+Modules, in the order data flows through them:
+
+* :mod:`~ddlsched.bench.suite`: suite files (TOML) as validated dataclasses;
+* :mod:`~ddlsched.bench.tasks`: a suite expanded into tasks, their content
+  keys, and :func:`~ddlsched.bench.tasks.execute`, which turns a task into a
+  result row;
+* :mod:`~ddlsched.bench.executors` (and :mod:`~ddlsched.bench.worker`, the
+  sandbox process): the local process pool and Dask, with per-task kill
+  deadlines and crash isolation;
+* :mod:`~ddlsched.bench.store`: append-only Parquet parts and a manifest;
+* :mod:`~ddlsched.bench.runner`: :func:`~ddlsched.bench.runner.run_suite`,
+  resumable;
+* :mod:`~ddlsched.bench.ratios` (ratio rules), :mod:`~ddlsched.bench.aggregate`
+  (interval statistics), :mod:`~ddlsched.bench.tables` (Markdown, LaTeX,
+  CSV), :mod:`~ddlsched.bench.plots` (matplotlib);
+* :mod:`~ddlsched.bench.compare`: the one-off ``ddlsched compare`` shortcut;
+* :mod:`~ddlsched.bench.cli`: ``ddlsched bench run|table|plot|status|validate``.
+
+See ``benchmarks/PROTOCOL.md`` for the protocol and every column's meaning.
+"""
+
+__all__: list[str] = []

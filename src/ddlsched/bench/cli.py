@@ -81,9 +81,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             )
         except KeyboardInterrupt:
             bar.stop()
-            err.print(
-                f"interrupted: finished rows are in {out}; run the same command to resume"
-            )
+            err.print(f"interrupted: finished rows are in {out}; run the same command to resume")
             return 130
     statuses = ", ".join(f"{k} {v}" for k, v in sorted(summary.status_counts.items()))
     print(
@@ -97,8 +95,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 def _cmd_table(args: argparse.Namespace) -> int:
     from ddlsched.bench.tables import (
-        ratio_note,
         load_results,
+        ratio_note,
         rows_with_ratios,
         summarize,
         to_csv,
@@ -193,7 +191,9 @@ def _cmd_status(args: argparse.Namespace) -> int:
         f"{machine.get('cpu_count')} cpus"
     )
     duplicates = len(frame) - len(keys)
-    console.print(f"  rows       {len(keys)}" + (f" ({duplicates} duplicates)" if duplicates else ""))
+    console.print(
+        f"  rows       {len(keys)}" + (f" ({duplicates} duplicates)" if duplicates else "")
+    )
     pending = _pending(directory, manifest, keys)
     if pending is not None:
         console.print(f"  pending    {pending} task(s) of the suite have no row yet")

@@ -8,12 +8,12 @@ each instance's optimum with :func:`~ddlsched.bench.ratios.best_reference`
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ddlsched.bench.aggregate import interval_stats
 from ddlsched.bench.ratios import Reference, best_reference, ratio_interval
 from ddlsched.registry import RunOptions, get_family, methods, run_method
 from ddlsched.solvers.result import SolveResult, Status
@@ -66,25 +66,15 @@ class CompareReport:
             objectives = [r.result.objective for r in rows if r.result.objective is not None]
             bounds = [r.result.bound for r in rows if r.result.bound is not None]
             ratios = [r.ratio for r in rows if r.ratio is not None]
+            stats = interval_stats(ratios)
             out.append(
                 MethodSummary(
                     method=name,
                     kind=rows[0].kind,
                     runs=len(rows),
                     mean_objective=statistics.fmean(objectives) if objectives else None,
-                    ratio_mean=(
-                        (
-                            statistics.fmean(lo for lo, _ in ratios),
-                            _mean_inf(hi for _, hi in ratios),
-                        )
-                        if ratios
-                        else None
-                    ),
-                    ratio_worst=(
-                        (max(lo for lo, _ in ratios), max(hi for _, hi in ratios))
-                        if ratios
-                        else None
-                    ),
+                    ratio_mean=stats.mean if stats else None,
+                    ratio_worst=stats.worst if stats else None,
                     exact_share=(
                         sum(1 for r in rows if r.ratio and self.references[r.seed].proven)
                         / len(rows)
@@ -97,11 +87,6 @@ class CompareReport:
                 )
             )
         return out
-
-
-def _mean_inf(values) -> float:
-    values = list(values)
-    return math.inf if any(math.isinf(v) for v in values) else statistics.fmean(values)
 
 
 def compare(

@@ -22,6 +22,7 @@ twice a second while waiting (so that callers can flush and redraw).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import queue
@@ -32,7 +33,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from multiprocessing.connection import Connection, wait
+from multiprocessing.connection import Connection
 from typing import Any, Protocol
 
 from ddlsched.bench.tasks import STATUS_TIME_LIMIT, Task, failure_row
@@ -101,12 +102,17 @@ class Sandbox:
     def _start(self) -> None:
         child_read, parent_write = os.pipe()
         parent_read, child_write = os.pipe()
-        self._stderr = tempfile.TemporaryFile(prefix="ddlsched-worker-")
+        # Kept open for the child's life; closed in kill().
+        self._stderr = tempfile.TemporaryFile(prefix="ddlsched-worker-")  # noqa: SIM115
         env = dict(os.environ)
         env.setdefault("PYTHONUNBUFFERED", "1")
         # Solver threads would fight over cores the pool already shares out.
         for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
             env.setdefault(var, "1")
+        if self.memory_mb:
+            # glibc reserves address space per thread arena; under RLIMIT_AS a
+            # many-threaded solver would otherwise fail long before using it.
+            env.setdefault("MALLOC_ARENA_MAX", "2")
         try:
             self._proc = subprocess.Popen(
                 [
@@ -176,16 +182,12 @@ class Sandbox:
         proc, self._proc = self._proc, None
         for conn in (self._inbox, self._outbox):
             if conn is not None:
-                try:
+                with contextlib.suppress(OSError):
                     conn.close()
-                except OSError:
-                    pass
         self._inbox = self._outbox = None
         if proc is not None and proc.poll() is None:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 proc.kill()
-            except ProcessLookupError:
-                pass
             try:
                 proc.wait(timeout=10)
             except subprocess.TimeoutExpired:  # pragma: no cover
@@ -391,6 +393,8 @@ class DaskExecutor:
             raise DdlschedError(f"Dask is not installed: {exc}") from None
         self.address = address
         self._cluster = None
+        if not log.isEnabledFor(logging.INFO):  # Dask logs at INFO to stderr by default
+            logging.getLogger("distributed").setLevel(logging.WARNING)
         if address == "local":
             workers = workers or os.cpu_count() or 1
             self._cluster = LocalCluster(
@@ -461,10 +465,8 @@ class DaskExecutor:
                 future.cancel()
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(Exception):
             self._client.run(_close_dask_sandboxes)
-        except Exception:  # noqa: BLE001 - best effort on shutdown
-            pass
         self._client.close()
         if self._cluster is not None:
             self._cluster.close()

@@ -26,6 +26,7 @@ __all__ = ["Progress", "RunSummary", "run_suite"]
 log = logging.getLogger(__name__)
 
 _FAILED = ("error", STATUS_TIME_LIMIT)
+_KIND_PRIORITY = {"exact": 0, "bound": 1, "heuristic": 2}
 
 
 @dataclass
@@ -83,10 +84,32 @@ def run_suite(
     directory = Path(out) if out is not None else suite.output_dir()
     tasks = expand(suite)
     store = ResultStore(directory, flush_interval_s=flush_interval_s)
+    store.lock()
+    try:
+        return _run(suite, store, tasks, workers, dask, executor, on_progress, limit, stop)
+    finally:
+        store.unlock()
+
+
+def _run(
+    suite: Suite,
+    store: ResultStore,
+    tasks: list[Task],
+    workers: int | None,
+    dask: str | None,
+    executor: Executor | None,
+    on_progress: Callable[[Progress], None] | None,
+    limit: int | None,
+    stop: threading.Event | None,
+) -> RunSummary:
+    directory = store.directory
     finished = store.keys()
     pending: list[Task] = [t for t in tasks if t.key not in finished]
     if limit is not None:
         pending = pending[:limit]
+    # Longest first (LPT): exact formulations, then bounds, then heuristics,
+    # so that a slow exact solve does not start last and leave a tail.
+    pending.sort(key=lambda t: _KIND_PRIORITY.get(t.kind, 3))
     skipped = len(tasks) - len([t for t in tasks if t.key not in finished])
     own_executor = executor is None
     stop = stop or threading.Event()
@@ -120,8 +143,13 @@ def run_suite(
                     counts[row["status"]] = counts.get(row["status"], 0) + 1
                     if row["status"] in _FAILED:
                         progress.failed += 1
-                        log.info("%s %s on %s: %s", row["status"], row["label"],
-                                 row["instance_id"], row["error"])
+                        log.info(
+                            "%s %s on %s: %s",
+                            row["status"],
+                            row["label"],
+                            row["instance_id"],
+                            row["error"],
+                        )
                     progress.last = f"{row['label']} on {row['instance_id']}"
                 else:
                     store.maybe_flush()
@@ -151,4 +179,3 @@ def run_suite(
         workers=nworkers,
         status_counts=counts,
     )
-

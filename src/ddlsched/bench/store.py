@@ -17,6 +17,7 @@ readers keep the first row of a key should one ever appear twice.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -191,6 +192,33 @@ class ResultStore:
         self._parts = 0
         self.written = 0
 
+    # -- lock
+
+    def lock(self) -> None:
+        """Take the directory's run lock (released on close or when the process dies).
+
+        Two runs writing into one directory would run the same tasks twice;
+        the second is refused with a one-line error.
+        """
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not POSIX
+            return
+        handle = open(self.directory / ".lock", "a+")  # noqa: SIM115 - held for the run
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.close()
+            raise DdlschedError(
+                f"another run is writing to {self.directory}; wait for it or use another --out"
+            ) from None
+        self._lock_handle = handle
+
+    def unlock(self) -> None:
+        handle, self._lock_handle = getattr(self, "_lock_handle", None), None
+        if handle is not None:
+            handle.close()
+
     # -- rows
 
     def keys(self) -> set[str]:
@@ -277,10 +305,8 @@ class ResultStore:
             }
         )
         if suite.source:
-            try:
+            with contextlib.suppress(OSError):
                 _atomic_write(self.directory / "suite.toml", Path(suite.source).read_bytes())
-            except OSError:
-                pass
         run = {
             "run_id": self._run_id,
             "started_at": _now(),

@@ -8,7 +8,8 @@ bound), the limits of one task and where results go::
     [suite]
     name = "quick"                     # letters, digits, '-', '_'
     description = "rar small: heuristics against the exact optimum"
-    reference = "exact"                # label of an exact or bound method below
+    reference = "exact"                # label(s) of exact or bound methods below: "exact",
+                                       # or ["exact", "load_lb"]
     output = "results/quick"           # default results/<name> (relative to the cwd)
 
     [limits]
@@ -37,6 +38,7 @@ bound), the limits of one task and where results go::
     params = { }                       # method parameters
     sweep = { }                        # parameter -> list: one method variant each
     seeds = [0]                        # seeds of a randomised method (default [0])
+    groups = ["small"]                 # only these instance groups (default: all of the family)
     time_limit_s = 60                  # overrides [limits]
     kill_after_s = 90
     backend = "highs"
@@ -210,9 +212,7 @@ class Limits:
         _check_name("backend", self.backend)
 
     def kill_deadline(self, time_limit_s: float) -> float:
-        return (
-            self.kill_after_s if self.kill_after_s is not None else 1.5 * time_limit_s + 10.0
-        )
+        return self.kill_after_s if self.kill_after_s is not None else 1.5 * time_limit_s + 10.0
 
 
 @dataclass(frozen=True)
@@ -266,9 +266,14 @@ class MethodSpec:
     time_limit_s: float | None = None
     kill_after_s: float | None = None
     backend: str | None = None
+    groups: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         _check_name("name", self.name)
+        if not isinstance(self.groups, (list, tuple)):
+            raise SuiteError("groups", f"expected a list of instance groups, got {self.groups!r}")
+        for group in self.groups:
+            _check_name("groups", group)
         if self.family is not None:
             _check_name("family", self.family)
         if self.label is not None:
@@ -304,7 +309,7 @@ class Suite:
     name: str
     instances: tuple[InstanceSet, ...]
     methods: tuple[MethodSpec, ...]
-    reference: str | None = None
+    reference: tuple[str, ...] = ()
     limits: Limits = field(default_factory=Limits)
     description: str = ""
     output: str | None = None
@@ -337,15 +342,33 @@ class Suite:
                         f"label {label!r} already used by methods[{labels[key]}] (set label)",
                     )
                 labels[key] = i
-        if self.reference is not None:
-            _check_name("suite.reference", self.reference)
-            known = {k.split("/", 1)[1] for k in labels}
-            if self.reference not in known:
+        if isinstance(self.reference, str):
+            object.__setattr__(self, "reference", (self.reference,))
+        if not isinstance(self.reference, (list, tuple)):
+            raise SuiteError(
+                "suite.reference", f"expected a label or a list, got {self.reference!r}"
+            )
+        known = {k.split("/", 1)[1] for k in labels}
+        for ref in self.reference:
+            _check_name("suite.reference", ref)
+            if ref not in known:
                 raise SuiteError(
                     "suite.reference",
-                    f"{self.reference!r} is not a method label of the suite "
+                    f"{ref!r} is not a method label of the suite "
                     f"(labels: {', '.join(sorted(known))})",
                 )
+        groups_of = {}
+        for inst in self.instances:
+            groups_of.setdefault(inst.family, set()).add(inst.group_name)
+        for i, spec in enumerate(self.methods):
+            fam = spec.family or next(iter(suite_families))
+            for group in spec.groups:
+                if group not in groups_of.get(fam, ()):
+                    raise SuiteError(
+                        f"methods[{i}].groups",
+                        f"no instance group {group!r} of family {fam!r} "
+                        f"(groups: {', '.join(sorted(groups_of.get(fam, ())))})",
+                    )
 
     def family_of(self, spec: MethodSpec) -> str:
         return spec.family or self.instances[0].family
@@ -392,14 +415,14 @@ class Suite:
                         f"method {fam_name}.{spec.name} has no parameter {key!r} (known: {known})",
                         self.source,
                     )
-            if self.reference is not None and self.reference in {lb for lb, _ in spec.variants()}:
-                if method.kind not in ("exact", "bound"):
-                    raise SuiteError(
-                        "suite.reference",
-                        f"{self.reference!r} is a {method.kind}; the reference must be an "
-                        "exact method or a bound",
-                        self.source,
-                    )
+            is_reference = set(self.reference) & {lb for lb, _ in spec.variants()}
+            if is_reference and method.kind not in ("exact", "bound"):
+                raise SuiteError(
+                    "suite.reference",
+                    f"{spec.label or spec.name!r} is a {method.kind}; the reference must be an "
+                    "exact method or a bound",
+                    self.source,
+                )
 
     def expand_files(self, pattern: str) -> list[Path]:
         path = Path(pattern)
@@ -417,7 +440,7 @@ class Suite:
                 "name": self.name,
                 "instances": [repr(s) for s in self.instances],
                 "methods": [repr(m) for m in self.methods],
-                "reference": self.reference,
+                "reference": list(self.reference),
                 "limits": repr(self.limits),
             },
             sort_keys=True,
@@ -519,6 +542,7 @@ def parse_suite(
                     "time_limit_s",
                     "kill_after_s",
                     "backend",
+                    "groups",
                 ],
             )
             if "name" not in table:
@@ -528,13 +552,16 @@ def parse_suite(
                     table["seeds"] = _check_seeds("seeds", table["seeds"])
                 if "sweep" in table:
                     table["sweep"] = _check_sweep("sweep", table["sweep"])
+                if "groups" in table:
+                    groups = table["groups"]
+                    table["groups"] = tuple(groups) if isinstance(groups, list) else groups
             except SuiteError as exc:
                 raise exc.at(where) from None
             methods.append(_build(MethodSpec, where, table))
         return Suite(
             name=head["name"],
             description=description,
-            reference=head.get("reference"),
+            reference=head.get("reference", ()),
             output=output,
             limits=limits,
             instances=tuple(instances),

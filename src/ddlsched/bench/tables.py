@@ -33,14 +33,12 @@ from __future__ import annotations
 import logging
 import math
 import re
-import statistics
-from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from ddlsched.bench.aggregate import IntervalStats, interval_stats
 from ddlsched.bench.ratios import RatioError, best_reference, ratio_interval
 from ddlsched.bench.store import read_rows
 from ddlsched.bench.tasks import STATUS_TIME_LIMIT
@@ -91,36 +89,6 @@ _KIND_ORDER = {"heuristic": 0, "exact": 1, "bound": 2}
 def _natural(label: str) -> list[Any]:
     """Sort key: ``kappa=2`` before ``kappa=10``."""
     return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", label)]
-
-
-@dataclass(frozen=True)
-class IntervalStats:
-    """Mean, median and worst of certified ratio intervals (each an interval)."""
-
-    mean: tuple[float, float]
-    median: tuple[float, float]
-    worst: tuple[float, float]
-
-
-def _mean_inf(values: Sequence[float]) -> float:
-    return math.inf if any(math.isinf(v) for v in values) else statistics.fmean(values)
-
-
-def interval_stats(intervals: Sequence[tuple[float, float]]) -> IntervalStats | None:
-    """Bracket the mean, median and worst ratio from per-row intervals ``(lo, hi)``.
-
-    Mean, median and maximum are monotone in each value, so applying them to
-    the lower ends and to the upper ends brackets the true statistic.
-    """
-    if not intervals:
-        return None
-    los = [lo for lo, _ in intervals]
-    his = [hi for _, hi in intervals]
-    return IntervalStats(
-        mean=(statistics.fmean(los), _mean_inf(his)),
-        median=(statistics.median(los), statistics.median(his)),
-        worst=(max(los), max(his)),
-    )
 
 
 def load_results(directory: str | Path, version: str | None = None) -> pd.DataFrame:
@@ -228,7 +196,9 @@ def summarize(frame: pd.DataFrame, by_group: bool = True) -> pd.DataFrame:
         order = sorted(kinds, key=lambda lb: (_KIND_ORDER.get(kinds[lb], 9), _natural(lb)))
         for label in order:
             rows = part[part["label"] == label]
-            ok = rows[rows["objective"].notna() & ~rows["status"].isin(["error", STATUS_TIME_LIMIT])]
+            ok = rows[
+                rows["objective"].notna() & ~rows["status"].isin(["error", STATUS_TIME_LIMIT])
+            ]
             rated = rows[rows["ratio_lo"].notna()]
             intervals = list(zip(rated["ratio_lo"], rated["ratio_hi"], strict=True))
             stats = interval_stats(intervals)
@@ -343,9 +313,7 @@ def to_markdown(summary: pd.DataFrame, note: str | None = None) -> str:
     headers = [_HEADERS[c] for c in SUMMARY_COLUMNS]
     right = {c for c in SUMMARY_COLUMNS if c not in ("family", "group", "method", "kind")}
     lines = ["| " + " | ".join(headers) + " |"]
-    lines.append(
-        "|" + "|".join("---:" if c in right else ":---" for c in SUMMARY_COLUMNS) + "|"
-    )
+    lines.append("|" + "|".join("---:" if c in right else ":---" for c in SUMMARY_COLUMNS) + "|")
     for cells in _cells(summary):
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     if note:
@@ -373,7 +341,9 @@ def _tex(text: str) -> str:
 
 def to_latex(summary: pd.DataFrame, caption: str | None = None, label: str | None = None) -> str:
     """A booktabs ``table`` (needs ``\\usepackage{booktabs}``)."""
-    align = "".join("l" if c in ("family", "group", "method", "kind") else "r" for c in SUMMARY_COLUMNS)
+    align = "".join(
+        "l" if c in ("family", "group", "method", "kind") else "r" for c in SUMMARY_COLUMNS
+    )
     lines = [r"\begin{table}[t]", r"\centering", r"\small"]
     if caption:
         lines.append(rf"\caption{{{_tex(caption)}}}")

@@ -5,8 +5,8 @@
 row, a flat dict holding everything the tables and plots need (see
 :data:`ROW_FIELDS`). A task's :attr:`Task.key` is a content hash of the
 instance recipe (family, preset, parameters and seed, or the instance
-file's bytes), the method, its parameters, seed, backend and time limit,
-and the ddlsched version, so a finished row is never recomputed by the same
+file's bytes), its group, the method, its parameters, seed, backend and
+time limit, and the ddlsched version, so a finished row is never recomputed by the same
 code and is recomputed by a new version.
 
 Instances are regenerated in the worker from their recipe (generators are
@@ -51,7 +51,7 @@ STATUS_TIME_LIMIT = "time_limit"
 
 #: The columns of a result row, in order (name, meaning).
 ROW_FIELDS: dict[str, str] = {
-    "key": "content hash of the task (instance recipe, method, params, seed, backend, limit, version)",
+    "key": "content hash of the task (instance recipe, group, method, params, seed, backend, time limit, version)",
     "suite": "name of the suite that produced the row",
     "family": "problem family",
     "group": "instance group (table row group)",
@@ -163,6 +163,7 @@ class Task:
         return _digest(
             {
                 "instance": self.instance.recipe(),
+                "group": self.instance.group,
                 "method": self.method,
                 "params": self.params,
                 "seed": self.seed,
@@ -221,6 +222,8 @@ def expand(suite: Suite) -> list[Task]:
         for spec in specs:
             for method_spec in suite.methods:
                 if suite.family_of(method_spec) != spec.family:
+                    continue
+                if method_spec.groups and spec.group not in method_spec.groups:
                     continue
                 kind = get_method(spec.family, method_spec.name).kind
                 time_limit = method_spec.time_limit_s or suite.limits.time_limit_s

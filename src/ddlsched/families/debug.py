@@ -84,7 +84,9 @@ def generate(preset: str, seed: int, size: int | None = None, **params: Any) -> 
     if preset != "default":
         raise UnknownMethodError(f"unknown debug preset {preset!r} (choose from default)")
     if params:
-        raise InvalidInstanceError(f"debug: unknown preset parameter(s) {', '.join(sorted(params))}")
+        raise InvalidInstanceError(
+            f"debug: unknown preset parameter(s) {', '.join(sorted(params))}"
+        )
     rng = make_rng(seed)
     drawn_size = int(rng.integers(1, 11))
     value = float(rng.integers(10, 101))
@@ -102,6 +104,7 @@ register_family(
         presets=("default",),
         schedule_json=lambda result: None,
         summary="internal: synthetic tasks for testing and timing the benchmark platform",
+        internal=True,
     )
 )
 

@@ -76,7 +76,9 @@ def _run_blossom(instance: MuriGroupingInstance, options: RunOptions) -> SolveRe
 def _run_multiround(instance: MuriGroupingInstance, options: RunOptions) -> SolveResult:
     started = time.perf_counter()
     rounds = options.params.get("rounds")
-    if rounds is not None and (isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 0):
+    if rounds is not None and (
+        isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 0
+    ):
         raise DdlschedError(f"rounds must be a non-negative integer, got {rounds!r}")
     grouping = multiround_grouping(instance, rounds)
     return _heuristic_result("multiround", instance, grouping, options, started)
@@ -114,9 +116,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     from ddlsched.workloads.muri_traces import load_trace
 
     if args.policy not in POLICIES:
-        raise DdlschedError(
-            f"unknown policy {args.policy!r} (choose from {', '.join(POLICIES)})"
-        )
+        raise DdlschedError(f"unknown policy {args.policy!r} (choose from {', '.join(POLICIES)})")
     overrides: dict[str, Any] = {}
     for pair in args.set or ():
         key, sep, value = pair.partition("=")
@@ -135,7 +135,9 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         from rich.console import Console
         from rich.table import Table
 
-        table = Table(title=f"muri simulation: trace {args.trace}, policy {args.policy}, {args.mode}")
+        table = Table(
+            title=f"muri simulation: trace {args.trace}, policy {args.policy}, {args.mode}"
+        )
         table.add_column("metric")
         table.add_column("value", justify="right")
         for key, value in metrics.summary().items():
@@ -148,12 +150,22 @@ def _cli_hook(subparsers: Any) -> None:
     sim = subparsers.add_parser("simulate", help="family-specific trace simulators")
     sim_sub = sim.add_subparsers(dest="simulate_family", required=True, parser_class=type(sim))
     p = sim_sub.add_parser("muri", help="simulate Muri and its baselines on a trace")
-    p.add_argument("--trace", required=True, help="trace1..4, trace1_pr.., philly, itp:NAME, tiresias, or a CSV path")
-    p.add_argument("--policy", required=True, help="srtf, srsf, tiresias, themis, antman, muri-s, muri-l")
+    p.add_argument(
+        "--trace",
+        required=True,
+        help="trace1..4, trace1_pr.., philly, itp:NAME, tiresias, or a CSV path",
+    )
+    p.add_argument(
+        "--policy", required=True, help="srtf, srsf, tiresias, themis, antman, muri-s, muri-l"
+    )
     p.add_argument("--mode", default="reference", help="reference (default) or paper")
-    p.add_argument("--seed", type=int, default=0, help="seed of the profile assignment (philly/itp)")
+    p.add_argument(
+        "--seed", type=int, default=0, help="seed of the profile assignment (philly/itp)"
+    )
     p.add_argument("--limit", type=int, default=None, help="only the first N jobs of the trace")
-    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="simulator knob (repeatable)")
+    p.add_argument(
+        "--set", action="append", metavar="KEY=VALUE", help="simulator knob (repeatable)"
+    )
     p.add_argument("--json", action="store_true", help="print the metrics as one JSON object")
     p.set_defaults(func=_cmd_simulate)
 

@@ -52,7 +52,13 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ddlsched.errors import InfeasibleScheduleError, InvalidInstanceError
-from ddlsched.jsonio import check_fields, read_json, require_int, require_number, write_json
+from ddlsched.jsonio import (
+    check_fields,
+    load_instance,
+    require_int,
+    require_number,
+    write_json,
+)
 
 __all__ = [
     "OBJECTIVES",
@@ -212,10 +218,7 @@ class MuriGroupingInstance:
 
     @classmethod
     def load(cls, path: str | Path) -> MuriGroupingInstance:
-        try:
-            return cls.from_dict(read_json(path))
-        except InvalidInstanceError as exc:
-            raise InvalidInstanceError(f"{path}: {exc}") from None
+        return load_instance(cls.from_dict, path)
 
     def save(self, path: str | Path) -> None:
         write_json(path, self.to_dict())
@@ -402,4 +405,3 @@ def evaluate(instance: MuriGroupingInstance, grouping: MuriGrouping) -> MuriGrou
         groups=tuple(stats),
         grouped_jobs=grouped,
     )
-

@@ -56,7 +56,13 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ddlsched.errors import InfeasibleScheduleError, InvalidInstanceError
-from ddlsched.jsonio import check_fields, read_json, require_int, require_number, write_json
+from ddlsched.jsonio import (
+    check_fields,
+    load_instance,
+    require_int,
+    require_number,
+    write_json,
+)
 
 __all__ = [
     "ALLREDUCE_KINDS",
@@ -260,13 +266,7 @@ class PlacementInstance:
     @classmethod
     def load(cls, path: str | Path) -> PlacementInstance:
         """Read an instance file (JSON), with one-line errors naming the problem."""
-        try:
-            return cls.from_dict(read_json(path))
-        except InvalidInstanceError as exc:
-            text = str(exc)
-            if text.startswith(f"{path}:"):
-                raise
-            raise InvalidInstanceError(f"{path}: {text}") from None
+        return load_instance(cls.from_dict, path)
 
     def save(self, path: str | Path) -> None:
         write_json(path, self.to_dict())

@@ -47,7 +47,13 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ddlsched.errors import InfeasibleScheduleError, InvalidInstanceError
-from ddlsched.jsonio import check_fields, read_json, require_int, require_number, write_json
+from ddlsched.jsonio import (
+    check_fields,
+    load_instance,
+    require_int,
+    require_number,
+    write_json,
+)
 
 __all__ = [
     "PROGRESS_RULES",
@@ -280,10 +286,7 @@ class RarInstance:
     @classmethod
     def load(cls, path: str | Path) -> RarInstance:
         """Read an instance file (JSON), with one-line errors naming the problem."""
-        try:
-            return cls.from_dict(read_json(path))
-        except InvalidInstanceError as exc:
-            raise InvalidInstanceError(f"{path}: {exc}") from None
+        return load_instance(cls.from_dict, path)
 
     def save(self, path: str | Path) -> None:
         write_json(path, self.to_dict())

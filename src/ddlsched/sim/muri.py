@@ -23,7 +23,9 @@ in seconds per policy. Every knob of the model is a field of
 :class:`SimConfig`; ``SimConfig.preset("paper")`` switches to the paper's
 prose (Eq. 3 period at the best offsets of ``k = 3`` resources with groups of
 at most 3 jobs and no interference factor, Eq. 4 edge weights, Themis'
-isolated time in seconds).
+isolated time in seconds, jobs admitted at 360 s round boundaries; the
+original's start overhead is kept, since the paper's testbed pays restarts
+too).
 
 Reference model, per policy (times in seconds):
 
@@ -45,20 +47,33 @@ Reference model, per policy (times in seconds):
   these traces and are not modelled. Tiresias counts free GPUs only.
 * Ties in every sort are broken by the job list's previous order (Python's
   stable sort on a list the original keeps across events); this is
-  reproduced.
+  reproduced, and so is the original's floating-point order where it
+  matters: attained time is updated as ``(executed + t) - last_check``
+  (the other order leaves a Tiresias job of trace 3' at
+  1624.9999999999995 s of a 1625 s threshold, and its queue-jump event
+  repeats forever). With this the deterministic baselines give the
+  published raw numbers to ~1e-10.
 
 Choices and differences, written down:
 
 * Muri's matching: the original runs its own weighted Blossom on the
   complete graph of the candidates of each GPU bucket, with weights that
   depend only on the members' resource profiles. Here the maximum-weight
-  matching is solved on the *types* (distinct profiles) as a small integer
-  program (``scipy.optimize.milp``, memoised), which has the same maximum
-  weight; which of several equal-type jobs are paired (ties the original
-  breaks by its Blossom's internals) is decided here by list order. A
-  pair's weight uses the better of its two member orders (the original's
-  two-job formula is asymmetric); the group's period uses the actual order
-  (higher-priority job first), as the original does when it merges.
+  matching is solved on the *types* (distinct profiles) as a b-matching:
+  a linear program over Edmonds' b-matching polytope (odd-set rows added
+  as cutting planes, HiGHS; an integral vertex is optimal; integer
+  program as fallback), memoised by the type counts. It has the same
+  maximum weight; which of several equal-type jobs are paired (ties the
+  original breaks by its Blossom's internals) is decided here by list
+  order (earliest with earliest). A pair's weight is the larger of its two
+  member orders (the original stores both directed weights, and its
+  Blossom's dual constraints make the larger one bind); the group's period
+  uses the actual order (higher-priority job first), as the original does
+  when it merges. The original also runs the matching when the candidates
+  already fit, then splits every pair again; here that round is skipped
+  (same outcome). Without Blossom (``blossom=False``) the original also
+  changes the 4-job interference factor to 1.3/1.015; set ``interference``
+  to reproduce that.
 * Themis: the original solves its allocation LP with cvxpy/ECOS; its
   optimum is not unique, and the published Themis numbers depend on the
   solver's choice. Here the min-max finish-time-fairness problem is solved
@@ -84,7 +99,6 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -108,12 +122,66 @@ POLICIES = ("srtf", "srsf", "tiresias", "themis", "antman", "muri-s", "muri-l")
 
 # Start overhead in seconds by GPU count and model (run_sim.py ``overhead_dict``); 10 s otherwise.
 START_OVERHEAD_S: dict[int, dict[str, float]] = {
-    1: {"vgg16": 7, "vgg19": 7, "resnet18": 4, "shufflenet_v2_x1_0": 4, "bert": 10, "gpt2": 10, "a2c": 38, "dqn": 5},
-    2: {"vgg16": 7, "vgg19": 7, "resnet18": 5, "shufflenet_v2_x1_0": 4, "bert": 10, "gpt2": 10, "a2c": 39, "dqn": 5},
-    4: {"vgg16": 8, "vgg19": 8, "resnet18": 5, "shufflenet_v2_x1_0": 5, "bert": 10, "gpt2": 10, "a2c": 39, "dqn": 6},
-    8: {"vgg16": 9, "vgg19": 9, "resnet18": 7, "shufflenet_v2_x1_0": 5, "bert": 10, "gpt2": 10, "a2c": 46, "dqn": 6},
-    16: {"vgg16": 9, "vgg19": 10, "resnet18": 7, "shufflenet_v2_x1_0": 7, "bert": 10, "gpt2": 10, "a2c": 46, "dqn": 8},
-    32: {"vgg16": 10, "vgg19": 10, "resnet18": 7, "shufflenet_v2_x1_0": 8, "bert": 10, "gpt2": 10, "a2c": 46, "dqn": 8},
+    1: {
+        "vgg16": 7,
+        "vgg19": 7,
+        "resnet18": 4,
+        "shufflenet_v2_x1_0": 4,
+        "bert": 10,
+        "gpt2": 10,
+        "a2c": 38,
+        "dqn": 5,
+    },
+    2: {
+        "vgg16": 7,
+        "vgg19": 7,
+        "resnet18": 5,
+        "shufflenet_v2_x1_0": 4,
+        "bert": 10,
+        "gpt2": 10,
+        "a2c": 39,
+        "dqn": 5,
+    },
+    4: {
+        "vgg16": 8,
+        "vgg19": 8,
+        "resnet18": 5,
+        "shufflenet_v2_x1_0": 5,
+        "bert": 10,
+        "gpt2": 10,
+        "a2c": 39,
+        "dqn": 6,
+    },
+    8: {
+        "vgg16": 9,
+        "vgg19": 9,
+        "resnet18": 7,
+        "shufflenet_v2_x1_0": 5,
+        "bert": 10,
+        "gpt2": 10,
+        "a2c": 46,
+        "dqn": 6,
+    },
+    16: {
+        "vgg16": 9,
+        "vgg19": 10,
+        "resnet18": 7,
+        "shufflenet_v2_x1_0": 7,
+        "bert": 10,
+        "gpt2": 10,
+        "a2c": 46,
+        "dqn": 8,
+    },
+    32: {
+        "vgg16": 10,
+        "vgg19": 10,
+        "resnet18": 7,
+        "shufflenet_v2_x1_0": 8,
+        "bert": 10,
+        "gpt2": 10,
+        "a2c": 46,
+        "dqn": 8,
+    },
 }
 _DEFAULT_OVERHEAD_S = 10.0
 _MAXSIZE = float(2**63 - 1)  # sys.maxsize, the original's "no event" time
@@ -137,6 +205,10 @@ class SimConfig:
     ``tiresias_thresholds``: queue limits in GPU-seconds.
     ``themis_isolated_units``: ``reference`` (the original's mixed units) or ``seconds``.
     ``antman_util_cap``: GPUs below this utilisation take opportunistic jobs.
+    ``round_s``: ``None`` (event-driven) or the round length: jobs are then
+    admitted only at round boundaries (multiples of ``round_s``; their JCT
+    still counts from their submit time); completions still trigger
+    re-planning, so freed GPUs are reused at once.
     """
 
     mode: str = "reference"
@@ -153,6 +225,7 @@ class SimConfig:
     tiresias_thresholds: tuple[float, float] = (3250.0, 7200.0)
     themis_isolated_units: str = "reference"
     antman_util_cap: float = 0.8
+    round_s: float | None = None
 
     def __post_init__(self) -> None:
         if self.mode not in ("reference", "paper", "custom"):
@@ -166,17 +239,29 @@ class SimConfig:
         if self.period_model not in ("staged", "eq3"):
             raise DdlschedError(f"period_model must be staged or eq3, got {self.period_model!r}")
         if self.weight_model not in ("used_ratio", "eq4"):
-            raise DdlschedError(f"weight_model must be used_ratio or eq4, got {self.weight_model!r}")
+            raise DdlschedError(
+                f"weight_model must be used_ratio or eq4, got {self.weight_model!r}"
+            )
         if self.period_model == "eq3" and self.packing_num > 3:
-            raise DdlschedError("period_model eq3 interleaves at most 3 jobs (3 resources): packing_num <= 3")
+            raise DdlschedError(
+                "period_model eq3 interleaves at most 3 jobs (3 resources): packing_num <= 3"
+            )
         if self.themis_isolated_units not in ("reference", "seconds"):
             raise DdlschedError("themis_isolated_units must be reference or seconds")
         object.__setattr__(self, "interference", tuple(float(x) for x in self.interference))
         if len(self.interference) != 3 or min(self.interference) <= 0:
             raise DdlschedError("interference must be three positive factors (2, 3, 4 jobs)")
-        object.__setattr__(self, "tiresias_thresholds", tuple(float(x) for x in self.tiresias_thresholds))
+        object.__setattr__(
+            self, "tiresias_thresholds", tuple(float(x) for x in self.tiresias_thresholds)
+        )
         if not self.solo_slowdown > 0:
             raise DdlschedError("solo_slowdown must be > 0")
+        if self.round_s is not None and not (
+            isinstance(self.round_s, (int, float)) and self.round_s > 0
+        ):
+            raise DdlschedError(
+                f"round_s must be a positive number of seconds or null, got {self.round_s!r}"
+            )
 
     @classmethod
     def preset(cls, mode: str = "reference", **overrides: Any) -> SimConfig:
@@ -191,15 +276,20 @@ class SimConfig:
                 weight_model="eq4",
                 packing_num=3,
                 themis_isolated_units="seconds",
+                round_s=360.0,
             )
         else:
             raise UnknownMethodError(f"unknown simulator mode {mode!r} (choose reference or paper)")
         known = {f for f in cls.__dataclass_fields__}
         unknown = sorted(set(overrides) - known)
         if unknown:
-            raise DdlschedError(f"unknown simulator knob(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})")
+            raise DdlschedError(
+                f"unknown simulator knob(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})"
+            )
         if overrides:
-            base = replace(base, **overrides, mode=base.mode if "mode" not in overrides else overrides["mode"])
+            base = replace(
+                base, **overrides, mode=base.mode if "mode" not in overrides else overrides["mode"]
+            )
         return base
 
     @property
@@ -293,6 +383,8 @@ class _Periods:
         self.type_res = type_res
         self.type_it = type_it
         self._raw: dict[tuple[int, ...], float] = {}
+        self._weight: dict[tuple[int, ...], float] = {}
+        self._period: dict[tuple[int, ...], float] = {}
 
     def raw(self, types: tuple[int, ...]) -> float:
         """Best period before interference, members in the given order."""
@@ -317,19 +409,28 @@ class _Periods:
         return value
 
     def period(self, types: tuple[int, ...]) -> float:
-        raw = self.raw(types)
-        if len(types) >= 2:
-            raw *= self.config.interference[len(types) - 2]
-        return raw
+        got = self._period.get(types)
+        if got is None:
+            got = self.raw(types)
+            if len(types) >= 2:
+                got *= self.config.interference[len(types) - 2]
+            self._period[types] = got
+        return got
 
     def weight(self, types: tuple[int, ...]) -> float:
+        got = self._weight.get(types)
+        if got is not None:
+            return got
         if self.config.weight_model == "eq4":
             arr = self.type_res[list(types)]
             period = self.raw(types)
             k = arr.shape[1]
-            return float(1.0 - np.sum((period - arr.sum(axis=0)) / period) / k)
-        used = float(self.type_res[list(types)].sum())
-        return used / (self.period(types) * 4)
+            got = float(1.0 - np.sum((period - arr.sum(axis=0)) / period) / k)
+        else:
+            used = float(self.type_res[list(types)].sum())
+            got = used / (self.period(types) * 4)
+        self._weight[types] = got
+        return got
 
 
 # --------------------------------------------------------------------------- state
@@ -361,7 +462,9 @@ class _State:
         self.models = models
         self.oh_solo = np.array(
             [
-                START_OVERHEAD_S.get(int(g), {}).get(m, _DEFAULT_OVERHEAD_S) if config.start_overhead else 0.0
+                START_OVERHEAD_S.get(int(g), {}).get(m, _DEFAULT_OVERHEAD_S)
+                if config.start_overhead
+                else 0.0
                 for g, m in zip(self.g, models, strict=True)
             ],
             dtype=float,
@@ -385,7 +488,10 @@ class _State:
         inv = sorted(keys, key=keys.get)
         self.type_res = np.array([k[:3] for k in inv], dtype=float)
         self.type_it = np.array([k[3] for k in inv], dtype=float)
-        self.start_events = _group_times(self.submit)
+        admit = self.submit
+        if config.round_s is not None:
+            admit = np.ceil(self.submit / config.round_s) * config.round_s
+        self.start_events = _group_times(admit)
         # cluster
         self.gpn = config.gpus_per_node
         self.nodes = config.num_nodes
@@ -419,11 +525,15 @@ class _State:
         dt = t - self.last_check[idx]
         tmp = np.maximum(dt - oh, 0.0)
         self.rem[idx] -= tmp / self.it_cur[idx]
-        self.total_exec[idx] += t - self.last_check[idx]
+        # the original writes ``total = total + event_time - last_check``: (total + t) - last
+        self.total_exec[idx] = (self.total_exec[idx] + t) - self.last_check[idx]
         self.last_check[idx] = t
 
     def complete(self, t: float, jobs: Sequence[int]) -> None:
+        """Finish ``jobs`` at ``t``; the last segment's progress (uncharged) is booked for checks."""
         for j in jobs:
+            if self.running[j]:
+                self.rem[j] -= (t - self.last_check[j]) / self.it_cur[j]
             self.total_exec[j] += t - self.last_check[j]
             self.end[j] = t
             self.done[j] = True
@@ -484,7 +594,9 @@ class _State:
 
     def metrics(self, trace: MuriTrace, policy: str, runtime: float) -> SimMetrics:
         if not self.done.all():
-            raise DdlschedError(f"simulation ended with {int((~self.done).sum())} unfinished job(s)")
+            raise DdlschedError(
+                f"simulation ended with {int((~self.done).sum())} unfinished job(s)"
+            )
         jct = self.end - self.submit
         n = self.n
         makespan = float(self.end.max())
@@ -617,6 +729,30 @@ def _run_shortest(st: _State, gputime: bool) -> None:
 # --------------------------------------------------------------------------- Tiresias
 
 
+def _fit_by_count(gs: np.ndarray, free: int) -> tuple[np.ndarray, int]:
+    """Walk ``gs`` in order, taking every job with ``g <= free`` (free GPUs counted only).
+
+    Runs of jobs that all fit are taken at once (their cumulative GPUs stay
+    within ``free``); the first job of a run that does not fit is skipped.
+    """
+    ok = np.zeros(gs.size, dtype=bool)
+    pos = 0
+    while pos < gs.size and free > 0:
+        sub = gs[pos:]
+        cum = np.cumsum(sub)
+        k = int(np.searchsorted(cum, free, side="right"))
+        if k > 0:
+            ok[pos : pos + k] = True
+            free -= int(cum[k - 1])
+            pos += k
+            continue
+        hit = np.flatnonzero(sub <= free)
+        if hit.size == 0:
+            break
+        pos += int(hit[0])
+    return ok, free
+
+
 def _run_tiresias(st: _State) -> None:
     """``dlas_sim_jobs(gputime=True)``: discretised 2D-LAS, three queues, free-GPU counting."""
     limits = st.config.tiresias_thresholds
@@ -660,7 +796,7 @@ def _run_tiresias(st: _State) -> None:
         if run.size:
             last = st.last_check[run].copy()
             st.progress(t, run)
-            st.exec_time[run] += t - last
+            st.exec_time[run] = (st.exec_time[run] + t) - last  # same order as the original
             attained = st.exec_time[run] * st.g[run]
             q = qid[run]
             lim = np.array([*limits, math.inf])[q]
@@ -678,16 +814,7 @@ def _run_tiresias(st: _State) -> None:
                 continue
             arr = np.array(queue, dtype=np.int64)
             gs = st.g[arr]
-            ok = np.zeros(arr.size, dtype=bool)
-            pos = 0
-            while pos < arr.size and free > 0:
-                hit = np.flatnonzero(gs[pos:] <= free)
-                if hit.size == 0:
-                    break
-                j = pos + int(hit[0])
-                ok[j] = True
-                free -= int(gs[j])
-                pos = j + 1
+            ok, free = _fit_by_count(gs, free)
             was = st.running[arr]
             newly = arr[ok & ~was]
             st.start[newly[st.start[newly] == _MAXSIZE]] = t
@@ -716,33 +843,26 @@ def _run_tiresias(st: _State) -> None:
 # --------------------------------------------------------------------------- AntMan
 
 
-class _AntmanCluster:
-    """GPU-level state of AntMan (node.py): guaranteed (0) / opportunistic (1) jobs per GPU."""
-
-    def __init__(self, nodes: int, gpn: int):
-        self.gpn = gpn
-        self.free = [gpn] * nodes
-        self.jobs = [[([], []) for _ in range(gpn)] for _ in range(nodes)]
-        self.util = [[0.0] * gpn for _ in range(nodes)]
-
-    def free_p0(self, n: int) -> list[int]:
-        return [i for i in range(self.gpn) if not self.jobs[n][i][0]]
-
-
-def _antman_alloc_p0(cl: _AntmanCluster, n: int, gpus: list[int], j: int, util: float) -> None:
-    cl.free[n] -= len(gpus)
-    for i in gpus:
-        cl.jobs[n][i][0].append(j)
-        cl.util[n][i] += util
-
-
 def _run_antman(st: _State) -> None:
-    """``antman_sim_jobs``: non-preemptive FIFO by (priority, submit); GPU sharing."""
-    cl = _AntmanCluster(st.nodes, st.gpn)
-    gpn = st.gpn
+    """``antman_sim_jobs``: non-preemptive FIFO by (priority, submit); GPU sharing.
+
+    GPU-level state as in node.py: per GPU the guaranteed (priority 0) and
+    opportunistic (1) jobs and a utilisation number (guaranteed jobs add
+    0.1, opportunistic 0.9, with the original's float operations in the
+    original's order, so that ties in "least utilised" break identically).
+    Only jobs that can change the state are visited (the others would fail
+    without side effects).
+    """
+    nodes, gpn = st.nodes, st.gpn
+    util = np.zeros((nodes, gpn))
+    p0_occ = np.zeros((nodes, gpn), dtype=np.int64)
+    p1_occ = np.zeros((nodes, gpn), dtype=np.int64)
+    gpu_jobs: list[list[tuple[list[int], list[int]]]] = [
+        [([], []) for _ in range(gpn)] for _ in range(nodes)
+    ]
     gpu_util = np.where(st.prio == 0, 0.1, 0.9)
     remaining_gpu = st.g.copy()
-    last_node = np.full(st.n, -1, dtype=np.int64)
+    last_node = np.zeros(st.n, dtype=np.int64)
     placement: dict[int, list[tuple[int, int]]] = {}  # job -> [(node, gpu)] in allocation order
     cap = st.config.antman_util_cap
     key_order = np.lexsort((np.arange(st.n), st.submit, st.prio))
@@ -753,89 +873,89 @@ def _run_antman(st: _State) -> None:
     end_event: tuple[float, list[int]] | None = None
     active = np.zeros(st.n, dtype=bool)
 
+    def alloc_p0(n: int, gpus: list[int], j: int) -> None:
+        value = gpu_util[j] - 0.01
+        for i in gpus:
+            gpu_jobs[n][i][0].append(j)
+            p0_occ[n, i] += 1
+            util[n, i] += value
+        placement.setdefault(j, []).extend((n, i) for i in gpus)
+        remaining_gpu[j] -= len(gpus)
+
     def add_util_all(j: int) -> None:
         for n, i in placement[j]:
-            cl.util[n][i] += 0.01
+            util[n, i] += 0.01
+
+    def free_p0(n: int) -> list[int]:
+        return np.flatnonzero(p0_occ[n] == 0).tolist()
 
     def place(j: int) -> bool:
         g = int(st.g[j])
         if st.prio[j] == 1:
-            cands = [(n, i) for n in range(st.nodes) for i in range(gpn) if cl.util[n][i] < cap]
-            if len(cands) < g:
+            flat = util.reshape(-1)
+            cands = np.flatnonzero(flat < cap)
+            if cands.size < g:
                 return False
-            cands.sort(key=lambda c: cl.util[c[0]][c[1]])
-            chosen = cands[:g]
-            for n, i in chosen:
-                cl.util[n][i] += gpu_util[j]
-                cl.jobs[n][i][1].append(j)
-            placement[j] = chosen
+            chosen = cands[np.argsort(flat[cands], kind="stable")][:g]
+            for c in chosen.tolist():
+                n, i = divmod(c, gpn)
+                util[n, i] += gpu_util[j]
+                gpu_jobs[n][i][1].append(j)
+                p1_occ[n, i] += 1
+            placement[j] = [divmod(c, gpn) for c in chosen.tolist()]
             remaining_gpu[j] = 0
             return True
-        util = gpu_util[j] - 0.01
-        if g > gpn:  # try_cross_node_alloc_antman: whole free nodes, reserved as found
+        if g > gpn:  # whole free nodes, reserved as they are found
             need = int(remaining_gpu[j]) // gpn
-            full = [n for n in range(st.nodes) if len(cl.free_p0(n)) >= gpn][:need]
+            full = [n for n in range(nodes) if not p0_occ[n].any()][:need]
             for n in full:
-                _antman_alloc_p0(cl, n, list(range(gpn)), j, util)
-                placement.setdefault(j, []).extend((n, i) for i in range(gpn))
-            remaining_gpu[j] -= len(full) * gpn
+                alloc_p0(n, list(range(gpn)), j)
             if len(full) == need:
                 add_util_all(j)
                 return True
             return False
         need = int(remaining_gpu[j])
         if need == g:
-            best_n, best_cnt, best_list = -1, 0, []
-            for n in range(st.nodes):
-                avail = cl.free_p0(n)
+            best_n, best_list = -1, []
+            for n in range(nodes):
+                avail = free_p0(n)
                 if len(avail) >= need:
-                    _antman_alloc_p0(cl, n, avail[:need], j, util)
-                    placement[j] = [(n, i) for i in avail[:need]]
-                    remaining_gpu[j] = 0
+                    alloc_p0(n, avail[:need], j)
                     last_node[j] = n
                     add_util_all(j)
                     return True
-                if len(avail) > best_cnt:
-                    best_n, best_cnt, best_list = n, len(avail), avail
-            if best_cnt > 0:
-                _antman_alloc_p0(cl, best_n, best_list, j, util)
-                placement[j] = [(best_n, i) for i in best_list]
-                remaining_gpu[j] -= best_cnt
+                if len(avail) > len(best_list):
+                    best_n, best_list = n, avail
+            if best_list:
+                alloc_p0(best_n, best_list, j)
                 last_node[j] = best_n
             return False
         n = int(last_node[j])
-        avail = cl.free_p0(n)
+        avail = free_p0(n)
         if len(avail) >= need:
-            _antman_alloc_p0(cl, n, avail[:need], j, util)
-            placement[j].extend((n, i) for i in avail[:need])
-            remaining_gpu[j] = 0
+            alloc_p0(n, avail[:need], j)
             add_util_all(j)
             return True
         if avail:
-            _antman_alloc_p0(cl, n, avail, j, util)
-            placement[j].extend((n, i) for i in avail)
-            remaining_gpu[j] -= len(avail)
+            alloc_p0(n, avail, j)
         return False
 
     def release(j: int) -> None:
         p = int(st.prio[j])
-        per_node: dict[int, int] = {}
+        occ = p0_occ if p == 0 else p1_occ
         for n, i in placement.pop(j, []):
-            lst = cl.jobs[n][i][p]
+            lst = gpu_jobs[n][i][p]
             if j in lst:
                 lst.remove(j)
-                cl.util[n][i] -= gpu_util[j]
-            per_node[n] = per_node.get(n, 0) + 1
-        if p != 1:
-            for n, cnt in per_node.items():
-                cl.free[n] = min(gpn, cl.free[n] + cnt)
+                occ[n, i] -= 1
+                util[n, i] -= gpu_util[j]
 
     def opportunistic_iter_time(j: int) -> float:
         mine = st.it[j]
         co: set[int] = set()
         for n, i in placement[j]:
-            co.update(cl.jobs[n][i][0])
-            co.update(x for x in cl.jobs[n][i][1] if x != j)
+            co.update(gpu_jobs[n][i][0])
+            co.update(x for x in gpu_jobs[n][i][1] if x != j)
         iter_time = mine
         for c in co:
             if st.prio[c] == 0:
@@ -873,17 +993,32 @@ def _run_antman(st: _State) -> None:
         st.progress(t, run)
         pend = runnable[~st.running[runnable]]
         st.last_check[pend] = t
-        for j in pend[np.argsort(rank[pend], kind="stable")].tolist():
+        pend = pend[np.argsort(rank[pend], kind="stable")]
+        pg, pp = st.g[pend], st.prio[pend]
+        pos = 0
+        while pos < pend.size:
+            free_cnt = (p0_occ == 0).sum(axis=1)
+            below = int(np.count_nonzero(util < cap))
+            n_full = int(np.count_nonzero(free_cnt == gpn))
+            g, p = pg[pos:], pp[pos:]
+            remg = remaining_gpu[pend[pos:]]
+            can = (p == 1) & (g <= below)
+            can |= (p == 0) & (g > gpn) & (n_full >= 1)
+            small0 = (p == 0) & (g <= gpn)
+            can |= small0 & (remg == g) & (free_cnt.max() >= 1)
+            can |= small0 & (remg < g) & (free_cnt[last_node[pend[pos:]]] >= 1)
+            hit = np.flatnonzero(can)
+            if hit.size == 0:
+                break
+            j = int(pend[pos + int(hit[0])])
+            pos += int(hit[0]) + 1
             if place(j):
                 if st.start[j] == _MAXSIZE:
                     st.start[j] = t
                 st.running[j] = True
         run = runnable[st.running[runnable]]
         run = run[np.argsort(rank[run], kind="stable")]
-        busy = sum(
-            1 for n in range(st.nodes) for i in range(gpn) if cl.jobs[n][i][0] or cl.jobs[n][i][1]
-        )
-        st.record(t, busy)
+        st.record(t, int(np.count_nonzero((p0_occ > 0) | (p1_occ > 0))))
         if run.size == 0:
             end_event = None
             continue
@@ -894,7 +1029,7 @@ def _run_antman(st: _State) -> None:
         assert grp is not None
         first_t, members = grp
         close = np.flatnonzero(np.abs(ends_at - first_t) <= 1e-4)
-        extra = [int(run[p]) for p in close.tolist() if int(run[p]) not in members]
+        extra = [int(run[q]) for q in close.tolist() if int(run[q]) not in members]
         end_event = (first_t, members + extra)
 
 
@@ -1009,7 +1144,14 @@ def _run_themis(st: _State) -> None:
             upd = order[seen]
             cum_iso[upd] += (prev_rem[upd] - st.rem[upd]) / prev_iso[upd]
             denom = cum_iso[order] + st.rem[order] / iso
-            x = _themis_shares(t - st.submit[order], st.rem[order], denom, st.g[order].astype(float), total, tput[order])
+            x = _themis_shares(
+                t - st.submit[order],
+                st.rem[order],
+                denom,
+                st.g[order].astype(float),
+                total,
+                tput[order],
+            )
             prev_rem[order] = st.rem[order]
             prev_iso[order] = iso
             executed = st.total_exec[order]
@@ -1042,11 +1184,122 @@ def _run_themis(st: _State) -> None:
 # --------------------------------------------------------------------------- Muri
 
 
+def _violated_odd_set(support, ends, x, cnt) -> tuple[int, ...] | None:
+    """A set ``S`` of ``support`` with ``c(S)`` odd and ``x(E[S]) > floor(c(S)/2)`` (smallest first)."""
+    k = len(support)
+    bit = {v: 1 << i for i, v in enumerate(support)}
+    subsets = np.arange(1, 1 << k, dtype=np.int64)
+    total = np.zeros(subsets.size, dtype=np.int64)
+    for v, b in bit.items():
+        total += np.where(subsets & b, cnt[v], 0)
+    lhs = np.zeros(subsets.size)
+    for p, (u, v) in enumerate(ends):
+        if x[p] > 1e-9 and u in bit and v in bit:
+            mask = bit[u] | bit[v]
+            lhs += np.where((subsets & mask) == mask, x[p], 0.0)
+    bad = np.flatnonzero((total % 2 == 1) & (lhs > total // 2 + 1e-7))
+    if bad.size == 0:
+        return None
+    sizes = np.array([bin(int(s)).count("1") for s in subsets[bad]])
+    chosen = int(subsets[bad[int(np.argmin(sizes))]])
+    return tuple(v for v, b in bit.items() if chosen & b)
+
+
 class _TypedMatcher:
-    """Maximum-weight matching of typed nodes as a small integer program (memoised)."""
+    """Maximum-weight matching of typed nodes as a b-matching over type counts (memoised).
+
+    ``max sum_{a <= b} w_ab n_ab`` s.t. ``sum_b n_ab + 2 n_aa <= c_a`` (type
+    ``a`` has ``c_a`` nodes), ``n`` integer: the weight of a maximum-weight
+    matching of the concrete nodes, since weights depend only on the types.
+    Solved exactly as a linear program over Edmonds' b-matching polytope
+    (degree rows plus the odd-set rows ``sum_{a,b in S} n_ab <= floor(c(S)/2)``
+    for ``c(S)`` odd, added as cutting planes when the LP vertex is
+    fractional); an integral LP vertex is an optimal matching. If no
+    violated odd set is found among the fractional support, the integer
+    program is solved instead. HiGHS through highspy, one reused instance.
+    """
 
     def __init__(self):
         self._cache: dict[tuple, list[tuple[int, int, int]]] = {}
+        self._highs = None
+
+    def _exact(self, types, pairs, counts) -> np.ndarray:
+        pos = {t: i for i, t in enumerate(types)}
+        ends = [(pos[a], pos[b]) for a, b, _ in pairs]
+        cnt = [counts[t] for t in types]
+        sets: list[tuple[int, ...]] = []
+        for _ in range(50):
+            x = self._solve(types, pairs, counts, sets, integer=False)
+            frac = np.flatnonzero(np.abs(x - np.round(x)) > 1e-7).tolist()
+            if not frac:
+                return x
+            # vertices joined to the fractional edges by positive edges
+            support = {v for p in frac for v in ends[p]}
+            positive = [ends[p] for p in np.flatnonzero(x > 1e-7).tolist()]
+            grown = True
+            while grown:
+                grown = False
+                for u, v in positive:
+                    if (u in support) != (v in support):
+                        support.update((u, v))
+                        grown = True
+            support = sorted(support)
+            violated = _violated_odd_set(support, ends, x, cnt) if len(support) <= 14 else None
+            if violated is None:
+                break
+            sets.append(violated)
+        return self._solve(types, pairs, counts, sets, integer=True)
+
+    def _solve(self, types, pairs, counts, odd_sets, integer: bool) -> np.ndarray:
+        import highspy
+
+        if self._highs is None:
+            self._highs = highspy.Highs()
+            self._highs.setOptionValue("output_flag", False)
+            self._highs.setOptionValue("threads", 1)
+            self._highs.setOptionValue("presolve", "off")
+            self._highs.setOptionValue("mip_rel_gap", 0.0)
+        h = self._highs
+        h.clearModel()
+        pos = {t: i for i, t in enumerate(types)}
+        n = len(pairs)
+        num_types = len(types)
+        rows = num_types + len(odd_sets)
+        us = np.fromiter((pos[a] for a, _, _ in pairs), dtype=np.int64, count=n)
+        vs = np.fromiter((pos[b] for _, b, _ in pairs), dtype=np.int64, count=n)
+        cnt = np.array([counts[t] for t in types], dtype=np.int64)
+        dense = np.zeros((n, rows))
+        cols = np.arange(n)
+        dense[cols, us] += 1.0
+        dense[cols, vs] += 1.0
+        if odd_sets:
+            member = np.zeros((len(odd_sets), num_types), dtype=bool)
+            for k, subset in enumerate(odd_sets):
+                member[k, list(subset)] = True
+            dense[:, num_types:] = (member[:, us] & member[:, vs]).T
+        col_idx, row_idx = np.nonzero(dense)
+        lp = highspy.HighsLp()
+        lp.num_col_ = n
+        lp.num_row_ = rows
+        lp.col_cost_ = -np.fromiter((w for _, _, w in pairs), dtype=float, count=n)
+        lp.col_lower_ = np.zeros(n)
+        lp.col_upper_ = np.where(us == vs, cnt[us] // 2, np.minimum(cnt[us], cnt[vs])).astype(float)
+        lp.row_lower_ = np.full(rows, -highspy.kHighsInf)
+        odd_ub = [int(cnt[list(subset)].sum()) // 2 for subset in odd_sets]
+        lp.row_upper_ = np.concatenate([cnt.astype(float), np.array(odd_ub, dtype=float)])
+        lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+        lp.a_matrix_.start_ = np.searchsorted(col_idx, np.arange(n + 1)).astype(np.int32)
+        lp.a_matrix_.index_ = row_idx.astype(np.int32)
+        lp.a_matrix_.value_ = dense[col_idx, row_idx]
+        if integer:
+            lp.integrality_ = [highspy.HighsVarType.kInteger] * n
+        h.passModel(lp)
+        h.run()
+        if h.getModelStatus() != highspy.HighsModelStatus.kOptimal:  # pragma: no cover
+            raise DdlschedError(
+                f"Muri matching: HiGHS returned {h.modelStatusToString(h.getModelStatus())}"
+            )
+        return np.array(h.getSolution().col_value)
 
     def solve(self, counts: dict[tuple[int, ...], int], weight, size_of, max_size: int):
         key = tuple(sorted(counts.items()))
@@ -1066,26 +1319,9 @@ class _TypedMatcher:
                     pairs.append((a, b, w))
         result: list[tuple[int, int, int]] = []
         if pairs:
-            from scipy.optimize import Bounds, LinearConstraint, milp
-
-            c = -np.array([w for _, _, w in pairs])
-            a_mat = np.zeros((len(types), len(pairs)))
-            pos = {t: i for i, t in enumerate(types)}
+            x = self._exact(types, pairs, counts)
             for p, (a, b, _) in enumerate(pairs):
-                a_mat[pos[a], p] += 1
-                a_mat[pos[b], p] += 1
-            ub_counts = np.array([counts[t] for t in types], dtype=float)
-            upper = np.array([counts[a] // 2 if a == b else min(counts[a], counts[b]) for a, b, _ in pairs], dtype=float)
-            res = milp(
-                c,
-                constraints=LinearConstraint(a_mat, -np.inf, ub_counts),
-                integrality=np.ones(len(pairs)),
-                bounds=Bounds(np.zeros(len(pairs)), upper),
-            )
-            if res.x is None:  # pragma: no cover - always feasible (x = 0)
-                raise DdlschedError(f"Muri matching failed: {res.message}")
-            for p, (a, b, _) in enumerate(pairs):
-                k = int(round(res.x[p]))
+                k = int(np.rint(x[p]))
                 if k > 0:
                     result.append((a, b, k))
             result.sort(key=lambda r: -weight(r[0], r[1]))
@@ -1107,36 +1343,65 @@ def _run_muri(st: _State, know_duration: bool) -> None:
     ev = 0
     end_event: tuple[float, list[int]] | None = None
 
+    type_list = st.type_of.tolist()
+    overhead_memo: dict[tuple[int, ...], float] = {}
+
+    def group_overhead(nd: tuple[int, ...], g: int) -> float:
+        got = overhead_memo.get(nd)
+        if got is None:
+            table = START_OVERHEAD_S.get(g, {})
+            got = overhead_memo[nd] = float(
+                sum(table.get(st.models[m], _DEFAULT_OVERHEAD_S) for m in nd)
+            )
+        return got
+
+    node_key: dict[tuple[int, ...], tuple[int, ...]] = {}
+    pair_w: dict[tuple[tuple[int, ...], tuple[int, ...]], float] = {}
+
     def node_types(node: tuple[int, ...]) -> tuple[int, ...]:
-        return tuple(int(st.type_of[j]) for j in node)
+        return tuple(type_list[j] for j in node)
+
+    def key_of(node: tuple[int, ...]) -> tuple[int, ...]:
+        got = node_key.get(node)
+        if got is None:
+            got = node_key[node] = tuple(sorted(type_list[j] for j in node))
+        return got
 
     def pair_weight(a: tuple[int, ...], b: tuple[int, ...]) -> float:
-        return max(periods.weight(a + b), periods.weight(b + a))
+        got = pair_w.get((a, b))
+        if got is None:
+            got = pair_w[(a, b)] = max(periods.weight(a + b), periods.weight(b + a))
+        return got
 
-    def group(bucket_nodes: dict[int, list[tuple[int, ...]]], required: int) -> dict[int, list[tuple[int, ...]]]:
+    def group(
+        bucket_nodes: dict[int, list[tuple[int, ...]]], required: int
+    ) -> dict[int, list[tuple[int, ...]]]:
         """Repeated matching of candidate nodes while they need more GPUs than the cluster has."""
+        if required <= total:  # every candidate runs alone (the original matches, then splits)
+            return bucket_nodes
         for _ in range(packing_num):
             ready: list[tuple[int, tuple[int, ...], tuple[int, ...] | None]] = []
             for g, nodes in bucket_nodes.items():
-                if required > total:
-                    counts: dict[tuple[int, ...], int] = {}
-                    for nd in nodes:
-                        counts[tuple(sorted(node_types(nd)))] = counts.get(tuple(sorted(node_types(nd))), 0) + 1
-                    plan = matcher.solve(counts, lambda a, b: pair_weight(a, b), len, packing_num)
-                else:
-                    plan = []
-                by_type: dict[tuple[int, ...], list[int]] = {}
-                for p, nd in enumerate(nodes):
-                    by_type.setdefault(tuple(sorted(node_types(nd))), []).append(p)
+                keys = [key_of(nd) for nd in nodes]
+                counts: dict[tuple[int, ...], int] = {}
+                for k in keys:
+                    counts[k] = counts.get(k, 0) + 1
+                plan = (
+                    matcher.solve(counts, pair_weight, len, packing_num) if len(nodes) > 1 else []
+                )
                 partner: dict[int, int] = {}
-                for a, b, k in plan:
-                    for _ in range(k):
+                if plan:
+                    by_type: dict[tuple[int, ...], list[int]] = {}
+                    for p, k in enumerate(keys):
+                        by_type.setdefault(k, []).append(p)
+                    for a, b, cnt in plan:
                         la, lb = by_type[a], by_type[b]
-                        if a == b:
-                            u, v = la.pop(0), la.pop(0)
-                        else:
-                            u, v = la.pop(0), lb.pop(0)
-                        partner[u], partner[v] = v, u
+                        for _ in range(cnt):
+                            if a == b:
+                                u, v = la.pop(0), la.pop(0)
+                            else:
+                                u, v = la.pop(0), lb.pop(0)
+                            partner[u], partner[v] = v, u
                 for p in range(len(nodes)):
                     q = partner.get(p)
                     if q is None:
@@ -1181,7 +1446,11 @@ def _run_muri(st: _State, know_duration: bool) -> None:
         start_t = events[ev][0] if ev < len(events) else math.inf
         end_t = end_event[0] if end_event else math.inf
         starts = ends = None
-        if end_event is not None and ev < len(events) and math.isclose(end_t, start_t, abs_tol=1e-4):
+        if (
+            end_event is not None
+            and ev < len(events)
+            and math.isclose(end_t, start_t, abs_tol=1e-4)
+        ):
             t, starts, ends = start_t, events[ev][1], end_event[1]
             ev += 1
         elif end_t < start_t:
@@ -1230,7 +1499,10 @@ def _run_muri(st: _State, know_duration: bool) -> None:
                 if len(failed) == len(buckets):
                     break
         bucket_nodes = {
-            g: [(int(j),) for j in bucket_members[g][: min(leaders[g] * packing_num, bucket_members[g].size)]]
+            g: [
+                (int(j),)
+                for j in bucket_members[g][: min(leaders[g] * packing_num, bucket_members[g].size)]
+            ]
             for g in buckets
         }
         required = sum(g * len(v) for g, v in bucket_nodes.items())
@@ -1247,37 +1519,30 @@ def _run_muri(st: _State, know_duration: bool) -> None:
             for nd in nodes:
                 for j in nd:
                     member_of[j] = nd
+        is_member = np.zeros(st.n, dtype=bool)
+        if member_of:
+            is_member[np.fromiter(member_of, dtype=np.int64)] = True
         free = [st.gpn] * st.nodes
         placed_groups: set[tuple[int, ...]] = set()
         new_running = np.zeros(st.n, dtype=bool)
         busy = 0
-        for j in order.tolist():
-            nd = member_of.get(j)
-            if nd is None:
-                continue
-            types = node_types(nd)
-            st.it_cur[j] = periods.period(types)
-            st.overhead[j] = float(st.oh_solo_at(nd, int(st.g[j]))) if cfg.start_overhead else 0.0
+        for j in order[is_member[order]].tolist():
+            nd = member_of[j]
+            g = int(st.g[j])
+            st.it_cur[j] = periods.period(node_types(nd))
+            st.overhead[j] = group_overhead(nd, g) if cfg.start_overhead else 0.0
             if nd in placed_groups:
                 new_running[j] = True
-            elif st.yarn(free, int(st.g[j])):
+            elif st.yarn(free, g):
                 placed_groups.add(nd)
                 new_running[j] = True
-                busy += int(st.g[j])
+                busy += g
         newly = np.flatnonzero(new_running & ~st.running)
         st.start[newly[st.start[newly] == _MAXSIZE]] = t
         st.running[order] = new_running[order]
         run = order[st.running[order]]
         st.record(t, busy)
         end_event = _earliest_end_group(run, t + st.rem[run] * st.it_cur[run])
-
-
-def _oh_solo_at(self: _State, members: tuple[int, ...], g: int) -> float:
-    table = START_OVERHEAD_S.get(g, {})
-    return float(sum(table.get(self.models[m], _DEFAULT_OVERHEAD_S) for m in members))
-
-
-_State.oh_solo_at = _oh_solo_at  # type: ignore[attr-defined]
 
 
 def _autopack(st: _State, packings, periods: _Periods, order: np.ndarray):

@@ -69,11 +69,22 @@ class MuriTrace:
 
     def __post_init__(self) -> None:
         n = len(self.job_id)
-        for field in ("num_gpu", "submit_ms", "iterations", "duration_ms", "iteration_time_ms", "priority"):
+        for field in (
+            "num_gpu",
+            "submit_ms",
+            "iterations",
+            "duration_ms",
+            "iteration_time_ms",
+            "priority",
+        ):
             if len(getattr(self, field)) != n:
-                raise InvalidInstanceError(f"trace {self.name}: column {field} has the wrong length")
+                raise InvalidInstanceError(
+                    f"trace {self.name}: column {field} has the wrong length"
+                )
         if len(self.model) != n or self.resource_time_ms.shape != (n, 3):
-            raise InvalidInstanceError(f"trace {self.name}: model/resource columns have the wrong length")
+            raise InvalidInstanceError(
+                f"trace {self.name}: model/resource columns have the wrong length"
+            )
         if n == 0:
             raise InvalidInstanceError(f"trace {self.name}: no jobs")
         g = self.num_gpu
@@ -116,8 +127,18 @@ def _read_muri_csv(path: Path, name: str) -> MuriTrace:
             rows = list(csv.DictReader(fh))
     except OSError as exc:
         raise DdlschedError(f"cannot read trace {path}: {exc.strerror}") from None
-    need = ("job_id", "num_gpu", "submit_time", "iterations", "model_name", "duration",
-            "iteration_time", "resource_time_0", "resource_time_1", "resource_time_2")
+    need = (
+        "job_id",
+        "num_gpu",
+        "submit_time",
+        "iterations",
+        "model_name",
+        "duration",
+        "iteration_time",
+        "resource_time_0",
+        "resource_time_1",
+        "resource_time_2",
+    )
     if not rows or any(k not in rows[0] for k in need):
         raise InvalidInstanceError(f"{path}: not a Muri trace (needs columns {', '.join(need)})")
     try:

@@ -1,0 +1,61 @@
+"""Speed of the Muri family: trace 2 under every policy, and the exact grouping ILP at 40 jobs.
+
+    python benchmarks/muri_speed.py --workers 2
+
+Budgets (issue 5): every policy on trace 2 (5,755 jobs) in under 2 minutes in
+total on 2 cores; the exact grouping ILP for a bucket of 40 jobs with k = 4
+in under 60 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+
+from ddlsched.models.muri import exact_grouping
+from ddlsched.sim.muri import simulate
+from ddlsched.workloads.muri import generate
+from ddlsched.workloads.muri_traces import load_trace
+
+
+def run(policy):
+    m = simulate(load_trace("trace2"), policy)
+    return policy, m.runtime_s
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--ilp-seeds", type=int, default=5)
+    args = ap.parse_args()
+    print(f"nproc {os.cpu_count()}")
+    order = ["muri-l", "muri-s", "themis", "tiresias", "srsf", "srtf", "antman"]
+    started = time.perf_counter()
+    with ProcessPoolExecutor(args.workers) as pool:
+        times = list(pool.map(run, order))
+    wall = time.perf_counter() - started
+    for p, t in times:
+        print(f"trace2 {p:9s} {t:6.1f} s")
+    print(
+        f"trace2 all policies: {wall:.1f} s wall on {args.workers} workers (sum {sum(t for _, t in times):.1f} s)"
+    )
+    for seed in range(args.ilp_seeds):
+        inst = generate("bucket40", seed)
+        t0 = time.perf_counter()
+        res = exact_grouping(inst, time_limit_s=60)
+        full = time.perf_counter() - t0
+        print(
+            f"bucket40 seed {seed}: {res.status}, {res.info['candidate_groups']} columns after pruning, "
+            f"solver {res.runtime_s:.2f} s, total {full:.2f} s"
+        )
+        t0 = time.perf_counter()
+        res = exact_grouping(inst, time_limit_s=60, prune=False)
+        print(
+            f"   without pruning: {res.status}, {res.info['candidate_groups']} columns, total {time.perf_counter() - t0:.2f} s"
+        )
+
+
+if __name__ == "__main__":
+    main()

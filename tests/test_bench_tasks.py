@@ -1,0 +1,63 @@
+"""Tasks: instance sizes across families, rows of a directly executed task."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ddlsched.bench.store import SCHEMA
+from ddlsched.bench.suite import parse_suite
+from ddlsched.bench.tasks import ROW_FIELDS, execute, expand, instance_size
+from ddlsched.registry import families, get_family
+
+
+def test_row_fields_and_schema_agree():
+    assert list(ROW_FIELDS) == SCHEMA.names
+
+
+@pytest.mark.parametrize(
+    ("family", "preset", "expected"),
+    [("rar", "small", "jobs"), ("placement", "small", "replicas"), ("muri", "small", "jobs")],
+)
+def test_instance_size_is_jobs_or_replicas(family, preset, expected):
+    if family not in {f.name for f in families()}:
+        pytest.skip(f"family {family} not registered")
+    instance = get_family(family).generate(preset, 0)
+    if expected == "jobs":
+        assert instance_size(instance) == len(instance.jobs)
+    else:
+        assert instance_size(instance) == sum(s.replicas for s in instance.stages)
+
+
+def test_execute_returns_a_full_row_with_evaluation_metrics():
+    suite = parse_suite(
+        {
+            "suite": {"name": "one"},
+            "instances": [{"family": "rar", "preset": "small", "seeds": [1]}],
+            "methods": [{"name": "sjf_bco"}],
+        }
+    )
+    (task,) = expand(suite)
+    sizes = []
+    row = execute(task, on_started=sizes.append)
+    assert set(row) == set(ROW_FIELDS)
+    assert row["status"] == "feasible" and row["objective"] > 0
+    assert sizes == [row["instance_size"]] and row["instance_size"] >= 4
+    metrics = json.loads(row["metrics"])
+    assert metrics["makespan"] == row["objective"]
+    assert "average_completion" in metrics
+    assert row["key"] == task.key and row["ddlsched_version"] == task.version
+
+
+def test_unknown_method_parameter_is_an_error_row():
+    suite = parse_suite(
+        {
+            "suite": {"name": "one"},
+            "instances": [{"family": "debug", "preset": "default", "seeds": [0]}],
+            "methods": [{"name": "noop", "params": {"nope": 1}}],
+        }
+    )
+    (task,) = expand(suite)  # parse_suite does not check the registry; execute does
+    row = execute(task)
+    assert row["status"] == "error" and "has no parameter(s) nope" in row["error"]
