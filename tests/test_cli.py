@@ -131,3 +131,18 @@ def test_console_script_entry_point(small_file):
     )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["status"] == "bound_only"
+
+
+@pytest.mark.parametrize("param", ["max_patterns=abc", "slot_width=0", "contention=sometimes"])
+def test_bad_method_parameter_values_are_one_line_errors(small_file, capsys, param):
+    code, _out, err = run(
+        capsys, "solve", "rar", str(small_file), "--method", "timeindexed", "--param", param
+    )
+    assert code == 2 and err.count("\n") == 1 and err.startswith("ddlsched: error:")
+
+
+def test_bad_heuristic_parameter_is_a_one_line_error(small_file, capsys):
+    code, _out, err = run(
+        capsys, "solve", "rar", str(small_file), "--method", "sjf_bco", "--param", "kappa=-3"
+    )
+    assert code == 2 and "kappa" in err

@@ -134,7 +134,7 @@ def _cmd_solve(args: argparse.Namespace) -> int:
         backend=args.backend,
         params=_parse_assignments(args.param, "--param"),
     )
-    result = run_method(fam.name, args.method, instance, options)
+    result = run_method(fam.name, args.method, instance, options, raise_errors=True)
     if args.json:
         print(json.dumps(result.to_dict(fam.schedule_json(result)), indent=2))
     else:

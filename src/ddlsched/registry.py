@@ -170,12 +170,21 @@ def get_method(family: str, name: str) -> Method:
         ) from None
 
 
-def run_method(family: str, name: str, instance: Any, options: RunOptions | None = None):
+def run_method(
+    family: str,
+    name: str,
+    instance: Any,
+    options: RunOptions | None = None,
+    *,
+    raise_errors: bool = False,
+):
     """Run a registered method; the wall time of the whole call is recorded.
 
     Unknown method parameters are refused. A :class:`DdlschedError` raised
-    inside the method (an infeasible schedule, a solver failure) becomes a
-    result with status ``error`` and the message in ``info['error']``.
+    inside the method (a bad parameter value, an infeasible schedule, a
+    solver failure) becomes a result with status ``error`` and the message in
+    ``info['error']``, so that a benchmark records it and goes on; with
+    ``raise_errors`` (the CLI's ``solve``) it propagates instead.
     """
     method = get_method(family, name)
     options = options or RunOptions()
@@ -189,6 +198,8 @@ def run_method(family: str, name: str, instance: Any, options: RunOptions | None
     try:
         result = method.run(instance, options)
     except DdlschedError as exc:
+        if raise_errors:
+            raise
         fam = get_family(family)
         result = SolveResult(
             family=family,

@@ -46,6 +46,13 @@ def heuristic_incumbents(instance: RarInstance, seed: int = 0) -> list[SolveResu
     return out
 
 
+def _positive_int(params, name: str, default: int) -> int:
+    value = params.get(name, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise DdlschedError(f"{name} must be a positive integer, got {value!r}")
+    return value
+
+
 def _limits(options: RunOptions) -> SolveLimits:
     return SolveLimits(time_limit_s=options.time_limit_s, seed=options.seed)
 
@@ -146,15 +153,13 @@ def _timeindexed(instance: RarInstance, options: RunOptions) -> SolveResult:
     params = {"slot_width": 1, "contention": "free", "max_patterns": 64, **options.params}
     if params["contention"] not in ("free", "worst"):
         raise DdlschedError(f"contention must be 'free' or 'worst', got {params['contention']!r}")
-    if not isinstance(params["slot_width"], int) or params["slot_width"] < 1:
-        raise DdlschedError(f"slot_width must be a positive integer, got {params['slot_width']!r}")
     report = timeindexed(
         instance,
         backend=options.backend,
         limits=_limits(options),
-        slot_width=params["slot_width"],
+        slot_width=_positive_int(params, "slot_width", 1),
         contention=params["contention"],
-        max_patterns=int(params["max_patterns"]),
+        max_patterns=_positive_int(params, "max_patterns", 64),
     )
     info = dict(report.info)
     info["solver_status"] = [str(s.status) for s in report.solves]
@@ -188,7 +193,7 @@ def _load_lb(instance: RarInstance, options: RunOptions) -> SolveResult:
         instance,
         backend=options.backend,
         limits=_limits(options),
-        max_patterns=int(options.params.get("max_patterns", 64)),
+        max_patterns=_positive_int(options.params, "max_patterns", 64),
     )
     return _result(
         "load_lb",

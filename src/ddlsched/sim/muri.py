@@ -678,6 +678,22 @@ def _stable_sort(order: np.ndarray, key: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------- SRTF / SRSF
 
 
+def _next_event(events, ev: int, end_event):
+    """The next event of a policy loop: ``(time, arriving jobs, finishing jobs, next ev)``.
+
+    ``events[ev]`` is the next arrival group, ``end_event`` the earliest
+    completion group; on a tie both happen at once (the original's order).
+    Either job list is ``None`` when that kind of event does not happen.
+    """
+    start_t = events[ev][0] if ev < len(events) else _MAXSIZE
+    end_t = end_event[0] if end_event else _MAXSIZE
+    if end_t < start_t:
+        return end_t, None, end_event[1], ev
+    if end_t > start_t:
+        return start_t, events[ev][1], None, ev + 1
+    return start_t, events[ev][1], end_event[1], ev + 1
+
+
 def _run_shortest(st: _State, gputime: bool) -> None:
     """``shortest_first_sim_jobs``: preemptive SRTF / SRSF with MS-YARN backfilling."""
     order = np.zeros(0, dtype=np.int64)  # runnable jobs in list order
@@ -689,17 +705,7 @@ def _run_shortest(st: _State, gputime: bool) -> None:
     while ev < len(events) or order.size:
         if ev == len(events) and end_event is None:
             raise DdlschedError("the cluster is not large enough to run the remaining jobs")
-        start_t = events[ev][0] if ev < len(events) else _MAXSIZE
-        end_t = end_event[0] if end_event else _MAXSIZE
-        starts = ends = None
-        if end_t < start_t:
-            t, ends = end_t, end_event[1]
-        elif end_t > start_t:
-            t, starts = start_t, events[ev][1]
-            ev += 1
-        else:
-            t, starts, ends = start_t, events[ev][1], end_event[1]
-            ev += 1
+        t, starts, ends, ev = _next_event(events, ev, end_event)
         if ends:
             st.complete(t, ends)
             order = order[~st.done[order]]
@@ -969,17 +975,7 @@ def _run_antman(st: _State) -> None:
     while ev < len(events) or active.any():
         if ev == len(events) and end_event is None:
             raise DdlschedError("the cluster is not large enough to run the remaining jobs")
-        start_t = events[ev][0] if ev < len(events) else _MAXSIZE
-        end_t = end_event[0] if end_event else _MAXSIZE
-        starts = ends = None
-        if end_t < start_t:
-            t, ends = end_t, end_event[1]
-        elif end_t > start_t:
-            t, starts = start_t, events[ev][1]
-            ev += 1
-        else:
-            t, starts, ends = start_t, events[ev][1], end_event[1]
-            ev += 1
+        t, starts, ends, ev = _next_event(events, ev, end_event)
         if ends:
             for j in ends:
                 release(j)
@@ -1114,17 +1110,7 @@ def _run_themis(st: _State) -> None:
     while ev < len(events) or order.size:
         if ev == len(events) and end_event is None:
             raise DdlschedError("the cluster is not large enough to run the remaining jobs")
-        start_t = events[ev][0] if ev < len(events) else _MAXSIZE
-        end_t = end_event[0] if end_event else _MAXSIZE
-        starts = ends = None
-        if end_t < start_t:
-            t, ends = end_t, end_event[1]
-        elif end_t > start_t:
-            t, starts = start_t, events[ev][1]
-            ev += 1
-        else:
-            t, starts, ends = start_t, events[ev][1], end_event[1]
-            ev += 1
+        t, starts, ends, ev = _next_event(events, ev, end_event)
         if ends:
             st.complete(t, ends)
             order = order[~st.done[order]]
