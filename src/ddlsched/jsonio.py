@@ -14,6 +14,7 @@ T = TypeVar("T")
 
 __all__ = [
     "check_fields",
+    "check_header",
     "load_instance",
     "read_json",
     "require_int",
@@ -68,6 +69,16 @@ def check_fields(
     if missing:
         raise InvalidInstanceError(f"{where}: missing field(s) {', '.join(map(repr, missing))}")
     return data
+
+
+def check_header(data: Mapping[str, Any], family: str, schema_version: int) -> None:
+    """Check the ``family`` and ``schema_version`` fields every instance file carries."""
+    if data["family"] != family:
+        raise InvalidInstanceError(f"family: expected {family!r}, got {data['family']!r}")
+    if data["schema_version"] != schema_version:
+        raise InvalidInstanceError(
+            f"schema_version: expected {schema_version}, got {data['schema_version']!r}"
+        )
 
 
 def require_number(

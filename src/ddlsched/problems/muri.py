@@ -54,6 +54,7 @@ import numpy as np
 from ddlsched.errors import InfeasibleScheduleError, InvalidInstanceError
 from ddlsched.jsonio import (
     check_fields,
+    check_header,
     load_instance,
     require_int,
     require_number,
@@ -195,12 +196,7 @@ class MuriGroupingInstance:
             required=("family", "schema_version", "num_resources", "jobs"),
             optional=("max_group_size", "name"),
         )
-        if data["family"] != "muri":
-            raise InvalidInstanceError(f"family: expected 'muri', got {data['family']!r}")
-        if data["schema_version"] != SCHEMA_VERSION:
-            raise InvalidInstanceError(
-                f"schema_version: expected {SCHEMA_VERSION}, got {data['schema_version']!r}"
-            )
+        check_header(data, "muri", SCHEMA_VERSION)
         if not isinstance(data["jobs"], list):
             raise InvalidInstanceError("jobs: expected a list of job objects")
         jobs = []

@@ -58,6 +58,7 @@ from typing import Any, ClassVar
 from ddlsched.errors import InfeasibleScheduleError, InvalidInstanceError
 from ddlsched.jsonio import (
     check_fields,
+    check_header,
     load_instance,
     require_int,
     require_number,
@@ -239,12 +240,7 @@ class PlacementInstance:
             ),
             optional=("description",),
         )
-        if data["family"] != "placement":
-            raise InvalidInstanceError(f"family: expected 'placement', got {data['family']!r}")
-        if data["schema_version"] != SCHEMA_VERSION:
-            raise InvalidInstanceError(
-                f"schema_version: expected {SCHEMA_VERSION}, got {data['schema_version']!r}"
-            )
+        check_header(data, "placement", SCHEMA_VERSION)
         if not isinstance(data["available"], list):
             raise InvalidInstanceError("available: expected a list of free-GPU counts")
         if not isinstance(data["stages"], list):

@@ -49,6 +49,7 @@ from typing import Any, ClassVar
 from ddlsched.errors import InfeasibleScheduleError, InvalidInstanceError
 from ddlsched.jsonio import (
     check_fields,
+    check_header,
     load_instance,
     require_int,
     require_number,
@@ -245,12 +246,7 @@ class RarInstance:
             required=("family", "schema_version", "servers", "network", "jobs", "horizon"),
             optional=("progress",),
         )
-        if data["family"] != "rar":
-            raise InvalidInstanceError(f"family: expected 'rar', got {data['family']!r}")
-        if data["schema_version"] != SCHEMA_VERSION:
-            raise InvalidInstanceError(
-                f"schema_version: expected {SCHEMA_VERSION}, got {data['schema_version']!r}"
-            )
+        check_header(data, "rar", SCHEMA_VERSION)
         if not isinstance(data["servers"], list):
             raise InvalidInstanceError("servers: expected a list of GPU counts")
         net = check_fields(
