@@ -126,7 +126,14 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
             overrides[key.replace("-", "_")] = json.loads(value)
         except json.JSONDecodeError:
             overrides[key.replace("-", "_")] = value
-    config = SimConfig.preset(args.mode, **overrides)
+    if "mode" in overrides:
+        raise DdlschedError("--set mode=...: use --mode reference|paper")
+    if args.seed is not None and (not isinstance(args.seed, int) or args.seed < 0):
+        raise DdlschedError(f"--seed must be a non-negative integer, got {args.seed!r}")
+    try:
+        config = SimConfig.preset(args.mode, **overrides)
+    except TypeError as exc:  # an unknown knob name
+        raise DdlschedError(f"--set: {exc}") from None
     trace = load_trace(args.trace, seed=args.seed, limit=args.limit)
     metrics = simulate(trace, args.policy, config)
     if args.json:

@@ -187,6 +187,19 @@ _DEFAULT_OVERHEAD_S = 10.0
 _MAXSIZE = float(2**63 - 1)  # sys.maxsize, the original's "no event" time
 
 
+def _finite_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _finite_tuple(name: str, value: object, length: int) -> tuple[float, ...]:
+    """A knob that is ``length`` finite numbers, or a one-line error naming it."""
+    if not isinstance(value, (list, tuple)) or len(value) != length:
+        raise DdlschedError(f"{name} must be a list of {length} numbers, got {value!r}")
+    if not all(_finite_number(v) for v in value):
+        raise DdlschedError(f"{name} must hold finite numbers, got {value!r}")
+    return tuple(float(v) for v in value)
+
+
 @dataclass(frozen=True)
 class SimConfig:
     """Every knob of the simulator; the defaults are the spec's ``reference`` model.
@@ -248,17 +261,28 @@ class SimConfig:
             )
         if self.themis_isolated_units not in ("reference", "seconds"):
             raise DdlschedError("themis_isolated_units must be reference or seconds")
-        object.__setattr__(self, "interference", tuple(float(x) for x in self.interference))
-        if len(self.interference) != 3 or min(self.interference) <= 0:
+        if self.period_model == "staged" and self.packing_num > 4:
+            raise DdlschedError(
+                "period_model staged has interference factors for groups of 2-4 jobs: "
+                "packing_num <= 4"
+            )
+        object.__setattr__(
+            self, "interference", _finite_tuple("interference", self.interference, 3)
+        )
+        if min(self.interference) <= 0:
             raise DdlschedError("interference must be three positive factors (2, 3, 4 jobs)")
         object.__setattr__(
-            self, "tiresias_thresholds", tuple(float(x) for x in self.tiresias_thresholds)
+            self,
+            "tiresias_thresholds",
+            _finite_tuple("tiresias_thresholds", self.tiresias_thresholds, 2),
         )
-        if not self.solo_slowdown > 0:
-            raise DdlschedError("solo_slowdown must be > 0")
-        if self.round_s is not None and not (
-            isinstance(self.round_s, (int, float)) and self.round_s > 0
-        ):
+        if not _finite_number(self.solo_slowdown) or not self.solo_slowdown > 0:
+            raise DdlschedError(
+                f"solo_slowdown must be a finite number > 0, got {self.solo_slowdown!r}"
+            )
+        if not _finite_number(self.antman_util_cap) or not 0 < self.antman_util_cap <= 1:
+            raise DdlschedError(f"antman_util_cap must be in (0, 1], got {self.antman_util_cap!r}")
+        if self.round_s is not None and not (_finite_number(self.round_s) and self.round_s > 0):
             raise DdlschedError(
                 f"round_s must be a positive number of seconds or null, got {self.round_s!r}"
             )

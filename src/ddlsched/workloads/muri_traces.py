@@ -92,8 +92,19 @@ class MuriTrace:
             raise InvalidInstanceError(f"trace {self.name}: num_gpu must be powers of two")
         if np.any(self.iterations < 1):
             raise InvalidInstanceError(f"trace {self.name}: iterations must be >= 1")
-        if np.any(self.iteration_time_ms <= 0):
-            raise InvalidInstanceError(f"trace {self.name}: iteration_time must be > 0")
+        if not np.all(np.isfinite(self.iteration_time_ms)) or np.any(self.iteration_time_ms <= 0):
+            raise InvalidInstanceError(f"trace {self.name}: iteration_time must be finite and > 0")
+        rt = self.resource_time_ms
+        if not np.all(np.isfinite(rt)) or np.any(rt < 0):
+            raise InvalidInstanceError(f"trace {self.name}: resource times must be finite and >= 0")
+        if np.any(rt[:, 1] + rt[:, 2] <= 0):
+            raise InvalidInstanceError(
+                f"trace {self.name}: resource_time_1 + resource_time_2 must be > 0"
+            )
+        if not np.all(np.isfinite(self.submit_ms)) or not np.all(np.isfinite(self.duration_ms)):
+            raise InvalidInstanceError(f"trace {self.name}: times must be finite")
+        if np.any((self.priority != 0) & (self.priority != 1)):
+            raise InvalidInstanceError(f"trace {self.name}: priority must be 0 or 1")
         if np.any(self.submit_ms < 0):
             raise InvalidInstanceError(f"trace {self.name}: submit_time must be >= 0")
 
@@ -127,6 +138,8 @@ def _read_muri_csv(path: Path, name: str) -> MuriTrace:
             rows = list(csv.DictReader(fh))
     except OSError as exc:
         raise DdlschedError(f"cannot read trace {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise InvalidInstanceError(f"{path}: not a text (UTF-8) CSV file") from None
     need = (
         "job_id",
         "num_gpu",
@@ -156,7 +169,7 @@ def _read_muri_csv(path: Path, name: str) -> MuriTrace:
             ),
             priority=np.array([int(r.get("priority") or 0) for r in rows], dtype=np.int64),
         )
-    except (ValueError, KeyError) as exc:
+    except (ValueError, KeyError, TypeError) as exc:
         raise InvalidInstanceError(f"{path}: malformed row ({exc})") from None
 
 
