@@ -178,7 +178,15 @@ def generate(preset: str, seed: int = 0, **params) -> PlacementInstance:
         raise UnknownMethodError(
             f"unknown placement preset {preset!r} (choose from {', '.join(PRESETS)})"
         ) from None
+    for name in ("gpus_per_server", "max_replicas", "num_stages", "num_gpus"):
+        value = params.get(name)
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or value < 1
+        ):
+            raise InvalidInstanceError(
+                f"preset {preset!r}: {name} must be a positive integer, got {value!r}"
+            )
     try:
         return factory(seed, **params)
-    except TypeError as exc:
+    except (TypeError, ValueError) as exc:
         raise InvalidInstanceError(f"preset {preset!r}: {exc}") from None

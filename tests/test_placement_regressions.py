@@ -1,0 +1,101 @@
+"""Placement regressions found in review: a wrong HiGHS optimum, degenerate jobs, bad presets."""
+
+from __future__ import annotations
+
+import pytest
+
+from ddlsched.errors import InvalidInstanceError
+from ddlsched.problems.placement import PlacementInstance
+from ddlsched.registry import RunOptions, run_method
+from ddlsched.workloads.placement import generate
+
+# HiGHS 1.14 (presolve and restarts off) claims 0.21802 s optimal here; SCIP,
+# the GPU-level ILP and brute force find 0.18370 s.
+WRONG_HIGHS = {
+    "family": "placement",
+    "schema_version": 1,
+    "gpus_per_server": 8,
+    "b_inter": 1250000000.0,
+    "b_intra": 78125000.0,
+    "available": [5, 4],
+    "allreduce": "tar",
+    "stages": [
+        {
+            "replicas": 4,
+            "fwd_s": 0.014869228533608895,
+            "bwd_s": 0.027801692906651146,
+            "in_bytes": 0.0,
+            "out_bytes": 0.0,
+            "param_bytes": 26140875.359277193,
+        },
+        {
+            "replicas": 4,
+            "fwd_s": 0.012687592398979576,
+            "bwd_s": 0.02951647404772196,
+            "in_bytes": 0.0,
+            "out_bytes": 2681141.3133770106,
+            "param_bytes": 0.0,
+        },
+        {
+            "replicas": 1,
+            "fwd_s": 0.01580924867108106,
+            "bwd_s": 0.03062089850301081,
+            "in_bytes": 10724565.253508043,
+            "out_bytes": 0.0,
+            "param_bytes": 170671572.67389238,
+        },
+    ],
+}
+
+# a single-stage job without parameters: every placement ties, and the
+# model's alpha may rest above the evaluated one
+DEGENERATE = {
+    "family": "placement",
+    "schema_version": 1,
+    "gpus_per_server": 4,
+    "b_inter": 100000000.0,
+    "b_intra": 12500000.0,
+    "available": [1, 3, 3],
+    "allreduce": "rar",
+    "stages": [
+        {
+            "replicas": 4,
+            "fwd_s": 0.00213877292539125,
+            "bwd_s": 0.002548717966974609,
+            "in_bytes": 153225.1651043544,
+            "out_bytes": 8097240.079406757,
+            "param_bytes": 0.0,
+        }
+    ],
+}
+
+
+def test_exact_cross_checks_a_wrong_highs_optimum():
+    inst = PlacementInstance.from_dict(WRONG_HIGHS)
+    result = run_method("placement", "exact", inst, RunOptions(time_limit_s=30))
+    assert result.status == "optimal"
+    assert result.objective == pytest.approx(0.1837045824189948, rel=1e-9)
+    assert result.bound <= result.objective
+
+
+def test_degenerate_job_does_not_crash_either_backend():
+    inst = PlacementInstance.from_dict(DEGENERATE)
+    for backend in ("highs", "scip"):
+        result = run_method(
+            "placement", "exact", inst, RunOptions(time_limit_s=30, backend=backend)
+        )
+        assert result.status == "optimal", result.info
+        assert result.bound <= result.objective
+
+
+@pytest.mark.parametrize(
+    ("preset", "params"),
+    [
+        ("small", {"max_replicas": 0}),
+        ("small", {"gpus_per_server": 0}),
+        ("table2", {"gpus_per_server": 0}),
+    ],
+)
+def test_bad_preset_parameters_are_invalid_instance_errors(preset, params):
+    with pytest.raises(InvalidInstanceError):
+        generate(preset, 0, **params)
