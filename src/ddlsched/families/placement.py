@@ -94,19 +94,36 @@ def _cross_check(instance, formulation, backend, limits, solved, **kwargs):
 
     HiGHS 1.14 has returned wrong optima on rare placement instances even with
     presolve and restarts off (found in review; SCIP, the GPU-level ILP and a
-    brute force agree on the true optimum). The better evaluated placement is
-    kept, with the status and bound of the backend that found it; a
-    disagreement is recorded in ``info['cross_check']``.
+    brute force agree on the true optimum). The second backend solves the
+    same model with ``alpha`` capped at the first one's evaluated value (plus
+    1e-7 relative): it must find a placement at least as good and prove that
+    none is better, which is a full second proof of the optimum but several
+    times faster than an uncapped solve (SCIP's worst Table II case: 0.93 s
+    uncapped, 0.14 s capped). The better evaluated placement is kept, with
+    the status and bound of the backend that found it; a disagreement
+    (including the second backend finding no placement under the cap) is
+    recorded in ``info['cross_check']``.
     """
     other = "scip" if backend == "highs" else "highs"
-    second = solve_placement(instance, formulation, other, limits, **kwargs)
     first_alpha = solved.evaluation.iteration_time_s
+    second = solve_placement(
+        instance, formulation, other, limits, alpha_cap_s=first_alpha, **kwargs
+    )
     report = {"backend": other, "status": str(second.solve.status), "agree": True}
     if second.evaluation is None:
+        if second.solve.status is Status.INFEASIBLE:
+            report["agree"] = False
+            log.warning(
+                "placement %s: %s finds no placement as good as %s's %.9g s",
+                formulation,
+                other,
+                backend,
+                first_alpha,
+            )
         return solved, report
     second_alpha = second.evaluation.iteration_time_s
     report["alpha_s"] = {backend: first_alpha, other: second_alpha}
-    if math.isclose(first_alpha, second_alpha, rel_tol=1e-9, abs_tol=1e-12):
+    if math.isclose(first_alpha, second_alpha, rel_tol=1e-7, abs_tol=1e-12):
         return solved, report
     report["agree"] = False
     log.warning(

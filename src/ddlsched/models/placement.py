@@ -19,10 +19,23 @@ Aggregated (``build_aggregated``, method ``exact``)
     function of bounded counts: the max of its four corners), so the row
     is slack exactly when stage ``s`` has no replica on ``m``. Three families
     of valid inequalities tighten the LP relaxation (``cuts=True``, the
-    default), with ``lower(s,m,v) = c_s(v) + `` the smallest ``comm_s`` when
-    ``x[s,m] = v`` (the neighbours share the other ``avail_m - v`` GPUs):
+    default), built on ``lower(s,m,v)``, a lower bound on alpha whenever
+    ``x[s,m] = v`` (``v = 0`` included), the largest of:
 
-    * ``alpha >= sum_{v>=1} lower(s,m,v) z[s,m,v]`` for every ``(s, m)``
+    * ``plower(s, v)`` of :mod:`ddlsched.models.placement_bounds` for the
+      server's ``avail_m``: the smallest possible largest term of the whole
+      server when it holds ``v`` replicas of ``s`` (all of a server's terms
+      depend on its own counts only; the servers are full when they are
+      exactly enough). This *server-pattern* bound closes the root gap of
+      most Table II cases: the aggregated ILP's HiGHS time fell from a
+      median of 48 ms to 14 ms on them (``benchmarks/RESULTS.md``);
+    * for ``v >= 1``, ``c_s(v) +`` the smallest ``comm_s`` when ``x[s,m] =
+      v`` (the neighbours share the other ``avail_m - v`` GPUs);
+    * for ``0 < v < k_s``, ``split(s, min(v, k_s - v))`` (below).
+
+    The inequalities are
+
+    * ``alpha >= sum_{v>=0} lower(s,m,v) z[s,m,v]`` for every ``(s, m)``
       (no big-M);
     * ``alpha >= sum_{m, v>=1} (v / k_s) lower(s,m,v) z[s,m,v]`` for every
       stage (the max is at least the replica-weighted average);
@@ -31,14 +44,12 @@ Aggregated (``build_aggregated``, method ``exact``)
       cheapest way (by dynamic programming over the stages) to fill
       ``avail_m`` GPUs with shares ``v_s``, a partial share costing
       ``split(s, min(v_s, k_s - v_s))``; it is positive when ``avail_m`` is
-      not a sum of whole stages, and closes the root gap of most Table II
-      cases.
+      not a sum of whole stages.
 
-    Here ``split(s, mu) = min_{m, 1 <= u <= mu} lower(s,m,u)`` bounds alpha
-    when some server holds at most ``mu`` replicas of stage ``s`` (a share
-    ``0 < v < k_s`` on one server leaves ``k_s - v`` to the others, so some
-    server holds at most ``min(v, k_s - v)``), and ``lower(s,m,v)`` is
-    raised to ``split(s, min(v, k_s - v))`` for ``0 < v < k_s``.
+    Here ``split(s, mu) = min_{m, 1 <= u <= mu} (c_s(u) + min comm | x = u)``
+    bounds alpha when some server holds at most ``mu`` replicas of stage
+    ``s`` (a share ``0 < v < k_s`` on one server leaves ``k_s - v`` to the
+    others, so some server holds at most ``min(v, k_s - v)``).
 
     Servers of
     equal availability are interchangeable; their symmetry is broken by
@@ -77,14 +88,19 @@ from dataclasses import dataclass
 import pyomo.environ as pyo
 
 from ddlsched.errors import SolverError
-from ddlsched.problems.placement import (
-    Placement,
-    PlacementEvaluation,
-    PlacementInstance,
-    allreduce_time,
-    comm_time,
-    evaluate,
+from ddlsched.models.placement_bounds import (
+    MS,
+    Coefficients,
+    big_m,
+    coefficients,
+    comm_lower,
+    forced_split_bound,
+    max_count,
+    server_pattern_lower,
+    split_costs,
+    upper_bound_ms,
 )
+from ddlsched.problems.placement import Placement, PlacementEvaluation, PlacementInstance, evaluate
 from ddlsched.solvers.backends import ModelSolve, SolveLimits, solve_model
 
 __all__ = [
@@ -98,121 +114,17 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-_MS = 1000.0  # model time unit: milliseconds
+_MS = MS  # model time unit: milliseconds
 _LEX_LIMIT = 10_000
 _AGREE_RTOL = 1e-6
+_CAP_RTOL = 1e-7
 FORMULATIONS = ("aggregated", "gpu_level")
 
 
 # --------------------------------------------------------------------------- shared data
 
 
-@dataclass(frozen=True)
-class _Coefficients:
-    """Per-stage constants of the linearised Eqs. (4)-(6), in milliseconds."""
-
-    cost: dict[tuple[int, int], float]  # (s, v>=1) -> comp_s + AR_s(v)
-    comm0: dict[int, float]  # comm_s(0, 0)
-    comm_prev: dict[int, float]  # d comm_s / d x[s-1,m]
-    comm_next: dict[int, float]  # d comm_s / d x[s+1,m]
-
-
-def _coefficients(instance: PlacementInstance) -> _Coefficients:
-    cost, comm0, comm_prev, comm_next = {}, {}, {}, {}
-    for s, stage in enumerate(instance.stages):
-        for v in range(1, stage.replicas + 1):
-            cost[(s, v)] = _MS * (stage.compute_s + allreduce_time(instance, s, v))
-        base = comm_time(instance, s, 0, 0)
-        comm0[s] = _MS * base
-        comm_prev[s] = _MS * (comm_time(instance, s, 1, 0) - base) if s > 0 else 0.0
-        last = s == instance.num_stages - 1
-        comm_next[s] = _MS * (comm_time(instance, s, 0, 1) - base) if not last else 0.0
-    return _Coefficients(cost, comm0, comm_prev, comm_next)
-
-
-def _max_count(instance: PlacementInstance, s: int, m: int) -> int:
-    if not 0 <= s < instance.num_stages:
-        return 0
-    return min(instance.stages[s].replicas, instance.available[m])
-
-
-def _big_m(instance: PlacementInstance, coef: _Coefficients, s: int, m: int) -> float:
-    """Largest value of ``comm_s(x[s-1,m], x[s+1,m])`` over the counts' ranges."""
-    hi_prev, hi_next = _max_count(instance, s - 1, m), _max_count(instance, s + 1, m)
-    corners = [
-        coef.comm0[s] + coef.comm_prev[s] * p + coef.comm_next[s] * n
-        for p in (0, hi_prev)
-        for n in (0, hi_next)
-    ]
-    return max(0.0, *corners)
-
-
-def _comm_lower(instance: PlacementInstance, coef: _Coefficients, s: int, m: int, v: int) -> float:
-    """Smallest ``comm_s`` possible when ``x[s,m] = v``: the neighbours share the other
-    ``avail_m - v`` GPUs of the server."""
-    room = instance.available[m] - v
-    best = math.inf
-    for p in range(min(_max_count(instance, s - 1, m), room) + 1):
-        for n in range(min(_max_count(instance, s + 1, m), room - p) + 1):
-            best = min(best, coef.comm0[s] + coef.comm_prev[s] * p + coef.comm_next[s] * n)
-    return best
-
-
-def _split_costs(instance: PlacementInstance, coef: _Coefficients) -> dict[tuple[int, int], float]:
-    """``split[s, mu]``: a lower bound (ms) on alpha when stage ``s`` has a server
-    holding at most ``mu`` of its replicas (``1 <= mu < k_s``).
-
-    ``split[s, mu] = min_{m, 1 <= u <= mu} lower(s, m, u)``. A stage with a
-    share ``0 < v < k_s`` on some server has a server holding at most
-    ``min(v, k_s - v)`` of its replicas (its other servers share ``k_s - v``).
-    """
-    out = {}
-    for s, stage in enumerate(instance.stages):
-        best = math.inf
-        for mu in range(1, stage.replicas):
-            for m, avail in enumerate(instance.available):
-                if mu <= avail:
-                    best = min(best, coef.cost[(s, mu)] + _comm_lower(instance, coef, s, m, mu))
-            out[s, mu] = best
-    return out
-
-
-def _forced_split_bound(
-    instance: PlacementInstance, split: dict[tuple[int, int], float]
-) -> float | None:
-    """A valid lower bound on alpha (ms) from the shares a full server can hold.
-
-    When the servers are exactly enough (``sum avail = sum k``) every server
-    is full: its shares ``v_s`` add up to ``avail_m``. A partial share
-    ``0 < v_s < k_s`` costs at least ``split[s, min(v_s, k_s - v_s)]``; a
-    dynamic programme over the stages finds, for each server, the cheapest
-    way to fill it (the smallest possible largest cost), and the bound is
-    the largest of these over the servers (``None`` when it is 0: every
-    server can be filled with whole stages).
-    """
-    if sum(instance.available) != instance.num_replicas:
-        return None
-    bound = 0.0
-    for avail in instance.available:
-        best = [0.0] + [math.inf] * avail  # best[t]: cheapest max penalty filling t GPUs
-        for s, stage in enumerate(instance.stages):
-            k = stage.replicas
-            new = list(best)
-            for used in range(avail + 1):
-                if best[used] == math.inf:
-                    continue
-                for v in range(1, min(k, avail - used) + 1):
-                    penalty = 0.0 if v == k else split[s, min(v, k - v)]
-                    value = max(best[used], penalty)
-                    if value < new[used + v]:
-                        new[used + v] = value
-            best = new
-        if math.isfinite(best[avail]):
-            bound = max(bound, best[avail])
-    return bound if bound > 0 else None
-
-
-def _comm_expr(model, coef: _Coefficients, instance: PlacementInstance, s: int, m: int):
+def _comm_expr(model, coef: Coefficients, instance: PlacementInstance, s: int, m: int):
     expr = coef.comm0[s]
     if s > 0 and coef.comm_prev[s]:
         expr = expr + coef.comm_prev[s] * model.x[s - 1, m]
@@ -226,19 +138,8 @@ def _count_values(instance: PlacementInstance):
         (s, m, v)
         for s in range(instance.num_stages)
         for m in range(instance.num_servers)
-        for v in range(_max_count(instance, s, m) + 1)
+        for v in range(max_count(instance, s, m) + 1)
     ]
-
-
-def _upper_bound_ms(instance: PlacementInstance, coef: _Coefficients) -> float:
-    """A valid upper bound on any placement's alpha (ms), for the variable's domain."""
-    worst = 0.0
-    for s in range(instance.num_stages):
-        top = max(coef.cost[(s, v)] for v in range(1, instance.stages[s].replicas + 1))
-        worst = max(
-            worst, top + max(_big_m(instance, coef, s, m) for m in range(instance.num_servers))
-        )
-    return worst * (1 + 1e-6) + 1e-6
 
 
 # --------------------------------------------------------------------------- aggregated
@@ -248,22 +149,22 @@ def build_aggregated(
     instance: PlacementInstance, *, symmetry_breaking: bool = True, cuts: bool = True
 ) -> pyo.ConcreteModel:
     """The aggregated one-hot ILP (see the module docstring)."""
-    coef = _coefficients(instance)
+    coef = coefficients(instance)
     model = pyo.ConcreteModel(name="placement_aggregated")
     model.formulation = "aggregated"
     model.S = pyo.RangeSet(0, instance.num_stages - 1)
     model.M = pyo.RangeSet(0, instance.num_servers - 1)
     model.SMV = pyo.Set(initialize=_count_values(instance), dimen=3)
     model.z = pyo.Var(model.SMV, domain=pyo.Binary)
-    model.alpha = pyo.Var(domain=pyo.NonNegativeReals, bounds=(0, _upper_bound_ms(instance, coef)))
+    model.alpha = pyo.Var(domain=pyo.NonNegativeReals, bounds=(0, upper_bound_ms(instance, coef)))
 
     @model.Expression(model.S, model.M)
     def x(m_, s, m):  # x[s,m] = sum_v v z[s,m,v]
-        return sum(v * m_.z[s, m, v] for v in range(1, _max_count(instance, s, m) + 1))
+        return sum(v * m_.z[s, m, v] for v in range(1, max_count(instance, s, m) + 1))
 
     @model.Constraint(model.S, model.M)
     def one_hot(m_, s, m):  # sum_v z[s,m,v] = 1
-        return sum(m_.z[s, m, v] for v in range(_max_count(instance, s, m) + 1)) == 1
+        return sum(m_.z[s, m, v] for v in range(max_count(instance, s, m) + 1)) == 1
 
     @model.Constraint(model.S)
     def replicas(m_, s):  # Eq. (2): sum_m x[s,m] = k_s
@@ -276,30 +177,38 @@ def build_aggregated(
     @model.Constraint(model.S, model.M)
     def bottleneck(m_, s, m):  # Eq. (7): alpha >= beta[s,m] when x[s,m] > 0
         cost = sum(
-            coef.cost[(s, v)] * m_.z[s, m, v] for v in range(1, _max_count(instance, s, m) + 1)
+            coef.cost[(s, v)] * m_.z[s, m, v] for v in range(1, max_count(instance, s, m) + 1)
         )
         return (
             m_.alpha
             >= cost
             + _comm_expr(m_, coef, instance, s, m)
-            - _big_m(instance, coef, s, m) * m_.z[s, m, 0]
+            - big_m(instance, coef, s, m) * m_.z[s, m, 0]
         )
 
     if cuts:
-        split = _split_costs(instance, coef)
+        split = split_costs(instance, coef)
+        full = sum(instance.available) == instance.num_replicas
+        patterns = {
+            avail: server_pattern_lower(instance, coef, avail, full=full)
+            for avail in set(instance.available)
+        }
         lower = {}
         for s, m, v in model.SMV:
+            value = patterns[instance.available[m]][s, v]
+            if not math.isfinite(value):  # no pattern holds v replicas: 0 is still valid
+                value = 0.0
             if v >= 1:
-                value = coef.cost[(s, v)] + _comm_lower(instance, coef, s, m, v)
+                value = max(value, coef.cost[(s, v)] + comm_lower(instance, coef, s, m, v))
                 k = instance.stages[s].replicas
                 if v < k:  # the stage is split: a server holds <= min(v, k - v) of it
                     value = max(value, split[s, min(v, k - v)])
-                lower[s, m, v] = value
+            lower[s, m, v] = value
 
         @model.Constraint(model.S, model.M)
-        def bottleneck_lb(m_, s, m):  # alpha >= sum_v (c_s(v) + min comm | x = v) z[s,m,v]
+        def bottleneck_lb(m_, s, m):  # alpha >= sum_v lower(s, m, v) z[s,m,v]
             return m_.alpha >= sum(
-                lower[s, m, v] * m_.z[s, m, v] for v in range(1, _max_count(instance, s, m) + 1)
+                lower[s, m, v] * m_.z[s, m, v] for v in range(max_count(instance, s, m) + 1)
             )
 
         @model.Constraint(model.S)
@@ -308,17 +217,17 @@ def build_aggregated(
             return m_.alpha >= sum(
                 (v / k) * lower[s, m, v] * m_.z[s, m, v]
                 for m in m_.M
-                for v in range(1, _max_count(instance, s, m) + 1)
+                for v in range(1, max_count(instance, s, m) + 1)
             )
 
-        forced = _forced_split_bound(instance, split)
+        forced = forced_split_bound(instance, split)
         if forced is not None:
             model.forced_split = pyo.Constraint(expr=model.alpha >= forced)
 
     pairs = _symmetry_pairs(instance) if symmetry_breaking else []
     if pairs:
         base = 1 + max(
-            _max_count(instance, s, m) for s in range(instance.num_stages) for m, _ in pairs
+            max_count(instance, s, m) for s in range(instance.num_stages) for m, _ in pairs
         )
         length = 1
         while length < instance.num_stages and base ** (length + 1) <= _LEX_LIMIT:
@@ -352,7 +261,7 @@ def _symmetry_pairs(instance: PlacementInstance) -> list[tuple[int, int]]:
 
 def build_gpu_level(instance: PlacementInstance) -> pyo.ConcreteModel:
     """The GPU-level ILP: a binary per (replica, GPU) (see the module docstring)."""
-    coef = _coefficients(instance)
+    coef = coefficients(instance)
     model = pyo.ConcreteModel(name="placement_gpu_level")
     model.formulation = "gpu_level"
     model.S = pyo.RangeSet(0, instance.num_stages - 1)
@@ -364,7 +273,7 @@ def build_gpu_level(instance: PlacementInstance) -> pyo.ConcreteModel:
     model.y = pyo.Var(model.R, model.G, domain=pyo.Binary)
     model.SMV = pyo.Set(initialize=_count_values(instance), dimen=3)
     model.w = pyo.Var(model.SMV, domain=pyo.Binary)
-    model.alpha = pyo.Var(domain=pyo.NonNegativeReals, bounds=(0, _upper_bound_ms(instance, coef)))
+    model.alpha = pyo.Var(domain=pyo.NonNegativeReals, bounds=(0, upper_bound_ms(instance, coef)))
 
     @model.Constraint(model.R)
     def assign(m_, s, r):  # every replica on exactly one GPU
@@ -384,21 +293,19 @@ def build_gpu_level(instance: PlacementInstance) -> pyo.ConcreteModel:
 
     @model.Constraint(model.S, model.M)
     def one_hot(m_, s, m):
-        return sum(m_.w[s, m, v] for v in range(_max_count(instance, s, m) + 1)) == 1
+        return sum(m_.w[s, m, v] for v in range(max_count(instance, s, m) + 1)) == 1
 
     @model.Constraint(model.S, model.M)
     def count_link(m_, s, m):  # sum_v v w[s,m,v] = x[s,m]
-        return (
-            sum(v * m_.w[s, m, v] for v in range(1, _max_count(instance, s, m) + 1)) == m_.x[s, m]
-        )
+        return sum(v * m_.w[s, m, v] for v in range(1, max_count(instance, s, m) + 1)) == m_.x[s, m]
 
     @model.Constraint(model.R, model.M)
     def bottleneck(m_, s, r, m):  # Eq. (7), per replica: binds when replica (s, r) is on m
         cost = sum(
-            coef.cost[(s, v)] * m_.w[s, m, v] for v in range(1, _max_count(instance, s, m) + 1)
+            coef.cost[(s, v)] * m_.w[s, m, v] for v in range(1, max_count(instance, s, m) + 1)
         )
         on_server = sum(m_.y[s, r, m, j] for j in range(instance.available[m]))
-        return m_.alpha >= cost + _comm_expr(m_, coef, instance, s, m) - _big_m(
+        return m_.alpha >= cost + _comm_expr(m_, coef, instance, s, m) - big_m(
             instance, coef, s, m
         ) * (1 - on_server)
 
@@ -468,10 +375,15 @@ def solve_placement(
     *,
     symmetry_breaking: bool = True,
     cuts: bool = True,
+    alpha_cap_s: float | None = None,
 ) -> PlacementSolve:
     """Build, solve, decode and re-evaluate one formulation.
 
-    The bound is the solver's dual bound converted to seconds. Raises
+    ``alpha_cap_s`` (seconds) caps the model's ``alpha`` at a known placement's
+    value (plus 1e-7 relative): the solver then only has to find a placement
+    at least as good and prove that none is better (used to cross-check a
+    proven optimum with a second backend quickly). The bound is the solver's
+    dual bound converted to seconds. Raises
     :class:`~ddlsched.errors.SolverError` when the solver's objective and the
     evaluator's ``alpha`` disagree by more than 1e-6 relative.
     """
@@ -481,6 +393,9 @@ def solve_placement(
         model = build_gpu_level(instance)
     else:
         raise ValueError(f"unknown formulation {formulation!r} (choose from {FORMULATIONS})")
+    if alpha_cap_s is not None:
+        cap = _MS * alpha_cap_s * (1 + _CAP_RTOL) + 1e-6
+        model.alpha.setub(min(model.alpha.ub, cap))
     limits = limits or SolveLimits(abs_gap=1e-7)
     if backend == "highs" and not any(k == "mip_allow_restart" for k, _ in limits.highs_options):
         limits = dataclasses.replace(limits, highs_options=(*limits.highs_options, *HIGHS_OPTIONS))
