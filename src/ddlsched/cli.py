@@ -20,6 +20,7 @@ import argparse
 import json
 import logging
 import math
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -357,6 +358,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("ddlsched: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (``ddlsched ... | head``): stop quietly
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - no flush error at exit
+        return 141
 
 
 if __name__ == "__main__":  # pragma: no cover

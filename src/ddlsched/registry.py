@@ -39,6 +39,7 @@ _PLUGIN_MODULES: tuple[str, ...] = (
     "ddlsched.families.rar",
     "ddlsched.families.debug",
     "ddlsched.families.muri",
+    "ddlsched.families.muri_sim",
     "ddlsched.families.placement",
 )
 

@@ -107,6 +107,10 @@ def _cmd_table(args: argparse.Namespace) -> int:
     frame = load_results(args.results, version=args.version)
     if frame.empty:
         raise DdlschedError(f"no rows in {args.results}")
+    if args.relative_to and not args.metrics:
+        raise DdlschedError("--relative-to needs --metrics")
+    if args.metrics:
+        return _metric_table(frame, args)
     rated = rows_with_ratios(frame)
     if args.rows:
         columns = [
@@ -125,14 +129,30 @@ def _cmd_table(args: argparse.Namespace) -> int:
             text = to_latex(summary, caption=f"{name}: {note}", label=args.label)
         else:
             text = to_csv(summary)
-    if args.output:
+    _write(text, args.output)
+    return 0
+
+
+def _metric_table(frame, args: argparse.Namespace) -> int:
+    from ddlsched.bench.metrics import metric_csv, metric_markdown, metric_table
+
+    if args.format == "latex" or args.rows or args.pool_groups:
+        raise DdlschedError("--metrics tables come as --format md or csv, one line per method")
+    metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
+    table = metric_table(frame, metrics, args.relative_to)
+    text = metric_markdown(table) if args.format == "md" else metric_csv(table)
+    _write(text, args.output)
+    return 0
+
+
+def _write(text: str, output: str | None) -> None:
+    if output:
         try:
-            Path(args.output).write_text(text)
+            Path(output).write_text(text)
         except OSError as exc:
-            raise DdlschedError(f"cannot write {args.output}: {exc.strerror}") from None
+            raise DdlschedError(f"cannot write {output}: {exc.strerror}") from None
     else:
         sys.stdout.write(text)
-    return 0
 
 
 def _cmd_plot(args: argparse.Namespace) -> int:
@@ -275,6 +295,17 @@ def add_bench_commands(subparsers: Any) -> None:
     p.add_argument("--rows", action="store_true", help="per-row CSV with reference and ratios")
     p.add_argument("--version", help="rows of this ddlsched version (default: the newest)")
     p.add_argument("--label", help="LaTeX \\label of the table")
+    p.add_argument(
+        "--metrics",
+        metavar="LIST",
+        help="instead of ratios: the mean of these evaluation metrics (comma-separated, "
+        "e.g. average_jct_s,makespan_s,p99_jct_s for muri_sim)",
+    )
+    p.add_argument(
+        "--relative-to",
+        metavar="LABEL",
+        help="with --metrics: also each metric divided by this method's on the same instance",
+    )
     p.set_defaults(func=_cmd_table)
 
     p = sub.add_parser("plot", help="ratio, runtime and paper-style figures")

@@ -1,0 +1,107 @@
+"""Family ``muri_sim``: trace simulations as benchmark tasks, and metric tables."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from ddlsched.bench.executors import LocalExecutor
+from ddlsched.bench.metrics import metric_table
+from ddlsched.bench.runner import run_suite
+from ddlsched.bench.suite import load_suite
+from ddlsched.bench.tables import load_results
+from ddlsched.cli import main
+from ddlsched.datadir import data_dir
+from ddlsched.errors import DdlschedError, InvalidInstanceError
+from ddlsched.families.muri_sim import TraceRun, generate
+from ddlsched.registry import RunOptions, run_method
+
+needs_data = pytest.mark.skipif(data_dir() is None, reason="shared data directory absent")
+
+
+def test_instance_round_trip_and_validation(tmp_path):
+    run = generate("trace", 3, trace="trace3", limit=40, knobs={"packing_num": 2})
+    path = tmp_path / "t.json"
+    run.save(path)
+    assert TraceRun.load(path) == run
+    assert run.config.packing_num == 2 and run.seed == 3
+    for params, message in [
+        ({"trace": "trace3", "mode": "prose"}, "unknown simulator mode"),
+        ({"trace": "trace3", "limit": 0}, "limit must be a positive integer"),
+        ({"trace": "trace3", "knobs": {"colour": 1}}, "unknown simulator knob"),
+        ({"trace": "trace3", "knobs": {"mode": "paper"}}, "not as a knob"),
+        ({"trace": "trace3", "speed": 2}, "unknown preset parameter"),
+        ({}, "needs the parameter trace"),
+    ]:
+        with pytest.raises(InvalidInstanceError, match=message):
+            generate("trace", 0, **params)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({**run.to_dict(), "colour": 1}))
+    with pytest.raises(InvalidInstanceError, match="unknown field"):
+        TraceRun.load(bad)
+
+
+@needs_data
+def test_method_equals_the_simulator():
+    from ddlsched.sim.muri import simulate
+    from ddlsched.workloads.muri_traces import load_trace
+
+    run = generate("trace", 0, trace="trace3", limit=60)
+    result = run_method("muri_sim", "srtf", run, RunOptions())
+    direct = simulate(load_trace("trace3", limit=60), "srtf")
+    assert result.status == "feasible" and result.sense == "min"
+    assert result.objective == direct.average_jct_s
+    assert result.info["makespan_s"] == direct.makespan_s
+    unknown = run_method("muri_sim", "srtf", generate("trace", 0, trace="nope"), RunOptions())
+    assert unknown.status == "error" and "unknown trace" in unknown.info["error"]
+
+
+SUITE = """
+[suite]
+name = "tiny-traces"
+[limits]
+time_limit_s = 60
+kill_after_s = 120
+[[instances]]
+family = "muri_sim"
+preset = "trace"
+seeds = [0]
+params = { trace = "trace3", limit = 60 }
+group = "trace3"
+[[methods]]
+name = "srtf"
+[[methods]]
+name = "muri-l"
+"""
+
+
+@needs_data
+def test_suite_rows_and_metric_table(tmp_path, capsys):
+    path = tmp_path / "suite.toml"
+    path.write_text(textwrap.dedent(SUITE))
+    executor = LocalExecutor(2)
+    try:
+        run_suite(load_suite(path), tmp_path / "out", executor=executor)
+    finally:
+        executor.close()
+    frame = load_results(tmp_path / "out")
+    assert sorted(frame["label"]) == ["muri-l", "srtf"]
+    table = metric_table(frame, ["average_jct_s", "makespan_s"], relative_to="muri-l")
+    by = table.set_index("method")
+    jct = dict(zip(frame["label"], frame["objective"], strict=True))
+    assert by.loc["srtf", "average_jct_s"] == pytest.approx(jct["srtf"])
+    assert by.loc["srtf", "average_jct_s_vs_muri-l"] == pytest.approx(jct["srtf"] / jct["muri-l"])
+    assert by.loc["muri-l", "makespan_s_vs_muri-l"] == pytest.approx(1.0)
+    with pytest.raises(DdlschedError, match="no metric"):
+        metric_table(frame, ["colour"])
+    out = str(tmp_path / "out")
+    assert (
+        main(["bench", "table", out, "--metrics", "average_jct_s", "--relative-to", "muri-l"]) == 0
+    )
+    text = capsys.readouterr().out
+    assert "average_jct_s_vs_muri-l" in text and "| srtf |" in text
+    assert main(["bench", "table", out, "--metrics", "colour"]) == 2
+    assert main(["bench", "table", out, "--relative-to", "muri-l"]) == 2
+    assert main(["bench", "table", out]) == 0  # the ratio table still works (best policy)
