@@ -130,3 +130,50 @@ def test_cross_check_replaces_a_suboptimal_first_answer():
     # and an honest optimum is confirmed
     kept, report = _cross_check(inst, "aggregated", "highs", limits, true)
     assert report["agree"] is True and kept is true
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ({"b_inter": 5e-324}, "times out of range"),
+        ({"b_intra": 1e-300}, "times out of range"),
+        ({"param_bytes": 1e308}, "times out of range"),
+        ({"fwd_s": 1e13}, "times out of range"),
+    ],
+)
+def test_extreme_values_are_one_line_errors(override, message):
+    stage = {
+        "replicas": 2,
+        "fwd_s": 0.01,
+        "bwd_s": 0.02,
+        "in_bytes": 1e6,
+        "out_bytes": 1e6,
+        "param_bytes": 5e7,
+    }
+    data = {
+        "family": "placement",
+        "schema_version": 1,
+        "gpus_per_server": 8,
+        "b_inter": 1.25e9,
+        "b_intra": 3e11,
+        "available": [2, 2],
+        "allreduce": "rar",
+        "stages": [dict(stage), dict(stage)],
+    }
+    for key, value in override.items():
+        if key in data:
+            data[key] = value
+        else:
+            data["stages"][0][key] = value
+    with pytest.raises(InvalidInstanceError, match=message):
+        PlacementInstance.from_dict(data)
+
+
+@pytest.mark.parametrize(
+    "gpus", [5, [5], [[[0]]], [[["a", 0]]], [[[0, -1]]]], ids=["int", "row", "short", "str", "neg"]
+)
+def test_malformed_gpu_mapping_is_an_instance_error(gpus):
+    from ddlsched.problems.placement import placement_from_json
+
+    with pytest.raises(InvalidInstanceError):
+        placement_from_json({"placement": [[1, 1]], "gpu_of_replica": gpus})

@@ -88,6 +88,7 @@ ALLREDUCE_KINDS = ("rar", "tar")
 SCHEMA_VERSION = 1
 _BOUNDARY_RTOL = 1e-9
 _BOUNDARY_ATOL = 1e-6
+_MAX_TIME_S = 1e12  # about 31,700 years per iteration: anything beyond is a unit error
 
 _STAGE_FIELDS = ("replicas", "fwd_s", "bwd_s", "in_bytes", "out_bytes", "param_bytes")
 
@@ -180,6 +181,38 @@ class PlacementInstance:
             )
         if not isinstance(self.description, str):
             raise InvalidInstanceError("description: expected a string")
+        self._check_time_scale()
+
+    def _check_time_scale(self) -> None:
+        """Refuse instances whose times overflow or dwarf any physical scale.
+
+        An upper bound on any term of Eq. (7) (the largest comm over the
+        neighbour counts' corners plus the largest AllReduce over the local
+        counts) must be a finite number of seconds below ``_MAX_TIME_S``; beyond that (e.g. a
+        bandwidth of 5e-324 B/s, or 1e308 bytes) the solvers' tolerances and
+        the evaluator's arithmetic stop meaning anything.
+        """
+        try:
+            worst = 0.0
+            for s, stage in enumerate(self.stages):
+                k_prev = self.stages[s - 1].replicas if s > 0 else 0
+                k_next = self.stages[s + 1].replicas if s + 1 < len(self.stages) else 0
+                comm = max(
+                    comm_time(self, s, p, n) for p in (0, k_prev) for n in (0, k_next)
+                )  # linear in the neighbours' counts: the largest value is at a corner
+                reduce = max(
+                    (allreduce_time(self, s, v) for v in range(1, stage.replicas + 1)),
+                    default=0.0,
+                )
+                worst = max(worst, stage.compute_s + comm + reduce)
+        except (ZeroDivisionError, OverflowError):
+            worst = math.inf
+        if not worst <= _MAX_TIME_S:
+            raise InvalidInstanceError(
+                f"times out of range: a stage could take {worst:.3g} s per iteration "
+                f"(limit {_MAX_TIME_S:.0e} s); check b_inter, b_intra, the byte sizes "
+                "and fwd_s/bwd_s (seconds and bytes)"
+            )
 
     # -- derived ----------------------------------------------------------------
 
@@ -363,7 +396,21 @@ def placement_from_json(data: Any) -> Placement:
         for s, row in enumerate(rows)
     )
     gpus = data.get("gpu_of_replica")
-    return Placement(counts, None if gpus is None else tuple(tuple(map(tuple, r)) for r in gpus))
+    if gpus is None:
+        return Placement(counts)
+    if not isinstance(gpus, list) or not all(isinstance(r, list) for r in gpus):
+        raise InvalidInstanceError("gpu_of_replica: expected a list (per stage) of [server, gpu]")
+    gpu_of = []
+    for s, row in enumerate(gpus):
+        out = []
+        for r, pair in enumerate(row):
+            if not isinstance(pair, list) or len(pair) != 2:
+                raise InvalidInstanceError(
+                    f"gpu_of_replica[{s}][{r}]: expected [server, gpu], got {pair!r}"
+                )
+            out.append(tuple(require_int(v, f"gpu_of_replica[{s}][{r}]", minimum=0) for v in pair))
+        gpu_of.append(tuple(out))
+    return Placement(counts, tuple(gpu_of))
 
 
 # --------------------------------------------------------------------------- timing model

@@ -10,7 +10,8 @@ which is not published with it):
    (A_in + A_out) / B``, where ``A_in``/``A_out`` are the activation bytes
    crossing the stage's cuts (forward activations and backward gradients),
    so that, like PipeDream's planner, the cuts avoid the layers whose
-   outputs are huge. The Table II generator passes the NIC bandwidth.
+   outputs are huge. The Table II generator uses compute-balanced cuts by
+   default and passes the NIC bandwidth only with ``comm_aware_cuts=true``.
 2. **Replicas.** Start from ``k_s = 1``; give each of the remaining
    ``G - S`` GPUs to the stage with the largest ``T_s / k_s`` (lowest
    index on ties). This minimises ``max_s T_s / k_s`` for ``sum k_s = G``.
