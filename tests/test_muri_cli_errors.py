@@ -28,6 +28,9 @@ pytestmark = pytest.mark.skipif(data_dir() is None, reason="shared data director
         ["--set", "round_s=Infinity"],
         ["--set", "packing_num=6"],
         ["--set", "bogus=1"],
+        ["--set", "round_s=1e20"],
+        ["--set", 'blossom="false"'],
+        ["--set", "matching=fast"],
     ],
 )
 def test_bad_knobs(capsys, extra):

@@ -94,8 +94,16 @@ def test_suite_rows_and_metric_table(tmp_path, capsys):
     assert by.loc["srtf", "average_jct_s"] == pytest.approx(jct["srtf"])
     assert by.loc["srtf", "average_jct_s_vs_muri-l"] == pytest.approx(jct["srtf"] / jct["muri-l"])
     assert by.loc["muri-l", "makespan_s_vs_muri-l"] == pytest.approx(1.0)
-    with pytest.raises(DdlschedError, match="no metric"):
-        metric_table(frame, ["colour"])
+    assert by.loc["srtf", "solved"] == 1 and by.loc["srtf", "compared"] == 1
+    for bad, message in [
+        (["colour"], "no numeric metric"),
+        (["trace"], "no numeric metric"),  # a string field of the evaluation
+        (["rows"], "column name"),
+    ]:
+        with pytest.raises(DdlschedError, match=message):
+            metric_table(frame, bad)
+    twice = metric_table(frame, ["makespan_s", "makespan_s"])  # once, no crash
+    assert list(twice.columns).count("makespan_s") == 1
     out = str(tmp_path / "out")
     assert (
         main(["bench", "table", out, "--metrics", "average_jct_s", "--relative-to", "muri-l"]) == 0

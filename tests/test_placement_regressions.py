@@ -177,3 +177,32 @@ def test_malformed_gpu_mapping_is_an_instance_error(gpus):
 
     with pytest.raises(InvalidInstanceError):
         placement_from_json({"placement": [[1, 1]], "gpu_of_replica": gpus})
+
+
+def test_cross_check_recovers_from_a_false_infeasible_and_flags_an_undecided_one():
+    """A valid instance always has a placement: a first backend's "infeasible" goes to
+    the other backend; a second backend that decides nothing is not counted as agreeing."""
+    import dataclasses
+
+    from ddlsched.families.placement import _cross_check
+    from ddlsched.models.placement import PlacementSolve, solve_placement
+    from ddlsched.solvers import SolveLimits, Status
+    from ddlsched.workloads.placement import generate
+
+    limits = SolveLimits(time_limit_s=30, abs_gap=1e-7)
+    inst = generate("small", 3, num_stages=3)
+    true = solve_placement(inst, "aggregated", "highs", limits)
+    claimed = dataclasses.replace(true.solve, status=Status.INFEASIBLE, incumbent=None)
+    kept, report = _cross_check(
+        inst, "aggregated", "highs", limits, PlacementSolve(claimed, None, None, None)
+    )
+    assert report["agree"] is False
+    assert kept.evaluation.iteration_time_s == pytest.approx(
+        true.evaluation.iteration_time_s, rel=1e-9
+    )
+    # a second backend stopped before any placement: undecided, not "agree"
+    tight = SolveLimits(time_limit_s=1e-9, abs_gap=1e-7)
+    kept, report = _cross_check(inst, "aggregated", "highs", tight, true)
+    assert report["agree"] in (None, True)
+    if report["status"] != "optimal":
+        assert report["agree"] is None

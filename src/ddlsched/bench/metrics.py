@@ -5,11 +5,14 @@ optimum. Simulation studies have no optimum; what researchers compare are
 the metrics a simulator reports (average JCT, makespan, tail JCT) and each
 policy's factor against a named policy (the papers' "Muri improves average
 JCT by 1.13-6.15x"). :func:`metric_table` makes that table from the stored
-rows: for each (family, group, method label), the mean over the group's
-instances of every requested metric (a key of the rows' ``metrics``), and
-with ``relative_to`` the mean over instances of ``value / value of
-relative_to on the same instance`` (so a baseline's factor above 1 means the
-reference method is better on a minimised metric).
+rows: for each (family, group, method label), ``rows`` (all its rows),
+``solved`` (rows without an error or time limit, the ones averaged), the
+mean over them of every requested metric (a numeric key of the rows'
+``metrics``), and with ``relative_to`` the mean over instances of ``value /
+value of relative_to on the same instance`` (so a baseline's factor above 1
+means the reference method is better on a minimised metric) and
+``compared``, the number of instances where both have a value: when it is
+below ``solved``, the factor and the means cover different instances.
 
 ``ddlsched bench table DIR --metrics average_jct_s,makespan_s,p99_jct_s
 --relative-to muri-l`` prints it.
@@ -29,14 +32,19 @@ from ddlsched.errors import DdlschedError
 __all__ = ["metric_csv", "metric_markdown", "metric_table"]
 
 
+_FIXED = ("family", "group", "method", "rows", "solved", "compared")
+
+
 def _values(frame: pd.DataFrame, metrics: Sequence[str]) -> pd.DataFrame:
     ok = frame[~frame["status"].isin(["error", STATUS_TIME_LIMIT])].copy()
     parsed = ok["metrics"].map(lambda m: json.loads(m or "{}"))
-    present = set().union(*parsed) if len(parsed) else set()
-    missing = [m for m in metrics if m not in present]
+    numeric = {k for m in parsed for k in m if _is_number_metric(parsed, k)}
+    missing = [m for m in metrics if m not in numeric]
     if missing:
-        known = ", ".join(sorted(k for k in present if _is_number_metric(parsed, k))) or "none"
-        raise DdlschedError(f"no metric(s) {', '.join(missing)} in these rows (known: {known})")
+        known = ", ".join(sorted(numeric)) or "none"
+        raise DdlschedError(
+            f"no numeric metric(s) {', '.join(missing)} in these rows (known: {known})"
+        )
     for name in metrics:
         ok[name] = parsed.map(lambda m, n=name: _float(m.get(n)))
     return ok
@@ -59,14 +67,20 @@ def metric_table(
 ) -> pd.DataFrame:
     """One line per (family, group, method label): ``rows`` and the mean of each metric,
     plus ``<metric>_vs_<relative_to>`` columns when ``relative_to`` is given."""
+    metrics = list(dict.fromkeys(metrics))  # a name given twice counts once
     if not metrics:
         raise DdlschedError("--metrics: name at least one metric")
+    reserved = [m for m in metrics if m in _FIXED]
+    if reserved:
+        raise DdlschedError(f"--metrics: {', '.join(reserved)} is a column name, not a metric")
     if relative_to is not None and relative_to not in set(frame["label"]):
         labels = ", ".join(sorted(set(frame["label"])))
         raise DdlschedError(f"--relative-to: no method {relative_to!r} (choose from {labels})")
     rows = _values(frame, metrics)
     if relative_to is not None:
         ref = rows[rows["label"] == relative_to].set_index("instance_key")
+        if ref.empty:
+            raise DdlschedError(f"--relative-to: method {relative_to!r} has no successful rows")
         for name in metrics:
             base = rows["instance_key"].map(ref[name].groupby(level=0).mean())
             rows[f"{name}_vs_{relative_to}"] = rows[name] / base
@@ -74,16 +88,25 @@ def metric_table(
     if relative_to is not None:
         columns += [f"{name}_vs_{relative_to}" for name in metrics]
     lines = []
-    order = list(dict.fromkeys(zip(rows["family"], rows["group"], rows["label"], strict=True)))
+    order = list(dict.fromkeys(zip(frame["family"], frame["group"], frame["label"], strict=True)))
     for family, group, label in order:
+        every = frame[
+            (frame["family"] == family) & (frame["group"] == group) & (frame["label"] == label)
+        ]
         part = rows[
             (rows["family"] == family) & (rows["group"] == group) & (rows["label"] == label)
         ]
-        line = {"family": family, "group": group, "method": label, "rows": len(part)}
+        line = {"family": family, "group": group, "method": label, "rows": len(every)}
+        line["solved"] = len(part)
+        if relative_to is not None:
+            line["compared"] = int(part[f"{metrics[0]}_vs_{relative_to}"].notna().sum())
         for col in columns:
-            line[col] = part[col].mean()
+            line[col] = part[col].mean() if len(part) else math.nan
         lines.append(line)
-    return pd.DataFrame(lines, columns=["family", "group", "method", "rows", *columns])
+    fixed = ["family", "group", "method", "rows", "solved"]
+    if relative_to is not None:
+        fixed.append("compared")
+    return pd.DataFrame(lines, columns=[*fixed, *columns])
 
 
 def _cell(value) -> str:

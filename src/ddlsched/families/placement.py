@@ -90,40 +90,55 @@ log = logging.getLogger(__name__)
 
 
 def _cross_check(instance, formulation, backend, limits, solved, **kwargs):
-    """Re-solve a proven optimum with the other backend (spec: "cross-check the optimum").
+    """Re-solve with the other backend (spec: "cross-check the optimum").
 
     HiGHS 1.14 has returned wrong optima on rare placement instances even with
     presolve and restarts off (found in review; SCIP, the GPU-level ILP and a
-    brute force agree on the true optimum). The second backend solves the
-    same model with ``alpha`` capped at the first one's evaluated value (plus
-    1e-7 relative): it must find a placement at least as good and prove that
-    none is better, which is a full second proof of the optimum but several
-    times faster than an uncapped solve (SCIP's worst Table II case: 0.93 s
-    uncapped, 0.14 s capped). The better evaluated placement is kept, with
-    the status and bound of the backend that found it; a disagreement
-    (including the second backend finding no placement under the cap) is
-    recorded in ``info['cross_check']``.
+    brute force agree on the true optimum). After a proven optimum, the second
+    backend solves the same model with ``alpha`` capped at the first one's
+    evaluated value (plus 1e-7 relative): it must find a placement at least
+    as good and prove that none is better, which is a full second proof of
+    the optimum but several times faster than an uncapped solve (SCIP's worst
+    Table II case: 0.93 s uncapped, 0.14 s capped). After an "infeasible"
+    (never true: a valid instance always has a placement) the second backend
+    solves uncapped. The better evaluated placement is kept, with the status
+    and bound of the backend that found it. ``info['cross_check']['agree']``
+    is ``True`` only when the second backend proved the same optimum,
+    ``False`` when it found a better placement or none under the cap, and
+    ``None`` when it could not decide (error or limit without a proof).
     """
     other = "scip" if backend == "highs" else "highs"
-    first_alpha = solved.evaluation.iteration_time_s
+    first_alpha = None if solved.evaluation is None else solved.evaluation.iteration_time_s
     second = solve_placement(
         instance, formulation, other, limits, alpha_cap_s=first_alpha, **kwargs
     )
-    report = {"backend": other, "status": str(second.solve.status), "agree": True}
+    report: dict[str, Any] = {"backend": other, "status": str(second.solve.status)}
+    if first_alpha is None:  # the first backend found nothing (claimed infeasible)
+        report["agree"] = False
+        log.warning(
+            "placement %s: %s reported %s; %s: %s",
+            formulation,
+            backend,
+            solved.solve.status,
+            other,
+            second.solve.status,
+        )
+        return (second if second.evaluation is not None else solved), report
     if second.evaluation is None:
-        if second.solve.status is Status.INFEASIBLE:
-            report["agree"] = False
-            log.warning(
-                "placement %s: %s finds no placement as good as %s's %.9g s",
-                formulation,
-                other,
-                backend,
-                first_alpha,
-            )
+        report["agree"] = False if second.solve.status is Status.INFEASIBLE else None
+        log.warning(
+            "placement %s: %s could not confirm %s's optimum %.9g s (%s)",
+            formulation,
+            other,
+            backend,
+            first_alpha,
+            second.solve.status,
+        )
         return solved, report
     second_alpha = second.evaluation.iteration_time_s
     report["alpha_s"] = {backend: first_alpha, other: second_alpha}
     if math.isclose(first_alpha, second_alpha, rel_tol=1e-7, abs_tol=1e-12):
+        report["agree"] = True if second.solve.status is Status.OPTIMAL else None
         return solved, report
     report["agree"] = False
     log.warning(
@@ -149,7 +164,7 @@ def _run_exact(
     started = time.perf_counter()
     solved = solve_placement(instance, formulation, options.backend, limits, **kwargs)
     info: dict[str, Any] = {}
-    if cross_check and solved.solve.status is Status.OPTIMAL:
+    if cross_check and solved.solve.status in (Status.OPTIMAL, Status.INFEASIBLE):
         solved, info["cross_check"] = _cross_check(
             instance, formulation, options.backend, limits, solved, **kwargs
         )
@@ -158,6 +173,12 @@ def _run_exact(
     status = ms.status
     if solved.placement is None and status in (Status.OPTIMAL, Status.FEASIBLE):
         status = Status.ERROR  # pragma: no cover - a solution was reported but not loaded
+    if status is Status.INFEASIBLE:  # a valid instance always has a placement
+        status = Status.ERROR
+        info["error"] = (
+            f"{ms.backend} claimed the placement model infeasible, but every valid instance "
+            "has a placement: a solver failure"
+        )
     return SolveResult(
         family="placement",
         method=method,

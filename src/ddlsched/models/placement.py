@@ -71,8 +71,11 @@ GPU-level (``build_gpu_level``, method ``exact_gpu_level``)
     availability stay interchangeable): that is what makes it slow. Same
     optimum as the aggregated model by construction; the tests check it.
 
-Both objectives are in milliseconds inside the model (so that solver
-tolerances of ~1e-7 are negligible against ``alpha``); ``decode`` returns a
+Both objectives are in milliseconds inside the model, or in a finer unit
+for jobs whose largest possible term is under a second
+(:func:`~ddlsched.models.placement_bounds.time_scale`; ``model.time_scale``
+holds the units per second), so that solver tolerances of ~1e-6 are
+negligible against ``alpha``; ``decode`` returns a
 :class:`~ddlsched.problems.placement.Placement` that the family evaluator
 scores, and ``solve_placement`` re-evaluates it and fails loudly when the
 solver's objective and the evaluator disagree by more than 1e-6 relative.
@@ -89,13 +92,13 @@ import pyomo.environ as pyo
 
 from ddlsched.errors import SolverError
 from ddlsched.models.placement_bounds import (
-    MS,
     Coefficients,
     big_m,
     coefficients,
     comm_lower,
     forced_split_bound,
     max_count,
+    pattern_table_size,
     server_pattern_lower,
     split_costs,
     upper_bound_ms,
@@ -114,10 +117,10 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-_MS = MS  # model time unit: milliseconds
 _LEX_LIMIT = 10_000
 _AGREE_RTOL = 1e-6
 _CAP_RTOL = 1e-7
+_PATTERN_TABLE_LIMIT = 2_000_000  # entries of one server-pattern DP table (~16 MB)
 FORMULATIONS = ("aggregated", "gpu_level")
 
 
@@ -152,6 +155,7 @@ def build_aggregated(
     coef = coefficients(instance)
     model = pyo.ConcreteModel(name="placement_aggregated")
     model.formulation = "aggregated"
+    model.time_scale = coef.scale  # model units per second
     model.S = pyo.RangeSet(0, instance.num_stages - 1)
     model.M = pyo.RangeSet(0, instance.num_servers - 1)
     model.SMV = pyo.Set(initialize=_count_values(instance), dimen=3)
@@ -191,11 +195,14 @@ def build_aggregated(
         full = sum(instance.available) == instance.num_replicas
         patterns = {
             avail: server_pattern_lower(instance, coef, avail, full=full)
+            if pattern_table_size(instance, avail) <= _PATTERN_TABLE_LIMIT
+            else None  # too large to tabulate (e.g. 128-GPU servers): weaker cuts only
             for avail in set(instance.available)
         }
         lower = {}
         for s, m, v in model.SMV:
-            value = patterns[instance.available[m]][s, v]
+            table = patterns[instance.available[m]]
+            value = 0.0 if table is None else table[s, v]
             if not math.isfinite(value):  # no pattern holds v replicas: 0 is still valid
                 value = 0.0
             if v >= 1:
@@ -264,6 +271,7 @@ def build_gpu_level(instance: PlacementInstance) -> pyo.ConcreteModel:
     coef = coefficients(instance)
     model = pyo.ConcreteModel(name="placement_gpu_level")
     model.formulation = "gpu_level"
+    model.time_scale = coef.scale  # model units per second
     model.S = pyo.RangeSet(0, instance.num_stages - 1)
     model.M = pyo.RangeSet(0, instance.num_servers - 1)
     replicas = [(s, r) for s, st in enumerate(instance.stages) for r in range(st.replicas)]
@@ -393,19 +401,20 @@ def solve_placement(
         model = build_gpu_level(instance)
     else:
         raise ValueError(f"unknown formulation {formulation!r} (choose from {FORMULATIONS})")
+    unit = model.time_scale
     if alpha_cap_s is not None:
-        cap = _MS * alpha_cap_s * (1 + _CAP_RTOL) + 1e-6
+        cap = unit * alpha_cap_s * (1 + _CAP_RTOL) + 1e-6
         model.alpha.setub(min(model.alpha.ub, cap))
     limits = limits or SolveLimits(abs_gap=1e-7)
     if backend == "highs" and not any(k == "mip_allow_restart" for k, _ in limits.highs_options):
         limits = dataclasses.replace(limits, highs_options=(*limits.highs_options, *HIGHS_OPTIONS))
     result = solve_model(model, backend=backend, limits=limits)
-    bound = None if result.bound is None else result.bound / _MS
+    bound = None if result.bound is None else result.bound / unit
     if not result.has_solution:
         return PlacementSolve(result, None, None, bound)
     placement = decode(model, instance)
     evaluation = evaluate(instance, placement)
-    incumbent = result.incumbent / _MS if result.incumbent is not None else None
+    incumbent = result.incumbent / unit if result.incumbent is not None else None
     alpha = evaluation.iteration_time_s
     # The model's alpha is only bounded below by the terms: a time-limited
     # incumbent may sit above the decoded placement's alpha, never below it.

@@ -3,8 +3,9 @@
 Pure arithmetic on a :class:`~ddlsched.problems.placement.PlacementInstance`
 (no Pyomo, no solver), used by :mod:`ddlsched.models.placement` for the
 big-M constants, the variable bound of ``alpha`` and the valid inequalities
-of the aggregated ILP. Every quantity here is in milliseconds (the models'
-time unit) unless its name says ``_s``.
+of the aggregated ILP. Every quantity here is in the models' time unit
+(milliseconds, or finer for sub-second jobs: :func:`time_scale`) unless its
+name says ``_s``.
 
 Server patterns
     The terms of Eq. (7) on one server ``m`` depend only on that server's
@@ -42,18 +43,21 @@ __all__ = [
     "comm_lower",
     "forced_split_bound",
     "max_count",
+    "pattern_table_size",
     "server_pattern_lower",
     "split_costs",
+    "time_scale",
     "upper_bound_ms",
 ]
 
-MS = 1000.0  # model time unit: milliseconds
+MS = 1000.0  # model time unit: milliseconds (for instances whose terms reach 1 s)
 
 
 @dataclass(frozen=True)
 class Coefficients:
     """Per-stage constants of the linearised Eqs. (4)-(6), in milliseconds."""
 
+    scale: float  # model time units per second (1000: milliseconds)
     cost: dict[tuple[int, int], float]  # (s, v>=1) -> comp_s + AR_s(v)
     comm0: dict[int, float]  # comm_s(0, 0)
     comm_prev: dict[int, float]  # d comm_s / d x[s-1,m]
@@ -67,18 +71,35 @@ class Coefficients:
         )
 
 
+def time_scale(instance: PlacementInstance) -> float:
+    """Model time units per second: milliseconds, or finer for jobs whose largest
+    possible term is under a second, so that it is at least 1000 units (the solvers'
+    absolute tolerances, ~1e-6, stay negligible)."""
+    worst = 0.0
+    for s, stage in enumerate(instance.stages):
+        k_prev = instance.stages[s - 1].replicas if s > 0 else 0
+        k_next = instance.stages[s + 1].replicas if s + 1 < instance.num_stages else 0
+        comm = max(comm_time(instance, s, p, n) for p in (0, k_prev) for n in (0, k_next))
+        reduce = max(allreduce_time(instance, s, v) for v in range(1, stage.replicas + 1))
+        worst = max(worst, stage.compute_s + comm + reduce)
+    if not worst > 0 or worst >= 1.0:
+        return MS
+    return 10.0 ** math.ceil(math.log10(MS / worst))
+
+
 def coefficients(instance: PlacementInstance) -> Coefficients:
-    """The linearisation constants of Eqs. (4)-(6) for ``instance``."""
+    """The linearisation constants of Eqs. (4)-(6) for ``instance``, in model units."""
+    unit = time_scale(instance)
     cost, comm0, comm_prev, comm_next = {}, {}, {}, {}
     for s, stage in enumerate(instance.stages):
         for v in range(1, stage.replicas + 1):
-            cost[(s, v)] = MS * (stage.compute_s + allreduce_time(instance, s, v))
+            cost[(s, v)] = unit * (stage.compute_s + allreduce_time(instance, s, v))
         base = comm_time(instance, s, 0, 0)
-        comm0[s] = MS * base
-        comm_prev[s] = MS * (comm_time(instance, s, 1, 0) - base) if s > 0 else 0.0
+        comm0[s] = unit * base
+        comm_prev[s] = unit * (comm_time(instance, s, 1, 0) - base) if s > 0 else 0.0
         last = s == instance.num_stages - 1
-        comm_next[s] = MS * (comm_time(instance, s, 0, 1) - base) if not last else 0.0
-    return Coefficients(cost, comm0, comm_prev, comm_next)
+        comm_next[s] = unit * (comm_time(instance, s, 0, 1) - base) if not last else 0.0
+    return Coefficients(unit, cost, comm0, comm_prev, comm_next)
 
 
 def max_count(instance: PlacementInstance, s: int, m: int) -> int:
@@ -197,6 +218,13 @@ def _term_tables(
                     table[a, b, n] = coef.term(s, a, b, n)
         tables.append(table)
     return tables
+
+
+def pattern_table_size(instance: PlacementInstance, capacity: int) -> int:
+    """Entries of the largest array :func:`server_pattern_lower` builds for ``capacity``
+    (its time and memory grow with it; callers skip the bound above a limit)."""
+    width = max(min(stage.replicas, capacity) for stage in instance.stages) + 1
+    return (capacity + 1) * width**3
 
 
 def server_pattern_lower(

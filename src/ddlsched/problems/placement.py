@@ -88,7 +88,11 @@ ALLREDUCE_KINDS = ("rar", "tar")
 SCHEMA_VERSION = 1
 _BOUNDARY_RTOL = 1e-9
 _BOUNDARY_ATOL = 1e-6
-_MAX_TIME_S = 1e12  # about 31,700 years per iteration: anything beyond is a unit error
+# Largest per-iteration term (s) an instance may allow. Real jobs stay far below
+# (Table II's largest, GPT-175B at 1024 GPUs: 568 s); the exact models work in ms
+# with big-M rows and 1e-6 tolerances, and review found wrong "optimal" answers once
+# alpha reaches 1e5-1e8 s.
+_MAX_TIME_S = 1e5
 
 _STAGE_FIELDS = ("replicas", "fwd_s", "bwd_s", "in_bytes", "out_bytes", "param_bytes")
 
@@ -189,8 +193,9 @@ class PlacementInstance:
         An upper bound on any term of Eq. (7) (the largest comm over the
         neighbour counts' corners plus the largest AllReduce over the local
         counts) must be a finite number of seconds below ``_MAX_TIME_S``; beyond that (e.g. a
-        bandwidth of 5e-324 B/s, or 1e308 bytes) the solvers' tolerances and
-        the evaluator's arithmetic stop meaning anything.
+        bandwidth of 5e-324 B/s, or 1e308 bytes, or anything above about a day
+        per iteration) the solvers' tolerances and big-M constants stop being
+        trustworthy.
         """
         try:
             worst = 0.0

@@ -127,6 +127,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+_MAX_ROUND_S = 1e9  # a round longer than ~30 years is a unit error (and overflows event times)
+
 POLICIES = ("srtf", "srsf", "tiresias", "themis", "antman", "muri-s", "muri-l")
 
 # Start overhead in seconds by GPU count and model (run_sim.py ``overhead_dict``); 10 s otherwise.
@@ -298,10 +300,16 @@ class SimConfig:
             )
         if not _finite_number(self.antman_util_cap) or not 0 < self.antman_util_cap <= 1:
             raise DdlschedError(f"antman_util_cap must be in (0, 1], got {self.antman_util_cap!r}")
-        if self.round_s is not None and not (_finite_number(self.round_s) and self.round_s > 0):
+        if self.round_s is not None and not (
+            _finite_number(self.round_s) and 0 < self.round_s <= _MAX_ROUND_S
+        ):
             raise DdlschedError(
-                f"round_s must be a positive number of seconds or null, got {self.round_s!r}"
+                f"round_s must be a number of seconds in (0, {_MAX_ROUND_S:.0e}] or null, "
+                f"got {self.round_s!r}"
             )
+        for name in ("start_overhead", "autopack", "blossom"):
+            if not isinstance(getattr(self, name), bool):
+                raise DdlschedError(f"{name} must be true or false, got {getattr(self, name)!r}")
 
     @classmethod
     def preset(cls, mode: str = "reference", **overrides: Any) -> SimConfig:
