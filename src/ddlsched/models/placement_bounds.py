@@ -75,13 +75,7 @@ def time_scale(instance: PlacementInstance) -> float:
     """Model time units per second: milliseconds, or finer for jobs whose largest
     possible term is under a second, so that it is at least 1000 units (the solvers'
     absolute tolerances, ~1e-6, stay negligible)."""
-    worst = 0.0
-    for s, stage in enumerate(instance.stages):
-        k_prev = instance.stages[s - 1].replicas if s > 0 else 0
-        k_next = instance.stages[s + 1].replicas if s + 1 < instance.num_stages else 0
-        comm = max(comm_time(instance, s, p, n) for p in (0, k_prev) for n in (0, k_next))
-        reduce = max(allreduce_time(instance, s, v) for v in range(1, stage.replicas + 1))
-        worst = max(worst, stage.compute_s + comm + reduce)
+    worst = instance.largest_term_s
     if not worst > 0 or worst >= 1.0:
         return MS
     return 10.0 ** math.ceil(math.log10(MS / worst))

@@ -198,18 +198,7 @@ class PlacementInstance:
         trustworthy.
         """
         try:
-            worst = 0.0
-            for s, stage in enumerate(self.stages):
-                k_prev = self.stages[s - 1].replicas if s > 0 else 0
-                k_next = self.stages[s + 1].replicas if s + 1 < len(self.stages) else 0
-                comm = max(
-                    comm_time(self, s, p, n) for p in (0, k_prev) for n in (0, k_next)
-                )  # linear in the neighbours' counts: the largest value is at a corner
-                reduce = max(
-                    (allreduce_time(self, s, v) for v in range(1, stage.replicas + 1)),
-                    default=0.0,
-                )
-                worst = max(worst, stage.compute_s + comm + reduce)
+            worst = self.largest_term_s
         except (ZeroDivisionError, OverflowError):
             worst = math.inf
         if not worst <= _MAX_TIME_S:
@@ -220,6 +209,20 @@ class PlacementInstance:
             )
 
     # -- derived ----------------------------------------------------------------
+
+    @property
+    def largest_term_s(self) -> float:
+        """An upper bound on any term of Eq. (7), in seconds: per stage, the largest
+        comm over the neighbour counts' corners (comm is linear in them) plus the
+        largest AllReduce over the local counts, plus compute."""
+        worst = 0.0
+        for s, stage in enumerate(self.stages):
+            k_prev = self.stages[s - 1].replicas if s > 0 else 0
+            k_next = self.stages[s + 1].replicas if s + 1 < len(self.stages) else 0
+            comm = max(comm_time(self, s, p, n) for p in (0, k_prev) for n in (0, k_next))
+            reduce = max(allreduce_time(self, s, v) for v in range(1, stage.replicas + 1))
+            worst = max(worst, stage.compute_s + comm + reduce)
+        return worst
 
     @property
     def num_stages(self) -> int:
