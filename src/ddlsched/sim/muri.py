@@ -19,7 +19,9 @@ staged period recurrence; ``_Blossom_Same``: repeated matching),
 ``switch.py`` / ``node.py`` / ``cluster.py`` (MS-YARN placement, AntMan's
 GPU-level state) and ``log.py`` (JCT = end - submit). No code is copied; the
 model is re-implemented with numpy arrays so that trace 2 (5,755 jobs) runs
-in seconds per policy. Every knob of the model is a field of
+in seconds per policy (Muri-S/L: 13-23 s with ``matching="types"``, 4-5
+minutes with the original's Blossom, the ``reference`` default; see
+``benchmarks/results/muri.md``). Every knob of the model is a field of
 :class:`SimConfig`; ``SimConfig.preset("paper")`` switches to the paper's
 prose (Eq. 3 period at the best offsets of ``k = 3`` resources with groups of
 at most 3 jobs and no interference factor, Eq. 4 edge weights, Themis'
