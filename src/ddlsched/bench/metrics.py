@@ -26,6 +26,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from ddlsched.bench.tables import line_order
 from ddlsched.bench.tasks import STATUS_TIME_LIMIT
 from ddlsched.errors import DdlschedError
 
@@ -88,8 +89,7 @@ def metric_table(
     if relative_to is not None:
         columns += [f"{name}_vs_{relative_to}" for name in metrics]
     lines = []
-    order = list(dict.fromkeys(zip(frame["family"], frame["group"], frame["label"], strict=True)))
-    for family, group, label in order:
+    for family, group, label in line_order(frame):
         every = frame[
             (frame["family"] == family) & (frame["group"] == group) & (frame["label"] == label)
         ]

@@ -177,6 +177,18 @@ def rows_with_ratios(frame: pd.DataFrame) -> pd.DataFrame:
     return frame
 
 
+def line_order(frame: pd.DataFrame) -> list[tuple[str, str, str]]:
+    """(family, group, method label) of a summary's lines: groups as first stored, and
+    within a group heuristics, then exact methods, then bounds, each in natural order."""
+    lines = []
+    for family, group in dict.fromkeys(zip(frame["family"], frame["group"], strict=True)):
+        part = frame[(frame["family"] == family) & (frame["group"] == group)]
+        kinds = dict(zip(part["label"], part["kind"], strict=True))
+        order = sorted(kinds, key=lambda lb: (_KIND_ORDER.get(kinds[lb], 9), _natural(lb)))
+        lines += [(family, group, label) for label in order]
+    return lines
+
+
 def summarize(frame: pd.DataFrame, by_group: bool = True) -> pd.DataFrame:
     """One line per (family, group, method label): the columns of :data:`SUMMARY_COLUMNS`.
 
@@ -189,43 +201,38 @@ def summarize(frame: pd.DataFrame, by_group: bool = True) -> pd.DataFrame:
     frame = frame.copy()
     if not by_group:
         frame["group"] = "all"
-    group_order = list(dict.fromkeys(zip(frame["family"], frame["group"], strict=True)))
-    for family, group in group_order:
-        part = frame[(frame["family"] == family) & (frame["group"] == group)]
-        kinds = dict(zip(part["label"], part["kind"], strict=True))
-        order = sorted(kinds, key=lambda lb: (_KIND_ORDER.get(kinds[lb], 9), _natural(lb)))
-        for label in order:
-            rows = part[part["label"] == label]
-            ok = rows[
-                rows["objective"].notna() & ~rows["status"].isin(["error", STATUS_TIME_LIMIT])
-            ]
-            rated = rows[rows["ratio_lo"].notna()]
-            intervals = list(zip(rated["ratio_lo"], rated["ratio_hi"], strict=True))
-            stats = interval_stats(intervals)
-            bounds = rows["bound"].dropna()
-            exact = rated["ratio_lo"] == rated["ratio_hi"]
-            certified = rows["ratio_hi"].notna() & (rows["ratio_hi"] <= 1 + _TOL)
-            line = {
-                "family": family,
-                "group": group,
-                "method": label,
-                "kind": rows["kind"].iloc[0],
-                "rows": len(rows),
-                "solved": len(ok),
-                "errors": int((rows["status"] == "error").sum()),
-                "time_limits": int((rows["status"] == STATUS_TIME_LIMIT).sum()),
-                "mean_objective": ok["objective"].mean() if len(ok) else math.nan,
-                "exact": exact.mean() if len(rated) else math.nan,
-                "certified_opt": certified.mean(),
-                "mean_bound": bounds.mean() if len(bounds) else math.nan,
-                "runtime_mean_s": rows["runtime_s"].mean(),
-                "runtime_max_s": rows["runtime_s"].max(),
-            }
-            for name in ("mean", "median", "worst"):
-                lo, hi = getattr(stats, name) if stats else (math.nan, math.nan)
-                line[f"ratio_{name}_lo"] = lo
-                line[f"ratio_{name}_hi"] = hi
-            lines.append(line)
+    for family, group, label in line_order(frame):
+        rows = frame[
+            (frame["family"] == family) & (frame["group"] == group) & (frame["label"] == label)
+        ]
+        ok = rows[rows["objective"].notna() & ~rows["status"].isin(["error", STATUS_TIME_LIMIT])]
+        rated = rows[rows["ratio_lo"].notna()]
+        intervals = list(zip(rated["ratio_lo"], rated["ratio_hi"], strict=True))
+        stats = interval_stats(intervals)
+        bounds = rows["bound"].dropna()
+        exact = rated["ratio_lo"] == rated["ratio_hi"]
+        certified = rows["ratio_hi"].notna() & (rows["ratio_hi"] <= 1 + _TOL)
+        line = {
+            "family": family,
+            "group": group,
+            "method": label,
+            "kind": rows["kind"].iloc[0],
+            "rows": len(rows),
+            "solved": len(ok),
+            "errors": int((rows["status"] == "error").sum()),
+            "time_limits": int((rows["status"] == STATUS_TIME_LIMIT).sum()),
+            "mean_objective": ok["objective"].mean() if len(ok) else math.nan,
+            "exact": exact.mean() if len(rated) else math.nan,
+            "certified_opt": certified.mean(),
+            "mean_bound": bounds.mean() if len(bounds) else math.nan,
+            "runtime_mean_s": rows["runtime_s"].mean(),
+            "runtime_max_s": rows["runtime_s"].max(),
+        }
+        for name in ("mean", "median", "worst"):
+            lo, hi = getattr(stats, name) if stats else (math.nan, math.nan)
+            line[f"ratio_{name}_lo"] = lo
+            line[f"ratio_{name}_hi"] = hi
+        lines.append(line)
     return pd.DataFrame(lines)
 
 

@@ -19,9 +19,9 @@ staged period recurrence; ``_Blossom_Same``: repeated matching),
 ``switch.py`` / ``node.py`` / ``cluster.py`` (MS-YARN placement, AntMan's
 GPU-level state) and ``log.py`` (JCT = end - submit). No code is copied; the
 model is re-implemented with numpy arrays so that trace 2 (5,755 jobs) runs
-in seconds per policy (Muri-S/L: 13-23 s with ``matching="types"``, 4-5
-minutes with the original's Blossom, the ``reference`` default; see
-``benchmarks/results/muri.md``). Every knob of the model is a field of
+in seconds per policy (Muri-S/L: 34-39 s with the original's Blossom, the
+``reference`` default, compiled with numba; 13-23 s with
+``matching="types"``; see ``benchmarks/results/muri.md``). Every knob of the model is a field of
 :class:`SimConfig`; ``SimConfig.preset("paper")`` switches to the paper's
 prose (Eq. 3 period at the best offsets of ``k = 3`` resources with groups of
 at most 3 jobs and no interference factor, Eq. 4 edge weights, Themis'
@@ -69,8 +69,8 @@ Choices and differences, written down:
   (:mod:`ddlsched.sim.muri_matching`), memoised by the sequence of node
   types: with it Muri-S on trace 3 and Muri-L on trace 1 give the published
   numbers to ~1e-10 and Muri-L on trace 3 to 0.4 % (average JCT; p99 exact).
-  It is slow on the large traces (trace 1: ~1 min per Muri policy; trace 2
-  several minutes). ``types`` (``paper`` preset) solves the maximum-weight
+  Its O(n^3) cost is paid in compiled code (numba) above 8 nodes: ~8 s per
+  Muri policy on trace 1, 35-40 s on trace 2, 85-105 s on trace 4. ``types`` (``paper`` preset) solves the maximum-weight
   matching on the *types* (distinct profiles) as a b-matching: a linear
   program over Edmonds' b-matching polytope (odd-set rows added as cutting
   planes, HiGHS; an integral vertex is optimal; integer program as

@@ -25,17 +25,12 @@ every detail that decides ties:
   a new blossom's record for index ``x`` is replaced by a member's when the
   blossom's has weight ``<= 0`` or the member's slack is strictly smaller.
 
-Speed (the simulator calls this ~10^5 times per trace): a pure-Python
-version for small graphs, and for larger ones a version that keeps the
-edge records in numpy arrays, merges a new blossom's records with array
-operations, caches each vertex's tight edges until the labels change, and
-applies the slack updates of a whole scan at once. The latter is exact:
-labels are constant during a scan, and the slack of an index is only read
-after the scan (or reset during it), so it ends as the first scanned vertex
-of smallest slack since its last reset unless the previous value is at
-most as small; odd indices' slacks are never read again in the phase and
-are left alone. Both versions give the same matchings as the original on
-the tests' random tie-heavy graphs.
+Speed (the simulator calls this ~10^4 times per trace): :class:`_Blossom`
+is the readable pure-Python statement of the algorithm, used for graphs of
+fewer than :data:`COMPILED_FROM` nodes; larger graphs go to the same
+algorithm compiled with numba (:mod:`ddlsched.sim.muri_blossom_jit`, about
+8x faster at 160 nodes). Both give the same matchings on the tests' random
+tie-heavy graphs.
 """
 
 from __future__ import annotations
@@ -48,8 +43,8 @@ import numpy as np
 
 __all__ = ["blossom_match"]
 
-#: Graphs with at least this many nodes use the numpy version.
-NUMPY_FROM = 40
+#: Graphs with at least this many nodes use the compiled version.
+COMPILED_FROM = 8
 
 
 class _Blossom:
@@ -243,13 +238,6 @@ class _Blossom:
         self.set_st(b, b)
         self.merge_records(b, fl)
         self.set_slack(b)
-        self.created(b)
-
-    def created(self, b: int) -> None:
-        """Hook: blossom ``b`` was formed (its slack was just set)."""
-
-    def reset(self, v: int, nu: int) -> None:
-        """Hook: the slacks of ``v`` and ``nu`` were reset by a tree growth."""
 
     def expand_blossom(self, b: int) -> None:
         fl = self.flower[b]
@@ -282,7 +270,6 @@ class _Blossom:
             S[v] = 1
             nu = st[self.match[v]]
             self.slack[v] = self.slack[nu] = 0
-            self.reset(v, nu)
             S[nu] = 0
             self.q_push(nu)
         elif S[v] == 0:
@@ -328,9 +315,6 @@ class _Blossom:
                                 sd[x] = dv
         return False
 
-    def labels_changed(self) -> None:
-        """Hook: the dual step changed the labels."""
-
     def phase(self) -> bool:
         """Look for one augmenting path; ``False`` ends the matching."""
         n, n_x = self.n, self.n_x
@@ -374,7 +358,6 @@ class _Blossom:
                         lab[b] += d * 2
                     elif S[b] == 1:
                         lab[b] -= d * 2
-            self.labels_changed()
             for x in range(1, n_x + 1):
                 if slack[x] != 0:
                     sd[x] = self.delta(slack[x], x)
@@ -394,183 +377,6 @@ class _Blossom:
                     self.expand_blossom(b)
 
 
-class _BlossomNp(_Blossom):
-    """The same algorithm with numpy edge records and batched slack updates (large graphs)."""
-
-    def __init__(self, W: list[list[float]], w_max: float):
-        super().__init__(W, w_max)
-        n = self.n
-        Wn = np.array(W, dtype=float)
-        self.W2 = Wn * 2.0
-        self.Wpos = Wn > 0
-        self.lab_np = np.full(n + 1, w_max)
-        self.tight_cache: dict[int, list[int]] = {}
-        # scan log of the current round (None outside a scan): rows and last reset points
-        self.rows: list[int] | None = None
-        self.resets: dict[int, tuple[int, int]] = {}
-        self.pos = self.col = 0
-
-    def _init_records(self, W: list[list[float]], cap: int) -> None:
-        n = self.n
-        self.EU = np.zeros((cap, cap), dtype=np.int64)
-        self.EV = np.zeros((cap, cap), dtype=np.int64)
-        self.EW = np.zeros((cap, cap))
-        idx = np.arange(n + 1)
-        self.EU[: n + 1, : n + 1] = idx[:, None]
-        self.EV[: n + 1, : n + 1] = idx[None, :]
-        self.EW[: n + 1, : n + 1] = np.array(W, dtype=float)
-        self.FF = np.zeros((cap, n + 1), dtype=np.int64)
-        self.FF[idx[1:], idx[1:]] = idx[1:]
-
-    def rec(self, a: int, b: int) -> tuple[int, int]:
-        return self.EU.item(a, b), self.EV.item(a, b)
-
-    def delta(self, a: int, b: int) -> float:
-        x, y = self.EU.item(a, b), self.EV.item(a, b)
-        lab = self.lab
-        return lab[x] + lab[y] - self.W[x][y] * 2.0
-
-    def from_member(self, b: int, x: int) -> int:
-        return self.FF.item(b, x)
-
-    def _deltas(self, rows, cols) -> np.ndarray:
-        a, c = self.EU[rows, cols], self.EV[rows, cols]
-        return self.lab_np[a] + self.lab_np[c] - self.W2[a, c]
-
-    def set_slack(self, x: int) -> None:
-        n, st = self.n, self.st
-        stn = np.array(st[: n + 1])
-        Sn = np.array(self.S[: self.n_x + 1])
-        us = np.flatnonzero((self.EW[: n + 1, x] > 0) & (stn != x) & (Sn[stn] == 0))
-        us = us[us > 0]
-        if us.size == 0:
-            self.slack[x] = 0
-            return
-        d = self._deltas(us, x)
-        k = int(d.argmin())
-        self.slack[x] = int(us[k])
-        self.sd[x] = float(d[k])
-
-    def merge_records(self, b: int, fl: list[int]) -> None:
-        n_x = self.n_x
-        EW = self.EW
-        EW[b, 1 : n_x + 1] = 0.0
-        EW[1 : n_x + 1, b] = 0.0
-        self.FF[b, 1:] = 0
-        xs_all = np.arange(1, n_x + 1)
-        others = xs_all[xs_all != b]
-        for xs in fl:
-            # index b itself last or first, as in the original's index order
-            if xs > b:
-                self._merge_one(b, xs, np.array([b]))
-                self._merge_one(b, xs, others)
-            else:
-                self._merge_one(b, xs, others)
-                self._merge_one(b, xs, np.array([b]))
-            owned = self.FF[xs, 1:] != 0
-            self.FF[b, 1:][owned] = xs
-
-    def _merge_one(self, b: int, xs: int, xs_idx: np.ndarray) -> None:
-        EU, EV, EW = self.EU, self.EV, self.EW
-        take = (EW[b, xs_idx] <= 0) | (self._deltas(xs, xs_idx) < self._deltas(b, xs_idx))
-        x = xs_idx[take]
-        if x.size == 0:
-            return
-        EU[b, x], EV[b, x], EW[b, x] = EU[xs, x], EV[xs, x], EW[xs, x]
-        EU[x, b], EV[x, b], EW[x, b] = EU[x, xs], EV[x, xs], EW[x, xs]
-
-    def created(self, b: int) -> None:
-        if self.rows is not None:
-            self.resets[b] = (self.pos, self.col)
-
-    def reset(self, v: int, nu: int) -> None:
-        if self.rows is not None:
-            self.resets[v] = self.resets[nu] = (self.pos, self.col)
-
-    def labels_changed(self) -> None:
-        self.lab_np = np.array(self.lab[: self.n + 1])
-        self.tight_cache.clear()
-
-    def scan(self) -> bool:
-        st, S, q = self.st, self.S, self.q
-        rows: list[int] = []
-        self.rows = rows
-        self.resets = {}
-        tc = self.tight_cache
-        while q:
-            u = q.popleft()
-            if S[st[u]] == 1:
-                continue
-            self.pos = len(rows)
-            rows.append(u)
-            tight = tc.get(u)
-            if tight is None:
-                tight = tc[u] = np.flatnonzero(
-                    self.Wpos[u] & (self.lab_np[u] + self.lab_np - self.W2[u] <= 0)
-                ).tolist()
-            for v in tight:
-                if st[u] != st[v]:
-                    self.col = v
-                    if self.on_found_edge(u, v):
-                        self.rows = None
-                        return True
-        self.rows = None
-        self.flush(rows)
-        return False
-
-    def flush(self, rows: list[int]) -> None:
-        """Apply the slack updates of a finished scan (see the module docstring)."""
-        if not rows:
-            return
-        n, st, S = self.n, self.st, self.S
-        slack, sd, resets = self.slack, self.sd, self.resets
-        U = np.array(rows)
-        D = self.lab_np[U][:, None] + self.lab_np[None, :] - self.W2[U]
-        C = self.Wpos[U] & (D > 0)
-        real = [x for x in range(1, n + 1) if st[x] == x and S[x] != 1]
-        if real:
-            cols = np.array(real)
-            vals = np.where(C[:, cols], D[:, cols], np.inf)
-            where = {x: k for k, x in enumerate(real)}
-            for x, (p, c) in resets.items():
-                k = where.get(x)
-                if k is not None:
-                    vals[:p, k] = np.inf
-                    if x <= c:
-                        vals[p, k] = np.inf
-            best = vals.argmin(axis=0)
-            low = vals[best, np.arange(len(real))]
-            for k in np.flatnonzero(np.isfinite(low)).tolist():
-                x = real[k]
-                m = float(low[k])
-                if slack[x] == 0 or m < sd[x]:
-                    slack[x] = rows[int(best[k])]
-                    sd[x] = m
-        stn = None
-        for x in range(n + 1, self.n_x + 1):
-            if st[x] != x or S[x] == 1:
-                continue
-            if stn is None:
-                stn = np.array(st[: n + 1])
-            mem = np.flatnonzero(stn == x)
-            contrib = C[:, mem].any(axis=1) & (stn[U] != x)
-            rp = resets.get(x)
-            if rp is not None:
-                p, c = rp
-                contrib[:p] = False
-                if contrib[p]:
-                    contrib[p] = bool(C[p, mem[mem > c]].any())
-            r = np.flatnonzero(contrib)
-            if r.size == 0:
-                continue
-            d = self._deltas(U[r], x)
-            k = int(d.argmin())
-            m = float(d[k])
-            if slack[x] == 0 or m < sd[x]:
-                slack[x] = rows[int(r[k])]
-                sd[x] = m
-
-
 def blossom_match(w: Sequence[Sequence[float]]) -> list[int]:
     """Partner of each node (``-1``: single) as the original's Blossom pairs them.
 
@@ -588,12 +394,18 @@ def blossom_match(w: Sequence[Sequence[float]]) -> list[int]:
     w_max = max(max(r) for r in W)
     if not w_max > 0:
         return [-1] * n
-    bl = (_BlossomNp if n >= NUMPY_FROM else _Blossom)(W, w_max)
-    while bl.phase():
-        pass
+    if n < COMPILED_FROM:
+        bl = _Blossom(W, w_max)
+        while bl.phase():
+            pass
+        match = bl.match
+    else:
+        from ddlsched.sim.muri_blossom_jit import blossom_mates
+
+        match = blossom_mates(np.array(W, dtype=np.float64), w_max).tolist()
     out = [-1] * n
     for u in range(1, n + 1):
-        v = bl.match[u]
-        if v > 0 and bl.match[v] == u:
+        v = match[u]
+        if v > 0 and match[v] == u:
             out[u - 1] = v - 1
     return out
