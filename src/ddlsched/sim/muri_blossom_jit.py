@@ -34,15 +34,21 @@ from numba import njit
 
 
 @njit(cache=True)
+def _record_slack(W, EU, EV, lab, a, b):
+    """Slack of the edge record stored at ``(a, b)``: ``lab[x] + lab[y] - 2 w(x, y)``."""
+    x = EU[a, b]
+    y = EV[a, b]
+    return lab[x] + lab[y] - W[x, y] * 2.0
+
+
+@njit(cache=True)
 def _set_slack(s, x):
     W, EU, EV, EW, lab, st, S, slack, sd = s[0], s[1], s[2], s[3], s[5], s[8], s[10], s[11], s[6]
     n = W.shape[0] - 1
     slack[x] = 0
     for u in range(1, n + 1):
         if EW[u, x] > 0 and st[u] != x and S[st[u]] == 0:
-            a = EU[u, x]
-            c = EV[u, x]
-            d = lab[a] + lab[c] - W[a, c] * 2.0
+            d = _record_slack(W, EU, EV, lab, u, x)
             if slack[x] == 0 or d < sd[x]:
                 slack[x] = u
                 sd[x] = d
@@ -63,9 +69,7 @@ def _merge_records(s, b):
         for x in range(1, n_x + 1):
             take = EW[b, x] <= 0
             if not take:
-                a, c = EU[xs, x], EV[xs, x]
-                e, f = EU[b, x], EV[b, x]
-                take = lab[a] + lab[c] - W[a, c] * 2.0 < lab[e] + lab[f] - W[e, f] * 2.0
+                take = _record_slack(W, EU, EV, lab, xs, x) < _record_slack(W, EU, EV, lab, b, x)
             if take:
                 EU[b, x] = EU[xs, x]
                 EV[b, x] = EV[xs, x]
@@ -205,8 +209,23 @@ def _get_lca(s, u, v):
 
 
 @njit(cache=True)
+def _append_path(s, b, m, x, lca):
+    """Append the (even, odd) pairs from ``x`` up the tree to ``lca`` to blossom ``b``'s
+    members from place ``m``, queueing each odd one; the new member count."""
+    match, st, pa, FL = s[7], s[8], s[9], s[13]
+    while x != lca:
+        y = st[match[x]]
+        FL[b, m] = x
+        FL[b, m + 1] = y
+        m += 2
+        _q_push(s, y)
+        x = st[pa[y]]
+    return m
+
+
+@njit(cache=True)
 def _add_blossom(s, u, lca, v):
-    lab, match, st, pa, S, FL, FLN, ctr = s[5], s[7], s[8], s[9], s[10], s[13], s[14], s[16]
+    lab, match, st, S, FL, FLN, ctr = s[5], s[7], s[8], s[10], s[13], s[14], s[16]
     n = s[0].shape[0] - 1
     b = n + 1
     while b <= ctr[0] and st[b] != 0:
@@ -218,25 +237,9 @@ def _add_blossom(s, u, lca, v):
     S[b] = 0
     match[b] = match[lca]
     FL[b, 0] = lca
-    m = 1
-    x = u
-    while x != lca:
-        y = st[match[x]]
-        FL[b, m] = x
-        FL[b, m + 1] = y
-        m += 2
-        _q_push(s, y)
-        x = st[pa[y]]
+    m = _append_path(s, b, 1, u, lca)
     _reverse(FL, b, 1, m)
-    x = v
-    while x != lca:
-        y = st[match[x]]
-        FL[b, m] = x
-        FL[b, m + 1] = y
-        m += 2
-        _q_push(s, y)
-        x = st[pa[y]]
-    FLN[b] = m
+    FLN[b] = _append_path(s, b, m, v, lca)
     _set_st(s, b, b)
     _merge_records(s, b)
     _set_slack(s, b)
@@ -316,9 +319,7 @@ def _scan(s):
                         stu = st[u]
                     else:
                         if x != v:
-                            a = EU[u, x]
-                            c = EV[u, x]
-                            dv = lab[a] + lab[c] - W[a, c] * 2.0
+                            dv = _record_slack(W, EU, EV, lab, u, x)
                         if slack[x] == 0 or dv < sd[x]:
                             slack[x] = u
                             sd[x] = dv
@@ -385,9 +386,7 @@ def _phase(s):
         for x in range(1, n_x + 1):
             sl = slack[x]
             if sl != 0:
-                a = EU[sl, x]
-                c = EV[sl, x]
-                sd[x] = lab[a] + lab[c] - W[a, c] * 2.0
+                sd[x] = _record_slack(W, EU, EV, lab, sl, x)
         ctr[2] = 0
         ctr[3] = 0
         for x in range(1, n_x + 1):
