@@ -67,7 +67,9 @@ def metric_table(
     frame: pd.DataFrame, metrics: Sequence[str], relative_to: str | None = None
 ) -> pd.DataFrame:
     """One line per (family, group, method label): ``rows`` and the mean of each metric,
-    plus ``<metric>_vs_<relative_to>`` columns when ``relative_to`` is given."""
+    plus ``<metric>_vs_<relative_to>`` columns when ``relative_to`` is given.
+
+    Lines come in the order of :func:`ddlsched.bench.tables.line_order` (the summary's)."""
     metrics = list(dict.fromkeys(metrics))  # a name given twice counts once
     if not metrics:
         raise DdlschedError("--metrics: name at least one metric")

@@ -49,6 +49,7 @@ __all__ = [
     "SUMMARY_COLUMNS",
     "IntervalStats",
     "interval_stats",
+    "line_order",
     "load_results",
     "ratio_note",
     "rows_with_ratios",

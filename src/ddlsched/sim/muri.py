@@ -69,8 +69,9 @@ Choices and differences, written down:
   (:mod:`ddlsched.sim.muri_matching`), memoised by the sequence of node
   types: with it Muri-S on trace 3 and Muri-L on trace 1 give the published
   numbers to ~1e-10 and Muri-L on trace 3 to 0.4 % (average JCT; p99 exact).
-  Its O(n^3) cost is paid in compiled code (numba) above 8 nodes: ~8 s per
-  Muri policy on trace 1, 35-40 s on trace 2, 85-105 s on trace 4. ``types`` (``paper`` preset) solves the maximum-weight
+  Its O(n^3) cost is paid in compiled code (numba) from 8 nodes on: ~8 s
+  per Muri policy on trace 1, 34-39 s on trace 2, 84-105 s on trace 4.
+  ``types`` (``paper`` preset) solves the maximum-weight
   matching on the *types* (distinct profiles) as a b-matching: a linear
   program over Edmonds' b-matching polytope (odd-set rows added as cutting
   planes, HiGHS; an integral vertex is optimal; integer program as

@@ -1,7 +1,7 @@
 """Compiled (numba) version of :class:`ddlsched.sim.muri_matching._Blossom`.
 
 The same algorithm, statement for statement, on numpy arrays, so that the
-simulator's ~10^4 matchings of up to ~160 nodes per trace take seconds
+simulator's up to ~5x10^4 matchings of up to ~250 nodes per trace take seconds
 rather than minutes. Nothing is reordered: the floats are summed in the same
 order (numba does not contract or reassociate them unless ``fastmath`` is
 asked for, and it is not), the scans visit indices in the same order, and
@@ -136,8 +136,10 @@ def _get_pr(s, b, xr):
     FL, FLN = s[13], s[14]
     m = FLN[b]
     pr = 0
-    while FL[b, pr] != xr:
+    while pr < m and FL[b, pr] != xr:
         pr += 1
+    if pr == m:
+        raise RuntimeError("blossom member not found")
     if pr % 2 == 1:
         _reverse(FL, b, 1, m)
         return m - pr

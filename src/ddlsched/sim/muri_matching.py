@@ -25,11 +25,11 @@ every detail that decides ties:
   a new blossom's record for index ``x`` is replaced by a member's when the
   blossom's has weight ``<= 0`` or the member's slack is strictly smaller.
 
-Speed (the simulator calls this ~10^4 times per trace): :class:`_Blossom`
+Speed (the simulator calls this up to ~5x10^4 times per trace, after memoisation): :class:`_Blossom`
 is the readable pure-Python statement of the algorithm, used for graphs of
 fewer than :data:`COMPILED_FROM` nodes; larger graphs go to the same
-algorithm compiled with numba (:mod:`ddlsched.sim.muri_blossom_jit`, about
-8x faster at 160 nodes). Both give the same matchings on the tests' random
+algorithm compiled with numba (:mod:`ddlsched.sim.muri_blossom_jit`, 5-8x
+faster at 160 nodes). Both give the same matchings on the tests' random
 tie-heavy graphs.
 """
 

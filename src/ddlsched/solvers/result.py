@@ -74,6 +74,7 @@ def versions() -> dict[str, str | None]:
         "highspy": _dist_version("highspy"),
         "ortools": _dist_version("ortools"),
         "numpy": _dist_version("numpy"),
+        "numba": _dist_version("numba"),
     }
 
 
