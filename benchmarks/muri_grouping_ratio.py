@@ -21,9 +21,15 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from ddlsched.heuristics.muri import blossom_grouping, multiround_grouping
-from ddlsched.models.muri import exact_grouping
 from ddlsched.problems.muri import evaluate
+from ddlsched.registry import RunOptions, run_method
 from ddlsched.workloads.muri import generate
+
+
+def exact_grouping(inst, objective="efficiency", time_limit_s=120.0):
+    """The ``exact`` method (set-packing ILP) through the pipeline."""
+    options = RunOptions(time_limit_s=time_limit_s, params={"objective": objective})
+    return run_method("muri", "exact", inst, options)
 
 
 def one(task):

@@ -8,6 +8,13 @@ utilisation, the raw numbers published in the original simulator's
 best baseline (Muri-S against SRTF/SRSF, Muri-L against Tiresias, AntMan,
 Themis) next to the paper's claims; writes a JSON file and a figure.
 
+The simulations run as a benchmark suite through the platform (family
+``muri_sim``, the same path as ``ddlsched simulate muri`` and
+``benchmarks/suites/muri-traces.toml``): results go to a resumable results
+directory (``--results``, default ``results/muri-traces-<mode>[-<traces>]``),
+so an interrupted run continues where it stopped, and a finished one is
+only tabulated again.
+
     python benchmarks/muri_traces.py --workers 2 [--mode paper] [--traces 1,2,3,4]
 """
 
@@ -16,11 +23,12 @@ from __future__ import annotations
 import argparse
 import json
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from ddlsched.sim.muri import POLICIES, SimConfig, simulate
-from ddlsched.workloads.muri_traces import load_trace
+from ddlsched.bench.runner import run_suite
+from ddlsched.bench.suite import parse_suite
+from ddlsched.bench.tables import load_results
+from ddlsched.sim.muri import POLICIES
 
 # draw_fig9-10.py raw values, columns [trace1, trace1_pr, trace2, trace2_pr, trace3, trace3_pr,
 # trace4, trace4_pr] ("_pr": every submit time 0, the paper's traces 1'-4'): avg JCT, makespan, p99 JCT.
@@ -261,10 +269,29 @@ METRICS = ("average_jct_s", "makespan_s", "p99_jct_s")
 BASELINES = {"muri-s": ("srtf", "srsf"), "muri-l": ("tiresias", "antman", "themis")}
 
 
-def run(task):
-    trace, policy, mode = task
-    m = simulate(load_trace(f"trace{trace}"), policy, SimConfig.preset(mode))
-    return trace, policy, m.summary()
+# The order tasks start in: the longest simulations first (trace 2, then the Muri policies).
+ORDER = ["muri-l", "muri-s", "themis", "tiresias", "srsf", "srtf", "antman"]
+
+
+def trace_suite(traces: list[str], mode: str):
+    """The trace study as a suite of the ``muri_sim`` family."""
+    return parse_suite(
+        {
+            "suite": {"name": f"muri-traces-{mode}"},
+            "limits": {"time_limit_s": 3600, "kill_after_s": 5400, "memory_mb": 8192},
+            "instances": [
+                {
+                    "family": "muri_sim",
+                    "preset": "trace",
+                    "seeds": [0],
+                    "params": {"trace": f"trace{t}", "mode": mode},
+                    "group": f"trace{t}",
+                }
+                for t in sorted(traces, key=lambda t: not t.startswith("2"))
+            ],
+            "methods": [{"name": p} for p in ORDER],
+        }
+    )
 
 
 def main():
@@ -272,23 +299,29 @@ def main():
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--mode", default="reference")
     ap.add_argument("--traces", default="1,2,3,4")
+    ap.add_argument("--results", default=None, help="results directory (resumable)")
     ap.add_argument("--out", default=None)
     ap.add_argument("--figure", default=None)
     args = ap.parse_args()
     traces = args.traces.split(",")
-    order = ["muri-l", "muri-s", "themis", "tiresias", "srsf", "srtf", "antman"]
-    tasks = [
-        (t, p, args.mode)
-        for t in sorted(traces, key=lambda t: not t.startswith("2"))
-        for p in order
-    ]
+    tag = args.mode + ("" if args.traces == "1,2,3,4" else "-" + args.traces.replace(",", "-"))
+    results_dir = Path(args.results or f"results/muri-traces-{tag}")
     started = time.perf_counter()
-    with ProcessPoolExecutor(args.workers) as pool:
-        results = list(pool.map(run, tasks))
+    summary = run_suite(trace_suite(traces, args.mode), results_dir, workers=args.workers)
     wall = time.perf_counter() - started
-    ours = {(t, p): s for t, p, s in results}
+    frame = load_results(results_dir)
+    failed = frame[frame["status"] != "feasible"]
+    if len(failed):
+        raise SystemExit(f"{len(failed)} simulation(s) failed: {failed[['group', 'label', 'error']]}")
+    ours = {
+        (row.group.removeprefix("trace"), row.label): json.loads(row.metrics)
+        for row in frame.itertuples()
+    }
+    tasks = list(ours)
+    results = [(t, p, m) for (t, p), m in ours.items()]
     print(
-        f"mode {args.mode}: {len(tasks)} simulations in {wall:.1f} s wall on {args.workers} workers\n"
+        f"mode {args.mode}: {len(tasks)} simulations ({summary.done} run now, {summary.skipped} "
+        f"already in {results_dir}) in {wall:.1f} s wall on {args.workers} workers\n"
     )
     print(
         "| trace | policy | avg JCT (s) | published | diff | makespan (s) | published | diff | p99 JCT (s) | published | diff | queue | util | run s |"
@@ -340,7 +373,6 @@ def main():
                     o.append(ours[(t, b)][key] / ours[(t, muri)][key])
                     p.append(published(b, i, t) / published(muri, i, t))
         print(f"- {key}: ours {min(o):.2f}-{max(o):.2f}x, published raw {min(p):.2f}-{max(p):.2f}x")
-    tag = args.mode + ("" if args.traces == "1,2,3,4" else "-" + args.traces.replace(",", "-"))
     out = args.out or f"benchmarks/results/muri-traces-{tag}.json"
     Path(out).write_text(
         json.dumps(
@@ -348,7 +380,7 @@ def main():
                 "mode": args.mode,
                 "wall_s": wall,
                 "workers": args.workers,
-                "results": [{"trace": t, "policy": p, **s} for t, p, s in results],
+                "results": [{**s, "trace": t, "policy": p} for t, p, s in results],
             },
             indent=1,
         )

@@ -26,19 +26,20 @@ from pathlib import Path
 from ddlsched.bench.executors import make_executor
 from ddlsched.bench.runner import run_suite
 from ddlsched.bench.suite import parse_suite
-from ddlsched.families.debug import _burn
-from ddlsched.registry import RunOptions
+from ddlsched.registry import RunOptions, run_method
 
 __all__ = ["main"]
 
 
 def calibrate(seconds: float) -> int:
     """Iterations of ``debug.burn`` that take about ``seconds`` here."""
-    from ddlsched.families.debug import DebugInstance
+    from ddlsched.problems.debug import DebugInstance
 
     probe = 2_000_000
     started = time.perf_counter()
-    _burn(DebugInstance(size=1, value=1.0), RunOptions(params={"iterations": probe}))
+    run_method(
+        "debug", "burn", DebugInstance(size=1, value=1.0), RunOptions(params={"iterations": probe})
+    )
     per_iteration = (time.perf_counter() - started) / probe
     return max(1, int(seconds / per_iteration))
 

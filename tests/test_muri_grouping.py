@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from ddlsched.cli import main
 from ddlsched.errors import InfeasibleScheduleError, InvalidInstanceError
 from ddlsched.heuristics.muri import blossom_grouping, multiround_grouping
-from ddlsched.models.muri import candidate_groups, exact_grouping
+from ddlsched.models.muri import candidate_groups
 from ddlsched.problems.muri import (
     MuriGrouping,
     MuriGroupingInstance,
@@ -24,6 +24,15 @@ from ddlsched.problems.muri import (
 )
 from ddlsched.registry import RunOptions, run_method
 from ddlsched.workloads.muri import generate
+
+
+def exact_grouping(inst, objective="efficiency", backend="highs", prune=True):
+    """The ``exact`` method through the pipeline (evaluated result)."""
+    options = RunOptions(
+        time_limit_s=60, backend=backend, params={"objective": objective, "prune": prune}
+    )
+    return run_method("muri", "exact", inst, options)
+
 
 # --------------------------------------------------------------------------- T and gamma
 

@@ -271,7 +271,7 @@ def test_reference_blossom_versions_agree_and_match_maximum_weight(monkeypatch):
     import itertools
     import random
 
-    import ddlsched.sim.muri_matching as mm
+    import ddlsched.sim.muri.matching.blossom as mm
 
     # the graphs must exercise blossoms, nested ones and expansions, or the comparison says little
     seen = {"formed": 0, "nested": 0, "expanded": 0}

@@ -13,13 +13,18 @@ from hypothesis import strategies as st
 
 from ddlsched.cli import main
 from ddlsched.heuristics.heavy_edge import heavy_edge, job_graph, tree_edges
-from ddlsched.models.placement import build_aggregated, build_gpu_level, solve_placement
+from ddlsched.models.placement import build_aggregated, build_gpu_level
 from ddlsched.problems.placement import Placement, PlacementInstance, Stage, evaluate
 from ddlsched.registry import RunOptions, run_method
-from ddlsched.solvers import SolveLimits, Status
+from ddlsched.solvers import Status
 from ddlsched.workloads.placement import generate
 
-LIMITS = SolveLimits(time_limit_s=60, abs_gap=1e-7)
+
+def solve_placement(inst, formulation, backend="highs", **params):
+    """One ILP through the method pipeline, without the cross-check."""
+    method = "exact" if formulation == "aggregated" else "exact_gpu_level"
+    options = RunOptions(time_limit_s=60, backend=backend, params={"cross_check": False, **params})
+    return run_method("placement", method, inst, options)
 
 
 def brute_force(inst: PlacementInstance) -> float:
@@ -63,10 +68,10 @@ def test_both_ilps_equal_brute_force(index):
     inst = TINY[index]
     optimum = brute_force(inst)
     for formulation in ("aggregated", "gpu_level"):
-        solved = solve_placement(inst, formulation, "highs", LIMITS)
-        assert solved.solve.status is Status.OPTIMAL
+        solved = solve_placement(inst, formulation, "highs")
+        assert solved.status is Status.OPTIMAL
         assert solved.evaluation.iteration_time_s == pytest.approx(optimum, rel=1e-9)
-        assert solved.bound_s == pytest.approx(optimum, rel=1e-6)
+        assert solved.bound == pytest.approx(optimum, rel=1e-6)
     he = evaluate(inst, heavy_edge(inst, 0)).iteration_time_s
     assert he >= optimum * (1 - 1e-12)
 
@@ -74,8 +79,8 @@ def test_both_ilps_equal_brute_force(index):
 @pytest.mark.parametrize("seed", [11, 12, 13])
 def test_aggregated_ablations_agree(seed):
     inst = generate("small", seed, num_stages=3)
-    a = solve_placement(inst, "aggregated", "highs", LIMITS)
-    b = solve_placement(inst, "aggregated", "highs", LIMITS, symmetry_breaking=False, cuts=False)
+    a = solve_placement(inst, "aggregated", "highs")
+    b = solve_placement(inst, "aggregated", "highs", symmetry_breaking=False, cuts=False)
     assert a.evaluation.iteration_time_s == pytest.approx(b.evaluation.iteration_time_s, rel=1e-9)
     assert a.evaluation.iteration_time_s == pytest.approx(brute_force(inst), rel=1e-9)
 
@@ -84,9 +89,9 @@ def test_aggregated_ablations_agree(seed):
 def test_highs_and_scip_agree(formulation):
     for seed in (1, 2):
         inst = generate("small", seed, num_stages=3)
-        highs = solve_placement(inst, formulation, "highs", LIMITS)
-        scip = solve_placement(inst, formulation, "scip", LIMITS)
-        assert scip.solve.status is Status.OPTIMAL
+        highs = solve_placement(inst, formulation, "highs")
+        scip = solve_placement(inst, formulation, "scip")
+        assert scip.status is Status.OPTIMAL
         assert scip.evaluation.iteration_time_s == pytest.approx(
             highs.evaluation.iteration_time_s, rel=1e-9
         )
@@ -94,8 +99,8 @@ def test_highs_and_scip_agree(formulation):
 
 def test_gpu_level_decodes_a_gpu_mapping():
     inst = TINY[0]
-    solved = solve_placement(inst, "gpu_level", "highs", LIMITS)
-    gpus = [g for row in solved.placement.gpu_of_replica for g in row]
+    solved = solve_placement(inst, "gpu_level", "highs")
+    gpus = [g for row in solved.schedule.gpu_of_replica for g in row]
     assert len(set(gpus)) == inst.num_replicas
     assert all(0 <= j < inst.available[m] for m, j in gpus)
 
@@ -244,10 +249,10 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
 @given(st.integers(0, 5_000), st.sampled_from(["rar", "tar"]))
 def test_aggregated_ilp_equals_brute_force_on_random_tiny_jobs(seed, allreduce):
     inst = generate("small", seed, num_stages=3, max_replicas=2, allreduce=allreduce)
-    solved = solve_placement(inst, "aggregated", "highs", LIMITS)
-    assert solved.solve.status is Status.OPTIMAL
+    solved = solve_placement(inst, "aggregated", "highs")
+    assert solved.status is Status.OPTIMAL
     assert solved.evaluation.iteration_time_s == pytest.approx(brute_force(inst), rel=1e-9)
-    assert solved.bound_s <= solved.evaluation.iteration_time_s * (1 + 1e-6)
+    assert solved.bound <= solved.evaluation.iteration_time_s * (1 + 1e-6)
 
 
 def test_known_highs_restart_issue_on_a_32_gpu_vgg_case():
@@ -261,8 +266,8 @@ def test_known_highs_restart_issue_on_a_32_gpu_vgg_case():
     from ddlsched.workloads.placement import table2
 
     inst = table2(2, model="vgg16", num_gpus=32)
-    highs = solve_placement(inst, "aggregated", "highs", LIMITS)
-    scip = solve_placement(inst, "aggregated", "scip", LIMITS)
+    highs = solve_placement(inst, "aggregated", "highs")
+    scip = solve_placement(inst, "aggregated", "scip")
     assert highs.evaluation.iteration_time_s == pytest.approx(
         scip.evaluation.iteration_time_s, rel=1e-9
     )

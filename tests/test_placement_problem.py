@@ -11,12 +11,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ddlsched.errors import InfeasibleScheduleError, InvalidInstanceError
+from ddlsched.heuristics.heavy_edge import alpha_min
 from ddlsched.problems.placement import (
     Placement,
     PlacementInstance,
     Stage,
     alpha_max,
-    alpha_min,
     evaluate,
     fewest_servers,
     placement_from_json,

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
+from typing import Any
+
+import pyomo.environ as pyo
 import pytest
 
 from ddlsched.errors import InvalidInstanceError
+from ddlsched.models.placement import PlacementFormulation
 from ddlsched.problems.placement import PlacementInstance
 from ddlsched.registry import RunOptions, run_method
+from ddlsched.solvers import SolveLimits, Status, solve_formulation
 from ddlsched.workloads.placement import generate
 
 # HiGHS 1.14 (presolve and restarts off) claims 0.21802 s optimal here; SCIP,
@@ -101,35 +107,56 @@ def test_bad_preset_parameters_are_invalid_instance_errors(preset, params):
         generate(preset, 0, **params)
 
 
+@dataclasses.dataclass(frozen=True)
+class FirstBuildSabotaged(PlacementFormulation):
+    """The aggregated ILP whose first model is sabotaged (a wrong first answer); later
+    builds, the cross-check's, are the honest model."""
+
+    sabotage: Any = None
+    builds: list = dataclasses.field(default_factory=list)
+
+    def build(self, instance, deadline):
+        model = super().build(instance, deadline)
+        if not self.builds:
+            self.sabotage(model)
+        self.builds.append(model)
+        return model
+
+
+LIMITS = SolveLimits(time_limit_s=30, abs_gap=1e-7)
+
+
 def test_cross_check_replaces_a_suboptimal_first_answer():
     """The capped re-solve with the other backend finds the better placement and
     records the disagreement (a wrong 'optimal' from the first backend)."""
-    from ddlsched.families.placement import _cross_check
     from ddlsched.heuristics.heavy_edge import heavy_edge
-    from ddlsched.models.placement import PlacementSolve, solve_placement
     from ddlsched.problems.placement import evaluate
-    from ddlsched.solvers import SolveLimits
     from ddlsched.workloads.placement import generate
 
-    limits = SolveLimits(time_limit_s=30, abs_gap=1e-7)
     for seed in range(20):
         inst = generate("small", seed, num_stages=3)
-        true = solve_placement(inst, "aggregated", "highs", limits)
+        true = solve_formulation(PlacementFormulation(), inst, "highs", LIMITS)
+        true_alpha = evaluate(inst, true.schedule).iteration_time_s
         worse = heavy_edge(inst, 0)
-        worse_eval = evaluate(inst, worse)
-        if worse_eval.iteration_time_s > true.evaluation.iteration_time_s * (1 + 1e-6):
+        if evaluate(inst, worse).iteration_time_s > true_alpha * (1 + 1e-6):
             break
     else:  # pragma: no cover - the small preset always has such a case
         pytest.fail("no instance where Heavy-Edge is suboptimal")
-    fake = PlacementSolve(true.solve, worse, worse_eval, true.bound_s)
-    kept, report = _cross_check(inst, "aggregated", "highs", limits, fake)
+
+    def force_heavy_edge(model):  # HiGHS then "proves" Heavy-Edge's placement optimal
+        model.forced = pyo.Constraint(
+            list(model.x.keys()), rule=lambda m, s, v: m.x[s, v] == worse.counts[s][v]
+        )
+
+    sabotaged = FirstBuildSabotaged(sabotage=force_heavy_edge)
+    outcome = solve_formulation(sabotaged, inst, "highs", LIMITS, cross_check=True)
+    report = outcome.info["cross_check"]
     assert report["agree"] is False and report["backend"] == "scip"
-    assert kept.evaluation.iteration_time_s == pytest.approx(
-        true.evaluation.iteration_time_s, rel=1e-9
-    )
+    assert outcome.backend == "scip" and outcome.status is Status.OPTIMAL
+    assert evaluate(inst, outcome.schedule).iteration_time_s == pytest.approx(true_alpha, rel=1e-9)
     # and an honest optimum is confirmed
-    kept, report = _cross_check(inst, "aggregated", "highs", limits, true)
-    assert report["agree"] is True and kept is true
+    honest = solve_formulation(PlacementFormulation(), inst, "highs", LIMITS, cross_check=True)
+    assert honest.info["cross_check"]["agree"] is True and honest.backend == "highs"
 
 
 @pytest.mark.parametrize(
@@ -182,30 +209,32 @@ def test_malformed_gpu_mapping_is_an_instance_error(gpus):
 def test_cross_check_recovers_from_a_false_infeasible_and_flags_an_undecided_one():
     """A valid instance always has a placement: a first backend's "infeasible" goes to
     the other backend; a second backend that decides nothing is not counted as agreeing."""
-    import dataclasses
-
-    from ddlsched.families.placement import _cross_check
-    from ddlsched.models.placement import PlacementSolve, solve_placement
-    from ddlsched.solvers import SolveLimits, Status
+    from ddlsched.deadline import Deadline
+    from ddlsched.problems.placement import evaluate
+    from ddlsched.solvers.formulation import _cross_check, _solve_once
     from ddlsched.workloads.placement import generate
 
-    limits = SolveLimits(time_limit_s=30, abs_gap=1e-7)
     inst = generate("small", 3, num_stages=3)
-    true = solve_placement(inst, "aggregated", "highs", limits)
-    claimed = dataclasses.replace(true.solve, status=Status.INFEASIBLE, incumbent=None)
-    kept, report = _cross_check(
-        inst, "aggregated", "highs", limits, PlacementSolve(claimed, None, None, None)
-    )
-    assert report["agree"] is False
-    assert kept.evaluation.iteration_time_s == pytest.approx(
-        true.evaluation.iteration_time_s, rel=1e-9
-    )
+    true = solve_formulation(PlacementFormulation(), inst, "highs", LIMITS)
+    true_alpha = evaluate(inst, true.schedule).iteration_time_s
+
+    def impossible(model):
+        model.impossible = pyo.Constraint(expr=model.alpha <= -1)
+
+    sabotaged = FirstBuildSabotaged(sabotage=impossible)
+    outcome = solve_formulation(sabotaged, inst, "highs", LIMITS, cross_check=True)
+    assert outcome.info["cross_check"]["agree"] is False
+    assert evaluate(inst, outcome.schedule).iteration_time_s == pytest.approx(true_alpha, rel=1e-9)
+    # without the cross-check the false "infeasible" is an error, never a result
+    alone = solve_formulation(FirstBuildSabotaged(sabotage=impossible), inst, "highs", LIMITS)
+    assert alone.status is Status.ERROR and "solver failure" in alone.info["error"]
     # a second backend stopped before any placement: undecided, not "agree"
+    first = _solve_once(PlacementFormulation(), inst, "highs", LIMITS, Deadline(30))
     tight = SolveLimits(time_limit_s=1e-9, abs_gap=1e-7)
-    kept, report = _cross_check(inst, "aggregated", "highs", tight, true)
-    assert report["agree"] in (None, True)
-    if report["status"] != "optimal":
-        assert report["agree"] is None
+    kept, _, report = _cross_check(
+        PlacementFormulation(), inst, "highs", tight, Deadline(30), first
+    )
+    assert kept is first and report["agree"] is None
 
 
 @pytest.mark.parametrize("factor", [1e-6, 1e-8])

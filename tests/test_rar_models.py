@@ -9,12 +9,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rar_brute_force import brute_force_makespan
 
-from ddlsched.models.rar import closed_form_bounds, load_lb, solve_exact, timeindexed
+from ddlsched.models.rar import closed_form_bounds
 from ddlsched.problems.rar import Network, RarInstance, RarJob, evaluate
 from ddlsched.registry import RunOptions, methods, run_method
-from ddlsched.solvers.backends import SolveLimits
 from ddlsched.solvers.result import Status
 from ddlsched.workloads.rar import generate
+
+
+def solve(method, inst, backend="highs", time_limit_s=60.0, **params):
+    """A rar method through the pipeline (``exact`` with ``presolve_bounds=False``: the bare MILP)."""
+    options = RunOptions(time_limit_s=time_limit_s, backend=backend, params=params)
+    return run_method("rar", method, inst, options)
+
 
 NET = Network(b_e=1.0, b_i=20.0, C=50.0, alpha=0.1, xi1=1.0, xi2=0.002)
 
@@ -67,8 +73,6 @@ TINY = {
 # cases above where contention changes the answer.
 CONTENTION_BINDS = {"shared-alpha1": (6, 4), "shared-alpha03": (6, 4), "shared-xi1": (4, 3)}
 
-FAST = SolveLimits(time_limit_s=60)
-
 
 @pytest.fixture(scope="module")
 def brute():
@@ -78,7 +82,7 @@ def brute():
 @pytest.mark.parametrize("name", sorted(TINY))
 def test_exact_milp_equals_brute_force(name, brute):
     inst = TINY[name]
-    report = solve_exact(inst, limits=FAST)  # the bare MILP over the whole horizon
+    report = solve("exact", inst, presolve_bounds=False)  # the bare MILP over the whole horizon
     assert report.status is Status.OPTIMAL
     assert report.info["proof"] == "milp"
     assert report.objective == brute[name]
@@ -97,21 +101,21 @@ def test_exact_method_with_presolved_bounds_equals_brute_force(name, brute):
 @pytest.mark.parametrize("name", ["forced-split", "fractional", "shared-alpha1"])
 def test_highs_and_scip_agree(name, brute):
     inst = TINY[name]
-    highs = solve_exact(inst, backend="highs", limits=FAST)
-    scip = solve_exact(inst, backend="scip", limits=FAST)
+    highs = solve("exact", inst, "highs", presolve_bounds=False)
+    scip = solve("exact", inst, "scip", presolve_bounds=False)
     assert highs.status is scip.status is Status.OPTIMAL
     assert highs.objective == scip.objective == brute[name]
-    assert scip.solve.backend == "scip" and "ortools" in scip.solve.backend_version
-    ti_h, ti_s = timeindexed(inst, backend="highs"), timeindexed(inst, backend="scip")
+    assert scip.backend == "scip" and "ortools" in scip.backend_version
+    ti_h, ti_s = solve("timeindexed", inst, "highs"), solve("timeindexed", inst, "scip")
     assert ti_h.bound == ti_s.bound
-    assert load_lb(inst, backend="highs").bound == load_lb(inst, backend="scip").bound
+    assert solve("load_lb", inst, "highs").bound == solve("load_lb", inst, "scip").bound
 
 
 @pytest.mark.parametrize("name", sorted(TINY))
 def test_bounds_bracket_the_brute_force_optimum(name, brute):
     inst = TINY[name]
-    lb = load_lb(inst).bound
-    ti = timeindexed(inst)
+    lb = solve("load_lb", inst).bound
+    ti = solve("timeindexed", inst)
     assert lb <= ti.bound <= brute[name]
     assert ti.objective is None or brute[name] <= ti.objective
     assert max(closed_form_bounds(inst).values()) <= lb
@@ -126,12 +130,12 @@ def test_contention_decides_the_optimum(name, brute):
     )
     assert brute[name] == with_contention
     assert brute_force_makespan(relaxed) == without
-    assert timeindexed(inst).bound == without  # the contention-free bound is strict here
+    assert solve("timeindexed", inst).bound == without  # the contention-free bound is strict here
 
 
 def test_time_limited_exact_reports_incumbent_and_bound_never_false_optimal():
     inst = generate("small", 2)  # the bare MILP does not close within a second
-    report = solve_exact(inst, limits=SolveLimits(time_limit_s=1.0))
+    report = solve("exact", inst, time_limit_s=1.0, presolve_bounds=False)
     assert report.status in (Status.FEASIBLE, Status.TIME_LIMIT_NO_SOLUTION, Status.OPTIMAL)
     if report.status is not Status.OPTIMAL:
         assert report.bound is None or report.objective is None or report.bound <= report.objective
@@ -140,7 +144,7 @@ def test_time_limited_exact_reports_incumbent_and_bound_never_false_optimal():
 
 def test_exact_on_impossible_horizon_is_infeasible():
     inst = dataclasses.replace(TINY["queue"], horizon=2)
-    assert solve_exact(inst).status is Status.INFEASIBLE
+    assert solve("exact", inst, presolve_bounds=False).status is Status.INFEASIBLE
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -148,14 +152,14 @@ def test_time_aggregation_keeps_the_bound_valid(seed):
     inst = generate("small", seed)
     opt = run_method("rar", "exact", inst, RunOptions(time_limit_s=60)).objective
     for width in (2, 3, 5):
-        agg = timeindexed(inst, slot_width=width)
+        agg = solve("timeindexed", inst, slot_width=width)
         assert agg.bound is None or agg.bound <= opt
         assert agg.objective is None or agg.objective >= opt
 
 
 def test_worst_contention_mode_reports_no_bound_but_a_valid_schedule():
     inst = generate("small", 4)
-    worst = timeindexed(inst, contention="worst")
+    worst = solve("timeindexed", inst, contention="worst")
     assert worst.bound is None and worst.info["bound_valid"] is False
     assert worst.objective == evaluate(inst, worst.schedule).makespan
 
@@ -163,10 +167,10 @@ def test_worst_contention_mode_reports_no_bound_but_a_valid_schedule():
 def test_pattern_cap_pools_jobs_and_keeps_the_bound_valid():
     inst = generate("small", 5)
     opt = run_method("rar", "exact", inst, RunOptions(time_limit_s=60)).objective
-    capped = timeindexed(inst, max_patterns=1)
+    capped = solve("timeindexed", inst, max_patterns=1)
     assert capped.info["pooled_jobs"]
     assert capped.bound <= opt <= capped.objective
-    assert load_lb(inst, max_patterns=1).bound <= opt
+    assert solve("load_lb", inst, max_patterns=1).bound <= opt
 
 
 def _heuristics():
@@ -203,7 +207,9 @@ def test_sjf_bco_ratio_never_exceeds_theorem5_bound(seed):
     assert result.objective / exact.objective <= result.info["theorem5_bound"] + 1e-9
 
 
-@pytest.mark.parametrize("method", ["sjf_bco", "ff", "ls", "rand", "exact", "timeindexed", "load_lb"])
+@pytest.mark.parametrize(
+    "method", ["sjf_bco", "ff", "ls", "rand", "exact", "timeindexed", "load_lb"]
+)
 def test_same_seed_same_output(method):
     from ddlsched.problems.rar import schedule_to_json
 
@@ -212,4 +218,6 @@ def test_same_seed_same_output(method):
     b = run_method("rar", method, inst, RunOptions(time_limit_s=30, seed=5))
     assert (a.status, a.objective, a.bound) == (b.status, b.objective, b.bound)
     if a.schedule is not None:
-        assert schedule_to_json(a.schedule, a.evaluation) == schedule_to_json(b.schedule, b.evaluation)
+        assert schedule_to_json(a.schedule, a.evaluation) == schedule_to_json(
+            b.schedule, b.evaluation
+        )

@@ -8,12 +8,16 @@ import pytest
 from rar_brute_force import brute_force_makespan
 
 from ddlsched.errors import InvalidInstanceError
-from ddlsched.models.rar import load_lb, solve_exact, timeindexed
 from ddlsched.problems.rar import Network, RarInstance, RarJob
 from ddlsched.registry import RunOptions, run_method
-from ddlsched.solvers.backends import SolveLimits
 from ddlsched.solvers.result import Status
 from ddlsched.workloads.rar import small
+
+
+def solve(method, inst, backend="highs", time_limit_s=60.0, **params):
+    """A rar method through the pipeline (``exact`` with ``presolve_bounds=False``: the bare MILP)."""
+    options = RunOptions(time_limit_s=time_limit_s, backend=backend, params=params)
+    return run_method("rar", method, inst, options)
 
 
 def random_tiny(seed: int) -> RarInstance:
@@ -51,7 +55,7 @@ def random_tiny(seed: int) -> RarInstance:
 def test_bare_milp_matches_brute_force_on_random_tiny_instances(seed):
     inst = random_tiny(seed)
     expected = brute_force_makespan(inst)
-    report = solve_exact(inst, limits=SolveLimits(time_limit_s=60))
+    report = solve("exact", inst, presolve_bounds=False)
     if expected == float("inf"):
         assert report.status is Status.INFEASIBLE
     else:
@@ -70,17 +74,17 @@ def test_placements_without_progress_are_excluded_not_crashing():
     job = RarJob("big", 4, 6, 0.05, 32, 0.0002, 0.004)
     inst = RarInstance((4, 1, 1, 1, 1), net, (job, RarJob("s", 1, 8, 0.0, 8, 0.0002, 0.004)), 10)
     expected = brute_force_makespan(inst)
-    assert solve_exact(inst).objective == expected
-    assert timeindexed(inst).bound <= expected
-    assert load_lb(inst).bound <= expected
+    assert solve("exact", inst, presolve_bounds=False).objective == expected
+    assert solve("timeindexed", inst).bound <= expected
+    assert solve("load_lb", inst).bound <= expected
     assert run_method("rar", "exact", inst, RunOptions(time_limit_s=30)).objective == expected
 
 
 def test_job_longer_than_the_horizon_makes_the_instance_infeasible():
     net = Network(b_e=1.0, b_i=20.0, C=50.0, alpha=0.1, xi1=1.0, xi2=0.002)
     inst = RarInstance((2,), net, (RarJob("long", 1, 5000, 0.0, 32, 0.0002, 0.004),), 30)
-    assert timeindexed(inst).status is Status.INFEASIBLE
-    assert solve_exact(inst).status is Status.INFEASIBLE
+    assert solve("timeindexed", inst).status is Status.INFEASIBLE
+    assert solve("exact", inst, presolve_bounds=False).status is Status.INFEASIBLE
     assert run_method("rar", "exact", inst, RunOptions(time_limit_s=30)).status is Status.INFEASIBLE
 
 

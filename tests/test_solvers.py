@@ -116,8 +116,8 @@ def test_rar_exact_model_hit_by_the_presolve_regression():
     """A rar instance on which HiGHS 1.14.0 with presolve proved a wrong optimum (2 instead of 1)."""
     from rar_brute_force import brute_force_makespan
 
-    from ddlsched.models.rar import solve_exact
     from ddlsched.problems.rar import Network, RarInstance, RarJob
+    from ddlsched.registry import RunOptions, run_method
 
     net = Network(b_e=1.0, b_i=5.0, C=50.0, alpha=0.0, xi1=1.0, xi2=0.01)
     inst = RarInstance(
@@ -132,5 +132,6 @@ def test_rar_exact_model_hit_by_the_presolve_regression():
     )
     assert brute_force_makespan(inst) == 1
     for backend in BACKENDS:
-        report = solve_exact(inst, backend=backend, limits=SolveLimits(time_limit_s=60))
+        options = RunOptions(time_limit_s=60, backend=backend, params={"presolve_bounds": False})
+        report = run_method("rar", "exact", inst, options)
         assert report.status is Status.OPTIMAL and report.objective == 1, backend

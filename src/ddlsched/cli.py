@@ -8,6 +8,8 @@ Commands::
     ddlsched solve FAMILY FILE --method M [--time-limit S] [--seed N]
                   [--backend highs|scip] [--param K=V ...] [--json]
     ddlsched compare FAMILY --preset P --seeds K [--methods a,b] [--time-limit S]
+    ddlsched bench run|table|plot|status|validate ...
+    ddlsched simulate FAMILY ...                    (e.g. simulate muri --trace trace3 --policy muri-l)
 
 Every error a user can cause (a malformed file, an impossible instance, an
 unknown method, a bad option) prints one line ``ddlsched: error: ...`` on
@@ -23,10 +25,11 @@ import math
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
 
 from ddlsched import __version__
+from ddlsched.deadline import DEFAULT_TIME_LIMIT_S
 from ddlsched.errors import DdlschedError
+from ddlsched.params import parse_assignments
 
 __all__ = ["main"]
 
@@ -38,23 +41,6 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.exit(EXIT_USAGE, f"ddlsched: error: {message}\n")
-
-
-def _parse_value(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
-
-
-def _parse_assignments(pairs: Sequence[str] | None, what: str) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for pair in pairs or ():
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise DdlschedError(f"{what}: expected KEY=VALUE, got {pair!r}")
-        out[key.replace("-", "_")] = _parse_value(value)
-    return out
 
 
 def _console(stderr: bool = False):
@@ -83,13 +69,24 @@ def _cmd_methods(args: argparse.Namespace) -> int:
 
     fams = [get_family(args.family)] if args.family else families()
     table = Table(title="ddlsched families and methods")
-    for col in ("family", "method", "kind", "parameters", "summary"):
+    for col in ("family", "method", "kind", "parameters (--param NAME=VALUE)", "summary"):
         table.add_column(col)
     for fam in fams:
         for m in methods(fam.name):
-            params = ", ".join(f"{k}={v}" for k, v in m.params.items())
+            params = "\n".join(
+                spec.describe() + (f"\n  {spec.help}" if args.family and spec.help else "")
+                for spec in m.param_specs()
+            )
             table.add_row(*map(_cell, (fam.name, m.name, m.kind, params, m.summary)))
-    _console().print(table)
+    console = _console()
+    console.print(table)
+    for fam in fams:
+        console.print(
+            _cell(
+                f"{fam.name}: {fam.summary}; objective {fam.objective_name} ({fam.sense}); "
+                f"presets {', '.join(fam.presets)}"
+            )
+        )
     return 0
 
 
@@ -97,7 +94,7 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     from ddlsched.registry import get_family
 
     fam = get_family(args.family)
-    params = _parse_assignments(args.set, "--set")
+    params = parse_assignments(args.set, "--set")
     instance = fam.generate(args.preset, args.seed, **params)
     try:
         instance.save(args.output)
@@ -133,7 +130,7 @@ def _cmd_solve(args: argparse.Namespace) -> int:
         time_limit_s=args.time_limit,
         seed=args.seed,
         backend=args.backend,
-        params=_parse_assignments(args.param, "--param"),
+        params=parse_assignments(args.param, "--param"),
     )
     result = run_method(fam.name, args.method, instance, options, raise_errors=True)
     if args.json:
@@ -146,11 +143,14 @@ def _cmd_solve(args: argparse.Namespace) -> int:
         console.print(f"  bound      {_fmt(result.bound, 8)}")
         console.print(f"  gap        {_fmt(result.gap)}")
         console.print(f"  runtime    {result.runtime_s:.3f} s")
+        if result.solver_time_s is not None:
+            console.print(f"  solver     {result.solver_time_s:.3f} s")
+        if result.time_limit_hit:
+            console.print("  stopped by the time limit")
         if result.backend:
             console.print(f"  backend    {result.backend} {result.backend_version}")
         for key, value in result.info.items():
-            if key != "wall_time_s":
-                console.print(_cell(f"  {key:<10} {value}"))
+            console.print(_cell(f"  {key:<10} {value}"))
     return 0 if result.status != "error" else 1
 
 
@@ -201,7 +201,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
             names,
             time_limit_s=args.time_limit,
             backend=args.backend,
-            preset_params=_parse_assignments(args.set, "--set"),
+            preset_params=parse_assignments(args.set, "--set"),
             on_progress=tick,
         )
     console = _console()
@@ -275,7 +275,8 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- parser
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The argument parser; family commands (``simulate FAMILY``) only when ``argv`` uses them."""
     parser = _Parser(
         prog="ddlsched",
         description="Scheduling distributed deep-learning jobs: heuristics against exact optima.",
@@ -308,7 +309,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("family")
     p.add_argument("file")
     p.add_argument("--method", required=True)
-    p.add_argument("--time-limit", type=float, default=60.0, help="seconds (default 60)")
+    p.add_argument(
+        "--time-limit",
+        type=float,
+        default=DEFAULT_TIME_LIMIT_S,
+        help=f"wall time of the whole method, s (default {DEFAULT_TIME_LIMIT_S:g})",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of randomised methods (default 0)")
     p.add_argument("--backend", default="highs", help="MILP backend: highs (default) or scip")
     p.add_argument("--param", action="append", metavar="KEY=VALUE", help="method parameter")
@@ -321,7 +327,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seeds", type=int, default=5, help="number of instances (default 5)")
     p.add_argument("--first-seed", type=int, default=0)
     p.add_argument("--methods", help="comma-separated methods (default: all)")
-    p.add_argument("--time-limit", type=float, default=60.0, help="seconds per exact solve")
+    p.add_argument(
+        "--time-limit",
+        type=float,
+        default=DEFAULT_TIME_LIMIT_S,
+        help=f"wall time of each method run, s (default {DEFAULT_TIME_LIMIT_S:g})",
+    )
     p.add_argument("--backend", default="highs")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="preset parameter")
     p.add_argument("--detail", action="store_true", help="also print every (seed, method) row")
@@ -331,18 +342,33 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_bench_commands(sub)
 
-    from ddlsched.registry import families
+    sim = sub.add_parser(
+        "simulate",
+        help="trace-driven simulation of an online family (ddlsched simulate FAMILY --help)",
+        description="Replay a trace through a family's simulator.",
+    )
+    sim_sub = sim.add_subparsers(
+        dest="simulate_family", required=True, parser_class=_Parser, metavar="FAMILY"
+    )
+    if _command(argv) == "simulate":  # only then are the families (and numpy) loaded
+        from ddlsched.registry import families
 
-    for fam in families():
-        if fam.cli_hook is not None:
-            fam.cli_hook(sub)
+        for fam in families():
+            if fam.simulate_command is not None:
+                fam.simulate_command(sim_sub)
     return parser
+
+
+def _command(argv: Sequence[str] | None) -> str | None:
+    """The command word of ``argv`` (the first argument not starting with ``-``)."""
+    args = sys.argv[1:] if argv is None else argv
+    return next((a for a in args if not a.startswith("-")), None)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``ddlsched`` console script."""
     try:
-        parser = build_parser()
+        parser = build_parser(argv)
         try:
             args = parser.parse_args(argv)
         except SystemExit as exc:  # usage errors (status 2), --help and --version (0)

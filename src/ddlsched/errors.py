@@ -9,7 +9,9 @@ __all__ = [
     "DdlschedError",
     "InfeasibleScheduleError",
     "InvalidInstanceError",
+    "SolverClaimError",
     "SolverError",
+    "TimeLimitReached",
     "UnknownMethodError",
 ]
 
@@ -23,7 +25,17 @@ class InvalidInstanceError(DdlschedError, ValueError):
 
 
 class InfeasibleScheduleError(DdlschedError, ValueError):
-    """A schedule violates the family's rules (capacity, gang, horizon, ...)."""
+    """A schedule violates the family's rules (capacity, gang, horizon, ...).
+
+    ``details`` holds machine-readable facts the evaluator established on
+    the way (e.g. ``failure="horizon_overrun"`` and the makespan the
+    schedule would have had); the method pipeline copies them into the
+    result's ``info``.
+    """
+
+    def __init__(self, message: str, **details: object) -> None:
+        super().__init__(message)
+        self.details = details
 
 
 class UnknownMethodError(DdlschedError, KeyError):
@@ -35,3 +47,20 @@ class UnknownMethodError(DdlschedError, KeyError):
 
 class SolverError(DdlschedError, RuntimeError):
     """A solver backend is unavailable or failed in a way that is not a status."""
+
+
+class SolverClaimError(SolverError):
+    """A solver's claim (objective, bound) disagrees with the family evaluator.
+
+    Raised in one place, :func:`ddlsched.pipeline.finish`; a benchmark
+    records it as an ``error`` row. It means a formulation or an evaluator
+    is wrong, never a user mistake.
+    """
+
+
+class TimeLimitReached(DdlschedError):
+    """A method ran out of its time limit before it had anything to report.
+
+    Raised by :meth:`ddlsched.deadline.Deadline.check`; the method pipeline
+    turns it into a result with status ``time_limit_no_solution``.
+    """

@@ -1,29 +1,49 @@
 """Families and methods, by name: the seam where every family plugs in.
 
-A family module registers a :class:`Family` (how to load, generate and
-render its instances) and its methods (heuristics, exact formulations,
-bounds) with :func:`register_family` and :func:`register_method`. The CLI,
-the compare command and the benchmark platform look everything up here,
-so adding a family never touches them.
+A family is wired by one module, ``ddlsched/families/<name>.py`` (the only
+module of the family that imports this one): it registers a
+:class:`Family` (how to load, generate, evaluate and render its instances
+and schedules) and its methods with :func:`register_family` and
+:func:`register_method`. The CLI, ``compare`` and the benchmark platform
+look everything up here, so adding a family touches none of them.
 
-Registration happens when the modules listed in ``_PLUGIN_MODULES`` are
-imported, lazily, on the first lookup.
+Discovery, on the first lookup: every module of the package
+:mod:`ddlsched.families` (no hand-kept list), then every entry point of the
+group ``ddlsched.families`` (how another installed package adds a family:
+``[project.entry-points."ddlsched.families"] myfam = "mypkg.myfam"``).
+
+Every method runs through :func:`run_method`: parameters are validated
+against the method's parameter class (:mod:`ddlsched.params`), a
+:class:`~ddlsched.deadline.Deadline` covers the whole method, and the
+adapter's :class:`~ddlsched.solvers.result.Outcome` becomes a
+:class:`~ddlsched.solvers.result.SolveResult` in one place,
+:func:`ddlsched.pipeline.finish` (re-evaluation, claim and bound checks).
+``CONTRIBUTING.md`` walks through adding a family and a method.
 """
 
 from __future__ import annotations
 
 import importlib
-import time
+import importlib.util
+import logging
+import pkgutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from importlib import metadata
 from typing import Any
 
-from ddlsched.errors import DdlschedError, UnknownMethodError
-from ddlsched.solvers.result import BACKENDS, SolveResult, Status
+from ddlsched.deadline import DEFAULT_TIME_LIMIT_S, Deadline
+from ddlsched.errors import DdlschedError, TimeLimitReached, UnknownMethodError
+from ddlsched.params import NoParams, ParamSpec, build_params, defaults, param_specs
+from ddlsched.pipeline import finish
+from ddlsched.solvers.result import BACKENDS, Outcome, SolveResult, Status
 
 __all__ = [
+    "ENTRY_POINT_GROUP",
+    "METHOD_KINDS",
     "Family",
     "Method",
+    "RunContext",
     "RunOptions",
     "families",
     "get_family",
@@ -32,16 +52,17 @@ __all__ = [
     "register_family",
     "register_method",
     "run_method",
+    "unregister_family",
 ]
 
-# Modules whose import registers families and methods.
-_PLUGIN_MODULES: tuple[str, ...] = (
-    "ddlsched.families.rar",
-    "ddlsched.families.debug",
-    "ddlsched.families.muri",
-    "ddlsched.families.muri_sim",
-    "ddlsched.families.placement",
-)
+log = logging.getLogger(__name__)
+
+#: Entry-point group through which installed packages add families.
+ENTRY_POINT_GROUP = "ddlsched.families"
+_FAMILY_PACKAGE = "ddlsched.families"
+#: ``heuristic``: a schedule, no proof; ``exact``: a schedule and, when it
+#: finishes, a proof of optimality; ``bound``: a valid bound (perhaps a schedule).
+METHOD_KINDS = ("heuristic", "exact", "bound")
 
 _FAMILIES: dict[str, Family] = {}
 _METHODS: dict[tuple[str, str], Method] = {}
@@ -50,16 +71,20 @@ _loaded = False
 
 @dataclass(frozen=True)
 class RunOptions:
-    """Options every method accepts; ``params`` holds method-specific ones."""
+    """What a user chooses for one run; ``params`` holds the method's own parameters.
 
-    time_limit_s: float = 60.0
+    ``time_limit_s`` is wall time for the whole method (``math.inf``: none).
+    """
+
+    time_limit_s: float = DEFAULT_TIME_LIMIT_S
     seed: int = 0
     backend: str = "highs"
     params: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if not (isinstance(self.time_limit_s, (int, float)) and self.time_limit_s > 0):
-            raise DdlschedError(f"time limit must be a positive number, got {self.time_limit_s!r}")
+        limit = self.time_limit_s
+        if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not limit > 0:
+            raise DdlschedError(f"time limit must be a positive number, got {limit!r}")
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise DdlschedError(f"seed must be a non-negative integer, got {self.seed!r}")
         if self.backend not in BACKENDS:
@@ -69,30 +94,58 @@ class RunOptions:
 
 
 @dataclass(frozen=True)
-class Method:
-    """A named method of a family.
+class RunContext:
+    """What an adapter receives besides the instance and its parameters."""
 
-    ``kind`` is ``heuristic``, ``exact`` (returns a schedule and, when it
-    finishes, a proof of optimality) or ``bound`` (returns a valid bound,
-    perhaps a schedule too). ``run(instance, options)`` returns a
-    :class:`SolveResult` whose objective the family evaluator computed.
+    seed: int
+    backend: str
+    deadline: Deadline
+
+
+Adapter = Callable[[Any, Any, RunContext], Outcome]
+
+
+@dataclass(frozen=True)
+class Method:
+    """A named method of a family: ``run(instance, params, context) -> Outcome``.
+
+    ``params_type`` is the method's frozen parameter dataclass
+    (:mod:`ddlsched.params`); ``params`` its defaults by name.
     """
 
     family: str
     name: str
     kind: str
-    run: Callable[[Any, RunOptions], SolveResult]
+    run: Adapter
     summary: str
-    params: Mapping[str, Any] = field(default_factory=dict)  # name -> default
+    params_type: type = NoParams
+    hazardous: bool = False  # deliberately hangs, crashes or raises (platform tests)
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """``{name: default}`` of the method's parameters."""
+        return defaults(self.params_type)
+
+    def param_specs(self) -> list[ParamSpec]:
+        """The parameters with their types, ranges and help texts."""
+        return param_specs(self.params_type)
 
 
 @dataclass(frozen=True)
 class Family:
-    """A problem family: how to read, write, generate and render its instances.
+    """A problem family: its instances, its evaluator and objective, its schedules.
 
     ``generate(preset, seed, **params)`` builds an instance from a named
-    preset; ``schedule_json(result)`` renders a result's schedule for the
-    CLI contract; ``cli_hook(subparsers)`` may add family-specific commands.
+    preset; ``evaluate(instance, schedule)`` is the family evaluator (raises
+    :class:`~ddlsched.errors.InfeasibleScheduleError`), ``objective(evaluation)``
+    reads the objective off its result; ``schedule_to_json(schedule,
+    evaluation)`` and ``schedule_from_json(data)`` render and read schedules;
+    ``smoke`` is the (preset, parameters) of a small instance on which every
+    method runs in seconds (the conformance test's);
+    ``evaluation_summary(evaluation)`` the headline metrics copied into every
+    result's ``info`` (what ``ddlsched solve`` shows);
+    ``simulate_command(subparsers)`` adds ``ddlsched simulate NAME`` (a
+    family with a simulator; it must not import solvers).
     """
 
     name: str
@@ -102,37 +155,87 @@ class Family:
     from_dict: Callable[[Any], Any]
     generate: Callable[..., Any]
     presets: tuple[str, ...]
-    schedule_json: Callable[[SolveResult], Any]
+    evaluate: Callable[[Any, Any], Any]
+    objective: Callable[[Any], float]
+    schedule_to_json: Callable[[Any, Any], Any]
+    schedule_from_json: Callable[[Any], Any]
+    smoke: tuple[str, Mapping[str, Any]]
     summary: str = ""
-    cli_hook: Callable[[Any], None] | None = None
+    evaluation_summary: Callable[[Any], Mapping[str, Any]] | None = None
+    simulate_command: Callable[[Any], None] | None = None
     internal: bool = False  # hidden from listings (test and timing families)
+
+    def __post_init__(self) -> None:
+        if self.sense not in ("min", "max"):
+            raise ValueError(f"family {self.name}: sense must be 'min' or 'max'")
+
+    def schedule_json(self, result: SolveResult) -> Any:
+        """The JSON rendering of a result's schedule (``None`` without one)."""
+        if result.schedule is None:
+            return None
+        return self.schedule_to_json(result.schedule, result.evaluation)
+
+
+def _import_family(module: str) -> None:
+    importlib.import_module(module)
 
 
 def _load_plugins() -> None:
     global _loaded
-    if not _loaded:
-        _loaded = True
-        for module in _PLUGIN_MODULES:
-            importlib.import_module(module)
+    if _loaded:
+        return
+    _loaded = True
+    # The wiring modules are found, not imported by name: dynamic discovery is the
+    # point (an import of ddlsched.families here would also run against the layers).
+    spec = importlib.util.find_spec(_FAMILY_PACKAGE)
+    for info in pkgutil.iter_modules(spec.submodule_search_locations, _FAMILY_PACKAGE + "."):
+        if not info.name.rsplit(".", 1)[-1].startswith("_"):
+            _import_family(info.name)
+    for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            _import_family(entry.value)
+        except Exception as exc:  # a broken third-party family must not break the others
+            log.warning("family plug-in %s (%s) failed to load: %s", entry.name, entry.value, exc)
 
 
 def register_family(family: Family) -> Family:
+    """Add ``family`` to the registry (called by its wiring module)."""
     _FAMILIES[family.name] = family
     return family
 
 
 def register_method(
-    family: str, name: str, kind: str, summary: str, params: Mapping[str, Any] | None = None
-) -> Callable[[Callable[[Any, RunOptions], SolveResult]], Callable[[Any, RunOptions], SolveResult]]:
-    """Decorator registering ``run(instance, options) -> SolveResult`` as a method."""
-    if kind not in ("heuristic", "exact", "bound"):
-        raise ValueError(f"unknown method kind {kind!r}")
+    family: str,
+    name: str,
+    kind: str,
+    summary: str,
+    params: type = NoParams,
+    *,
+    hazardous: bool = False,
+) -> Callable[[Adapter], Adapter]:
+    """Decorator registering ``run(instance, params, context) -> Outcome`` as a method.
 
-    def decorate(run: Callable[[Any, RunOptions], SolveResult]):
-        _METHODS[(family, name)] = Method(family, name, kind, run, summary, dict(params or {}))
+    ``params`` is the method's parameter dataclass (:mod:`ddlsched.params`);
+    ``hazardous`` marks a method that deliberately hangs, kills its process
+    or raises a bare exception (the ``debug`` family's platform tests): the
+    conformance checks do not run it in-process.
+    """
+    if kind not in METHOD_KINDS:
+        raise ValueError(f"unknown method kind {kind!r}")
+    param_specs(params)  # a bad parameter class fails at registration, not at run time
+
+    def decorate(run: Adapter) -> Adapter:
+        _METHODS[(family, name)] = Method(family, name, kind, run, summary, params, hazardous)
         return run
 
     return decorate
+
+
+def unregister_family(name: str) -> None:
+    """Remove a family and its methods (tests that register throw-away families)."""
+    _FAMILIES.pop(name, None)
+    for key in [k for k in _METHODS if k[0] == name]:
+        del _METHODS[key]
 
 
 def families(include_internal: bool = False) -> list[Family]:
@@ -150,9 +253,8 @@ def get_family(name: str) -> Family:
     try:
         return _FAMILIES[name]
     except KeyError:
-        raise UnknownMethodError(
-            f"unknown family {name!r} (choose from {', '.join(sorted(_FAMILIES))})"
-        ) from None
+        choices = ", ".join(f.name for f in families())
+        raise UnknownMethodError(f"unknown family {name!r} (choose from {choices})") from None
 
 
 def methods(family: str) -> list[Method]:
@@ -178,40 +280,41 @@ def run_method(
     options: RunOptions | None = None,
     *,
     raise_errors: bool = False,
-):
-    """Run a registered method; the wall time of the whole call is recorded.
+) -> SolveResult:
+    """Run a registered method on ``instance`` and return its evaluated result.
 
-    Unknown method parameters are refused. A :class:`DdlschedError` raised
-    inside the method (a bad parameter value, an infeasible schedule, a
-    solver failure) becomes a result with status ``error`` and the message in
-    ``info['error']``, so that a benchmark records it and goes on; with
-    ``raise_errors`` (the CLI's ``solve``) it propagates instead.
+    Unknown parameter names raise :class:`~ddlsched.errors.DdlschedError`.
+    The time limit covers everything from here on (parameter checks, the
+    method, the re-evaluation); ``runtime_s`` is that wall time. A
+    :class:`DdlschedError` inside (a bad parameter value, an infeasible
+    schedule, a solver failure, a claim the evaluator refutes) becomes a
+    result with status ``error`` and the message in ``info['error']``, so that
+    a benchmark records it and goes on; with ``raise_errors`` (the CLI's
+    ``solve``) it propagates instead. A method that runs out of time before
+    it has a schedule or a bound reports ``time_limit_no_solution``.
     """
     method = get_method(family, name)
+    fam = get_family(family)
     options = options or RunOptions()
+    where = f"method {family}.{name}"
     unknown = sorted(set(options.params) - set(method.params))
     if unknown:
-        known = ", ".join(sorted(method.params)) or "none"
-        raise DdlschedError(
-            f"method {family}.{name} has no parameter(s) {', '.join(unknown)} (known: {known})"
-        )
-    started = time.perf_counter()
+        build_params(method.params_type, options.params, where)  # raises, naming them
+    deadline = Deadline(options.time_limit_s)
     try:
-        result = method.run(instance, options)
+        params = build_params(method.params_type, options.params, where)
+        context = RunContext(seed=options.seed, backend=options.backend, deadline=deadline)
+        outcome = method.run(instance, params, context)
+        result = finish(
+            fam, name, instance, outcome, seed=options.seed, runtime_s=deadline.elapsed_s()
+        )
+    except TimeLimitReached as exc:
+        outcome = Outcome(None, Status.TIME_LIMIT_NO_SOLUTION, info={"error": str(exc)})
+        result = finish(fam, name, instance, outcome, seed=options.seed, runtime_s=0.0)
     except DdlschedError as exc:
         if raise_errors:
             raise
-        fam = get_family(family)
-        result = SolveResult(
-            family=family,
-            method=name,
-            status=Status.ERROR,
-            sense=fam.sense,
-            seed=options.seed,
-            info={"error": str(exc)},
-        )
-    elapsed = time.perf_counter() - started
-    if not result.runtime_s:
-        result.runtime_s = elapsed
-    result.info.setdefault("wall_time_s", elapsed)
+        outcome = Outcome(None, Status.ERROR, info={"error": str(exc)})
+        result = finish(fam, name, instance, outcome, seed=options.seed, runtime_s=0.0)
+    result.runtime_s = deadline.elapsed_s()
     return result

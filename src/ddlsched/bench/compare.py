@@ -15,6 +15,7 @@ from typing import Any
 
 from ddlsched.bench.aggregate import interval_stats
 from ddlsched.bench.ratios import Reference, best_reference, ratio_interval
+from ddlsched.deadline import DEFAULT_TIME_LIMIT_S
 from ddlsched.registry import RunOptions, get_family, methods, run_method
 from ddlsched.solvers.result import SolveResult, Status
 
@@ -95,7 +96,7 @@ def compare(
     seeds: Sequence[int],
     method_names: Sequence[str] | None = None,
     *,
-    time_limit_s: float = 60.0,
+    time_limit_s: float = DEFAULT_TIME_LIMIT_S,
     backend: str = "highs",
     preset_params: dict[str, Any] | None = None,
     on_progress: Callable[[int, int, str], None] | None = None,

@@ -72,6 +72,8 @@ SCHEMA = pa.schema(
         ("bound", _FLOAT),
         ("gap", _FLOAT),
         ("runtime_s", _FLOAT),
+        ("solver_time_s", _FLOAT),
+        ("time_limit_hit", pa.bool_()),
         ("wall_s", _FLOAT),
         ("backend_version", _STRING),
         ("num_variables", _INT),

@@ -65,6 +65,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ddlsched.deadline import DEFAULT_TIME_LIMIT_S
 from ddlsched.errors import DdlschedError
 
 __all__ = [
@@ -199,7 +200,7 @@ class Limits:
     space (Linux ``RLIMIT_AS``; ``None``: no cap).
     """
 
-    time_limit_s: float = 60.0
+    time_limit_s: float = DEFAULT_TIME_LIMIT_S
     kill_after_s: float | None = None
     memory_mb: int | None = None
     backend: str = "highs"

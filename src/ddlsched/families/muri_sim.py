@@ -1,235 +1,167 @@
-"""Register family ``muri_sim``: Muri's trace-driven simulation as benchmark tasks.
+"""Family ``muri_sim``: Muri and its baselines replayed on a trace, as benchmark tasks.
 
-The trace study of issue 5 (all seven policies on the four Muri traces) as
-a family the benchmark platform can run, resume and tabulate like any
-other (suite ``benchmarks/suites/muri-traces.toml``).
+Paper: seed 003 (Muri, SIGCOMM 2022), Sec. 6; spec ``shared/specs/muri.md``
+("Scheduler and simulator").
 
-Instance
-    A *trace run*: a trace name (``trace1`` .. ``trace4``, ``trace1_pr`` ..,
-    ``philly``, ``itp:NAME``, ``tiresias`` or a CSV path, as for
-    ``ddlsched simulate muri --trace``), the simulator mode (``reference``:
-    the authors' simulator; ``paper``: the paper's prose), the seed of the
-    profile assignment (Philly/ITP traces), an optional job limit (the first
-    N jobs) and simulator knob overrides. The trace itself is read from the
-    data directory when a method runs (``$DDLSCHED_DATA``, else
-    ``../shared/data``), never copied. File format::
+Modules of the family:
 
-        {"family": "muri_sim", "schema_version": 1, "trace": "trace2",
-         "mode": "reference", "seed": 0, "limit": null, "knobs": {}}
+* problem: :mod:`ddlsched.problems.muri_sim` (the instance :class:`TraceRun`,
+  the simulator configuration ``SimConfig``, the schedule ``TraceSchedule``,
+  the metrics ``SimMetrics`` and the evaluator
+  :func:`~ddlsched.problems.muri_sim.evaluate`);
+* workloads: :mod:`ddlsched.workloads.muri_sim` (preset ``trace``) and
+  :mod:`ddlsched.workloads.muri_traces` (trace readers: Muri, Philly, ITP,
+  Tiresias);
+* simulator: :mod:`ddlsched.sim.muri` (one event loop, one module per policy,
+  the matchings).
 
-    Generator preset ``trace`` takes the same fields as parameters
-    (``ddlsched instance generate muri_sim --preset trace --set trace=trace2``).
+Methods: one per policy of :data:`ddlsched.sim.muri.POLICIES` (``srtf``,
+``srsf``, ``tiresias``, ``themis``, ``antman``, ``muri-s``, ``muri-l``), all
+of kind ``heuristic``: each simulates the whole trace within the time limit
+(``time_limit_no_solution`` when it cannot finish). In the ``reference``
+preset Muri's matching is the original's own Blossom (knob ``matching``),
+seconds to minutes per Muri policy on the large traces; ``knobs =
+{"matching": "types"}`` is the fast alternative.
 
-Methods
-    One per policy of :data:`ddlsched.sim.muri.POLICIES` (``srtf``, ``srsf``,
-    ``tiresias``, ``themis``, ``antman``, ``muri-s``, ``muri-l``), all of kind
-    ``heuristic``: each simulates the whole trace. In the ``reference``
-    preset Muri's matching is the original's own Blossom (knob ``matching``,
-    see :mod:`ddlsched.sim.muri`), minutes per Muri policy on the large
-    traces; ``knobs = {"matching": "types"}`` is the fast alternative.
+Objective: average JCT in seconds (minimised), recomputed by the evaluator
+from the per-job times of the simulated schedule; makespan, p99 JCT, queue
+length and GPU utilisation are in the evaluation, so they land in every
+benchmark row's ``metrics`` (``ddlsched bench table DIR --metrics
+average_jct_s,makespan_s,p99_jct_s --relative-to muri-l``). Without an
+optimum, the ratio table compares each policy with the best policy of its
+trace (a lower end only: no bound is known).
 
-Objective
-    Average JCT in seconds (minimised), as computed by the simulator (the
-    family's evaluator: :func:`ddlsched.sim.muri.simulate`); the makespan,
-    p99 JCT, time-averaged queue length and GPU utilisation are in the
-    result's evaluation, so they land in every benchmark row's ``metrics``
-    (``ddlsched bench table DIR --metrics average_jct_s,makespan_s,p99_jct_s
-    --relative-to muri-l`` prints them with each policy's ratio to Muri-L,
-    the paper's "improvement" factors). Without an optimum, the ratio table
-    of ``bench table`` compares each policy with the best policy of its trace
-    (a lower end only: no bound is known).
+Command ``ddlsched simulate muri --trace NAME --policy P [--json]`` runs one
+policy through the same path (:func:`ddlsched.registry.run_method`), as do
+the suite ``benchmarks/suites/muri-traces.toml`` and
+``benchmarks/muri_traces.py``.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
-import time
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, ClassVar
+import math
+from typing import Any
 
-from ddlsched.errors import DdlschedError, InvalidInstanceError, UnknownMethodError
-from ddlsched.jsonio import check_fields, check_header
-from ddlsched.registry import Family, RunOptions, register_family, register_method
-from ddlsched.solvers.result import SolveResult, Status
+from ddlsched.errors import DdlschedError
+from ddlsched.params import NoParams, parse_assignments
+from ddlsched.problems.muri_sim import (
+    SimMetrics,
+    TraceRun,
+    evaluate,
+    schedule_from_json,
+    schedule_to_json,
+)
+from ddlsched.registry import (
+    Family,
+    RunContext,
+    RunOptions,
+    register_family,
+    register_method,
+    run_method,
+)
+from ddlsched.solvers.result import Outcome, Status
+from ddlsched.workloads.muri_sim import PRESETS, generate
 
-__all__ = ["FAMILY", "TraceRun", "generate"]
-
-SCHEMA_VERSION = 1
-_MODES = ("reference", "paper")
-
-
-@dataclass(frozen=True)
-class TraceRun:
-    """One trace under one simulator configuration (see the module docstring)."""
-
-    trace: str
-    mode: str = "reference"
-    seed: int = 0
-    limit: int | None = None
-    knobs_json: str = "{}"  # canonical JSON of the knob overrides (hashable)
-
-    family: ClassVar[str] = "muri_sim"
-    _config: Any = field(default=None, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.trace, str) or not self.trace:
-            raise InvalidInstanceError(
-                f"muri_sim: trace must be a non-empty string, got {self.trace!r}"
-            )
-        if self.mode not in _MODES:
-            raise InvalidInstanceError(
-                f"muri_sim: unknown simulator mode {self.mode!r} (choose reference or paper)"
-            )
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
-            raise InvalidInstanceError(
-                f"muri_sim: seed must be a non-negative integer, got {self.seed!r}"
-            )
-        if self.limit is not None and (
-            isinstance(self.limit, bool) or not isinstance(self.limit, int) or self.limit < 1
-        ):
-            raise InvalidInstanceError(
-                f"muri_sim: limit must be a positive integer or null, got {self.limit!r}"
-            )
-        knobs = json.loads(self.knobs_json)
-        if not isinstance(knobs, dict):
-            raise InvalidInstanceError(f"muri_sim: knobs must be an object, got {knobs!r}")
-        if "mode" in knobs:
-            raise InvalidInstanceError("muri_sim: give the mode as 'mode', not as a knob")
-        from ddlsched.sim.muri import SimConfig
-
-        try:  # validate the knobs now: a bad one is an instance error, not a task error
-            config = SimConfig.preset(self.mode, **knobs)
-        except (DdlschedError, TypeError, ValueError) as exc:
-            raise InvalidInstanceError(f"muri_sim: {exc}") from None
-        object.__setattr__(self, "_config", config)
-
-    @property
-    def knobs(self) -> dict[str, Any]:
-        return json.loads(self.knobs_json)
-
-    @property
-    def config(self):
-        """The :class:`~ddlsched.sim.muri.SimConfig` of this run."""
-        return self._config
-
-    @classmethod
-    def create(
-        cls,
-        trace: str,
-        mode: str = "reference",
-        seed: int = 0,
-        limit: int | None = None,
-        knobs: dict[str, Any] | None = None,
-    ) -> TraceRun:
-        if knobs is not None and not isinstance(knobs, dict):
-            raise InvalidInstanceError(f"muri_sim: knobs must be an object, got {knobs!r}")
-        return cls(trace, mode, seed, limit, json.dumps(knobs or {}, sort_keys=True))
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "family": "muri_sim",
-            "schema_version": SCHEMA_VERSION,
-            "trace": self.trace,
-            "mode": self.mode,
-            "seed": self.seed,
-            "limit": self.limit,
-            "knobs": self.knobs,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Any) -> TraceRun:
-        check_fields(
-            data,
-            "muri_sim",
-            ("family", "schema_version", "trace"),
-            ("mode", "seed", "limit", "knobs"),
-        )
-        check_header(data, "muri_sim", SCHEMA_VERSION)
-        return cls.create(
-            trace=data["trace"],
-            mode=data.get("mode", "reference"),
-            seed=data.get("seed", 0),
-            limit=data.get("limit"),
-            knobs=data.get("knobs") or {},
-        )
-
-    @classmethod
-    def load(cls, path: str | Path) -> TraceRun:
-        try:
-            data = json.loads(Path(path).read_text())
-        except OSError as exc:
-            raise InvalidInstanceError(f"cannot read {path}: {exc.strerror}") from None
-        except json.JSONDecodeError as exc:
-            raise InvalidInstanceError(f"{path}: not JSON ({exc.msg}, line {exc.lineno})") from None
-        return cls.from_dict(data)
-
-    def save(self, path: str | Path) -> None:
-        Path(path).write_text(json.dumps(self.to_dict(), indent=2) + "\n")
+__all__ = ["FAMILY", "simulate_trace"]
 
 
-PRESETS = ("trace",)
-
-
-def generate(preset: str, seed: int = 0, **params: Any) -> TraceRun:
-    """Preset ``trace``: parameters ``trace`` (required), ``mode``, ``limit``, ``knobs``;
-    ``seed`` seeds the profile assignment of Philly/ITP traces."""
-    if preset not in PRESETS:
-        raise UnknownMethodError(
-            f"unknown muri_sim preset {preset!r} (choose from {', '.join(PRESETS)})"
-        )
-    unknown = sorted(set(params) - {"trace", "mode", "limit", "knobs"})
-    if unknown:
-        raise InvalidInstanceError(
-            f"muri_sim: unknown preset parameter(s) {', '.join(unknown)} "
-            "(known: trace, mode, limit, knobs)"
-        )
-    if "trace" not in params:
-        raise InvalidInstanceError("muri_sim: preset 'trace' needs the parameter trace=NAME")
-    return TraceRun.create(
-        trace=params["trace"],
-        mode=params.get("mode", "reference"),
-        seed=seed,
-        limit=params.get("limit"),
-        knobs=params.get("knobs"),
-    )
-
-
-def _schedule_json(result: SolveResult) -> Any:
-    return None if result.evaluation is None else result.evaluation.to_dict()
+def _summary(metrics: SimMetrics) -> dict[str, Any]:
+    return metrics.summary()
 
 
 def _make_method(policy: str) -> None:
     @register_method("muri_sim", policy, "heuristic", f"simulate the trace under {policy}")
-    def _run(instance: TraceRun, options: RunOptions) -> SolveResult:
-        from ddlsched.sim.muri import simulate
+    def _run(instance: TraceRun, params: NoParams, ctx: RunContext) -> Outcome:
+        from ddlsched.sim.muri import simulate_schedule
         from ddlsched.workloads.muri_traces import load_trace
 
-        started = time.perf_counter()
         trace = load_trace(instance.trace, seed=instance.seed, limit=instance.limit)
-        metrics = simulate(trace, policy, instance.config)
-        return SolveResult(
-            family="muri_sim",
-            method=policy,
-            status=Status.FEASIBLE,
-            sense="min",
-            objective=metrics.average_jct_s,
-            runtime_s=time.perf_counter() - started,
-            seed=options.seed,
-            schedule=None,
-            evaluation=metrics,
-            info={"trace": instance.trace, "mode": instance.mode, **metrics.summary()},
-        )
+        schedule = simulate_schedule(trace, policy, instance.config, deadline=ctx.deadline)
+        return Outcome(schedule, info={"trace": instance.trace, "mode": instance.mode})
 
 
-def _register_methods() -> None:
+def _policies() -> tuple[str, ...]:
     from ddlsched.sim.muri import POLICIES
 
-    for policy in POLICIES:
-        _make_method(policy)
+    return tuple(POLICIES)
 
 
-_register_methods()
+for _policy in _policies():
+    _make_method(_policy)
+
+
+def simulate_trace(
+    run: TraceRun, policy: str, time_limit_s: float = math.inf, *, raise_errors: bool = False
+):
+    """Simulate ``policy`` on ``run`` through the method pipeline; the evaluated result."""
+    if policy not in _policies():
+        raise DdlschedError(f"unknown policy {policy!r} (choose from {', '.join(_policies())})")
+    options = RunOptions(time_limit_s=time_limit_s, seed=run.seed)
+    return run_method("muri_sim", policy, run, options, raise_errors=raise_errors)
+
+
+# --------------------------------------------------------------------------- simulate command
+
+
+def _cmd_simulate(args: argparse.Namespace) -> int:
+    run = TraceRun.create(
+        trace=args.trace,
+        mode=args.mode,
+        seed=args.seed,
+        limit=args.limit,
+        knobs=parse_assignments(args.set, "--set"),
+    )
+    time_limit = math.inf if args.time_limit is None else args.time_limit
+    result = simulate_trace(run, args.policy, time_limit, raise_errors=True)
+    if result.status is not Status.FEASIBLE:
+        raise DdlschedError(f"simulate muri: {result.status}: {result.info.get('error', '')}")
+    metrics = result.evaluation
+    if args.json:
+        print(json.dumps(metrics.to_dict(), indent=2))
+    else:
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(
+            title=f"muri simulation: trace {args.trace}, policy {args.policy}, {args.mode}"
+        )
+        table.add_column("metric")
+        table.add_column("value", justify="right")
+        for key, value in metrics.summary().items():
+            table.add_row(key, f"{value:.10g}" if isinstance(value, float) else str(value))
+        Console(highlight=False).print(table)
+    return 0
+
+
+def _simulate_command(subparsers: Any) -> None:
+    """``ddlsched simulate muri``."""
+    p = subparsers.add_parser(
+        "muri",
+        help="simulate Muri and its baselines on a trace",
+        description="Replay a trace under one policy (family muri_sim) and print its metrics.",
+    )
+    p.add_argument(
+        "--trace",
+        required=True,
+        help="trace1..4, trace1_pr.., philly, itp:NAME, tiresias, or a CSV path",
+    )
+    p.add_argument(
+        "--policy", required=True, help="srtf, srsf, tiresias, themis, antman, muri-s, muri-l"
+    )
+    p.add_argument("--mode", default="reference", help="reference (default) or paper")
+    p.add_argument(
+        "--seed", type=int, default=0, help="seed of the profile assignment (philly/itp)"
+    )
+    p.add_argument("--limit", type=int, default=None, help="only the first N jobs of the trace")
+    p.add_argument(
+        "--set", action="append", metavar="KEY=VALUE", help="simulator knob (repeatable)"
+    )
+    p.add_argument("--time-limit", type=float, default=None, help="seconds (default: no limit)")
+    p.add_argument("--json", action="store_true", help="print the metrics as one JSON object")
+    p.set_defaults(func=_cmd_simulate)
+
 
 FAMILY = register_family(
     Family(
@@ -240,7 +172,13 @@ FAMILY = register_family(
         from_dict=TraceRun.from_dict,
         generate=generate,
         presets=PRESETS,
-        schedule_json=_schedule_json,
-        summary="Muri trace simulation: seven scheduling policies on a trace (issue 5)",
+        evaluate=evaluate,
+        objective=lambda metrics: metrics.average_jct_s,
+        evaluation_summary=_summary,
+        schedule_to_json=schedule_to_json,
+        schedule_from_json=schedule_from_json,
+        smoke=("trace", {"trace": "tiresias", "limit": 30}),
+        summary="Muri trace simulation: seven scheduling policies on a trace",
+        simulate_command=_simulate_command,
     )
 )

@@ -1,26 +1,71 @@
-"""Register family ``rar`` (RAR-DDLS / SJF-BCO) and its methods.
+"""Family ``rar``: RAR-DDLS, offline makespan of ring-all-reduce jobs under contention.
 
-Heuristics (``sjf_bco``, ``ff``, ``ls``, ``rand``) live in
-:mod:`ddlsched.heuristics.sjf_bco` and :mod:`ddlsched.heuristics.rar_baselines`;
-formulations (``exact``, ``timeindexed``, ``load_lb``) in
-:mod:`ddlsched.models.rar`. This module adapts each to the registry's
-``run(instance, options) -> SolveResult`` contract.
+Paper: SJF-BCO (seeds 000/001, MobiHoc 2022); spec ``shared/specs/rar.md``.
+
+Modules of the family:
+
+* problem: :mod:`ddlsched.problems.rar` (instance, Eq. 8 timing, schedule,
+  the evaluator :func:`~ddlsched.problems.rar.evaluate`);
+* workloads: :mod:`ddlsched.workloads.rar` (presets ``small``, ``paper``);
+* heuristics: :mod:`ddlsched.heuristics.sjf_bco` (Alg. 1-3, Theorem 5),
+  :mod:`ddlsched.heuristics.rar_baselines` (FF, LS, RAND),
+  :mod:`ddlsched.heuristics.rar_planning` (shared planning machinery);
+* models: :mod:`ddlsched.models.rar` (exact MILP, ``timeindexed``, ``load_lb``).
+
+Methods (all minimise the makespan in slots, as executed by the evaluator):
+
+* ``sjf_bco``, ``ff``, ``ls``, ``rand`` (heuristics): the evaluated makespan
+  is the objective; the heuristic's own estimate goes to
+  ``info['estimated_makespan']``. ``info`` also records ``theta`` (the
+  recorded bisection limit; ``T`` for ``rand``), ``kappa`` (``sjf_bco``),
+  ``max_accumulated`` (``W_max`` of Lemma 2), ``theorem5_bound`` (the
+  per-instance factor of Theorem 5, parts in ``theorem5``;
+  ``theorem5_applies`` says whether the theorem covers the method) and
+  ``probes`` (every bisection probe ``(theta, m_theta)``). A heuristic can
+  fail on a tight horizon: no ``theta`` gives a complete pass below ``T``
+  (``failure = 'no_schedule'``), or the executed schedule overruns ``T``
+  (``failure = 'horizon_overrun'``, the schedule attached and
+  ``info['makespan_beyond_horizon']`` its makespan without the horizon).
+  Both are status ``error`` with no objective.
+* ``exact``: the MILP with contention. With ``presolve_bounds`` (default)
+  the cheap heuristics (``sjf_bco``, ``ls``, ``ff``) and ``timeindexed``
+  (a fifth of the time limit, at most 10 s) supply an incumbent and a
+  lower bound first; the MILP then only has to rule out shorter schedules
+  (``info['proof']``: ``milp``, ``no_shorter_schedule`` or ``bounds``).
+* ``timeindexed`` (bound): the contention-free pattern ILP, a valid lower
+  bound and an evaluated schedule; ``load_lb`` (bound): Problem (14) and the
+  closed forms.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from ddlsched.problems.rar import RarInstance, schedule_to_json
-from ddlsched.registry import Family, register_family
-from ddlsched.solvers.result import SolveResult
+from ddlsched.errors import InfeasibleScheduleError
+from ddlsched.params import NoParams, param
+from ddlsched.problems.rar import (
+    RarEvaluation,
+    RarInstance,
+    RarSchedule,
+    evaluate,
+    schedule_from_json,
+    schedule_to_json,
+)
+from ddlsched.registry import Family, RunContext, register_family, register_method
+from ddlsched.solvers.result import Outcome, Status
 from ddlsched.workloads.rar import PRESETS, generate
 
+__all__ = ["FAMILY"]
 
-def _schedule_json(result: SolveResult) -> Any:
-    if result.schedule is None:
-        return None
-    return schedule_to_json(result.schedule, result.evaluation)
+_BISECTION = ("paper", "tightest")
+
+
+def _summary(evaluation: RarEvaluation) -> dict[str, Any]:
+    return {
+        "average_completion": evaluation.average_completion,
+        "utilisation": evaluation.utilisation,
+    }
 
 
 FAMILY = register_family(
@@ -32,11 +77,237 @@ FAMILY = register_family(
         from_dict=RarInstance.from_dict,
         generate=generate,
         presets=tuple(PRESETS),
-        schedule_json=_schedule_json,
+        evaluate=evaluate,
+        objective=lambda evaluation: float(evaluation.makespan),
+        evaluation_summary=_summary,
+        schedule_to_json=schedule_to_json,
+        schedule_from_json=schedule_from_json,
+        smoke=("small", {}),
         summary="RAR-DDLS: offline makespan of ring-all-reduce jobs under contention",
     )
 )
 
-# Importing these registers the methods.
-from ddlsched.heuristics import rar_methods as _heuristics  # noqa: E402,F401
-from ddlsched.models import rar_methods as _models  # noqa: E402,F401
+
+# --------------------------------------------------------------------------- heuristics
+
+
+@dataclass(frozen=True)
+class BaselineParams:
+    """Parameters of the bisected baselines (FF, LS) and of SJF-BCO."""
+
+    u: float = param(
+        1.0, "scale of the estimate: U += rho_hat / u", minimum=0.0, exclusive_minimum=True
+    )
+    p_est: int = param(1, "contention level assumed when estimating durations", minimum=0)
+    bisection: str = param("paper", "theta bisection rule", choices=_BISECTION)
+
+
+@dataclass(frozen=True)
+class SjfBcoParams(BaselineParams):
+    kappa: int | None = param(None, "fix kappa (None: Alg. 1 loops 1..max G_j)", minimum=1)
+    lambda_: float | dict[str, float] = param(
+        1.0, "LBSGF weight (Alg. 3), for every job or per job id", minimum=1.0
+    )
+
+
+def _plan_outcome(instance: RarInstance, plan, *, u: float = 1.0, p_est: int = 1) -> Outcome:
+    """A heuristic's plan as an outcome (the pipeline executes and evaluates its schedule)."""
+    from ddlsched.heuristics.sjf_bco import theorem5_bound
+
+    bound5 = theorem5_bound(instance, u=u, p_est=p_est)
+    info: dict[str, Any] = {
+        "theta": plan.theta,
+        "estimated_makespan": plan.estimated_makespan,
+        "max_accumulated": plan.max_accumulated,
+        "theorem5_bound": bound5.bound,
+        "theorem5": bound5.to_dict(),
+        "theorem5_applies": plan.method == "sjf_bco",
+        "probes": [list(p) for p in plan.probes],
+        "params": dict(plan.params),
+    }
+    if plan.method == "sjf_bco":
+        info["kappa"] = plan.kappa
+    if plan.schedule is None:
+        info.update(
+            failure="no_schedule",
+            error=f"{plan.method} found no complete schedule with estimated makespan below "
+            f"the horizon T = {instance.horizon}",
+        )
+        return Outcome(None, Status.ERROR, info=info)
+    return Outcome(plan.schedule, info=info)
+
+
+@register_method(
+    "rar",
+    "sjf_bco",
+    "heuristic",
+    "SJF-BCO (Alg. 1-3): bisection on theta, FA-FFP for G_j <= kappa, LBSGF otherwise",
+    params=SjfBcoParams,
+)
+def _sjf_bco(instance: RarInstance, params: SjfBcoParams, ctx: RunContext) -> Outcome:
+    from ddlsched.heuristics.sjf_bco import sjf_bco
+
+    plan = sjf_bco(
+        instance,
+        kappa=params.kappa,
+        lambda_=params.lambda_,
+        u=params.u,
+        p_est=params.p_est,
+        bisection=params.bisection,
+    )
+    return _plan_outcome(instance, plan, u=params.u, p_est=params.p_est)
+
+
+@register_method(
+    "rar",
+    "ff",
+    "heuristic",
+    "First Fit baseline: first G_j available GPUs in server order, bisection on theta",
+    params=BaselineParams,
+)
+def _ff(instance: RarInstance, params: BaselineParams, ctx: RunContext) -> Outcome:
+    from ddlsched.heuristics.rar_baselines import ff
+
+    plan = ff(instance, u=params.u, p_est=params.p_est, bisection=params.bisection)
+    return _plan_outcome(instance, plan, u=params.u, p_est=params.p_est)
+
+
+@register_method(
+    "rar",
+    "ls",
+    "heuristic",
+    "List Scheduling baseline: least-loaded available GPUs cluster-wide, bisection on theta",
+    params=BaselineParams,
+)
+def _ls(instance: RarInstance, params: BaselineParams, ctx: RunContext) -> Outcome:
+    from ddlsched.heuristics.rar_baselines import ls
+
+    plan = ls(instance, u=params.u, p_est=params.p_est, bisection=params.bisection)
+    return _plan_outcome(instance, plan, u=params.u, p_est=params.p_est)
+
+
+@register_method(
+    "rar",
+    "rand",
+    "heuristic",
+    "Random baseline: theta = T, a uniformly random subset of the available GPUs (seeded)",
+)
+def _rand(instance: RarInstance, params: NoParams, ctx: RunContext) -> Outcome:
+    from ddlsched.heuristics.rar_baselines import rand
+
+    return _plan_outcome(instance, rand(instance, ctx.seed))
+
+
+# --------------------------------------------------------------------------- formulations
+
+
+@dataclass(frozen=True)
+class ExactParams:
+    presolve_bounds: bool = param(
+        True, "incumbent from the heuristics and timeindexed, lower bound from timeindexed"
+    )
+    cross_check: bool = param(False, "re-solve a proven answer with the other backend")
+
+
+@dataclass(frozen=True)
+class TimeIndexedParams:
+    slot_width: int = param(1, "slots aggregated into one model slot", minimum=1)
+    contention: str = param(
+        "free", "durations: contention-free (a valid bound) or worst", choices=("free", "worst")
+    )
+    max_patterns: int = param(64, "patterns per job before it gets one pooled column", minimum=1)
+
+
+@dataclass(frozen=True)
+class LoadLbParams:
+    max_patterns: int = param(64, "patterns per job before it gets one pooled column", minimum=1)
+
+
+def _incumbents(instance: RarInstance) -> list[tuple[str, RarSchedule, int]]:
+    """``(method, schedule, makespan)`` of the cheap heuristics that returned a feasible schedule."""
+    from ddlsched.heuristics.rar_baselines import ff, ls
+    from ddlsched.heuristics.sjf_bco import sjf_bco
+
+    out = []
+    for name, heuristic in (("sjf_bco", sjf_bco), ("ls", ls), ("ff", ff)):
+        plan = heuristic(instance)
+        if plan.schedule is None:
+            continue
+        try:
+            out.append((name, plan.schedule, evaluate(instance, plan.schedule).makespan))
+        except InfeasibleScheduleError:
+            continue
+    return out
+
+
+@register_method(
+    "rar",
+    "exact",
+    "exact",
+    "time-indexed MILP of RAR-DDLS with contention (proves optimality on small instances)",
+    params=ExactParams,
+)
+def _exact(instance: RarInstance, params: ExactParams, ctx: RunContext) -> Outcome:
+    from ddlsched.models.rar import solve_exact, timeindexed
+
+    incumbent = lower = None
+    sources: dict[str, Any] = {}
+    if params.presolve_bounds:
+        candidates = _incumbents(instance)
+        ti = timeindexed(
+            instance, backend=ctx.backend, deadline=ctx.deadline.sub(0.2, at_most=10.0)
+        )
+        lower = ti.bound
+        sources["timeindexed_bound"] = ti.bound
+        if ti.schedule is not None:
+            candidates.append(
+                ("timeindexed", ti.schedule, evaluate(instance, ti.schedule).makespan)
+            )
+        if candidates:
+            name, incumbent, _ = min(candidates, key=lambda c: c[2])
+            sources["incumbent_from"] = name
+    outcome = solve_exact(
+        instance,
+        backend=ctx.backend,
+        incumbent=incumbent,
+        lower_bound=lower,
+        cross_check=params.cross_check,
+        deadline=ctx.deadline,
+    )
+    outcome.info = {**sources, **outcome.info}
+    return outcome
+
+
+@register_method(
+    "rar",
+    "timeindexed",
+    "bound",
+    "pattern x start-slot ILP, contention-free: lower bound + evaluated schedule",
+    params=TimeIndexedParams,
+)
+def _timeindexed(instance: RarInstance, params: TimeIndexedParams, ctx: RunContext) -> Outcome:
+    from ddlsched.models.rar import timeindexed
+
+    return timeindexed(
+        instance,
+        backend=ctx.backend,
+        slot_width=params.slot_width,
+        contention=params.contention,
+        max_patterns=params.max_patterns,
+        deadline=ctx.deadline,
+    )
+
+
+@register_method(
+    "rar",
+    "load_lb",
+    "bound",
+    "Problem (14) max-GPU-load bound and closed-form bounds (lower bounds only)",
+    params=LoadLbParams,
+)
+def _load_lb(instance: RarInstance, params: LoadLbParams, ctx: RunContext) -> Outcome:
+    from ddlsched.models.rar import load_lb
+
+    return load_lb(
+        instance, backend=ctx.backend, max_patterns=params.max_patterns, deadline=ctx.deadline
+    )

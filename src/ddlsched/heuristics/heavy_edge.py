@@ -40,12 +40,14 @@ Choices the spec leaves open (written down here):
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
-from ddlsched.problems.placement import Placement, PlacementInstance
+from ddlsched.problems.placement import Placement, PlacementInstance, evaluate, fewest_servers
 from ddlsched.rng import make_rng
 
-__all__ = ["heavy_edge", "job_graph", "tree_edges"]
+__all__ = ["alpha_min", "heavy_edge", "job_graph", "tree_edges"]
 
 
 def tree_edges(k: int) -> list[tuple[int, int]]:
@@ -150,3 +152,17 @@ def heavy_edge(instance: PlacementInstance, seed: int | np.random.Generator = 0)
     for v, (s, _) in enumerate(vertices):
         server_of_replica[s].append(int(server_of[v]))
     return Placement.from_servers(instance, server_of_replica)
+
+
+def alpha_min(instance: PlacementInstance, seed: int = 0) -> float:
+    """``alpha~_min`` (Sec. IV-B): Heavy-Edge's ``alpha`` on the fewest servers.
+
+    The job's ``g_i`` replicas on ``ceil(g_i / g)`` servers, all but the last
+    giving ``g`` GPUs (:func:`~ddlsched.problems.placement.fewest_servers`),
+    mapped by :func:`heavy_edge` with ``seed`` and scored by the evaluator.
+    An estimate of the fastest placement, not a bound (spec ``asrpt.md``).
+    """
+    packed = replace(
+        instance, available=fewest_servers(instance.num_replicas, instance.gpus_per_server)
+    )
+    return evaluate(packed, heavy_edge(packed, seed)).iteration_time_s

@@ -33,32 +33,14 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Sequence
 
-import networkx as nx
 import numpy as np
 
-from ddlsched.problems.muri import MuriGrouping, MuriGroupingInstance, best_periods
+from ddlsched.problems.muri import MuriGrouping, MuriGroupingInstance, group_efficiencies
 
-__all__ = ["blossom_grouping", "group_efficiencies", "matching_round", "multiround_grouping"]
+__all__ = ["blossom_grouping", "matching_round", "multiround_grouping"]
 
 log = logging.getLogger(__name__)
-
-
-def group_efficiencies(times: np.ndarray, groups: Sequence[Sequence[int]]) -> np.ndarray:
-    """``gamma`` (Eq. 4) of many groups of job positions, batched by group size."""
-    out = np.empty(len(groups))
-    k = times.shape[1]
-    by_size: dict[int, list[int]] = {}
-    for g, members in enumerate(groups):
-        by_size.setdefault(len(members), []).append(g)
-    for size, idx in by_size.items():
-        members = np.array([groups[g] for g in idx], dtype=np.int64).reshape(len(idx), size)
-        group_times = times[members]  # (G, p, k)
-        periods, _ = best_periods(group_times)
-        used = group_times.sum(axis=1)  # (G, k)
-        out[idx] = 1.0 - ((periods[:, None] - used) / periods[:, None]).sum(axis=1) / k
-    return out
 
 
 def matching_round(
@@ -73,6 +55,8 @@ def matching_round(
     ]
     if not pairs:
         return list(nodes)
+    import networkx as nx  # imported here: a 0.15 s import the CLI must not pay
+
     weights = group_efficiencies(times, [nodes[a] + nodes[b] for a, b in pairs])
     graph = nx.Graph()
     graph.add_nodes_from(range(len(nodes)))

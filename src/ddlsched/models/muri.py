@@ -25,31 +25,46 @@ of ``S`` into ``A`` and ``B``, ``T(S) >= T(A)`` and ``T(S) >= T(B)``, so
 slots; the optimum then prefers pairs and triples, which is why multi-round's
 ratio for ``k = 4`` is structurally above 1. For the period objective pruning
 removes nothing.
-The decoded grouping is re-evaluated by :func:`ddlsched.problems.muri.evaluate`;
-a disagreement with the solver's objective beyond 1e-6 relative raises.
+:class:`GroupingFormulation` is the model behind the
+:class:`~ddlsched.solvers.formulation.Formulation` interface; the decoded
+grouping is re-evaluated by :func:`ddlsched.problems.muri.evaluate` in the
+method pipeline, where a disagreement with the solver's objective beyond
+1e-6 relative fails loudly (for ``period`` the claim is about
+``total_period``, minimised).
 """
 
 from __future__ import annotations
 
 import itertools
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 import pyomo.environ as pyo
 
-from ddlsched.errors import DdlschedError, SolverError
-from ddlsched.heuristics.muri import group_efficiencies
+from ddlsched.deadline import Deadline
+from ddlsched.errors import DdlschedError
 from ddlsched.problems.muri import (
     OBJECTIVES,
     MuriGrouping,
     MuriGroupingInstance,
     best_periods,
     evaluate,
+    group_efficiencies,
 )
-from ddlsched.solvers import SolveLimits, SolveResult, Status, solve_model
+from ddlsched.solvers.backends import SolveLimits
+from ddlsched.solvers.formulation import solve_formulation
+from ddlsched.solvers.result import Outcome, Status
 
-__all__ = ["CandidateGroups", "build", "candidate_groups", "decode", "exact_grouping"]
+__all__ = [
+    "CandidateGroups",
+    "GroupingFormulation",
+    "build",
+    "candidate_groups",
+    "decode",
+    "exact_grouping",
+]
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +79,10 @@ class CandidateGroups:
 
 
 def candidate_groups(
-    instance: MuriGroupingInstance, objective: str, prune: bool = True
+    instance: MuriGroupingInstance,
+    objective: str,
+    prune: bool = True,
+    deadline: Deadline | None = None,
 ) -> CandidateGroups:
     """Enumerate the candidate groups of every bucket (sizes 2.. or 1..max_group_size).
 
@@ -73,15 +91,19 @@ def candidate_groups(
     good: ``gamma_S <= best(A) + best(S \\ A)`` (a singleton counts 0) or
     ``T_S >= best(A) + best(S \\ A)``. Any plan using a dropped group can
     swap it for its split without loss, so the optimum is unchanged; only
-    dominated columns disappear.
+    dominated columns disappear. ``deadline`` is checked between the steps
+    and while pruning.
     """
+    deadline = deadline or Deadline.unlimited()
     smallest = 2 if objective == "efficiency" else 1
     members: list[tuple[int, ...]] = []
     for bucket in instance.buckets().values():
         for size in range(smallest, instance.max_group_size + 1):
             members.extend(itertools.combinations(bucket, size))
+    deadline.check("enumerating candidate groups")
     times = instance.times_array()
     eff = group_efficiencies(times, members) if members else np.zeros(0)
+    deadline.check("computing candidate groups' efficiencies")
     period = np.empty(len(members))
     by_size: dict[int, list[int]] = {}
     for g, m in enumerate(members):
@@ -89,20 +111,26 @@ def candidate_groups(
     for size, idx in by_size.items():
         arr = np.array([members[g] for g in idx], dtype=np.int64).reshape(len(idx), size)
         period[idx], _ = best_periods(times[arr])
+    deadline.check("computing candidate groups' periods")
     if prune and members:
-        keep = _undominated(members, eff if objective == "efficiency" else period, objective)
+        value = eff if objective == "efficiency" else period
+        keep = _undominated(members, value, objective, deadline)
         members = [members[g] for g in keep]
         eff, period = eff[keep], period[keep]
     return CandidateGroups(tuple(members), eff, period)
 
 
-def _undominated(members: list[tuple[int, ...]], value: np.ndarray, objective: str) -> list[int]:
+def _undominated(
+    members: list[tuple[int, ...]], value: np.ndarray, objective: str, deadline: Deadline
+) -> list[int]:
     """Positions of the candidates strictly better than their best two-part split."""
     maximise = objective == "efficiency"
     best: dict[tuple[int, ...], float] = {}
     keep: list[int] = []
     order = sorted(range(len(members)), key=lambda g: len(members[g]))
-    for g in order:
+    for visited, g in enumerate(order):
+        if visited % 4096 == 0:
+            deadline.check("pruning candidate groups")
         group = members[g]
         own = float(value[g])
         size = len(group)
@@ -130,16 +158,31 @@ def _undominated(members: list[tuple[int, ...]], value: np.ndarray, objective: s
 
 
 def build(
-    instance: MuriGroupingInstance, objective: str = "efficiency", prune: bool = True
+    instance: MuriGroupingInstance,
+    objective: str = "efficiency",
+    prune: bool = True,
+    candidates: CandidateGroups | None = None,
+    deadline: Deadline | None = None,
 ) -> tuple[pyo.ConcreteModel, CandidateGroups]:
-    """Build the set-packing (or partitioning) model; returns it with its candidates."""
+    """Build the set-packing (or partitioning) model; returns it with its candidates.
+
+    ``candidates`` (from :func:`candidate_groups` with the same arguments)
+    saves enumerating them again; ``deadline`` is checked between blocks.
+    """
     if objective not in OBJECTIVES:
         raise DdlschedError(f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
-    cands = candidate_groups(instance, objective, prune)
+    deadline = deadline or Deadline.unlimited()
+    cands = (
+        candidates
+        if candidates is not None
+        else candidate_groups(instance, objective, prune, deadline)
+    )
     model = pyo.ConcreteModel(name=f"muri_exact_{objective}")
     model.G = pyo.RangeSet(0, len(cands.members) - 1) if cands.members else pyo.Set(initialize=[])
     model.x = pyo.Var(model.G, domain=pyo.Binary)
+    deadline.check("building the grouping ILP")
     _add_job_constraints(model, instance, cands, objective)
+    deadline.check("building the grouping ILP")
     _add_objective(model, cands, objective)
     return model, cands
 
@@ -192,91 +235,101 @@ def decode(
     return MuriGrouping(tuple(groups))
 
 
+@dataclass(frozen=True)
+class GroupingFormulation:
+    """The set-packing (``efficiency``) or set-partitioning (``period``) ILP as a Formulation.
+
+    For ``efficiency`` the model's objective is the family objective (sum of
+    ``gamma``, maximised); for ``period`` it is the evaluation's
+    ``total_period`` (minimised), so the result is ``feasible`` for the
+    family objective and the model's status and bound go to ``info``.
+    """
+
+    objective: str = "efficiency"
+    prune: bool = True
+    candidates: CandidateGroups | None = field(default=None, compare=False, repr=False)
+
+    always_feasible: ClassVar[bool] = True  # every job alone is a plan
+    highs_options: ClassVar[tuple[tuple[str, object], ...]] = ()
+
+    def __post_init__(self) -> None:
+        if self.objective not in OBJECTIVES:
+            raise DdlschedError(
+                f"objective must be one of {', '.join(OBJECTIVES)}, got {self.objective!r}"
+            )
+
+    @property
+    def name(self) -> str:
+        return f"muri.{self.objective}"
+
+    @property
+    def sense(self) -> str:
+        return "max" if self.objective == "efficiency" else "min"
+
+    @property
+    def metric(self) -> str | None:
+        return None if self.objective == "efficiency" else "total_period"
+
+    def build(self, instance: MuriGroupingInstance, deadline: Deadline) -> pyo.ConcreteModel:
+        model, cands = build(instance, self.objective, self.prune, self.candidates, deadline)
+        model.candidates = cands
+        return model
+
+    def objective_scale(self, instance: MuriGroupingInstance) -> float:
+        return 1.0
+
+    def decode(self, model: pyo.ConcreteModel, instance: MuriGroupingInstance) -> MuriGrouping:
+        return decode(model, instance, model.candidates)
+
+    def measure(self, instance: MuriGroupingInstance, grouping: MuriGrouping) -> float:
+        return evaluate(instance, grouping).objective(self.objective)
+
+
 def exact_grouping(
     instance: MuriGroupingInstance,
     objective: str = "efficiency",
     backend: str = "highs",
-    time_limit_s: float = 60.0,
-    seed: int = 0,
+    limits: SolveLimits | None = None,
+    *,
     prune: bool = True,
-) -> SolveResult:
-    """Solve the grouping ILP; the result's objective is the evaluator's sum of ``gamma``.
+    cross_check: bool = False,
+    deadline: Deadline | None = None,
+) -> Outcome:
+    """Solve the grouping ILP (the ``exact`` method; see the module docstring).
 
     With ``objective="period"`` the model minimises the summed period; the
-    result then reports the grouping's evaluated ``gamma`` sum as objective
-    (status ``feasible`` for that objective) and the period optimum, bound
-    and status in ``info``.
+    result is then ``feasible`` for the family objective (the sum of
+    ``gamma``), with the period's status and bound in ``info``
+    (``period_status``, ``period_bound``).
     """
-    model, cands = build(instance, objective, prune)
+    deadline = deadline or (limits or SolveLimits()).deadline()
+    cands = candidate_groups(instance, objective, prune, deadline)
+    formulation = GroupingFormulation(objective, prune, cands)
+    info = {"objective_optimised": objective, "candidate_groups": len(cands.members)}
     if not cands.members:  # no two jobs share a bucket: every job alone is the only plan
         grouping = MuriGrouping(tuple((job.id,) for job in instance.jobs))
-        evaluation = evaluate(instance, grouping)
-        return SolveResult(
-            family="muri",
-            method="exact",
-            status=Status.OPTIMAL,
-            sense="max",
-            objective=evaluation.total_efficiency,
-            bound=evaluation.total_efficiency,
-            seed=seed,
+        if objective == "period":
+            info.update(period_status="optimal", period_bound=None)
+        return Outcome(
             schedule=grouping,
-            evaluation=evaluation,
-            num_variables=0,
-            num_integer_variables=0,
-            num_constraints=0,
-            info={
-                "objective_optimised": objective,
-                "candidate_groups": 0,
-                "total_period": evaluation.total_period,
-                **(
-                    {"period_status": "optimal", "period_bound": evaluation.total_period}
-                    if objective == "period"
-                    else {}
-                ),
-            },
+            status=Status.OPTIMAL if objective == "efficiency" else Status.FEASIBLE,
+            model_size=(0, 0, 0),
+            info=info,
         )
-    solve = solve_model(model, backend, SolveLimits(time_limit_s=time_limit_s, seed=seed))
-    result = SolveResult(
-        family="muri",
-        method="exact",
-        status=solve.status,
-        sense="max",
-        runtime_s=solve.runtime_s,
-        backend=solve.backend,
-        backend_version=solve.backend_version,
-        num_variables=solve.num_variables,
-        num_integer_variables=solve.num_integer_variables,
-        num_constraints=solve.num_constraints,
-        seed=seed,
-        info={"objective_optimised": objective, "candidate_groups": len(cands.members)},
+    outcome = solve_formulation(
+        formulation, instance, backend, limits, cross_check, deadline=deadline
     )
-    if not solve.has_solution:
-        return result
-    grouping = decode(model, instance, cands)
-    evaluation = evaluate(instance, grouping)
-    evaluated = evaluation.objective(objective)
-    incumbent = solve.incumbent if solve.incumbent is not None else 0.0
-    if abs(evaluated - incumbent) > 1e-6 * max(1.0, abs(evaluated)):
-        raise SolverError(
-            f"muri exact: the evaluator gives {evaluated!r} but {solve.backend} reported "
-            f"{incumbent!r} for the {objective} objective"
-        )
-    result.schedule = grouping
-    result.evaluation = evaluation
-    result.objective = evaluation.total_efficiency
-    result.info["total_period"] = evaluation.total_period
-    if objective == "efficiency":
-        result.bound = solve.bound
-    else:
-        result.status = Status.FEASIBLE
-        result.info["period_status"] = str(solve.status)
-        result.info["period_bound"] = solve.bound
+    outcome.info.update(info)
+    model_objective = outcome.info.get("model_objective")
+    if model_objective is not None:
+        outcome.info["period_status"] = model_objective["status"]
+        outcome.info["period_bound"] = model_objective["bound"]
     log.info(
         "muri exact (%s, %s): %s, %d candidates, %.2f s",
         objective,
         backend,
-        solve.status,
+        outcome.status,
         len(cands.members),
-        solve.runtime_s,
+        outcome.solver_time_s or 0.0,
     )
-    return result
+    return outcome

@@ -77,19 +77,30 @@ for jobs whose largest possible term is under a second
 holds the units per second), so that solver tolerances of ~1e-6 are
 negligible against ``alpha``; ``decode`` returns a
 :class:`~ddlsched.problems.placement.Placement` that the family evaluator
-scores, and ``solve_placement`` re-evaluates it and fails loudly when the
-solver's objective and the evaluator disagree by more than 1e-6 relative.
+scores. :class:`PlacementFormulation` is both models behind the
+:class:`~ddlsched.solvers.formulation.Formulation` interface, solved by
+:func:`~ddlsched.solvers.formulation.solve_formulation`; the method
+pipeline fails loudly when the solver's objective and the evaluator
+disagree by more than 1e-6 relative.
+
+HiGHS 1.14 claimed a wrong optimum after a MIP restart on a Table II case
+(vgg16, 32 GPUs, availability seed 2: 3.308 s instead of 2.655 s; SCIP, other
+HiGHS seeds and the GPU-level ILP agree on 2.655 s). Restarts have caused
+such errors before (ERGO-Code/HiGHS issues 2171 and 2439), so the placement
+ILPs run HiGHS with restarts off (:data:`HIGHS_OPTIONS`);
+``tests/test_placement_methods.py`` keeps the case as a regression test.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import pyomo.environ as pyo
 
+from ddlsched.deadline import Deadline
 from ddlsched.errors import SolverError
 from ddlsched.models.placement_bounds import (
     Coefficients,
@@ -101,25 +112,23 @@ from ddlsched.models.placement_bounds import (
     pattern_table_size,
     server_pattern_lower,
     split_costs,
+    time_scale,
     upper_bound_ms,
 )
-from ddlsched.problems.placement import Placement, PlacementEvaluation, PlacementInstance, evaluate
-from ddlsched.solvers.backends import ModelSolve, SolveLimits, solve_model
+from ddlsched.problems.placement import Placement, PlacementInstance, evaluate
 
 __all__ = [
     "FORMULATIONS",
-    "PlacementSolve",
+    "HIGHS_OPTIONS",
+    "PlacementFormulation",
     "build_aggregated",
     "build_gpu_level",
     "decode",
-    "solve_placement",
 ]
 
 log = logging.getLogger(__name__)
 
 _LEX_LIMIT = 10_000
-_AGREE_RTOL = 1e-6
-_CAP_RTOL = 1e-7
 _PATTERN_TABLE_LIMIT = 2_000_000  # entries of one server-pattern DP table (~16 MB)
 FORMULATIONS = ("aggregated", "gpu_level")
 
@@ -149,9 +158,14 @@ def _count_values(instance: PlacementInstance):
 
 
 def build_aggregated(
-    instance: PlacementInstance, *, symmetry_breaking: bool = True, cuts: bool = True
+    instance: PlacementInstance,
+    *,
+    symmetry_breaking: bool = True,
+    cuts: bool = True,
+    deadline: Deadline | None = None,
 ) -> pyo.ConcreteModel:
     """The aggregated one-hot ILP (see the module docstring)."""
+    deadline = deadline or Deadline.unlimited()
     coef = coefficients(instance)
     model = pyo.ConcreteModel(name="placement_aggregated")
     model.formulation = "aggregated"
@@ -190,6 +204,7 @@ def build_aggregated(
             - big_m(instance, coef, s, m) * m_.z[s, m, 0]
         )
 
+    deadline.check("building the aggregated placement ILP")
     if cuts:
         split = split_costs(instance, coef)
         full = sum(instance.available) == instance.num_replicas
@@ -231,6 +246,7 @@ def build_aggregated(
         if forced is not None:
             model.forced_split = pyo.Constraint(expr=model.alpha >= forced)
 
+    deadline.check("building the aggregated placement ILP")
     pairs = _symmetry_pairs(instance) if symmetry_breaking else []
     if pairs:
         base = 1 + max(
@@ -266,8 +282,11 @@ def _symmetry_pairs(instance: PlacementInstance) -> list[tuple[int, int]]:
 # --------------------------------------------------------------------------- GPU level
 
 
-def build_gpu_level(instance: PlacementInstance) -> pyo.ConcreteModel:
+def build_gpu_level(
+    instance: PlacementInstance, *, deadline: Deadline | None = None
+) -> pyo.ConcreteModel:
     """The GPU-level ILP: a binary per (replica, GPU) (see the module docstring)."""
+    deadline = deadline or Deadline.unlimited()
     coef = coefficients(instance)
     model = pyo.ConcreteModel(name="placement_gpu_level")
     model.formulation = "gpu_level"
@@ -306,6 +325,8 @@ def build_gpu_level(instance: PlacementInstance) -> pyo.ConcreteModel:
     @model.Constraint(model.S, model.M)
     def count_link(m_, s, m):  # sum_v v w[s,m,v] = x[s,m]
         return sum(v * m_.w[s, m, v] for v in range(1, max_count(instance, s, m) + 1)) == m_.x[s, m]
+
+    deadline.check("building the GPU-level placement ILP")
 
     @model.Constraint(model.R, model.M)
     def bottleneck(m_, s, r, m):  # Eq. (7), per replica: binds when replica (s, r) is on m
@@ -355,83 +376,53 @@ def decode(model: pyo.ConcreteModel, instance: PlacementInstance) -> Placement:
     return Placement(tuple(tuple(r) for r in counts), tuple(gpu_of))
 
 
-@dataclass
-class PlacementSolve:
-    """A solved formulation: the solver's report, the decoded placement and its evaluation."""
-
-    solve: ModelSolve
-    placement: Placement | None
-    evaluation: PlacementEvaluation | None
-    bound_s: float | None
-
-
-# HiGHS 1.14 claimed a wrong optimum after a MIP restart on a Table II case
-# (vgg16, 32 GPUs, availability seed 2: 3.308 s instead of 2.655 s; SCIP, other
-# HiGHS seeds and the GPU-level ILP agree on 2.655 s). Restarts have caused
-# such errors before (ERGO-Code/HiGHS issues 2171 and 2439), so the placement
-# ILPs run HiGHS with restarts off; tests/test_placement_methods.py keeps the
-# case as a regression test, and benchmarks/placement_table2.py cross-checks
-# every contradiction with SCIP.
 HIGHS_OPTIONS: tuple[tuple[str, object], ...] = (("mip_allow_restart", False),)
 
 
-def solve_placement(
-    instance: PlacementInstance,
-    formulation: str = "aggregated",
-    backend: str = "highs",
-    limits: SolveLimits | None = None,
-    *,
-    symmetry_breaking: bool = True,
-    cuts: bool = True,
-    alpha_cap_s: float | None = None,
-) -> PlacementSolve:
-    """Build, solve, decode and re-evaluate one formulation.
+@dataclass(frozen=True)
+class PlacementFormulation:
+    """The aggregated (``formulation="aggregated"``) or GPU-level ILP as a Formulation.
 
-    ``alpha_cap_s`` (seconds) caps the model's ``alpha`` at a known placement's
-    value (plus 1e-7 relative): the solver then only has to find a placement
-    at least as good and prove that none is better (used to cross-check a
-    proven optimum with a second backend quickly). The bound is the solver's
-    dual bound converted to seconds. Raises
-    :class:`~ddlsched.errors.SolverError` when the solver's objective and the
-    evaluator's ``alpha`` disagree by more than 1e-6 relative.
+    Minimises ``alpha`` (Eq. 7) in the model's time unit
+    (:meth:`objective_scale` units per second); ``symmetry_breaking`` and
+    ``cuts`` apply to the aggregated model only. Every valid instance has a
+    placement, so "infeasible" is a solver failure.
     """
-    if formulation == "aggregated":
-        model = build_aggregated(instance, symmetry_breaking=symmetry_breaking, cuts=cuts)
-    elif formulation == "gpu_level":
-        model = build_gpu_level(instance)
-    else:
-        raise ValueError(f"unknown formulation {formulation!r} (choose from {FORMULATIONS})")
-    unit = model.time_scale
-    if alpha_cap_s is not None:
-        cap = unit * alpha_cap_s * (1 + _CAP_RTOL) + 1e-6
-        model.alpha.setub(min(model.alpha.ub, cap))
-    limits = limits or SolveLimits(abs_gap=1e-7)
-    if backend == "highs" and not any(k == "mip_allow_restart" for k, _ in limits.highs_options):
-        limits = dataclasses.replace(limits, highs_options=(*limits.highs_options, *HIGHS_OPTIONS))
-    result = solve_model(model, backend=backend, limits=limits)
-    bound = None if result.bound is None else result.bound / unit
-    if not result.has_solution:
-        return PlacementSolve(result, None, None, bound)
-    placement = decode(model, instance)
-    evaluation = evaluate(instance, placement)
-    incumbent = result.incumbent / unit if result.incumbent is not None else None
-    alpha = evaluation.iteration_time_s
-    # The model's alpha is only bounded below by the terms: a time-limited
-    # incumbent may sit above the decoded placement's alpha, never below it.
-    # A decoded placement better than the model's incumbent is fine (the model's
-    # alpha can rest above the terms, e.g. on degenerate jobs whose placements
-    # all tie); only a placement *slower* than the model claims is a bug.
-    agree = (
-        incumbent is None
-        or alpha <= incumbent
-        or math.isclose(incumbent, alpha, rel_tol=_AGREE_RTOL, abs_tol=1e-8)
-    )
-    if bound is not None:
-        bound = min(bound, alpha)
-    if not agree:
-        raise SolverError(
-            f"{formulation} model objective {incumbent!r} s disagrees with the evaluator's "
-            f"alpha {alpha!r} s (relative tolerance {_AGREE_RTOL})"
-        )
-    log.debug("placement %s/%s: alpha=%.6g s bound=%s", formulation, backend, alpha, bound)
-    return PlacementSolve(result, placement, evaluation, bound)
+
+    formulation: str = "aggregated"
+    symmetry_breaking: bool = True
+    cuts: bool = True
+
+    sense: ClassVar[str] = "min"
+    metric: ClassVar[str | None] = None
+    always_feasible: ClassVar[bool] = True
+    highs_options: ClassVar[tuple[tuple[str, object], ...]] = HIGHS_OPTIONS
+
+    def __post_init__(self) -> None:
+        if self.formulation not in FORMULATIONS:
+            raise ValueError(
+                f"unknown formulation {self.formulation!r} (choose from {FORMULATIONS})"
+            )
+
+    @property
+    def name(self) -> str:
+        return f"placement.{self.formulation}"
+
+    def build(self, instance: PlacementInstance, deadline: Deadline) -> pyo.ConcreteModel:
+        if self.formulation == "aggregated":
+            return build_aggregated(
+                instance,
+                symmetry_breaking=self.symmetry_breaking,
+                cuts=self.cuts,
+                deadline=deadline,
+            )
+        return build_gpu_level(instance, deadline=deadline)
+
+    def objective_scale(self, instance: PlacementInstance) -> float:
+        return time_scale(instance)
+
+    def decode(self, model: pyo.ConcreteModel, instance: PlacementInstance) -> Placement:
+        return decode(model, instance)
+
+    def measure(self, instance: PlacementInstance, placement: Placement) -> float:
+        return evaluate(instance, placement).iteration_time_s

@@ -73,12 +73,13 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar
 
 import pyomo.environ as pyo
 
-from ddlsched.errors import InfeasibleScheduleError, InvalidInstanceError
+from ddlsched.deadline import Deadline
+from ddlsched.errors import InfeasibleScheduleError, InvalidInstanceError, SolverError
 from ddlsched.problems.rar import (
     RarAssignment,
     RarEvaluation,
@@ -94,17 +95,17 @@ from ddlsched.problems.rar import (
     min_servers,
 )
 from ddlsched.solvers.backends import ModelSolve, SolveLimits, solve_model
-from ddlsched.solvers.result import Status
+from ddlsched.solvers.formulation import solve_formulation
+from ddlsched.solvers.result import Outcome, Status
 
 __all__ = [
-    "BoundReport",
     "ExactModel",
-    "ExactReport",
     "PatternCatalogue",
-    "TimeIndexedReport",
+    "RarExactFormulation",
     "build_exact",
     "closed_form_bounds",
     "decode_exact",
+    "integral_limits",
     "load_lb",
     "pattern_catalogue",
     "rho_min",
@@ -184,14 +185,19 @@ def _progress(instance: RarInstance, job: RarJob, c: int, n: int) -> float:
 
 
 def build_exact(
-    instance: RarInstance, horizon: int | None = None, lower_bound: float | None = None
+    instance: RarInstance,
+    horizon: int | None = None,
+    lower_bound: float | None = None,
+    deadline: Deadline | None = None,
 ) -> ExactModel:
     """Build the exact time-indexed MILP over ``horizon`` slots (default ``T``).
 
     ``lower_bound`` (a valid lower bound on the optimum) bounds the makespan
     variable from below; the closed-form bounds are always applied. Every job
-    must fit in the horizon (``rho_min_j <= horizon``).
+    must fit in the horizon (``rho_min_j <= horizon``). ``deadline`` is
+    checked between constraint blocks.
     """
+    deadline = deadline or Deadline.unlimited()
     H = instance.horizon if horizon is None else int(horizon)
     jobs = instance.jobs
     S = instance.num_servers
@@ -237,6 +243,7 @@ def build_exact(
         m.J, rule=lambda m, j: sum(m.a[j, t] for t in range(H)) >= d_min[j]
     )
 
+    deadline.check("building the rar exact MILP")
     # placement: y, used, whole (Eq. 1)
     cap = {(j, s): min(jobs[j].gpus, instance.servers[s]) for j in J for s in servers}
     m.y = pyo.Var(list(cap), domain=pyo.NonNegativeIntegers, bounds=lambda m, j, s: (0, cap[j, s]))
@@ -255,6 +262,7 @@ def build_exact(
     def split(j: int, s: int):
         return m.used[j, s] - (m.whole[j, s] if (j, s) in m.whole else 0)
 
+    deadline.check("building the rar exact MILP")
     # capacity per server and slot (Eq. 2)
     m.w = pyo.Var(
         [(j, s, t) for j in J for s in servers for t in range(H)], domain=pyo.NonNegativeReals
@@ -268,6 +276,7 @@ def build_exact(
         rule=lambda m, s, t: sum(m.w[j, s, t] for j in J) <= instance.servers[s],
     )
 
+    deadline.check("building the rar exact MILP")
     # configurations and progress (Eqs. 6-9)
     q_idx = [(j, t, k) for j in J for t in range(H) for k in range(len(configs[j]))]
     m.q = pyo.Var(q_idx, domain=pyo.Binary)
@@ -312,6 +321,7 @@ def build_exact(
             ),
         )
 
+    deadline.check("building the rar exact MILP")
     # makespan
     lower = max(closed_form_bounds(instance).values())
     if lower_bound is not None:
@@ -321,6 +331,7 @@ def build_exact(
         m.J, rule=lambda m, j: sum(t * m.f[j, t] for t in range(d_min[j], H + 1)) <= m.C
     )
     m.obj = pyo.Objective(expr=m.C, sense=pyo.minimize)
+    m.horizon_slots = H
     return ExactModel(model=m, horizon=H, configs=configs)
 
 
@@ -333,7 +344,8 @@ def _colour_gpus(
 
     ``intervals[j] = (start, end)`` (end exclusive); jobs are coloured in
     order of start, a GPU being free again at the end of its interval.
-    Raises ``AssertionError`` if a server runs out (capacity was violated).
+    Raises :class:`~ddlsched.errors.SolverError` if a server runs out (the
+    model let its capacity be violated).
     """
     gpus: dict[int, list[tuple[int, int]]] = {j: [] for j in intervals}
     for s, cap in enumerate(instance.servers):
@@ -344,16 +356,22 @@ def _colour_gpus(
                 continue
             begin, end = intervals[j]
             free = [g for g in range(cap) if free_at[g] <= begin]
-            assert len(free) >= need, f"server {s} over capacity at slot {begin}"
+            if len(free) < need:
+                raise SolverError(
+                    f"decoded MILP schedule: server {s} over capacity at slot {begin}"
+                )
             for g in free[:need]:
                 free_at[g] = end
                 gpus[j].append((s, g))
     return gpus
 
 
-def decode_exact(instance: RarInstance, built: ExactModel) -> tuple[RarSchedule, float]:
+def decode_exact(
+    instance: RarInstance, model: pyo.ConcreteModel | ExactModel
+) -> tuple[RarSchedule, float]:
     """Read the schedule out of a solved exact model; also return the model's makespan."""
-    m, H = built.model, built.horizon
+    m = model.model if isinstance(model, ExactModel) else model
+    H = m.horizon_slots
     intervals, per_server = {}, {}
     for j, job in enumerate(instance.jobs):
         start = next(t for t in range(H + 1) if (j, t) in m.x and pyo.value(m.x[j, t]) > 0.5)
@@ -364,7 +382,8 @@ def decode_exact(instance: RarInstance, built: ExactModel) -> tuple[RarSchedule,
             for s in range(instance.num_servers)
             if pyo.value(m.y[j, s]) > 0.5
         }
-        assert sum(per_server[j].values()) == job.gpus
+        if sum(per_server[j].values()) != job.gpus:
+            raise SolverError(f"decoded MILP schedule: job {job.id!r} has the wrong GPU count")
     gpus = _colour_gpus(instance, intervals, per_server)
     schedule = RarSchedule(
         {
@@ -375,24 +394,54 @@ def decode_exact(instance: RarInstance, built: ExactModel) -> tuple[RarSchedule,
     return schedule, float(pyo.value(m.C))
 
 
-@dataclass
-class ExactReport:
-    """Outcome of :func:`solve_exact`.
+def integral_limits(limits: SolveLimits | None) -> SolveLimits:
+    """``limits`` with the absolute gap raised so that a solve stops at integrality.
 
-    ``info['proof']`` says how optimality was established: ``milp`` (the
-    MILP closed its gap), ``no_shorter_schedule`` (the MILP proved that no
-    schedule beats the incumbent), ``bounds`` (a valid lower bound equals the
-    incumbent's evaluated makespan), or ``None``.
+    Makespans are integral: a gap below 1 proves optimality (module
+    docstring). Every other setting, ``highs_options`` included, is kept.
+    """
+    limits = limits or SolveLimits()
+    return replace(limits, abs_gap=max(limits.abs_gap, _INTEGRAL_GAP))
+
+
+@dataclass(frozen=True)
+class RarExactFormulation:
+    """The exact MILP over ``horizon`` slots as a Formulation (minimises the makespan).
+
+    Not always feasible: no schedule may finish within a shrunk horizon
+    (that is how :func:`solve_exact` proves an incumbent optimal).
     """
 
-    status: Status
-    schedule: RarSchedule | None
-    evaluation: RarEvaluation | None
-    objective: float | None
-    bound: float | None
-    solve: ModelSolve | None
     horizon: int
-    info: dict[str, Any] = field(default_factory=dict)
+    lower_bound: float | None = None
+
+    name: ClassVar[str] = "rar.exact"
+    sense: ClassVar[str] = "min"
+    metric: ClassVar[str | None] = None
+    always_feasible: ClassVar[bool] = False
+    highs_options: ClassVar[tuple[tuple[str, object], ...]] = ()
+
+    def build(self, instance: RarInstance, deadline: Deadline) -> pyo.ConcreteModel:
+        return build_exact(instance, self.horizon, self.lower_bound, deadline).model
+
+    def objective_scale(self, instance: RarInstance) -> float:
+        return 1.0
+
+    def decode(self, model: pyo.ConcreteModel, instance: RarInstance) -> RarSchedule:
+        return decode_exact(instance, model)[0]
+
+    def measure(self, instance: RarInstance, schedule: RarSchedule) -> float:
+        return float(evaluate(instance, schedule).makespan)
+
+
+def _solver_fields(outcome: Outcome) -> dict[str, Any]:
+    return {
+        "backend": outcome.backend,
+        "backend_version": outcome.backend_version,
+        "model_size": outcome.model_size,
+        "solver_time_s": outcome.solver_time_s,
+        "time_limit_hit": outcome.time_limit_hit,
+    }
 
 
 def solve_exact(
@@ -402,8 +451,10 @@ def solve_exact(
     limits: SolveLimits | None = None,
     incumbent: RarSchedule | None = None,
     lower_bound: float | None = None,
-) -> ExactReport:
-    """Solve RAR-DDLS exactly.
+    cross_check: bool = False,
+    deadline: Deadline | None = None,
+) -> Outcome:
+    """Solve RAR-DDLS exactly; the outcome of the ``exact`` method.
 
     Without ``incumbent`` the MILP covers the instance horizon ``T`` and its
     optimum is the answer. With an ``incumbent`` (any feasible schedule,
@@ -411,15 +462,14 @@ def solve_exact(
     makespan at most ``U - 1``: if there is none, the incumbent is optimal.
     ``lower_bound`` (a valid bound, e.g. from :func:`timeindexed`) tightens
     the makespan variable and may prove the incumbent optimal outright.
+
+    ``info['proof']`` says how optimality was established: ``milp`` (the
+    MILP closed its gap), ``no_shorter_schedule`` (the MILP proved that no
+    schedule beats the incumbent), ``bounds`` (a valid lower bound equals the
+    incumbent's evaluated makespan), or ``None``.
     """
-    limits = limits or SolveLimits()
-    limits = SolveLimits(
-        limits.time_limit_s,
-        limits.rel_gap,
-        max(limits.abs_gap, _INTEGRAL_GAP),
-        limits.threads,
-        limits.seed,
-    )
+    limits = integral_limits(limits)
+    deadline = deadline or limits.deadline()
     info: dict[str, Any] = {"proof": None}
     lower = max(closed_form_bounds(instance).values())
     if lower_bound is not None:
@@ -429,84 +479,61 @@ def solve_exact(
         info["incumbent_makespan"] = best_eval.makespan
         if lower >= best_eval.makespan:
             info["proof"] = "bounds"
-            value = float(best_eval.makespan)
-            return ExactReport(
-                Status.OPTIMAL, incumbent, best_eval, value, value, None, best_eval.makespan, info
-            )
+            return Outcome(incumbent, Status.OPTIMAL, bound=float(best_eval.makespan), info=info)
         horizon = best_eval.makespan - 1
     else:
         horizon = instance.horizon
     info["model_horizon"] = horizon
     if lower > horizon:
         # No schedule fits in the model horizon (without an incumbent: the instance is infeasible).
-        return _without_model(instance, incumbent, best_eval, horizon, info)
-    built = build_exact(instance, horizon, lower_bound=lower)
-    solve = solve_model(built.model, backend, limits)
-    info["solver_message"] = solve.message
-    if solve.status is Status.INFEASIBLE:
-        return _without_model(instance, incumbent, best_eval, horizon, info, solve)
-    if not solve.has_solution:
+        return _no_shorter_schedule(instance, incumbent, best_eval, info)
+    milp = solve_formulation(
+        RarExactFormulation(horizon, lower),
+        instance,
+        backend,
+        limits,
+        cross_check,
+        deadline=deadline,
+    )
+    info.update(milp.info)
+    solver = _solver_fields(milp)
+    if milp.status is Status.INFEASIBLE:
+        return _no_shorter_schedule(instance, incumbent, best_eval, info, **solver)
+    if milp.schedule is None:
         # Time limit without a schedule of the MILP: keep the incumbent and the best valid bound.
-        bound = lower if solve.bound is None else max(lower, _ceil_bound(solve.bound))
+        bound = lower if milp.bound is None else max(lower, _ceil_bound(milp.bound))
         if best_eval is None:
-            return ExactReport(solve.status, None, None, None, bound, solve, horizon, info)
-        bound = min(bound, float(best_eval.makespan))
+            return Outcome(None, milp.status, bound=bound, info=info, **solver)
         value = float(best_eval.makespan)
+        bound = min(bound, value)
         if bound >= value:
             info["proof"] = "no_shorter_schedule"
-            return ExactReport(
-                Status.OPTIMAL, incumbent, best_eval, value, value, solve, horizon, info
-            )
-        return ExactReport(
-            Status.FEASIBLE, incumbent, best_eval, value, bound, solve, horizon, info
-        )
-    schedule, model_makespan = decode_exact(instance, built)
-    evaluation = evaluate(instance, schedule)
-    info["model_makespan"] = model_makespan
-    if evaluation.makespan > model_makespan + 1e-6:
-        raise AssertionError(
-            f"exact: evaluator makespan {evaluation.makespan} exceeds the MILP's {model_makespan}: "
-            "the decoded schedule is slower than the model says (a modelling bug)"
-        )
-    if solve.status is Status.OPTIMAL:
-        if abs(evaluation.makespan - model_makespan) > 1e-6 * max(1.0, model_makespan):
-            raise AssertionError(
-                f"exact: evaluator makespan {evaluation.makespan} != proven MILP optimum "
-                f"{model_makespan} (a modelling bug)"
-            )
+            return Outcome(incumbent, Status.OPTIMAL, bound=value, info=info, **solver)
+        return Outcome(incumbent, Status.FEASIBLE, bound=bound, info=info, **solver)
+    info["model_makespan"] = milp.claim.value if milp.claim is not None else None
+    if milp.status is Status.OPTIMAL:
         info["proof"] = "milp"
-        value = float(evaluation.makespan)
-        return ExactReport(Status.OPTIMAL, schedule, evaluation, value, value, solve, horizon, info)
+        return Outcome(milp.schedule, Status.OPTIMAL, claim=milp.claim, info=info, **solver)
     # Time limit with an incumbent of the MILP: it beats the given incumbent by construction.
-    bound = _ceil_bound(solve.bound)
+    bound = _ceil_bound(milp.bound)
     bound = lower if bound is None else max(lower, bound)
-    return ExactReport(
-        Status.FEASIBLE,
-        schedule,
-        evaluation,
-        float(evaluation.makespan),
-        bound,
-        solve,
-        horizon,
-        info,
-    )
+    return Outcome(milp.schedule, milp.status, bound=bound, claim=milp.claim, info=info, **solver)
 
 
-def _without_model(
+def _no_shorter_schedule(
     instance: RarInstance,
     incumbent: RarSchedule | None,
     best_eval: RarEvaluation | None,
-    horizon: int,
     info: dict[str, Any],
-    solve: ModelSolve | None = None,
-) -> ExactReport:
-    """No schedule of makespan <= ``horizon`` exists: the incumbent (if any) is optimal."""
+    **solver: Any,
+) -> Outcome:
+    """No schedule of makespan <= the model horizon exists: the incumbent (if any) is optimal."""
     if best_eval is None:
         info["reason"] = f"no schedule finishes within the horizon T = {instance.horizon}"
-        return ExactReport(Status.INFEASIBLE, None, None, None, None, solve, horizon, info)
+        return Outcome(None, Status.INFEASIBLE, info=info, **solver)
     info["proof"] = "no_shorter_schedule"
     value = float(best_eval.makespan)
-    return ExactReport(Status.OPTIMAL, incumbent, best_eval, value, value, solve, horizon, info)
+    return Outcome(incumbent, Status.OPTIMAL, bound=value, info=info, **solver)
 
 
 # --------------------------------------------------------------------------- time-indexed ILP
@@ -560,19 +587,6 @@ def _coarse_duration_lb(d: int, w: int) -> int:
     if w == 1:
         return d
     return max(0, (d + 1) // w - 1)
-
-
-@dataclass
-class TimeIndexedReport:
-    """Outcome of :func:`timeindexed`: a lower bound and an evaluated schedule."""
-
-    status: Status
-    bound: float | None  # valid lower bound on T* (None in worst-contention mode)
-    schedule: RarSchedule | None
-    evaluation: RarEvaluation | None
-    objective: float | None  # evaluated makespan of the schedule (an upper bound)
-    solves: list[ModelSolve]
-    info: dict[str, Any] = field(default_factory=dict)
 
 
 def _build_timeindexed(
@@ -748,6 +762,21 @@ def pattern_catalogue(
     return PatternCatalogue(tuple(classes), patterns, durations, tuple(pooled))
 
 
+def _solves_outcome(solves: Sequence[ModelSolve]) -> dict[str, Any]:
+    """Backend, summed model size and solver time of several solves (Outcome fields)."""
+    if not solves:
+        return {}
+    return {
+        "backend": solves[0].backend,
+        "backend_version": solves[0].backend_version,
+        "model_size": tuple(
+            sum(size) for size in zip(*(s.model_size for s in solves), strict=True)
+        ),
+        "solver_time_s": sum(s.runtime_s for s in solves),
+        "time_limit_hit": any(s.time_limit_hit for s in solves),
+    }
+
+
 def timeindexed(
     instance: RarInstance,
     *,
@@ -757,26 +786,25 @@ def timeindexed(
     contention: str = "free",
     max_patterns: int = 64,
     horizon: int | None = None,
-) -> TimeIndexedReport:
-    """The pattern/start-slot ILP: a lower bound and an evaluated upper-bound schedule."""
+    deadline: Deadline | None = None,
+) -> Outcome:
+    """The pattern/start-slot ILP: a lower bound and an evaluated upper-bound schedule.
+
+    With ``slot_width > 1`` the bound model gets half of what remains of
+    ``deadline`` and the schedule model the rest.
+    """
     if contention not in ("free", "worst"):
         raise ValueError(f"contention must be 'free' or 'worst', got {contention!r}")
     if slot_width < 1:
         raise ValueError("slot_width must be >= 1")
-    limits = limits or SolveLimits()
+    limits = integral_limits(limits)
+    deadline = deadline or limits.deadline()
     H = instance.horizon if horizon is None else min(instance.horizon, int(horizon))
     catalogue = pattern_catalogue(instance, max_patterns, contention)
     classes, patterns, fine = catalogue.classes, catalogue.patterns, catalogue.durations
     pooled = list(catalogue.pooled)
     w = slot_width
     two_models = w > 1
-    sub_limits = SolveLimits(
-        limits.time_limit_s / (2 if two_models else 1),
-        limits.rel_gap,
-        max(limits.abs_gap, _INTEGRAL_GAP),
-        limits.threads,
-        limits.seed,
-    )
     solves = []
     info: dict[str, Any] = {
         "slot_width": w,
@@ -791,7 +819,8 @@ def timeindexed(
     relaxation_infeasible = bound_model is None
     bound_solve = None
     if bound_model is not None:
-        bound_solve = solve_model(bound_model, backend, sub_limits)
+        phase = deadline.sub(0.5) if two_models else deadline
+        bound_solve = solve_model(bound_model, backend, limits, phase)
         solves.append(bound_solve)
         relaxation_infeasible = bound_solve.status is Status.INFEASIBLE
     closed = closed_form_bounds(instance)
@@ -814,9 +843,9 @@ def timeindexed(
         schedule_model = _build_timeindexed(instance, ub_durations, patterns, classes, H // w)
         schedule_solve = None
         if schedule_model is not None:
-            schedule_solve = solve_model(schedule_model, backend, sub_limits)
+            schedule_solve = solve_model(schedule_model, backend, limits, deadline)
             solves.append(schedule_solve)
-    schedule = evaluation = objective = None
+    schedule = objective = None
     if schedule_solve is not None and schedule_solve.has_solution:
         chosen_fine = {}
         for (j, k, _t), var in schedule_model.x.items():
@@ -825,17 +854,14 @@ def timeindexed(
         schedule = _decode_patterns(instance, schedule_model, patterns, classes, w, chosen_fine)
         info["planned_makespan"] = float(pyo.value(schedule_model.C)) * w
         try:
-            evaluation = evaluate(instance, schedule)
-            objective = float(evaluation.makespan)
+            objective = float(evaluate(instance, schedule).makespan)
         except InfeasibleScheduleError as exc:
             # Executed with contention the plan may overrun T: keep the bound, drop the schedule.
             info["schedule_rejected"] = str(exc)
             schedule = None
-    if bound is not None and objective is not None and objective < bound - 1e-6:
-        raise AssertionError(
-            f"timeindexed: evaluated schedule {objective} beats its own lower bound {bound}"
-        )
     if objective is not None:
+        # A schedule meeting the valid bound is optimal (the method pipeline checks that
+        # the evaluated schedule never beats the bound).
         status = (
             Status.OPTIMAL if bound is not None and objective <= bound + 1e-6 else Status.FEASIBLE
         )
@@ -850,20 +876,11 @@ def timeindexed(
         info["error"] = "no schedule found with worst-contention durations"
     else:
         status = Status.TIME_LIMIT_NO_SOLUTION if solves else Status.ERROR
-    return TimeIndexedReport(status, bound, schedule, evaluation, objective, solves, info)
+    info["solver_status"] = [str(solve.status) for solve in solves]
+    return Outcome(schedule, status, bound=bound, info=info, **_solves_outcome(solves))
 
 
 # --------------------------------------------------------------------------- load bound
-
-
-@dataclass
-class BoundReport:
-    """Outcome of :func:`load_lb`: the best valid lower bound and its parts."""
-
-    status: Status
-    bound: float
-    components: dict[str, float | None]
-    solve: ModelSolve | None
 
 
 def load_lb(
@@ -872,7 +889,8 @@ def load_lb(
     backend: str = "highs",
     limits: SolveLimits | None = None,
     max_patterns: int = 64,
-) -> BoundReport:
+    deadline: Deadline | None = None,
+) -> Outcome:
     """Problem (14) bound: choose a pattern per job to minimise the largest GPU load.
 
     Loads are averaged over the GPUs of each server class (and of the whole
@@ -882,7 +900,8 @@ def load_lb(
     load solution with ``L <= C``: ``load_lb <= timeindexed`` by construction
     when ``slot_width = 1`` and both are solved to optimality; with time
     aggregation either may be larger).
-    Reported together with the closed-form bounds; every part is valid.
+    Reported together with the closed-form bounds (``info['components']``);
+    every part is valid.
     """
     limits = limits or SolveLimits()
     jobs = instance.jobs
@@ -914,8 +933,14 @@ def load_lb(
         <= instance.num_gpus * m.L
     )
     m.obj = pyo.Objective(expr=m.L, sense=pyo.minimize)
-    solve = solve_model(m, backend, limits)
+    solve = solve_model(m, backend, limits, deadline)
     components: dict[str, float | None] = dict(closed_form_bounds(instance))
     components["problem14"] = _ceil_bound(solve.bound) if solve.bound is not None else None
     valid = [v for v in components.values() if v is not None]
-    return BoundReport(Status.BOUND_ONLY, float(max(valid)), components, solve)
+    return Outcome(
+        None,
+        Status.BOUND_ONLY,
+        bound=float(max(valid)),
+        info={"components": components},
+        **_solves_outcome([solve]),
+    )

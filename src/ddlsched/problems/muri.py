@@ -73,6 +73,7 @@ __all__ = [
     "best_periods",
     "efficiency",
     "evaluate",
+    "group_efficiencies",
     "grouping_from_json",
     "grouping_to_json",
     "interleaving_period",
@@ -278,6 +279,26 @@ def efficiency(times: Sequence[Sequence[float]], period: float | None = None) ->
     k = arr.shape[1]
     used = arr.sum(axis=0)
     return float(1.0 - np.sum((period - used) / period) / k)
+
+
+def group_efficiencies(times: np.ndarray, groups: Sequence[Sequence[int]]) -> np.ndarray:
+    """``gamma`` (Eq. 4) of many groups of job positions at their best offsets, batched by size.
+
+    ``times`` is :meth:`MuriGroupingInstance.times_array`; the same numbers as
+    :func:`efficiency` at :func:`best_interleaving`'s period, vectorised.
+    """
+    out = np.empty(len(groups))
+    k = times.shape[1]
+    by_size: dict[int, list[int]] = {}
+    for g, members in enumerate(groups):
+        by_size.setdefault(len(members), []).append(g)
+    for size, idx in by_size.items():
+        members = np.array([groups[g] for g in idx], dtype=np.int64).reshape(len(idx), size)
+        group_times = times[members]  # (G, p, k)
+        periods, _ = best_periods(group_times)
+        used = group_times.sum(axis=1)  # (G, k)
+        out[idx] = 1.0 - ((periods[:, None] - used) / periods[:, None]).sum(axis=1) / k
+    return out
 
 
 # --------------------------------------------------------------------------- grouping

@@ -30,8 +30,9 @@ Timing model for a placement ``x[s][m]`` (replicas of stage ``s`` on server
 
 ``alpha_max`` (Sec. III-B): every replica on a server of its own with
 ``B_inter / g`` (i.e. ``x[s,m] in {0, 1}`` and no neighbour replica on the
-same server). ``alpha_min`` (Sec. IV-B): Heavy-Edge on the fewest servers,
-``ceil(g_i / g)`` servers of which all but the last give ``g`` GPUs.
+same server). ``alpha~_min`` (Sec. IV-B), Heavy-Edge on the fewest servers
+(:func:`fewest_servers`), lives next to Heavy-Edge:
+:func:`ddlsched.heuristics.heavy_edge.alpha_min`.
 
 Choices the spec leaves open (written down here):
 
@@ -51,7 +52,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -74,7 +75,6 @@ __all__ = [
     "Stage",
     "allreduce_time",
     "alpha_max",
-    "alpha_min",
     "comm_time",
     "evaluate",
     "fewest_servers",
@@ -529,7 +529,7 @@ def iteration_time(instance: PlacementInstance, placement: Placement) -> float:
     return evaluate(instance, placement).iteration_time_s
 
 
-# --------------------------------------------------------------------------- alpha_max / min
+# --------------------------------------------------------------------------- alpha_max
 
 
 def alpha_max(instance: PlacementInstance) -> float:
@@ -556,18 +556,3 @@ def fewest_servers(num_gpus: int, gpus_per_server: int) -> tuple[int, ...]:
     """Availability of the fewest servers holding ``num_gpus``: ``(g, ..., g, g')``."""
     full, rest = divmod(num_gpus, gpus_per_server)
     return (gpus_per_server,) * full + ((rest,) if rest else ())
-
-
-def alpha_min(instance: PlacementInstance, seed: int = 0, mapper=None) -> float:
-    """``alpha~_min`` (Sec. IV-B): Heavy-Edge's ``alpha`` on the fewest servers.
-
-    ``mapper(instance, seed) -> Placement`` defaults to
-    :func:`ddlsched.heuristics.heavy_edge.heavy_edge` (imported lazily: the
-    data layer does not depend on the heuristics at import time).
-    """
-    if mapper is None:
-        from ddlsched.heuristics.heavy_edge import heavy_edge as mapper
-    packed = replace(
-        instance, available=fewest_servers(instance.num_replicas, instance.gpus_per_server)
-    )
-    return evaluate(packed, mapper(packed, seed)).iteration_time_s

@@ -505,7 +505,9 @@ def evaluate(
 
     Raises :class:`InfeasibleScheduleError` for a wrong GPU count, a GPU that
     does not exist, a job that never progresses (``tau > 1`` slot under the
-    ``floor`` rule), or a finish after the horizon.
+    ``floor`` rule), or a finish after the horizon (then with the details
+    ``failure="horizon_overrun"`` and ``makespan_beyond_horizon``, the
+    makespan the schedule has without the horizon).
     """
     _validate_schedule(instance, schedule)
     jobs = instance.jobs
@@ -582,7 +584,9 @@ def evaluate(
         late = max(finish, key=lambda j: (finish[j], -position[j]))
         raise InfeasibleScheduleError(
             f"schedule overruns the horizon: job {late!r} finishes at slot {finish[late]} "
-            f"> horizon {instance.horizon}"
+            f"> horizon {instance.horizon}",
+            failure="horizon_overrun",
+            makespan_beyond_horizon=makespan,
         )
     busy = sum(by_id[j].gpus * (finish[j] - start[j]) for j in finish)
     return RarEvaluation(

@@ -1,33 +1,53 @@
-"""Solver layer: one result type for every method, and Pyomo backends.
+"""Solver layer: what methods report, the Pyomo backends, and the formulation interface.
 
-``solve_model(model, backend, limits)`` runs a Pyomo model on HiGHS (the
-default) or on SCIP through OR-Tools (the second opinion) and returns a
-:class:`ModelSolve`; family formulations turn it, after decoding and
-re-evaluating the schedule, into a :class:`SolveResult`.
+``solve_model(model, backend, limits, deadline)`` runs a Pyomo model on
+HiGHS (the default) or on SCIP through OR-Tools (the second opinion) and
+returns a :class:`ModelSolve`; ``solve_formulation(formulation, instance,
+backend, limits, cross_check)`` builds, solves, decodes and cross-checks a
+:class:`Formulation` and returns the method's :class:`Outcome`.
+:mod:`ddlsched.solvers.highs_lp` solves many tiny LPs directly in highspy.
 
 The backends (and so Pyomo) are imported lazily, on first use, so that the
-heuristics and the registry never pull in a solver.
+heuristics, the registry and the CLI never pull in a solver.
 """
 
-from ddlsched.solvers.result import BACKENDS, SolveResult, Status, relative_gap, versions
+from ddlsched.solvers.result import (
+    BACKENDS,
+    Claim,
+    Outcome,
+    SolveResult,
+    Status,
+    relative_gap,
+    versions,
+)
 
 __all__ = [
     "BACKENDS",
+    "Claim",
+    "Formulation",
     "ModelSolve",
+    "Outcome",
     "SolveLimits",
     "SolveResult",
     "Status",
     "relative_gap",
+    "solve_formulation",
     "solve_model",
     "versions",
 ]
 
-_LAZY = {"ModelSolve", "SolveLimits", "solve_model"}
+_LAZY = {
+    "ModelSolve": "backends",
+    "SolveLimits": "backends",
+    "solve_model": "backends",
+    "Formulation": "formulation",
+    "solve_formulation": "formulation",
+}
 
 
 def __getattr__(name: str):
     if name in _LAZY:
-        from ddlsched.solvers import backends
+        import importlib
 
-        return getattr(backends, name)
+        return getattr(importlib.import_module(f"ddlsched.solvers.{_LAZY[name]}"), name)
     raise AttributeError(f"module 'ddlsched.solvers' has no attribute {name!r}")

@@ -15,6 +15,9 @@ Backends:
     fractional coefficients to CP-SAT).
 
 Both run single-threaded with a fixed seed, so a solve is reproducible.
+The time a solve may take is what remains of the method's
+:class:`~ddlsched.deadline.Deadline` (capped by ``SolveLimits.time_limit_s``
+when that is set); a solve that would get no time is not started.
 
 HiGHS runs with ``presolve="off"`` by default. HiGHS 1.14.0, the only
 release our pin admits (``highspy>=1.14,<1.15``: 1.15 cannot share a
@@ -31,6 +34,7 @@ closed; a formulation whose objective is integral may pass
 from __future__ import annotations
 
 import logging
+import math
 import tempfile
 import time
 import warnings
@@ -39,6 +43,7 @@ from pathlib import Path
 
 import pyomo.environ as pyo
 
+from ddlsched.deadline import DEFAULT_TIME_LIMIT_S, Deadline
 from ddlsched.errors import SolverError, UnknownMethodError
 from ddlsched.solvers.result import BACKENDS, Status
 
@@ -59,9 +64,15 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class SolveLimits:
-    """Limits of one solve. ``time_limit_s`` is wall time for the solver call."""
+    """Settings of a solve: gaps, threads, seed, extra HiGHS options.
 
-    time_limit_s: float = 60.0
+    ``time_limit_s`` optionally caps each solver call; the time a method may
+    take is its :class:`~ddlsched.deadline.Deadline`, handed to the solve
+    functions separately. Without a deadline, a call starts one of
+    ``time_limit_s`` (default :data:`~ddlsched.deadline.DEFAULT_TIME_LIMIT_S`).
+    """
+
+    time_limit_s: float | None = None
     rel_gap: float = 0.0
     abs_gap: float = 1e-6
     threads: int = 1
@@ -69,10 +80,21 @@ class SolveLimits:
     highs_options: tuple[tuple[str, object], ...] = ()  # extra HiGHS options (name, value)
 
     def __post_init__(self) -> None:
-        if not self.time_limit_s > 0:
+        if self.time_limit_s is not None and not self.time_limit_s > 0:
             raise ValueError(f"time_limit_s must be > 0, got {self.time_limit_s!r}")
         if self.rel_gap < 0 or self.abs_gap < 0:
             raise ValueError("gap limits must be >= 0")
+
+    def deadline(self) -> Deadline:
+        """A deadline of ``time_limit_s`` (the default limit when unset), starting now."""
+        return Deadline(DEFAULT_TIME_LIMIT_S if self.time_limit_s is None else self.time_limit_s)
+
+    def seconds(self, deadline: Deadline | None) -> float:
+        """The time one call may take under ``deadline`` (and the cap)."""
+        cap = math.inf if self.time_limit_s is None else self.time_limit_s
+        if deadline is None:
+            return DEFAULT_TIME_LIMIT_S if self.time_limit_s is None else cap
+        return min(cap, deadline.remaining_s())
 
 
 @dataclass
@@ -94,10 +116,16 @@ class ModelSolve:
     num_integer_variables: int
     num_constraints: int
     message: str = ""
+    time_limit_hit: bool = False
 
     @property
     def has_solution(self) -> bool:
         return self.status in (Status.OPTIMAL, Status.FEASIBLE)
+
+    @property
+    def model_size(self) -> tuple[int, int, int]:
+        """``(variables, integer variables, constraints)``."""
+        return self.num_variables, self.num_integer_variables, self.num_constraints
 
 
 def model_size(model: pyo.ConcreteModel) -> tuple[int, int, int]:
@@ -116,21 +144,45 @@ def model_size(model: pyo.ConcreteModel) -> tuple[int, int, int]:
 
 
 def solve_model(
-    model: pyo.ConcreteModel, backend: str = "highs", limits: SolveLimits | None = None
+    model: pyo.ConcreteModel,
+    backend: str = "highs",
+    limits: SolveLimits | None = None,
+    deadline: Deadline | None = None,
 ) -> ModelSolve:
-    """Solve ``model`` with ``backend``; load the incumbent's values into the model."""
+    """Solve ``model`` with ``backend``; load the incumbent's values into the model.
+
+    The solver gets what remains of ``deadline`` (see :meth:`SolveLimits.seconds`);
+    when nothing remains it is not called and the status is
+    ``time_limit_no_solution``.
+    """
     limits = limits or SolveLimits()
+    if backend not in BACKENDS:
+        raise UnknownMethodError(f"unknown backend {backend!r} (choose from {', '.join(BACKENDS)})")
+    seconds = limits.seconds(deadline)
+    if not seconds > 1e-3:
+        nvars, nint, ncons = model_size(model)
+        return ModelSolve(
+            status=Status.TIME_LIMIT_NO_SOLUTION,
+            incumbent=None,
+            bound=None,
+            runtime_s=0.0,
+            backend=backend,
+            backend_version="",
+            num_variables=nvars,
+            num_integer_variables=nint,
+            num_constraints=ncons,
+            message="no time left for the solver",
+            time_limit_hit=True,
+        )
     if backend == "highs":
-        return _solve_highs(model, limits)
-    if backend == "scip":
-        return _solve_scip(model, limits)
-    raise UnknownMethodError(f"unknown backend {backend!r} (choose from {', '.join(BACKENDS)})")
+        return _solve_highs(model, limits, seconds)
+    return _solve_scip(model, limits, seconds)
 
 
 # --------------------------------------------------------------------------- HiGHS
 
 
-def _solve_highs(model: pyo.ConcreteModel, limits: SolveLimits) -> ModelSolve:
+def _solve_highs(model: pyo.ConcreteModel, limits: SolveLimits, seconds: float) -> ModelSolve:
     from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
     from pyomo.contrib.solver.solvers.highs import Highs
 
@@ -142,7 +194,7 @@ def _solve_highs(model: pyo.ConcreteModel, limits: SolveLimits) -> ModelSolve:
     start = time.perf_counter()
     results = solver.solve(
         model,
-        time_limit=limits.time_limit_s,
+        time_limit=seconds if math.isfinite(seconds) else None,
         rel_gap=limits.rel_gap,
         abs_gap=limits.abs_gap,
         threads=limits.threads,
@@ -199,13 +251,14 @@ def _solve_highs(model: pyo.ConcreteModel, limits: SolveLimits) -> ModelSolve:
         num_integer_variables=nint,
         num_constraints=ncons,
         message=f"{term.name}/{sol.name}",
+        time_limit_hit=term == TerminationCondition.maxTimeLimit,
     )
 
 
 # --------------------------------------------------------------------------- SCIP
 
 
-def _solve_scip(model: pyo.ConcreteModel, limits: SolveLimits) -> ModelSolve:
+def _solve_scip(model: pyo.ConcreteModel, limits: SolveLimits, seconds: float) -> ModelSolve:
     try:
         from ortools.linear_solver.python import model_builder as mb
     except ImportError as exc:  # pragma: no cover - ortools is a dependency
@@ -225,7 +278,8 @@ def _solve_scip(model: pyo.ConcreteModel, limits: SolveLimits) -> ModelSolve:
     solver = mb.Solver("scip")
     if not solver.solver_is_supported():
         raise SolverError("this OR-Tools build has no SCIP")
-    solver.set_time_limit_in_seconds(limits.time_limit_s)
+    if math.isfinite(seconds):
+        solver.set_time_limit_in_seconds(seconds)
     solver.set_solver_specific_parameters(
         f"limits/gap = {limits.rel_gap}\n"
         f"limits/absgap = {limits.abs_gap}\n"
@@ -269,6 +323,8 @@ def _solve_scip(model: pyo.ConcreteModel, limits: SolveLimits) -> ModelSolve:
         num_integer_variables=nint,
         num_constraints=ncons,
         message=str(code),
+        # only time and gap limits are set: a schedule without a proof, or none, means time
+        time_limit_hit=status in (Status.FEASIBLE, Status.TIME_LIMIT_NO_SOLUTION),
     )
 
 

@@ -1,4 +1,4 @@
-"""The one result type of every method, heuristic or exact.
+"""What a method reports (:class:`Outcome`) and the one result type (:class:`SolveResult`).
 
 Modelled on Pyomo ``contrib.solver.common.results``: what you got is a
 :class:`Status`; ``objective`` is the objective of the returned schedule *as
@@ -6,6 +6,13 @@ recomputed by the family evaluator* (never the solver's own number);
 ``bound`` is a valid dual bound on the optimum in the same sense (a lower
 bound when minimising, an upper bound when maximising), ``None`` when
 unknown, never 0 by default.
+
+A method adapter returns an :class:`Outcome`: its schedule and what its
+solver said (status, bound, the objective it claims for the schedule, the
+model's size and the solver's time). :func:`ddlsched.pipeline.finish` turns
+it into a :class:`SolveResult`: it re-evaluates the schedule with the
+family evaluator, checks the claim and the bound against it, and fills in
+everything else. No adapter builds a :class:`SolveResult`.
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ from functools import cache
 from importlib import metadata
 from typing import Any
 
-__all__ = ["BACKENDS", "SolveResult", "Status", "relative_gap", "versions"]
+__all__ = ["BACKENDS", "Claim", "Outcome", "SolveResult", "Status", "relative_gap", "versions"]
 
 # MILP backends of ddlsched.solvers.backends (named here so that callers need not import Pyomo).
 BACKENDS = ("highs", "scip")
@@ -78,6 +85,50 @@ def versions() -> dict[str, str | None]:
     }
 
 
+@dataclass(frozen=True)
+class Claim:
+    """A solver's statement about the schedule it returned, checked against the evaluator.
+
+    ``value`` is the solver's objective for the schedule, converted to the
+    unit of the quantity it measures: the family objective (``metric`` is
+    ``None``) or the evaluation attribute ``metric`` (e.g. muri's
+    ``total_period`` when the model minimises the period). ``sense`` is the
+    sense the model optimised that quantity in (``None``: the family's).
+    ``proven`` says the solver proved ``value`` optimal: the evaluated
+    schedule must then match it, not merely be no worse.
+    """
+
+    value: float
+    metric: str | None = None
+    sense: str | None = None
+    proven: bool = False
+
+
+@dataclass
+class Outcome:
+    """What a method adapter returns: a schedule and what the solver said about it.
+
+    ``status`` defaults to ``feasible`` when there is a schedule (every
+    heuristic) and ``error`` otherwise (``info['error']`` then says why).
+    ``bound`` is a valid dual bound in the family objective's unit and
+    sense. ``claim`` is checked against the evaluator; ``model_size`` is
+    ``(variables, integer variables, constraints)`` of the model solved;
+    ``solver_time_s`` the time spent inside solver calls;
+    ``time_limit_hit`` whether the time limit stopped the method.
+    """
+
+    schedule: Any = None
+    status: Status | None = None
+    bound: float | None = None
+    claim: Claim | None = None
+    backend: str | None = None
+    backend_version: str | None = None
+    model_size: tuple[int, int, int] | None = None
+    solver_time_s: float | None = None
+    time_limit_hit: bool = False
+    info: dict[str, Any] = field(default_factory=dict)
+
+
 @dataclass
 class SolveResult:
     """The outcome of one method on one instance.
@@ -85,7 +136,10 @@ class SolveResult:
     ``schedule`` is the family's schedule object (or ``None``);
     ``evaluation`` is what the family evaluator computed for it. ``info``
     holds method-specific decisions (theta found, kappa chosen, which of
-    the numbers are valid bounds, ...).
+    the numbers are valid bounds, ...). ``runtime_s`` is the wall time of
+    the whole method (what its time limit bounds), ``solver_time_s`` the
+    part spent inside solver calls, ``time_limit_hit`` whether the limit
+    stopped it.
     """
 
     family: str
@@ -104,6 +158,8 @@ class SolveResult:
     schedule: Any = None
     evaluation: Any = None
     info: dict[str, Any] = field(default_factory=dict)
+    solver_time_s: float | None = None
+    time_limit_hit: bool = False
 
     @property
     def gap(self) -> float | None:
@@ -126,6 +182,8 @@ class SolveResult:
             "bound": self.bound,
             "gap": None if gap is None or math.isinf(gap) else gap,
             "runtime_s": self.runtime_s,
+            "solver_time_s": self.solver_time_s,
+            "time_limit_hit": self.time_limit_hit,
             "backend": self.backend,
             "backend_version": self.backend_version,
             "model_size": {

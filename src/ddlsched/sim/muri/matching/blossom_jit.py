@@ -1,4 +1,4 @@
-"""Compiled (numba) version of :class:`ddlsched.sim.muri_matching._Blossom`.
+"""Compiled (numba) version of :class:`ddlsched.sim.muri.matching.blossom._Blossom`.
 
 The same algorithm, statement for statement, on numpy arrays, so that the
 simulator's up to ~5x10^4 matchings of up to ~250 nodes per trace take seconds

@@ -25,12 +25,13 @@ every detail that decides ties:
   a new blossom's record for index ``x`` is replaced by a member's when the
   blossom's has weight ``<= 0`` or the member's slack is strictly smaller.
 
-Speed (the simulator calls this up to ~5x10^4 times per trace, after memoisation): :class:`_Blossom`
-is the readable pure-Python statement of the algorithm, used for graphs of
-fewer than :data:`COMPILED_FROM` nodes; larger graphs go to the same
-algorithm compiled with numba (:mod:`ddlsched.sim.muri_blossom_jit`, 5-8x
-faster at 160 nodes). Both give the same matchings on the tests' random
-tie-heavy graphs.
+Speed (the simulator calls this up to ~5x10^4 times per trace, after
+memoisation): :class:`_Blossom` is the readable pure-Python statement of the
+algorithm, used for graphs of fewer than :data:`COMPILED_FROM` nodes; larger
+graphs go to the same algorithm compiled with numba
+(:mod:`ddlsched.sim.muri.matching.blossom_jit`, 5-8x faster at 160 nodes;
+numba is imported only then, on the first such graph). Both give the same
+matchings on the tests' random tie-heavy graphs.
 """
 
 from __future__ import annotations
@@ -400,7 +401,7 @@ def blossom_match(w: Sequence[Sequence[float]]) -> list[int]:
             pass
         match = bl.match
     else:
-        from ddlsched.sim.muri_blossom_jit import blossom_mates
+        from ddlsched.sim.muri.matching.blossom_jit import blossom_mates
 
         match = blossom_mates(np.array(W, dtype=np.float64), w_max).tolist()
     out = [-1] * n

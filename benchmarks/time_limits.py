@@ -1,0 +1,110 @@
+"""Is ``--time-limit`` honoured? Methods that cannot finish, run as a user runs them.
+
+For each case, an instance on which the method cannot finish within the
+limit is generated, then ``ddlsched solve FAMILY FILE --method M
+--time-limit L --json`` runs ``--repeats`` times as a separate process. The
+table gives, per case and limit, the largest wall time of the whole command
+(interpreter start-up, imports and output included) and the largest
+``runtime_s`` the method reported (the wall time the limit covers: model
+building, solving, cross-checks, re-evaluation), each as an overrun beyond
+the limit, and the statuses seen (a method stopped by its limit reports its
+incumbent and bound, ``feasible``, or ``time_limit_no_solution``).
+
+    python benchmarks/time_limits.py --limits 5 --repeats 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+# (label, family, preset, seed, preset parameters, method, method parameters)
+CASES = [
+    ("rar exact, 12 jobs", "rar", "small", 5, ["num_jobs=12", "max_horizon=120"], "exact", []),
+    (
+        "rar exact (bare MILP), 12 jobs",
+        "rar",
+        "small",
+        5,
+        ["num_jobs=12", "max_horizon=120"],
+        "exact",
+        ["presolve_bounds=false"],
+    ),
+    (
+        "placement exact_gpu_level, VGG-16 on 64 GPUs",
+        "placement",
+        "table2",
+        0,
+        ["model=vgg16", "num_gpus=64"],
+        "exact_gpu_level",
+        [],
+    ),
+    ("muri exact, 70 jobs k = 4", "muri", "bucket40", 0, ["num_jobs=70"], "exact", []),
+    (
+        "muri_sim muri-l, trace 2 (5,755 jobs)",
+        "muri_sim",
+        "trace",
+        0,
+        ["trace=trace2"],
+        "muri-l",
+        [],
+    ),
+]
+
+DDLSCHED = [sys.executable, "-m", "ddlsched.cli"]
+
+
+def generate(directory: Path, family: str, preset: str, seed: int, params: list[str]) -> Path:
+    path = directory / f"{family}-{preset}-{seed}-{'-'.join(params)}.json".replace("=", "_")
+    args = ["instance", "generate", family, "--preset", preset, "--seed", str(seed), "-o", str(path)]
+    for p in params:
+        args += ["--set", p]
+    subprocess.run(DDLSCHED + args, check=True, capture_output=True)
+    return path
+
+
+def solve(path: Path, family: str, method: str, params: list[str], limit: float) -> dict:
+    args = ["solve", family, str(path), "--method", method, "--time-limit", str(limit), "--json"]
+    for p in params:
+        args += ["--param", p]
+    started = time.perf_counter()
+    out = subprocess.run(DDLSCHED + args, capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    if out.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(args)} failed: {out.stderr.strip()}")
+    data = json.loads(out.stdout)
+    return {"wall_s": wall, "runtime_s": data["runtime_s"], "status": data["status"]}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--limits", default="5", help="comma-separated time limits, s")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--cases", default=None, help="comma-separated case numbers (default all)")
+    args = ap.parse_args()
+    limits = [float(x) for x in args.limits.split(",")]
+    chosen = [CASES[int(i)] for i in args.cases.split(",")] if args.cases else CASES
+    print("| case | limit s | runs | statuses | max runtime_s | method overrun s | max CLI wall s | CLI overrun s |")
+    print("|---|---:|---:|---|---:|---:|---:|---:|")
+    with tempfile.TemporaryDirectory(prefix="ddlsched-limits-") as tmp:
+        for label, family, preset, seed, preset_params, method, params in chosen:
+            path = generate(Path(tmp), family, preset, seed, preset_params)
+            for limit in limits:
+                runs = [solve(path, family, method, params, limit) for _ in range(args.repeats)]
+                runtime = max(r["runtime_s"] for r in runs)
+                wall = max(r["wall_s"] for r in runs)
+                statuses = ", ".join(sorted({r["status"] for r in runs}))
+                print(
+                    f"| {label} | {limit:g} | {len(runs)} | {statuses} | {runtime:.2f} | "
+                    f"{runtime - limit:+.2f} | {wall:.2f} | {wall - limit:+.2f} |",
+                    flush=True,
+                )
+
+
+if __name__ == "__main__":
+    main()

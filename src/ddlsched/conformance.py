@@ -1,0 +1,177 @@
+"""The checks every registered family must pass (``tests/test_conformance.py`` runs them).
+
+:func:`check_family` generates the family's ``smoke`` instance and checks:
+
+1. **JSON round trip**: ``from_dict(to_dict(instance))`` equals the instance
+   and so does ``load`` of a saved file;
+2. **every method runs** (except ``hazardous`` ones) within a short time
+   limit with a valid status: ``optimal``/``feasible`` carry a schedule and
+   an objective, ``bound_only`` a bound;
+3. **independent re-evaluation**: each schedule, rendered to JSON, read
+   back with ``schedule_from_json`` and evaluated on the instance read back
+   from JSON, gives the objective the result reports (so the objective is a
+   function of the schedule's decisions, not of anything a method attached);
+4. **bounds below objectives**: every method's bound is on the right side of
+   every method's objective (``lower bound <= objective`` when minimising),
+   and no schedule beats a proven optimum;
+5. **bad files**: a malformed file, a file of another shape and a missing
+   file get one line ``ddlsched: error: ...`` and exit status 2 from
+   ``ddlsched instance check`` and ``ddlsched solve``.
+
+Another package that adds a family (entry point ``ddlsched.families``) can
+run the same checks: ``assert not check_family("myfam", tmp_path)``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from ddlsched.pipeline import objective_tolerance
+from ddlsched.registry import RunOptions, get_family, methods, run_method
+from ddlsched.solvers.result import SolveResult, Status
+
+__all__ = ["check_family"]
+
+_VALID = {str(s) for s in Status}
+
+
+def _beyond(sense: str, bound: float, objective: float) -> bool:
+    """Whether ``bound`` is on the wrong side of ``objective`` (beyond the tolerance)."""
+    excess = bound - objective if sense == "min" else objective - bound
+    return excess > objective_tolerance(bound, objective)
+
+
+def _check_round_trip(fam, instance: Any, directory: Path, problems: list[str]) -> Any:
+    data = instance.to_dict()
+    text = json.dumps(data)
+    again = fam.from_dict(json.loads(text))
+    if again != instance:
+        problems.append(f"{fam.name}: from_dict(to_dict(instance)) differs from the instance")
+    path = directory / f"{fam.name}-smoke.json"
+    instance.save(path)
+    loaded = fam.load(path)
+    if loaded != instance:
+        problems.append(f"{fam.name}: load(save(instance)) differs from the instance")
+    return loaded
+
+
+def _check_result(fam, instance: Any, result: SolveResult, problems: list[str]) -> None:
+    where = f"{fam.name}.{result.method}"
+    if str(result.status) not in _VALID:
+        problems.append(f"{where}: unknown status {result.status!r}")
+        return
+    if result.status in (Status.OPTIMAL, Status.FEASIBLE):
+        if result.schedule is None or result.objective is None:
+            problems.append(f"{where}: status {result.status} without a schedule and objective")
+            return
+    elif result.status is Status.BOUND_ONLY and result.bound is None:
+        problems.append(f"{where}: status bound_only without a bound")
+    if result.schedule is None or result.objective is None:
+        return
+    try:
+        rendered = json.loads(json.dumps(fam.schedule_to_json(result.schedule, None)))
+        schedule = fam.schedule_from_json(rendered)
+        value = float(fam.objective(fam.evaluate(instance, schedule)))
+    except Exception as exc:  # any failure to re-evaluate is a conformance failure
+        problems.append(
+            f"{where}: the schedule could not be re-evaluated from its JSON form "
+            f"({type(exc).__name__}: {exc})"
+        )
+        return
+    if not math.isclose(value, result.objective, rel_tol=1e-9, abs_tol=1e-12):
+        problems.append(
+            f"{where}: re-evaluation of the schedule gives {value!r}, "
+            f"the result reports {result.objective!r}"
+        )
+
+
+def _check_chain(fam, results: list[SolveResult], problems: list[str]) -> None:
+    objectives = [(r.method, r.objective) for r in results if r.objective is not None]
+    for r in results:
+        if r.bound is None:
+            continue
+        for method, objective in objectives:
+            if _beyond(fam.sense, r.bound, objective):
+                problems.append(
+                    f"{fam.name}.{r.method}: bound {r.bound!r} is beyond the objective "
+                    f"{objective!r} of {method}"
+                )
+    for r in results:
+        if r.status is not Status.OPTIMAL or r.objective is None:
+            continue
+        for method, objective in objectives:
+            better = objective < r.objective if fam.sense == "min" else objective > r.objective
+            if better and not math.isclose(objective, r.objective, rel_tol=1e-6, abs_tol=1e-9):
+                problems.append(
+                    f"{fam.name}.{r.method}: proven optimum {r.objective!r} beaten by "
+                    f"{method}'s {objective!r}"
+                )
+
+
+def _cli(args: list[str]) -> tuple[int, str]:
+    from ddlsched.cli import main
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = main(args)
+    return code, err.getvalue()
+
+
+def _check_bad_files(fam, method: str, directory: Path, problems: list[str]) -> None:
+    bad = {
+        "malformed": "{not json",
+        "wrong-shape": json.dumps([1, 2, 3]),
+        "wrong-family": json.dumps({"family": "nope", "schema_version": 1}),
+    }
+    cases = []
+    for name, text in bad.items():
+        path = directory / f"{fam.name}-{name}.json"
+        path.write_text(text)
+        cases.append(path)
+    cases.append(directory / f"{fam.name}-missing.json")
+    for path in cases:
+        for args in (
+            ["instance", "check", fam.name, str(path)],
+            ["solve", fam.name, str(path), "--method", method],
+        ):
+            code, err = _cli(args)
+            lines = err.strip().splitlines()
+            if code != 2 or len(lines) != 1 or not lines[0].startswith("ddlsched: error:"):
+                problems.append(
+                    f"{fam.name}: `ddlsched {' '.join(args[:2])}` on {path.name} gave exit "
+                    f"{code} and {len(lines)} line(s) on stderr, not one error line and exit 2"
+                )
+
+
+def check_family(name: str, directory: Path, time_limit_s: float = 60.0) -> list[str]:
+    """Run the conformance checks on family ``name``; the problems found (empty: conforms).
+
+    ``directory`` is a scratch directory for instance files.
+    """
+    fam = get_family(name)
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    problems: list[str] = []
+    preset, params = fam.smoke
+    if preset not in fam.presets:
+        problems.append(f"{name}: smoke preset {preset!r} is not one of {fam.presets}")
+        return problems
+    instance = fam.generate(preset, 0, **dict(params))
+    reloaded = _check_round_trip(fam, instance, directory, problems)
+    results = []
+    runnable = [m for m in methods(name) if not m.hazardous]
+    if not runnable:
+        problems.append(f"{name}: no method to run")
+        return problems
+    for method in runnable:
+        result = run_method(name, method.name, instance, RunOptions(time_limit_s=time_limit_s))
+        _check_result(fam, reloaded, result, problems)
+        results.append(result)
+    _check_chain(fam, results, problems)
+    _check_bad_files(fam, runnable[0].name, directory, problems)
+    return problems

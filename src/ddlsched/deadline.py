@@ -1,0 +1,83 @@
+"""Time limits: one default, and one deadline object passed down a method.
+
+A method's time limit is wall time for the whole method: model building,
+every sub-solve and any cross-check included. :func:`ddlsched.registry.run_method`
+starts a :class:`Deadline` when the method starts and hands it down; a
+sub-model gets what remains (or a share of it), never a fixed slice, so
+the method cannot overrun by construction except by the granularity of the
+work between two checks (a Pyomo constraint block, a solver's hand-over;
+``benchmarks/RESULTS.md`` states the measured margin).
+
+>>> d = Deadline(5.0)
+>>> 0 < d.remaining_s() <= 5.0
+True
+>>> Deadline.unlimited().remaining_s()
+inf
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+from ddlsched.errors import TimeLimitReached
+
+__all__ = ["DEFAULT_TIME_LIMIT_S", "Deadline"]
+
+#: The default time limit of every method, in seconds (the only place it is written).
+DEFAULT_TIME_LIMIT_S = 60.0
+
+
+class Deadline:
+    """A point in (monotonic) time by which a method must have returned.
+
+    ``Deadline(limit_s)`` starts now; ``limit_s`` may be ``math.inf``.
+    """
+
+    __slots__ = ("_end", "limit_s", "started")
+
+    def __init__(self, limit_s: float = DEFAULT_TIME_LIMIT_S) -> None:
+        if not (isinstance(limit_s, (int, float)) and not isinstance(limit_s, bool)) or not (
+            limit_s > 0
+        ):
+            raise ValueError(f"a time limit must be a positive number of seconds, got {limit_s!r}")
+        self.limit_s = float(limit_s)
+        self.started = time.monotonic()
+        self._end = self.started + self.limit_s
+
+    @classmethod
+    def unlimited(cls) -> Deadline:
+        """A deadline that never comes."""
+        return cls(math.inf)
+
+    def elapsed_s(self) -> float:
+        """Seconds since the deadline was started."""
+        return time.monotonic() - self.started
+
+    def remaining_s(self) -> float:
+        """Seconds left (0 once expired; ``inf`` when unlimited)."""
+        return max(0.0, self._end - time.monotonic())
+
+    def expired(self) -> bool:
+        return time.monotonic() >= self._end
+
+    def check(self, what: str = "the method") -> None:
+        """Raise :class:`~ddlsched.errors.TimeLimitReached` if the deadline has passed."""
+        if self.expired():
+            raise TimeLimitReached(f"time limit of {self.limit_s:g} s reached in {what}")
+
+    def budget_s(self, share: float = 1.0, at_most: float | None = None) -> float:
+        """Seconds a phase may use: ``share`` of what remains, capped at ``at_most``."""
+        seconds = self.remaining_s() * share
+        return seconds if at_most is None else min(seconds, at_most)
+
+    def sub(self, share: float = 1.0, at_most: float | None = None) -> Deadline:
+        """A deadline for one phase: :meth:`budget_s`, never later than this one."""
+        child = Deadline.__new__(Deadline)
+        child.started = time.monotonic()
+        child.limit_s = self.budget_s(share, at_most)
+        child._end = min(self._end, child.started + child.limit_s)
+        return child
+
+    def __repr__(self) -> str:
+        return f"Deadline(limit_s={self.limit_s:g}, remaining_s={self.remaining_s():.3f})"

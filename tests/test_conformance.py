@@ -1,0 +1,112 @@
+"""Every registered family passes the conformance checks; deliberately broken ones do not."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from ddlsched.conformance import check_family
+from ddlsched.datadir import data_dir
+from ddlsched.params import NoParams
+from ddlsched.problems.debug import (
+    DebugEvaluation,
+    DebugInstance,
+    DebugSchedule,
+    evaluate,
+    schedule_from_json,
+    schedule_to_json,
+)
+from ddlsched.registry import (
+    Family,
+    RunContext,
+    families,
+    register_family,
+    register_method,
+    unregister_family,
+)
+from ddlsched.solvers.result import Outcome, Status
+from ddlsched.workloads.debug import generate
+
+NEEDS_DATA = {"muri_sim"}  # its smoke instance is a slice of a shared trace
+
+
+@pytest.mark.parametrize("name", [f.name for f in families(include_internal=True)])
+def test_registered_family_conforms(name, tmp_path):
+    if name in NEEDS_DATA and data_dir() is None:
+        pytest.skip("shared data directory absent")
+    assert check_family(name, tmp_path) == []
+
+
+# --------------------------------------------------------------------------- broken families
+
+
+@dataclass(frozen=True)
+class ClaimingSchedule(DebugSchedule):
+    """A schedule that carries the objective its method claims for it."""
+
+    claimed: float = 0.0
+
+
+def _claimed_value(instance: DebugInstance, schedule: ClaimingSchedule) -> DebugEvaluation:
+    # Broken on purpose: reads the method's number instead of computing value * scale.
+    return DebugEvaluation(value=schedule.claimed)
+
+
+def _register(name: str, evaluator) -> None:
+    register_family(
+        Family(
+            name=name,
+            sense="min",
+            objective_name="value",
+            load=DebugInstance.load,
+            from_dict=DebugInstance.from_dict,
+            generate=generate,
+            presets=("default",),
+            evaluate=evaluator,
+            objective=lambda evaluation: evaluation.value,
+            schedule_to_json=schedule_to_json,
+            schedule_from_json=schedule_from_json,
+            smoke=("default", {}),
+            internal=True,
+        )
+    )
+
+
+@pytest.fixture
+def broken_families():
+    # "skips re-evaluation": its evaluator takes the heuristic's optimistic claim
+    _register("broken_eval", _claimed_value)
+
+    @register_method("broken_eval", "optimist", "heuristic", "claims 90 % of what it achieves")
+    def _optimist(instance, params: NoParams, ctx: RunContext) -> Outcome:
+        return Outcome(ClaimingSchedule(scale=1.0, claimed=0.9 * instance.value))
+
+    # "returns a bound above its objective": a lower bound above the heuristic's value
+    _register("broken_bound", evaluate)
+
+    @register_method("broken_bound", "heur", "heuristic", "the best schedule")
+    def _heur(instance, params: NoParams, ctx: RunContext) -> Outcome:
+        return Outcome(DebugSchedule(1.0))
+
+    @register_method("broken_bound", "bound", "bound", "a 'lower bound' 10 % too high")
+    def _bound(instance, params: NoParams, ctx: RunContext) -> Outcome:
+        return Outcome(None, Status.BOUND_ONLY, bound=1.1 * instance.value)
+
+    yield
+    unregister_family("broken_eval")
+    unregister_family("broken_bound")
+
+
+def test_a_family_that_skips_reevaluation_fails(broken_families, tmp_path):
+    problems = check_family("broken_eval", tmp_path)
+    assert any("re-evaluat" in p for p in problems), problems
+
+
+def test_a_family_with_a_bound_above_an_objective_fails(broken_families, tmp_path):
+    problems = check_family("broken_bound", tmp_path)
+    assert any("bound" in p and "beyond the objective" in p for p in problems), problems
+
+
+def test_the_broken_families_are_gone_afterwards():
+    assert {"broken_eval", "broken_bound"}.isdisjoint(f.name for f in families(True))
