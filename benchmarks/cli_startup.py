@@ -6,7 +6,7 @@ directory) and once with the working tree's ``src``, alternating, in fresh
 interpreters of the same virtualenv, and records the wall time of the whole
 process (interpreter start-up included) and whether Pyomo was imported.
 
-    python benchmarks/cli_startup.py --before 450508e --rounds 20 [--args "--help"] [--args methods]
+    python benchmarks/cli_startup.py --before 450508e --rounds 20 --args=--help --args=methods
 """
 
 from __future__ import annotations

@@ -21,16 +21,22 @@ import os
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-from ddlsched.models.muri import exact_grouping
-from ddlsched.sim.muri import SimConfig, simulate
+from ddlsched.families.muri_sim import simulate_trace
+from ddlsched.problems.muri_sim import TraceRun
+from ddlsched.registry import RunOptions, run_method
 from ddlsched.workloads.muri import generate
-from ddlsched.workloads.muri_traces import load_trace
 
 
 def run(job):
+    """One policy on trace 2 through the muri_sim family (the path of ``ddlsched simulate muri``)."""
     policy, matching = job
-    m = simulate(load_trace("trace2"), policy, SimConfig.preset("reference", matching=matching))
-    return policy, matching, m.runtime_s
+    result = simulate_trace(TraceRun.create("trace2", knobs={"matching": matching}), policy)
+    return policy, matching, result.evaluation.runtime_s
+
+
+def exact_grouping(inst, prune=True):
+    """The muri ``exact`` method (set-packing ILP) as a user runs it."""
+    return run_method("muri", "exact", inst, RunOptions(time_limit_s=60, params={"prune": prune}))
 
 
 def main():
@@ -56,14 +62,14 @@ def main():
     for seed in range(args.ilp_seeds):
         inst = generate("bucket40", seed)
         t0 = time.perf_counter()
-        res = exact_grouping(inst, time_limit_s=60)
+        res = exact_grouping(inst)
         full = time.perf_counter() - t0
         print(
             f"bucket40 seed {seed}: {res.status}, {res.info['candidate_groups']} columns after pruning, "
-            f"solver {res.runtime_s:.2f} s, total {full:.2f} s"
+            f"solver {res.solver_time_s:.2f} s, total {full:.2f} s"
         )
         t0 = time.perf_counter()
-        res = exact_grouping(inst, time_limit_s=60, prune=False)
+        res = exact_grouping(inst, prune=False)
         print(
             f"   without pruning: {res.status}, {res.info['candidate_groups']} columns, total {time.perf_counter() - t0:.2f} s"
         )

@@ -83,6 +83,14 @@ def test_key_depends_on_version_and_params(tmp_path):
             "methods[2].sweep.seconds",
         ),
         (("sweep = { seconds = [0.01, 0.02] }", "params = { secs = 1 }"), "methods[2].params.secs"),
+        (
+            ("sweep = { seconds = [0.01, 0.02] }", "sweep = { seconds = [0.01, -2] }"),
+            "methods[2].params (sleep[seconds=-2])",
+        ),
+        (
+            ("sweep = { seconds = [0.01, 0.02] }", 'params = { seconds = "long" }'),
+            "methods[2].params (sleep)",
+        ),
         (('[[methods]]\nname = "exact"', '[[methods]]\nlabel = "x"'), "methods[0].name"),
     ],
 )

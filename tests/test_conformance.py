@@ -93,9 +93,16 @@ def broken_families():
     def _bound(instance, params: NoParams, ctx: RunContext) -> Outcome:
         return Outcome(None, Status.BOUND_ONLY, bound=1.1 * instance.value)
 
+    # an exact method whose own bound lies above its own objective
+    _register("broken_exact", evaluate)
+
+    @register_method("broken_exact", "exact", "exact", "'proves' a bound above its schedule")
+    def _exact(instance, params: NoParams, ctx: RunContext) -> Outcome:
+        return Outcome(DebugSchedule(1.0), Status.OPTIMAL, bound=1.1 * instance.value)
+
     yield
-    unregister_family("broken_eval")
-    unregister_family("broken_bound")
+    for name in ("broken_eval", "broken_bound", "broken_exact"):
+        unregister_family(name)
 
 
 def test_a_family_that_skips_reevaluation_fails(broken_families, tmp_path):
@@ -108,5 +115,11 @@ def test_a_family_with_a_bound_above_an_objective_fails(broken_families, tmp_pat
     assert any("bound" in p and "beyond the objective" in p for p in problems), problems
 
 
+def test_an_exact_method_with_its_bound_above_its_objective_fails(broken_families, tmp_path):
+    problems = check_family("broken_exact", tmp_path)
+    assert any("invalid bound" in p for p in problems), problems
+
+
 def test_the_broken_families_are_gone_afterwards():
-    assert {"broken_eval", "broken_bound"}.isdisjoint(f.name for f in families(True))
+    names = {f.name for f in families(True)}
+    assert {"broken_eval", "broken_bound", "broken_exact"}.isdisjoint(names)

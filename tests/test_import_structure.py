@@ -170,7 +170,16 @@ def test_no_import_circle():
 
 
 def test_problems_and_heuristics_import_no_solver():
-    """DESIGN.md: nothing in problems/ imports Pyomo or a solver; heuristics never import Pyomo."""
+    """DESIGN.md: nothing in problems/ imports Pyomo or a solver; heuristics never import Pyomo.
+
+    Neither may import ``ddlsched.solvers`` (lower in the layer order, but the
+    way to Pyomo) nor a solver package directly, lazily or not.
+    """
+    graph = import_graph(SRC, "ddlsched")
+    for module, targets in graph.items():
+        if module.startswith(("ddlsched.problems", "ddlsched.heuristics")):
+            solver_layer = sorted(t for t in targets if t.startswith("ddlsched.solvers"))
+            assert not solver_layer, f"{module} imports {solver_layer}"
     for path in [
         *(SRC / "ddlsched/problems").rglob("*.py"),
         *(SRC / "ddlsched/heuristics").rglob("*.py"),

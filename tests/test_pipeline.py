@@ -329,3 +329,73 @@ def test_method_kinds_and_parameter_classes_are_checked_at_registration():
 
     with pytest.raises(TypeError, match="unsupported type"):
         register_method("debug", "x", "heuristic", "bad params", params=Unsupported)
+
+
+# --------------------------------------------------------------------------- limits in real methods
+
+
+def test_a_time_limit_keeps_the_rar_incumbent_and_bound():
+    """Review: a limit reached while the MILP is built must not throw the incumbent away."""
+    from ddlsched.workloads.rar import small
+
+    inst = small(5, num_jobs=12, max_horizon=120)
+    result = run_method("rar", "exact", inst, RunOptions(time_limit_s=0.3))
+    assert result.status in (Status.FEASIBLE, Status.OPTIMAL)
+    assert result.objective is not None and result.bound is not None
+    assert result.bound <= result.objective and result.runtime_s < 2.0
+
+
+def test_a_cross_check_cut_by_the_limit_keeps_the_first_answer(monkeypatch):
+    from ddlsched.models.placement import PlacementFormulation
+    from ddlsched.solvers import formulation
+    from ddlsched.workloads.placement import generate as placement
+
+    builds = []
+    real_build = PlacementFormulation.build
+
+    def build(self, instance, deadline):
+        builds.append(1)
+        if len(builds) == 2:  # the cross-check's model: the limit comes while it is built
+            raise TimeLimitReached("time limit of 30 s reached in a test")
+        return real_build(self, instance, deadline)
+
+    monkeypatch.setattr(PlacementFormulation, "build", build)
+    outcome = formulation.solve_formulation(
+        PlacementFormulation(), placement("small", 0), "highs", SolveLimits(), cross_check=True
+    )
+    assert outcome.status is Status.OPTIMAL and outcome.schedule is not None
+    assert outcome.info["cross_check"]["agree"] is None and outcome.time_limit_hit
+
+
+def test_models_too_large_are_refused_before_they_are_built():
+    from ddlsched.workloads.rar import paper
+
+    inst = paper(0)
+    exact = run_method("rar", "exact", inst, RunOptions(time_limit_s=30))
+    assert (
+        exact.status is Status.FEASIBLE and "more than the 1,000,000" in exact.info["milp_skipped"]
+    )
+    assert exact.bound is not None and exact.bound <= exact.objective
+    timeindexed = run_method("rar", "timeindexed", inst, RunOptions(time_limit_s=30))
+    assert timeindexed.status is Status.ERROR and "slot_width" in timeindexed.info["error"]
+
+
+def test_rar_solvers_get_the_run_seed(monkeypatch):
+    """Review: the rar formulations passed no seed to HiGHS after the refactor."""
+    import ddlsched.models.rar as rar_models
+    import ddlsched.solvers.formulation as formulation
+    from ddlsched.workloads.rar import small
+
+    seeds = []
+
+    def spy(model, backend="highs", limits=None, deadline=None):
+        seeds.append(limits.seed)
+        return real(model, backend, limits, deadline)
+
+    real = formulation.solve_model
+    monkeypatch.setattr(formulation, "solve_model", spy)
+    monkeypatch.setattr(rar_models, "solve_model", spy)
+    inst = small(3)
+    for method in ("exact", "timeindexed", "load_lb"):
+        run_method("rar", method, inst, RunOptions(seed=7, params={}))
+    assert seeds and set(seeds) == {7}

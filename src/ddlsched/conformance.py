@@ -4,9 +4,11 @@
 
 1. **JSON round trip**: ``from_dict(to_dict(instance))`` equals the instance
    and so does ``load`` of a saved file;
-2. **every method runs** (except ``hazardous`` ones) within a short time
-   limit with a valid status: ``optimal``/``feasible`` carry a schedule and
-   an objective, ``bound_only`` a bound;
+2. **every method works** (except ``hazardous`` ones, which fail on
+   purpose): on the smoke instance it ends without ``error`` or
+   ``time_limit_no_solution`` (a failure there is either a bug or a smoke
+   instance too large), ``optimal``/``feasible`` carry a schedule and an
+   objective, ``bound_only`` a bound;
 3. **independent re-evaluation**: each schedule, rendered to JSON, read
    back with ``schedule_from_json`` and evaluated on the instance read back
    from JSON, gives the objective the result reports (so the objective is a
@@ -31,6 +33,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from ddlsched.deadline import DEFAULT_TIME_LIMIT_S
 from ddlsched.pipeline import objective_tolerance
 from ddlsched.registry import RunOptions, get_family, methods, run_method
 from ddlsched.solvers.result import SolveResult, Status
@@ -64,6 +67,11 @@ def _check_result(fam, instance: Any, result: SolveResult, problems: list[str]) 
     where = f"{fam.name}.{result.method}"
     if str(result.status) not in _VALID:
         problems.append(f"{where}: unknown status {result.status!r}")
+        return
+    if result.status in (Status.ERROR, Status.TIME_LIMIT_NO_SOLUTION):
+        problems.append(
+            f"{where}: {result.status} on the smoke instance ({result.info.get('error', '')})"
+        )
         return
     if result.status in (Status.OPTIMAL, Status.FEASIBLE):
         if result.schedule is None or result.objective is None:
@@ -148,7 +156,9 @@ def _check_bad_files(fam, method: str, directory: Path, problems: list[str]) -> 
                 )
 
 
-def check_family(name: str, directory: Path, time_limit_s: float = 60.0) -> list[str]:
+def check_family(
+    name: str, directory: Path, time_limit_s: float = DEFAULT_TIME_LIMIT_S
+) -> list[str]:
     """Run the conformance checks on family ``name``; the problems found (empty: conforms).
 
     ``directory`` is a scratch directory for instance files.

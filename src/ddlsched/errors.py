@@ -9,6 +9,7 @@ __all__ = [
     "DdlschedError",
     "InfeasibleScheduleError",
     "InvalidInstanceError",
+    "ModelTooLargeError",
     "SolverClaimError",
     "SolverError",
     "TimeLimitReached",
@@ -47,6 +48,14 @@ class UnknownMethodError(DdlschedError, KeyError):
 
 class SolverError(DdlschedError, RuntimeError):
     """A solver backend is unavailable or failed in a way that is not a status."""
+
+
+class ModelTooLargeError(DdlschedError):
+    """A model would be too large to build; refused before it is built (DESIGN.md).
+
+    The message names the estimated size, the cap and a parameter that
+    would shrink the model.
+    """
 
 
 class SolverClaimError(SolverError):

@@ -119,7 +119,7 @@ class Method:
     run: Adapter
     summary: str
     params_type: type = NoParams
-    hazardous: bool = False  # deliberately hangs, crashes or raises (platform tests)
+    hazardous: bool = False  # fails on purpose: hangs, crashes or raises (platform tests)
 
     @property
     def params(self) -> dict[str, Any]:
@@ -216,9 +216,9 @@ def register_method(
     """Decorator registering ``run(instance, params, context) -> Outcome`` as a method.
 
     ``params`` is the method's parameter dataclass (:mod:`ddlsched.params`);
-    ``hazardous`` marks a method that deliberately hangs, kills its process
-    or raises a bare exception (the ``debug`` family's platform tests): the
-    conformance checks do not run it in-process.
+    ``hazardous`` marks a method that fails on purpose (hangs, kills its
+    process, raises: the ``debug`` family's platform tests); the conformance
+    checks do not run it.
     """
     if kind not in METHOD_KINDS:
         raise ValueError(f"unknown method kind {kind!r}")

@@ -382,7 +382,9 @@ class Suite:
         return Path(self.output) if self.output else Path("results") / self.name
 
     def validate_against_registry(self) -> None:
-        """Check families, presets, methods, method parameters and reference kinds exist."""
+        """Check families, presets, methods, method parameters (names and values) and
+        reference kinds."""
+        from ddlsched.params import build_params
         from ddlsched.registry import get_family, get_method
 
         for i, inst in enumerate(self.instances):
@@ -416,6 +418,13 @@ class Suite:
                         f"method {fam_name}.{spec.name} has no parameter {key!r} (known: {known})",
                         self.source,
                     )
+            for label, point in spec.variants():  # every value, as the registry will check it
+                try:
+                    build_params(method.params_type, point, f"method {fam_name}.{spec.name}")
+                except DdlschedError as exc:
+                    raise SuiteError(
+                        f"methods[{i}].params ({label})", str(exc), self.source
+                    ) from None
             is_reference = set(self.reference) & {lb for lb, _ in spec.variants()}
             if is_reference and method.kind not in ("exact", "bound"):
                 raise SuiteError(

@@ -10,14 +10,15 @@ example of ``CONTRIBUTING.md``). Modules of the family:
 Its methods do nothing, sleep, burn CPU, hang, crash their process or
 raise, so that the platform's executors, time limits, crash isolation and
 overhead can be tested and measured with tasks whose behaviour is known.
-Internal: hidden from ``ddlsched methods``.
+Internal: hidden from ``ddlsched methods``. The methods marked hazardous
+fail on purpose; the conformance checks skip them.
 
 * ``noop``: the best schedule at once (platform overhead benchmark).
 * ``sleep``: sleeps ``seconds``, then the best schedule.
 * ``burn``: a deterministic CPU loop of ``iterations`` steps (speed-up benchmark).
 * ``hang``: never returns (time-limit tests). Hazardous.
 * ``crash``: kills its own process with ``SIGKILL`` (crash isolation). Hazardous.
-* ``fail``: raises a ``DdlschedError`` (an ``error`` result).
+* ``fail``: raises a ``DdlschedError`` (an ``error`` result). Hazardous.
 * ``raise``: raises a ``RuntimeError`` (an unexpected exception). Hazardous.
 * ``memory``: allocates ``megabytes`` of memory.
 * ``exact``: the best schedule, proven optimal (its claim checked).
@@ -110,7 +111,7 @@ def _crash(instance: DebugInstance, params: NoParams, ctx: RunContext) -> Outcom
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-@register_method("debug", "fail", "heuristic", "raises a DdlschedError")
+@register_method("debug", "fail", "heuristic", "raises a DdlschedError", hazardous=True)
 def _fail(instance: DebugInstance, params: NoParams, ctx: RunContext) -> Outcome:
     raise DdlschedError("debug.fail: failing on purpose")
 

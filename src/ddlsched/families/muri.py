@@ -42,6 +42,7 @@ from ddlsched.problems.muri import (
     grouping_to_json,
 )
 from ddlsched.registry import Family, RunContext, register_family, register_method
+from ddlsched.solvers.limits import SolveLimits
 from ddlsched.solvers.result import Outcome
 from ddlsched.workloads.muri import PRESETS, generate
 
@@ -121,7 +122,6 @@ class ExactParams:
 )
 def _exact(instance: MuriGroupingInstance, params: ExactParams, ctx: RunContext) -> Outcome:
     from ddlsched.models.muri import exact_grouping
-    from ddlsched.solvers.backends import SolveLimits
 
     return exact_grouping(
         instance,

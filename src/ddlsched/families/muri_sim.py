@@ -106,12 +106,11 @@ def simulate_trace(
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
+    knobs = parse_assignments(args.set, "--set")
+    if "mode" in knobs:
+        raise DdlschedError("--set mode=...: use --mode reference|paper")
     run = TraceRun.create(
-        trace=args.trace,
-        mode=args.mode,
-        seed=args.seed,
-        limit=args.limit,
-        knobs=parse_assignments(args.set, "--set"),
+        trace=args.trace, mode=args.mode, seed=args.seed, limit=args.limit, knobs=knobs
     )
     time_limit = math.inf if args.time_limit is None else args.time_limit
     result = simulate_trace(run, args.policy, time_limit, raise_errors=True)

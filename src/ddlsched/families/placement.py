@@ -45,6 +45,7 @@ from ddlsched.problems.placement import (
     placement_to_json,
 )
 from ddlsched.registry import Family, RunContext, register_family, register_method
+from ddlsched.solvers.limits import SolveLimits
 from ddlsched.solvers.result import Outcome
 from ddlsched.workloads.placement import PRESETS, generate
 
@@ -93,7 +94,6 @@ class AggregatedParams(GpuLevelParams):
 
 
 def _solve(instance: PlacementInstance, formulation, cross_check: bool, ctx: RunContext) -> Outcome:
-    from ddlsched.solvers.backends import SolveLimits
     from ddlsched.solvers.formulation import solve_formulation
 
     limits = SolveLimits(abs_gap=1e-7, seed=ctx.seed)

@@ -42,7 +42,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ddlsched.errors import InfeasibleScheduleError
+from ddlsched.errors import InfeasibleScheduleError, ModelTooLargeError, TimeLimitReached
 from ddlsched.params import NoParams, param
 from ddlsched.problems.rar import (
     RarEvaluation,
@@ -53,6 +53,7 @@ from ddlsched.problems.rar import (
     schedule_to_json,
 )
 from ddlsched.registry import Family, RunContext, register_family, register_method
+from ddlsched.solvers.limits import SolveLimits
 from ddlsched.solvers.result import Outcome, Status
 from ddlsched.workloads.rar import PRESETS, generate
 
@@ -250,31 +251,43 @@ def _incumbents(instance: RarInstance) -> list[tuple[str, RarSchedule, int]]:
 def _exact(instance: RarInstance, params: ExactParams, ctx: RunContext) -> Outcome:
     from ddlsched.models.rar import solve_exact, timeindexed
 
+    limits = SolveLimits(seed=ctx.seed)
     incumbent = lower = None
     sources: dict[str, Any] = {}
+    presolve_time_s = 0.0
     if params.presolve_bounds:
         candidates = _incumbents(instance)
-        ti = timeindexed(
-            instance, backend=ctx.backend, deadline=ctx.deadline.sub(0.2, at_most=10.0)
-        )
-        lower = ti.bound
-        sources["timeindexed_bound"] = ti.bound
-        if ti.schedule is not None:
-            candidates.append(
-                ("timeindexed", ti.schedule, evaluate(instance, ti.schedule).makespan)
+        try:
+            ti = timeindexed(
+                instance,
+                backend=ctx.backend,
+                limits=limits,
+                deadline=ctx.deadline.sub(0.2, at_most=10.0),
             )
+        except (TimeLimitReached, ModelTooLargeError):  # no bound from it, go on
+            ti = None
+        if ti is not None:
+            lower = ti.bound
+            presolve_time_s = ti.solver_time_s or 0.0
+            sources["timeindexed_bound"] = ti.bound
+            if ti.schedule is not None:
+                makespan = evaluate(instance, ti.schedule).makespan
+                candidates.append(("timeindexed", ti.schedule, makespan))
         if candidates:
             name, incumbent, _ = min(candidates, key=lambda c: c[2])
             sources["incumbent_from"] = name
     outcome = solve_exact(
         instance,
         backend=ctx.backend,
+        limits=limits,
         incumbent=incumbent,
         lower_bound=lower,
         cross_check=params.cross_check,
         deadline=ctx.deadline,
     )
     outcome.info = {**sources, **outcome.info}
+    if presolve_time_s:
+        outcome.solver_time_s = (outcome.solver_time_s or 0.0) + presolve_time_s
     return outcome
 
 
@@ -291,6 +304,7 @@ def _timeindexed(instance: RarInstance, params: TimeIndexedParams, ctx: RunConte
     return timeindexed(
         instance,
         backend=ctx.backend,
+        limits=SolveLimits(seed=ctx.seed),
         slot_width=params.slot_width,
         contention=params.contention,
         max_patterns=params.max_patterns,
@@ -309,5 +323,9 @@ def _load_lb(instance: RarInstance, params: LoadLbParams, ctx: RunContext) -> Ou
     from ddlsched.models.rar import load_lb
 
     return load_lb(
-        instance, backend=ctx.backend, max_patterns=params.max_patterns, deadline=ctx.deadline
+        instance,
+        backend=ctx.backend,
+        limits=SolveLimits(seed=ctx.seed),
+        max_patterns=params.max_patterns,
+        deadline=ctx.deadline,
     )

@@ -55,6 +55,7 @@ from ddlsched.problems.muri import (
 )
 from ddlsched.solvers.backends import SolveLimits
 from ddlsched.solvers.formulation import solve_formulation
+from ddlsched.solvers.limits import check_model_size
 from ddlsched.solvers.result import Outcome, Status
 
 __all__ = [
@@ -176,6 +177,11 @@ def build(
         candidates
         if candidates is not None
         else candidate_groups(instance, objective, prune, deadline)
+    )
+    check_model_size(
+        f"muri exact ({objective})",
+        len(cands.members),
+        "fewer jobs per GPU bucket or a smaller max_group_size",
     )
     model = pyo.ConcreteModel(name=f"muri_exact_{objective}")
     model.G = pyo.RangeSet(0, len(cands.members) - 1) if cands.members else pyo.Set(initialize=[])

@@ -116,6 +116,7 @@ from ddlsched.models.placement_bounds import (
     upper_bound_ms,
 )
 from ddlsched.problems.placement import Placement, PlacementInstance, evaluate
+from ddlsched.solvers.limits import check_model_size
 
 __all__ = [
     "FORMULATIONS",
@@ -166,6 +167,9 @@ def build_aggregated(
 ) -> pyo.ConcreteModel:
     """The aggregated one-hot ILP (see the module docstring)."""
     deadline = deadline or Deadline.unlimited()
+    check_model_size(
+        "placement aggregated ILP", len(_count_values(instance)), "fewer servers or stages"
+    )
     coef = coefficients(instance)
     model = pyo.ConcreteModel(name="placement_aggregated")
     model.formulation = "aggregated"
@@ -287,6 +291,11 @@ def build_gpu_level(
 ) -> pyo.ConcreteModel:
     """The GPU-level ILP: a binary per (replica, GPU) (see the module docstring)."""
     deadline = deadline or Deadline.unlimited()
+    check_model_size(
+        "placement GPU-level ILP",
+        instance.num_replicas * sum(instance.available),
+        "use the aggregated ILP (method exact)",
+    )
     coef = coefficients(instance)
     model = pyo.ConcreteModel(name="placement_gpu_level")
     model.formulation = "gpu_level"

@@ -79,7 +79,12 @@ from typing import Any, ClassVar
 import pyomo.environ as pyo
 
 from ddlsched.deadline import Deadline
-from ddlsched.errors import InfeasibleScheduleError, InvalidInstanceError, SolverError
+from ddlsched.errors import (
+    InfeasibleScheduleError,
+    InvalidInstanceError,
+    ModelTooLargeError,
+    SolverError,
+)
 from ddlsched.problems.rar import (
     RarAssignment,
     RarEvaluation,
@@ -96,6 +101,7 @@ from ddlsched.problems.rar import (
 )
 from ddlsched.solvers.backends import ModelSolve, SolveLimits, solve_model
 from ddlsched.solvers.formulation import solve_formulation
+from ddlsched.solvers.limits import check_model_size
 from ddlsched.solvers.result import Outcome, Status
 
 __all__ = [
@@ -122,6 +128,21 @@ _INTEGRAL_GAP = 0.5
 
 def _ceil_bound(value: float | None) -> float | None:
     return None if value is None else float(math.ceil(value - 1e-6))
+
+
+def _checked(rule, deadline: Deadline, what: str):
+    """A Pyomo rule that checks ``deadline`` every 4,096 calls (a block of the exact MILP
+    holds millions of rows at scale)."""
+    calls = 0
+
+    def checked_rule(m, *index):
+        nonlocal calls
+        calls += 1
+        if calls % 4096 == 0:
+            deadline.check(what)
+        return rule(m, *index)
+
+    return checked_rule
 
 
 def rho_min(job: RarJob, instance: RarInstance) -> int:
@@ -208,6 +229,16 @@ def build_exact(
     d_min = {j: rho_min(jobs[j], instance) for j in J}
     if max(d_min.values()) > H:
         raise ValueError(f"a job needs {max(d_min.values())} slots, more than the horizon {H}")
+    # x, f; then per job and slot a, w (per server) and q (per configuration); y, used, whole; z
+    variables = sum(2 * (H - d + 1) for d in d_min.values())
+    variables += sum(H * (1 + S + len(configs[j])) + 3 * S for j in J)
+    variables += len(multi) * S * H
+    check_model_size(
+        "rar exact MILP",
+        variables,
+        "give it a better incumbent (a shorter horizon), or bound the optimum with "
+        "timeindexed / load_lb",
+    )
     m = pyo.ConcreteModel(name="rar_exact")
     m.J, m.S = pyo.Set(initialize=list(J)), pyo.Set(initialize=list(servers))
 
@@ -232,12 +263,21 @@ def build_exact(
     # non-preemption: T_j >= a_j + 1 (finished by t implies started by t - 1)
     m.finish_after_start = pyo.Constraint(
         [(j, t) for j in J for t in range(d_min[j], H + 1)],
-        rule=lambda m, j, t: finished_by(j, t) <= started_by(j, t - 1),
+        rule=_checked(
+            lambda m, j, t: finished_by(j, t) <= started_by(j, t - 1),
+            deadline,
+            "building the rar exact MILP",
+        ),
     )
     active_idx = [(j, t) for j in J for t in range(H)]
     m.a = pyo.Var(active_idx, bounds=(0, 1))
     m.a_def = pyo.Constraint(
-        active_idx, rule=lambda m, j, t: m.a[j, t] == started_by(j, t) - finished_by(j, t)
+        active_idx,
+        rule=_checked(
+            lambda m, j, t: m.a[j, t] == started_by(j, t) - finished_by(j, t),
+            deadline,
+            "building the rar exact MILP",
+        ),
     )
     m.min_active = pyo.Constraint(
         m.J, rule=lambda m, j: sum(m.a[j, t] for t in range(H)) >= d_min[j]
@@ -269,11 +309,19 @@ def build_exact(
     )
     m.w_lo = pyo.Constraint(
         [(j, s, t) for j in J for s in servers for t in range(H)],
-        rule=lambda m, j, s, t: m.w[j, s, t] >= m.y[j, s] - cap[j, s] * (1 - m.a[j, t]),
+        rule=_checked(
+            lambda m, j, s, t: m.w[j, s, t] >= m.y[j, s] - cap[j, s] * (1 - m.a[j, t]),
+            deadline,
+            "building the rar exact MILP",
+        ),
     )
     m.capacity = pyo.Constraint(
         [(s, t) for s in servers for t in range(H)],
-        rule=lambda m, s, t: sum(m.w[j, s, t] for j in J) <= instance.servers[s],
+        rule=_checked(
+            lambda m, s, t: sum(m.w[j, s, t] for j in J) <= instance.servers[s],
+            deadline,
+            "building the rar exact MILP",
+        ),
     )
 
     deadline.check("building the rar exact MILP")
@@ -282,7 +330,11 @@ def build_exact(
     m.q = pyo.Var(q_idx, domain=pyo.Binary)
     m.one_config = pyo.Constraint(
         active_idx,
-        rule=lambda m, j, t: sum(m.q[j, t, k] for k in range(len(configs[j]))) == m.a[j, t],
+        rule=_checked(
+            lambda m, j, t: sum(m.q[j, t, k] for k in range(len(configs[j]))) == m.a[j, t],
+            deadline,
+            "building the rar exact MILP",
+        ),
     )
     phi = {
         (j, k): _progress(instance, jobs[j], *configs[j][k])
@@ -305,19 +357,32 @@ def build_exact(
 
     m.span_lo = pyo.Constraint(
         [(j, t) for j in multi for t in range(H)],
-        rule=lambda m, j, t: span(j, t) >= sum(m.used[j, s] for s in servers) - S * (1 - m.a[j, t]),
+        rule=_checked(
+            lambda m, j, t: span(j, t) >= sum(m.used[j, s] for s in servers) - S * (1 - m.a[j, t]),
+            deadline,
+            "building the rar exact MILP",
+        ),
     )
     if multi:
         z_idx = [(j, s, t) for j in multi for s in servers for t in range(H)]
         m.z = pyo.Var(z_idx, bounds=(0, 1))
         m.z_lo = pyo.Constraint(
-            z_idx, rule=lambda m, j, s, t: m.z[j, s, t] >= split(j, s) + m.a[j, t] - 1
+            z_idx,
+            rule=_checked(
+                lambda m, j, s, t: m.z[j, s, t] >= split(j, s) + m.a[j, t] - 1,
+                deadline,
+                "building the rar exact MILP",
+            ),
         )
         big_m = {s: min(instance.servers[s], len(multi)) for s in servers}
         m.contention = pyo.Constraint(
             z_idx,
-            rule=lambda m, j, s, t: (
-                level(j, t) >= sum(m.z[i, s, t] for i in multi) - big_m[s] * (1 - m.z[j, s, t])
+            rule=_checked(
+                lambda m, j, s, t: (
+                    level(j, t) >= sum(m.z[i, s, t] for i in multi) - big_m[s] * (1 - m.z[j, s, t])
+                ),
+                deadline,
+                "building the rar exact MILP",
             ),
         )
 
@@ -487,14 +552,23 @@ def solve_exact(
     if lower > horizon:
         # No schedule fits in the model horizon (without an incumbent: the instance is infeasible).
         return _no_shorter_schedule(instance, incumbent, best_eval, info)
-    milp = solve_formulation(
-        RarExactFormulation(horizon, lower),
-        instance,
-        backend,
-        limits,
-        cross_check,
-        deadline=deadline,
-    )
+    try:
+        milp = solve_formulation(
+            RarExactFormulation(horizon, lower),
+            instance,
+            backend,
+            limits,
+            cross_check,
+            deadline=deadline,
+        )
+    except ModelTooLargeError as exc:
+        if best_eval is None:
+            raise
+        # Too large to prove anything: the incumbent, with the best bound known.
+        info["milp_skipped"] = str(exc)
+        bound = min(lower, float(best_eval.makespan))
+        status = Status.OPTIMAL if bound >= best_eval.makespan else Status.FEASIBLE
+        return Outcome(incumbent, status, bound=bound, info=info)
     info.update(milp.info)
     solver = _solver_fields(milp)
     if milp.status is Status.INFEASIBLE:
@@ -595,12 +669,20 @@ def _build_timeindexed(
     patterns: dict[int, list[tuple[int, ...] | None]],
     classes: Sequence[tuple[int, int]],
     horizon: int,
+    deadline: Deadline,
 ) -> pyo.ConcreteModel | None:
     """Columns (job, pattern index, start); ``None`` pattern = pooled column.
 
-    Returns ``None`` when some job fits in no column within ``horizon``.
+    Returns ``None`` when some job fits in no column within ``horizon``;
+    ``deadline`` is checked while the occupancy lists and rows are built.
     """
+    deadline.check("building the timeindexed ILP")
     jobs = instance.jobs
+    check_model_size(
+        "rar timeindexed ILP",
+        sum(max(0, horizon - d + 1) for d in durations.values()),
+        "aggregate time (--param slot_width=K) or pool placement patterns (--param max_patterns=K)",
+    )
     cols = [
         (j, k, t)
         for j in range(len(jobs))
@@ -619,12 +701,15 @@ def _build_timeindexed(
     )
     # occupancy: column (j,k,t) is active in slots t..t+d-1
     active_in: dict[int, list] = {u: [] for u in range(horizon)}
-    for j, k, t in cols:
+    for n, (j, k, t) in enumerate(cols):
+        if n % 4096 == 0:
+            deadline.check("building the timeindexed ILP")
         for u in range(t, t + durations[j, k]):
             active_in[u].append((j, k, t))
     m.class_capacity = pyo.ConstraintList()
     m.cluster_capacity = pyo.ConstraintList()
     for u in range(horizon):
+        deadline.check("building the timeindexed ILP")
         if not active_in[u]:
             continue
         for c, (cap, count) in enumerate(classes):
@@ -723,9 +808,13 @@ class PatternCatalogue:
 
 
 def pattern_catalogue(
-    instance: RarInstance, max_patterns: int = 64, contention: str = "free"
+    instance: RarInstance,
+    max_patterns: int = 64,
+    contention: str = "free",
+    deadline: Deadline | None = None,
 ) -> PatternCatalogue:
     """Enumerate every job's patterns and durations (shared by ``timeindexed`` and ``load_lb``)."""
+    deadline = deadline or Deadline.unlimited()
     classes = _server_classes(instance)
     p_plan = 1 if contention == "free" else max_contention(instance)
     net, rule = instance.network, instance.progress
@@ -733,6 +822,7 @@ def pattern_catalogue(
     durations: dict[tuple[int, int], int] = {}
     pooled = []
     for j, job in enumerate(instance.jobs):
+        deadline.check("enumerating placement patterns")
         found = _class_patterns(job.gpus, classes, max_patterns)
         if found is None:
             pooled.append(job.id)
@@ -800,7 +890,7 @@ def timeindexed(
     limits = integral_limits(limits)
     deadline = deadline or limits.deadline()
     H = instance.horizon if horizon is None else min(instance.horizon, int(horizon))
-    catalogue = pattern_catalogue(instance, max_patterns, contention)
+    catalogue = pattern_catalogue(instance, max_patterns, contention, deadline)
     classes, patterns, fine = catalogue.classes, catalogue.patterns, catalogue.durations
     pooled = list(catalogue.pooled)
     w = slot_width
@@ -815,7 +905,7 @@ def timeindexed(
     # Bound model: durations rounded down to fully covered coarse slots.
     coarse_h = H // w if w > 1 else H
     lb_durations = {key: _coarse_duration_lb(d, w) for key, d in fine.items()}
-    bound_model = _build_timeindexed(instance, lb_durations, patterns, classes, coarse_h)
+    bound_model = _build_timeindexed(instance, lb_durations, patterns, classes, coarse_h, deadline)
     relaxation_infeasible = bound_model is None
     bound_solve = None
     if bound_model is not None:
@@ -840,7 +930,9 @@ def timeindexed(
     schedule_model, schedule_solve = bound_model, bound_solve
     if two_models:
         ub_durations = {key: math.ceil(d / w) for key, d in fine.items()}
-        schedule_model = _build_timeindexed(instance, ub_durations, patterns, classes, H // w)
+        schedule_model = _build_timeindexed(
+            instance, ub_durations, patterns, classes, H // w, deadline
+        )
         schedule_solve = None
         if schedule_model is not None:
             schedule_solve = solve_model(schedule_model, backend, limits, deadline)
@@ -904,8 +996,9 @@ def load_lb(
     every part is valid.
     """
     limits = limits or SolveLimits()
+    deadline = deadline or limits.deadline()
     jobs = instance.jobs
-    cat = pattern_catalogue(instance, max_patterns, "free")
+    cat = pattern_catalogue(instance, max_patterns, "free", deadline)
     cols = [(j, k) for j in range(len(jobs)) for k in range(len(cat.patterns[j]))]
     m = pyo.ConcreteModel(name="rar_load_lb")
     m.u = pyo.Var(cols, domain=pyo.Binary)
@@ -933,6 +1026,7 @@ def load_lb(
         <= instance.num_gpus * m.L
     )
     m.obj = pyo.Objective(expr=m.L, sense=pyo.minimize)
+    deadline.check("building the Problem (14) model")
     solve = solve_model(m, backend, limits, deadline)
     components: dict[str, float | None] = dict(closed_form_bounds(instance))
     components["problem14"] = _ceil_bound(solve.bound) if solve.bound is not None else None

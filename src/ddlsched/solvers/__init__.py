@@ -11,6 +11,7 @@ The backends (and so Pyomo) are imported lazily, on first use, so that the
 heuristics, the registry and the CLI never pull in a solver.
 """
 
+from ddlsched.solvers.limits import SolveLimits
 from ddlsched.solvers.result import (
     BACKENDS,
     Claim,
@@ -38,7 +39,6 @@ __all__ = [
 
 _LAZY = {
     "ModelSolve": "backends",
-    "SolveLimits": "backends",
     "solve_model": "backends",
     "Formulation": "formulation",
     "solve_formulation": "formulation",

@@ -33,18 +33,21 @@ closed; a formulation whose objective is integral may pass
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import tempfile
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pyomo.environ as pyo
 
-from ddlsched.deadline import DEFAULT_TIME_LIMIT_S, Deadline
+from ddlsched.deadline import Deadline
 from ddlsched.errors import SolverError, UnknownMethodError
+from ddlsched.solvers.limits import SolveLimits
 from ddlsched.solvers.result import BACKENDS, Status
 
 __all__ = [
@@ -60,41 +63,6 @@ __all__ = [
 HIGHS_DEFAULT_OPTIONS: dict[str, object] = {"presolve": "off"}
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class SolveLimits:
-    """Settings of a solve: gaps, threads, seed, extra HiGHS options.
-
-    ``time_limit_s`` optionally caps each solver call; the time a method may
-    take is its :class:`~ddlsched.deadline.Deadline`, handed to the solve
-    functions separately. Without a deadline, a call starts one of
-    ``time_limit_s`` (default :data:`~ddlsched.deadline.DEFAULT_TIME_LIMIT_S`).
-    """
-
-    time_limit_s: float | None = None
-    rel_gap: float = 0.0
-    abs_gap: float = 1e-6
-    threads: int = 1
-    seed: int = 0
-    highs_options: tuple[tuple[str, object], ...] = ()  # extra HiGHS options (name, value)
-
-    def __post_init__(self) -> None:
-        if self.time_limit_s is not None and not self.time_limit_s > 0:
-            raise ValueError(f"time_limit_s must be > 0, got {self.time_limit_s!r}")
-        if self.rel_gap < 0 or self.abs_gap < 0:
-            raise ValueError("gap limits must be >= 0")
-
-    def deadline(self) -> Deadline:
-        """A deadline of ``time_limit_s`` (the default limit when unset), starting now."""
-        return Deadline(DEFAULT_TIME_LIMIT_S if self.time_limit_s is None else self.time_limit_s)
-
-    def seconds(self, deadline: Deadline | None) -> float:
-        """The time one call may take under ``deadline`` (and the cap)."""
-        cap = math.inf if self.time_limit_s is None else self.time_limit_s
-        if deadline is None:
-            return DEFAULT_TIME_LIMIT_S if self.time_limit_s is None else cap
-        return min(cap, deadline.remaining_s())
 
 
 @dataclass
@@ -174,19 +142,49 @@ def solve_model(
             message="no time left for the solver",
             time_limit_hit=True,
         )
+    # The time left is read again when the solver starts: Pyomo's hand-over of the
+    # model (to highspy, or as an MPS file to OR-Tools) takes time the deadline counts.
+    remaining = (lambda: limits.seconds(deadline)) if deadline is not None else (lambda: seconds)
     if backend == "highs":
-        return _solve_highs(model, limits, seconds)
-    return _solve_scip(model, limits, seconds)
+        return _solve_highs(model, limits, remaining)
+    return _solve_scip(model, limits, remaining)
 
 
 # --------------------------------------------------------------------------- HiGHS
 
 
-def _solve_highs(model: pyo.ConcreteModel, limits: SolveLimits, seconds: float) -> ModelSolve:
-    from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
+@functools.cache
+def _highs_class():
+    """Pyomo's HiGHS interface, reading the time limit just before HiGHS runs.
+
+    Pyomo builds the highspy model (``_set_instance``) before it sets the
+    options and runs HiGHS (``_solve``); on a model of ~10^4 rows the
+    hand-over takes most of a second. Reading the time left at ``_solve``
+    makes the hand-over count against the method's deadline.
+    """
     from pyomo.contrib.solver.solvers.highs import Highs
 
-    solver = Highs()
+    class DeadlineHighs(Highs):
+        remaining: Callable[[], float] | None = None
+
+        def _solve(self):
+            config = getattr(self, "_active_config", None)
+            if self.remaining is not None and config is not None:
+                seconds = self.remaining()
+                config.time_limit = max(1e-3, seconds) if math.isfinite(seconds) else None
+            return super()._solve()
+
+    return DeadlineHighs
+
+
+def _solve_highs(
+    model: pyo.ConcreteModel, limits: SolveLimits, remaining: Callable[[], float]
+) -> ModelSolve:
+    from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
+
+    solver = _highs_class()()
+    solver.remaining = remaining
+    seconds = remaining()
     if not solver.available():
         raise SolverError("HiGHS is not available (pip install 'highspy>=1.14,<1.15')")
     version = ".".join(map(str, solver.version()))
@@ -258,7 +256,9 @@ def _solve_highs(model: pyo.ConcreteModel, limits: SolveLimits, seconds: float) 
 # --------------------------------------------------------------------------- SCIP
 
 
-def _solve_scip(model: pyo.ConcreteModel, limits: SolveLimits, seconds: float) -> ModelSolve:
+def _solve_scip(
+    model: pyo.ConcreteModel, limits: SolveLimits, remaining: Callable[[], float]
+) -> ModelSolve:
     try:
         from ortools.linear_solver.python import model_builder as mb
     except ImportError as exc:  # pragma: no cover - ortools is a dependency
@@ -278,8 +278,9 @@ def _solve_scip(model: pyo.ConcreteModel, limits: SolveLimits, seconds: float) -
     solver = mb.Solver("scip")
     if not solver.solver_is_supported():
         raise SolverError("this OR-Tools build has no SCIP")
+    seconds = remaining()  # after the MPS hand-over
     if math.isfinite(seconds):
-        solver.set_time_limit_in_seconds(seconds)
+        solver.set_time_limit_in_seconds(max(1e-3, seconds))
     solver.set_solver_specific_parameters(
         f"limits/gap = {limits.rel_gap}\n"
         f"limits/absgap = {limits.abs_gap}\n"

@@ -27,7 +27,8 @@ evaluated schedule is kept, with the status and bound of the backend that
 found it. ``info['cross_check']['agree']`` is ``True`` only when the second
 backend proved the same answer, ``False`` when it found a better schedule
 or none under the cap (or a schedule where the first claimed none), and
-``None`` when it could not decide (error, time limit). HiGHS 1.14 has
+``None`` when it could not decide (error, time limit; a cross-check the
+time limit cuts keeps the first answer). HiGHS 1.14 has
 returned wrong optima on rare instances (``README.md``, solver caveats);
 this is how the toolkit catches them at run time.
 """
@@ -43,6 +44,7 @@ from typing import Any, Protocol, TypeVar
 import pyomo.environ as pyo
 
 from ddlsched.deadline import Deadline
+from ddlsched.errors import TimeLimitReached
 from ddlsched.solvers.backends import ModelSolve, SolveLimits, solve_model
 from ddlsched.solvers.result import Claim, Outcome, Status
 
@@ -53,6 +55,7 @@ log = logging.getLogger(__name__)
 #: Slack of the objective cap of a cross-check solve (relative; plus 1e-6 model units).
 CAP_RTOL = 1e-7
 _AGREE_RTOL = 1e-7
+_NOT_RUN = "not run: time limit"
 
 InstanceT = TypeVar("InstanceT", contravariant=True)
 ScheduleT = TypeVar("ScheduleT")
@@ -175,9 +178,13 @@ def _cross_check(
     other = other_backend(backend)
     report: dict[str, Any] = {"backend": other}
     if deadline.remaining_s() <= 1e-3:
-        report.update(status="not run: no time left", agree=None)
+        report.update(status=_NOT_RUN, agree=None)
         return first, None, report
-    second = _solve_once(formulation, instance, other, limits, deadline, cap=first.value)
+    try:
+        second = _solve_once(formulation, instance, other, limits, deadline, cap=first.value)
+    except TimeLimitReached:  # the limit came while building the second model
+        report.update(status=_NOT_RUN, agree=None)
+        return first, None, report
     report["status"] = str(second.solve.status)
     name = formulation.name
     if first.schedule is None:  # the first backend claimed the model infeasible
@@ -185,8 +192,10 @@ def _cross_check(
             report["agree"] = False
             log.warning("%s: %s claimed infeasible, %s found a solution", name, backend, other)
             return second, second, report
-        agreed = second.solve.status is Status.INFEASIBLE and not formulation.always_feasible
-        report["agree"] = True if agreed else None
+        if second.solve.status is not Status.INFEASIBLE:
+            report["agree"] = None  # undecided
+        else:  # both say infeasible: right, unless every instance has a solution
+            report["agree"] = not formulation.always_feasible
         return first, second, report
     if second.schedule is None:
         report["agree"] = False if second.solve.status is Status.INFEASIBLE else None
@@ -239,7 +248,14 @@ def solve_formulation(
     """
     limits = limits or SolveLimits()
     deadline = deadline or limits.deadline()
-    first = _solve_once(formulation, instance, backend, limits, deadline)
+    try:
+        first = _solve_once(formulation, instance, backend, limits, deadline)
+    except TimeLimitReached as exc:  # the limit came while building the model
+        return Outcome(
+            status=Status.TIME_LIMIT_NO_SOLUTION,
+            time_limit_hit=True,
+            info={"formulation": formulation.name, "stopped": str(exc)},
+        )
     kept, second, report = first, None, None
     if cross_check and first.solve.status in (Status.OPTIMAL, Status.INFEASIBLE):
         kept, second, report = _cross_check(formulation, instance, backend, limits, deadline, first)
@@ -277,6 +293,11 @@ def solve_formulation(
             status = Status.FEASIBLE
         bound = None
     solver_time = first.solve.runtime_s + (second.solve.runtime_s if second is not None else 0.0)
+    stopped = (
+        first.solve.time_limit_hit
+        or (second is not None and second.solve.time_limit_hit)
+        or (report or {}).get("status") == _NOT_RUN
+    )
     return Outcome(
         schedule=kept.schedule,
         status=status,
@@ -286,7 +307,6 @@ def solve_formulation(
         backend_version=solve.backend_version,
         model_size=solve.model_size,
         solver_time_s=solver_time,
-        time_limit_hit=solve.time_limit_hit
-        or (report or {}).get("status") == "not run: no time left",
+        time_limit_hit=stopped,
         info=info,
     )

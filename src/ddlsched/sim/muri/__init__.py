@@ -177,7 +177,7 @@ def simulate_schedule(
 ) -> TraceSchedule:
     """Run ``policy`` on ``trace``: what every job did, in trace file order.
 
-    ``deadline`` (``None``: unlimited) is checked every few events; when it
+    ``deadline`` (``None``: unlimited) is checked at every event; when it
     passes, :class:`~ddlsched.errors.TimeLimitReached` is raised.
     """
     factory = POLICIES.get(policy)

@@ -18,8 +18,8 @@ event time, the policy's own bookkeeping, the policy's schedule, first
 start times, measurements, next completion group and timer. The loop runs
 while an arrival group is left or a job is unfinished; if nothing can
 happen any more (no arrival, no completion, no timer) the cluster cannot
-run the remaining jobs. The deadline is checked every
-:data:`DEADLINE_EVERY` events.
+run the remaining jobs. The deadline is checked at every event (a
+clock read: nothing next to an event's work).
 """
 
 from __future__ import annotations
@@ -34,16 +34,12 @@ from ddlsched.sim.muri.policy import EndEvent, Policy
 from ddlsched.sim.muri.state import NEVER, SimState
 
 __all__ = [
-    "DEADLINE_EVERY",
     "earliest_end_group",
     "merge_equal",
     "merge_within_1e4",
     "run_events",
     "stable_sort",
 ]
-
-#: Events between two deadline checks.
-DEADLINE_EVERY = 64
 
 
 def _isclose_rel(a: float, b: float) -> bool:
@@ -118,11 +114,9 @@ def run_events(
     next_group = 0
     end_event: EndEvent | None = None
     timer: float | None = None
-    step = 0
     while next_group < num_groups or state.num_active:
-        if deadline is not None and step % DEADLINE_EVERY == 0:
+        if deadline is not None:
             deadline.check(what)
-        step += 1
         if next_group == num_groups and end_event is None and timer is None:
             raise DdlschedError("the cluster is not large enough to run the remaining jobs")
         arrival_t = arrivals[next_group][0] if next_group < num_groups else None

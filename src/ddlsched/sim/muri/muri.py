@@ -21,36 +21,31 @@ from __future__ import annotations
 
 import numpy as np
 
-from ddlsched.sim.muri.events import earliest_end_group, merge_within_1e4, stable_sort
+from ddlsched.sim.muri.base import JobListPolicy
+from ddlsched.sim.muri.events import merge_within_1e4, stable_sort
 from ddlsched.sim.muri.grouping import Grouping, Node
-from ddlsched.sim.muri.policy import EndEvent
 from ddlsched.sim.muri.state import SimState
 from ddlsched.sim.muri.timing import GroupPeriods
 
 __all__ = ["Muri"]
 
 
-class Muri:
+class Muri(JobListPolicy):
     """``multi_resource_blossom_same_sim_jobs``: Muri-S (``know_duration``) or Muri-L."""
 
     merge = staticmethod(merge_within_1e4)
 
     def __init__(self, state: SimState, know_duration: bool):
-        self.state = state
+        super().__init__(state)
         self.know_duration = know_duration
         self.periods = GroupPeriods(state.config, state.type_resource_s, state.type_iteration_s)
         self.grouping = Grouping(state, self.periods)
         self.remaining_gpu_s = np.zeros(state.num_jobs)
         self.executed_gpu_s = np.zeros(state.num_jobs)
-        self.order = np.zeros(0, dtype=np.int64)  # unfinished jobs in list order
-        self.running = np.zeros(0, dtype=np.int64)
-
-    def on_complete(self, t: float, jobs: list[int]) -> None:
-        self.order = self.order[~self.state.done[self.order]]
 
     def on_arrive(self, t: float, jobs: np.ndarray) -> None:
         st = self.state
-        self.order = np.concatenate([self.order, jobs])
+        super().on_arrive(t, jobs)
         self.remaining_gpu_s[jobs] = st.duration_s[jobs] * st.gpus[jobs]
         self.executed_gpu_s[jobs] = 0.0
 
@@ -98,11 +93,3 @@ class Muri:
         st.running[order] = new_running[order]
         self.running = order[st.running[order]]
         return busy
-
-    def next_completion(self, t: float) -> EndEvent | None:
-        st = self.state
-        run = self.running
-        return earliest_end_group(run, t + st.remaining_iterations[run] * st.iteration_s[run])
-
-    def next_timer(self) -> float | None:
-        return None

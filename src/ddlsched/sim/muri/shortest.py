@@ -15,32 +15,27 @@ from __future__ import annotations
 
 import numpy as np
 
-from ddlsched.sim.muri.events import earliest_end_group, merge_equal, stable_sort
-from ddlsched.sim.muri.policy import EndEvent
+from ddlsched.sim.muri.base import JobListPolicy
+from ddlsched.sim.muri.events import merge_equal, stable_sort
 from ddlsched.sim.muri.state import SimState
 
 __all__ = ["ShortestFirst"]
 
 
-class ShortestFirst:
+class ShortestFirst(JobListPolicy):
     """``shortest_first_sim_jobs``: SRTF (``by_service=False``) or SRSF (``by_service=True``)."""
 
     merge = staticmethod(merge_equal)
 
     def __init__(self, state: SimState, by_service: bool):
-        self.state = state
+        super().__init__(state)
         self.by_service = by_service
-        self.order = np.zeros(0, dtype=np.int64)  # unfinished jobs in list order
         self.remaining_s = np.zeros(state.num_jobs)
         self.remaining_gpu_s = np.zeros(state.num_jobs)
-        self.running = np.zeros(0, dtype=np.int64)  # running jobs in list order
-
-    def on_complete(self, t: float, jobs: list[int]) -> None:
-        self.order = self.order[~self.state.done[self.order]]
 
     def on_arrive(self, t: float, jobs: np.ndarray) -> None:
         st = self.state
-        self.order = np.concatenate([self.order, jobs])
+        super().on_arrive(t, jobs)
         self.remaining_s[jobs] = st.remaining_iterations[jobs] * st.solo_iteration_s[jobs]
         self.remaining_gpu_s[jobs] = self.remaining_s[jobs] * st.gpus[jobs]
 
@@ -61,11 +56,3 @@ class ShortestFirst:
         self.order = order
         self.running = order[placed]
         return int(st.gpus[self.running].sum())
-
-    def next_completion(self, t: float) -> EndEvent | None:
-        st = self.state
-        run = self.running
-        return earliest_end_group(run, t + st.remaining_iterations[run] * st.solo_iteration_s[run])
-
-    def next_timer(self) -> float | None:
-        return None

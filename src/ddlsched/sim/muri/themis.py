@@ -27,8 +27,8 @@ import math
 
 import numpy as np
 
-from ddlsched.sim.muri.events import earliest_end_group, merge_equal
-from ddlsched.sim.muri.policy import EndEvent
+from ddlsched.sim.muri.base import JobListPolicy
+from ddlsched.sim.muri.events import merge_equal
 from ddlsched.sim.muri.state import SimState
 
 __all__ = ["Themis", "themis_shares"]
@@ -73,13 +73,13 @@ def themis_shares(ratio_num, coef, denom, g, total, tput) -> np.ndarray:
     return x
 
 
-class Themis:
+class Themis(JobListPolicy):
     """``themis_sim_jobs``: shares, the priority order, placement."""
 
     merge = staticmethod(merge_equal)
 
     def __init__(self, state: SimState):
-        self.state = state
+        super().__init__(state)
         num_jobs = state.num_jobs
         self.seconds_units = state.config.themis_isolated_units == "seconds"
         self.throughput = 1.0 / state.solo_iteration_s
@@ -87,15 +87,10 @@ class Themis:
         self.previous_remaining = np.full(num_jobs, np.nan)
         self.previous_isolated = np.full(num_jobs, np.nan)
         self.should_have_run = np.zeros(num_jobs)  # integral of the share over time
-        self.order = np.zeros(0, dtype=np.int64)  # unfinished jobs in list order
-        self.running = np.zeros(0, dtype=np.int64)
         self.last_event_t = 0.0
 
-    def on_complete(self, t: float, jobs: list[int]) -> None:
-        self.order = self.order[~self.state.done[self.order]]
-
     def on_arrive(self, t: float, jobs: np.ndarray) -> None:
-        self.order = np.concatenate([self.order, jobs])
+        super().on_arrive(t, jobs)
         self.should_have_run[jobs] = 0.0
 
     def advance(self, t: float, running: np.ndarray, last_check_s: np.ndarray) -> None:
@@ -149,11 +144,3 @@ class Themis:
         self.running = order[st.running[order]]
         self.last_event_t = t
         return int(st.gpus[self.running].sum())
-
-    def next_completion(self, t: float) -> EndEvent | None:
-        st = self.state
-        run = self.running
-        return earliest_end_group(run, t + st.remaining_iterations[run] * st.solo_iteration_s[run])
-
-    def next_timer(self) -> float | None:
-        return None
