@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
+from debug_family import register_debug_like
 
 from ddlsched.conformance import check_family
 from ddlsched.datadir import data_dir
@@ -13,20 +14,14 @@ from ddlsched.problems.debug import (
     DebugEvaluation,
     DebugInstance,
     DebugSchedule,
-    evaluate,
-    schedule_from_json,
-    schedule_to_json,
 )
 from ddlsched.registry import (
-    Family,
     RunContext,
     families,
-    register_family,
     register_method,
     unregister_family,
 )
 from ddlsched.solvers.result import Outcome, Status
-from ddlsched.workloads.debug import generate
 
 NEEDS_DATA = {"muri_sim"}  # its smoke instance is a slice of a shared trace
 
@@ -53,37 +48,17 @@ def _claimed_value(instance: DebugInstance, schedule: ClaimingSchedule) -> Debug
     return DebugEvaluation(value=schedule.claimed)
 
 
-def _register(name: str, evaluator) -> None:
-    register_family(
-        Family(
-            name=name,
-            sense="min",
-            objective_name="value",
-            load=DebugInstance.load,
-            from_dict=DebugInstance.from_dict,
-            generate=generate,
-            presets=("default",),
-            evaluate=evaluator,
-            objective=lambda evaluation: evaluation.value,
-            schedule_to_json=schedule_to_json,
-            schedule_from_json=schedule_from_json,
-            smoke=("default", {}),
-            internal=True,
-        )
-    )
-
-
 @pytest.fixture
 def broken_families():
     # "skips re-evaluation": its evaluator takes the heuristic's optimistic claim
-    _register("broken_eval", _claimed_value)
+    register_debug_like("broken_eval", _claimed_value)
 
     @register_method("broken_eval", "optimist", "heuristic", "claims 90 % of what it achieves")
     def _optimist(instance, params: NoParams, ctx: RunContext) -> Outcome:
         return Outcome(ClaimingSchedule(scale=1.0, claimed=0.9 * instance.value))
 
     # "returns a bound above its objective": a lower bound above the heuristic's value
-    _register("broken_bound", evaluate)
+    register_debug_like("broken_bound")
 
     @register_method("broken_bound", "heur", "heuristic", "the best schedule")
     def _heur(instance, params: NoParams, ctx: RunContext) -> Outcome:
@@ -94,7 +69,7 @@ def broken_families():
         return Outcome(None, Status.BOUND_ONLY, bound=1.1 * instance.value)
 
     # an exact method whose own bound lies above its own objective
-    _register("broken_exact", evaluate)
+    register_debug_like("broken_exact")
 
     @register_method("broken_exact", "exact", "exact", "'proves' a bound above its schedule")
     def _exact(instance, params: NoParams, ctx: RunContext) -> Outcome:

@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass
 
 import pytest
+from debug_family import register_debug_like
 
 import ddlsched.registry as registry
 from ddlsched.deadline import DEFAULT_TIME_LIMIT_S, Deadline
@@ -19,17 +20,12 @@ from ddlsched.params import NoParams, build_params, param, param_specs, parse_as
 from ddlsched.problems.debug import (
     DebugInstance,
     DebugSchedule,
-    evaluate,
-    schedule_from_json,
-    schedule_to_json,
 )
 from ddlsched.registry import (
-    Family,
     RunContext,
     RunOptions,
     families,
     get_method,
-    register_family,
     register_method,
     run_method,
     unregister_family,
@@ -44,23 +40,7 @@ INSTANCE = DebugInstance(size=3, value=10.0)
 @pytest.fixture
 def lying_family():
     """Methods whose solver claims disagree with the evaluator, and honest ones."""
-    register_family(
-        Family(
-            name="pipeline_test",
-            sense="min",
-            objective_name="value",
-            load=DebugInstance.load,
-            from_dict=DebugInstance.from_dict,
-            generate=generate,
-            presets=("default",),
-            evaluate=evaluate,
-            objective=lambda evaluation: evaluation.value,
-            schedule_to_json=schedule_to_json,
-            schedule_from_json=schedule_from_json,
-            smoke=("default", {}),
-            internal=True,
-        )
-    )
+    register_debug_like("pipeline_test")
 
     def method(name, outcome):
         register_method("pipeline_test", name, "exact", name)(lambda inst, p, ctx: outcome(inst))
@@ -138,7 +118,7 @@ def test_the_deadline_stops_a_method_and_the_row_says_so(lying_family):
     result = _run("runs_out", time_limit_s=0.3)
     assert time.perf_counter() - started < 2.0
     assert result.status is Status.TIME_LIMIT_NO_SOLUTION and result.time_limit_hit
-    assert 0.3 <= result.runtime_s < 2.0 and "time limit of 0.3 s" in result.info["error"]
+    assert 0.3 <= result.runtime_s < 2.0 and "time limit of 0.3 s" in result.info["stopped"]
 
 
 # --------------------------------------------------------------------------- parameters

@@ -70,7 +70,8 @@ def _check_result(fam, instance: Any, result: SolveResult, problems: list[str]) 
         return
     if result.status in (Status.ERROR, Status.TIME_LIMIT_NO_SOLUTION):
         problems.append(
-            f"{where}: {result.status} on the smoke instance ({result.info.get('error', '')})"
+            f"{where}: {result.status} on the smoke instance "
+            f"({result.info.get('error') or result.info.get('stopped', '')})"
         )
         return
     if result.status in (Status.OPTIMAL, Status.FEASIBLE):

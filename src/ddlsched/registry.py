@@ -291,7 +291,8 @@ def run_method(
     result with status ``error`` and the message in ``info['error']``, so that
     a benchmark records it and goes on; with ``raise_errors`` (the CLI's
     ``solve``) it propagates instead. A method that runs out of time before
-    it has a schedule or a bound reports ``time_limit_no_solution``.
+    it has a schedule or a bound reports ``time_limit_no_solution``, with
+    where it stopped in ``info['stopped']``.
     """
     method = get_method(family, name)
     fam = get_family(family)
@@ -309,7 +310,7 @@ def run_method(
             fam, name, instance, outcome, seed=options.seed, runtime_s=deadline.elapsed_s()
         )
     except TimeLimitReached as exc:
-        outcome = Outcome(None, Status.TIME_LIMIT_NO_SOLUTION, info={"error": str(exc)})
+        outcome = Outcome(None, Status.TIME_LIMIT_NO_SOLUTION, info={"stopped": str(exc)})
         result = finish(fam, name, instance, outcome, seed=options.seed, runtime_s=0.0)
     except DdlschedError as exc:
         if raise_errors:

@@ -115,7 +115,8 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     time_limit = math.inf if args.time_limit is None else args.time_limit
     result = simulate_trace(run, args.policy, time_limit, raise_errors=True)
     if result.status is not Status.FEASIBLE:
-        raise DdlschedError(f"simulate muri: {result.status}: {result.info.get('error', '')}")
+        why = result.info.get("error") or result.info.get("stopped", "")
+        raise DdlschedError(f"simulate muri: {result.status}: {why}")
     metrics = result.evaluation
     if args.json:
         print(json.dumps(metrics.to_dict(), indent=2))

@@ -69,6 +69,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+_CHUNK = 32_768  # candidate groups evaluated between two deadline checks
+
 
 @dataclass(frozen=True)
 class CandidateGroups:
@@ -103,15 +105,20 @@ def candidate_groups(
             members.extend(itertools.combinations(bucket, size))
     deadline.check("enumerating candidate groups")
     times = instance.times_array()
-    eff = group_efficiencies(times, members) if members else np.zeros(0)
-    deadline.check("computing candidate groups' efficiencies")
+    eff = np.empty(len(members))
+    for lo in range(0, len(members), _CHUNK):  # chunks: the deadline is checked between
+        deadline.check("computing candidate groups' efficiencies")
+        eff[lo : lo + _CHUNK] = group_efficiencies(times, members[lo : lo + _CHUNK])
     period = np.empty(len(members))
     by_size: dict[int, list[int]] = {}
     for g, m in enumerate(members):
         by_size.setdefault(len(m), []).append(g)
-    for size, idx in by_size.items():
-        arr = np.array([members[g] for g in idx], dtype=np.int64).reshape(len(idx), size)
-        period[idx], _ = best_periods(times[arr])
+    for size, positions in by_size.items():
+        for lo in range(0, len(positions), _CHUNK):
+            deadline.check("computing candidate groups' periods")
+            idx = positions[lo : lo + _CHUNK]
+            arr = np.array([members[g] for g in idx], dtype=np.int64).reshape(len(idx), size)
+            period[idx], _ = best_periods(times[arr])
     deadline.check("computing candidate groups' periods")
     if prune and members:
         value = eff if objective == "efficiency" else period
