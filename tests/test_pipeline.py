@@ -228,6 +228,7 @@ def test_deadline_phases_get_what_remains():
 def test_rar_keeps_the_callers_highs_options(monkeypatch):
     """Regression: models/rar.py rebuilt SolveLimits field by field and dropped highs_options."""
     import ddlsched.models.rar as rar_models
+    import ddlsched.models.rar_bounds as rar_bounds
     import ddlsched.solvers.formulation as formulation
     from ddlsched.workloads.rar import small
 
@@ -239,13 +240,13 @@ def test_rar_keeps_the_callers_highs_options(monkeypatch):
 
     real = formulation.solve_model
     monkeypatch.setattr(formulation, "solve_model", spy)
-    monkeypatch.setattr(rar_models, "solve_model", spy)
+    monkeypatch.setattr(rar_bounds, "solve_model", spy)
     options = (("random_seed", 7),)
     limits = SolveLimits(time_limit_s=2, highs_options=options)
     inst = small(2)
     rar_models.solve_exact(inst, limits=limits)
-    rar_models.timeindexed(inst, limits=limits, slot_width=2)
-    rar_models.load_lb(inst, limits=limits)
+    rar_bounds.timeindexed(inst, limits=limits, slot_width=2)
+    rar_bounds.load_lb(inst, limits=limits)
     assert len(seen) >= 4
     assert all(("random_seed", 7) in lim.highs_options for lim in seen)
     assert all(lim.abs_gap >= 0.5 for lim in seen[:-1])  # integral makespans: stop at integrality
@@ -362,7 +363,7 @@ def test_models_too_large_are_refused_before_they_are_built():
 
 def test_rar_solvers_get_the_run_seed(monkeypatch):
     """Review: the rar formulations passed no seed to HiGHS after the refactor."""
-    import ddlsched.models.rar as rar_models
+    import ddlsched.models.rar_bounds as rar_bounds
     import ddlsched.solvers.formulation as formulation
     from ddlsched.workloads.rar import small
 
@@ -374,7 +375,7 @@ def test_rar_solvers_get_the_run_seed(monkeypatch):
 
     real = formulation.solve_model
     monkeypatch.setattr(formulation, "solve_model", spy)
-    monkeypatch.setattr(rar_models, "solve_model", spy)
+    monkeypatch.setattr(rar_bounds, "solve_model", spy)
     inst = small(3)
     for method in ("exact", "timeindexed", "load_lb"):
         run_method("rar", method, inst, RunOptions(seed=7, params={}))

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rar_brute_force import brute_force_makespan
 
-from ddlsched.models.rar import closed_form_bounds
+from ddlsched.models.rar_bounds import closed_form_bounds
 from ddlsched.problems.rar import Network, RarInstance, RarJob, evaluate
 from ddlsched.registry import RunOptions, methods, run_method
 from ddlsched.solvers.result import Status

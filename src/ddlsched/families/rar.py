@@ -10,7 +10,8 @@ Modules of the family:
 * heuristics: :mod:`ddlsched.heuristics.sjf_bco` (Alg. 1-3, Theorem 5),
   :mod:`ddlsched.heuristics.rar_baselines` (FF, LS, RAND),
   :mod:`ddlsched.heuristics.rar_planning` (shared planning machinery);
-* models: :mod:`ddlsched.models.rar` (exact MILP, ``timeindexed``, ``load_lb``).
+* models: :mod:`ddlsched.models.rar` (the exact MILP) and
+  :mod:`ddlsched.models.rar_bounds` (``timeindexed``, ``load_lb``, closed forms).
 
 Methods (all minimise the makespan in slots, as executed by the evaluator):
 
@@ -249,7 +250,8 @@ def _incumbents(instance: RarInstance) -> list[tuple[str, RarSchedule, int]]:
     params=ExactParams,
 )
 def _exact(instance: RarInstance, params: ExactParams, ctx: RunContext) -> Outcome:
-    from ddlsched.models.rar import solve_exact, timeindexed
+    from ddlsched.models.rar import solve_exact
+    from ddlsched.models.rar_bounds import timeindexed
 
     limits = SolveLimits(seed=ctx.seed)
     incumbent = lower = None
@@ -299,7 +301,7 @@ def _exact(instance: RarInstance, params: ExactParams, ctx: RunContext) -> Outco
     params=TimeIndexedParams,
 )
 def _timeindexed(instance: RarInstance, params: TimeIndexedParams, ctx: RunContext) -> Outcome:
-    from ddlsched.models.rar import timeindexed
+    from ddlsched.models.rar_bounds import timeindexed
 
     return timeindexed(
         instance,
@@ -320,7 +322,7 @@ def _timeindexed(instance: RarInstance, params: TimeIndexedParams, ctx: RunConte
     params=LoadLbParams,
 )
 def _load_lb(instance: RarInstance, params: LoadLbParams, ctx: RunContext) -> Outcome:
-    from ddlsched.models.rar import load_lb
+    from ddlsched.models.rar_bounds import load_lb
 
     return load_lb(
         instance,

@@ -1,0 +1,555 @@
+"""Bounding formulations of RAR-DDLS (spec ``rar.md``, "Exact and bounding").
+
+Two Pyomo formulations bound the optimum makespan ``T*`` from below (and
+``timeindexed`` also supplies a schedule, an upper bound); the exact MILP is
+:mod:`ddlsched.models.rar`.
+
+``timeindexed`` — the paper's reformulation (Eqs. 10-13) in tractable form:
+a column per (job, placement pattern, start slot). Patterns are taken up to
+symmetry of equal servers: servers of equal capacity form a class, and a
+pattern says how many GPUs the job takes on each class; it uses the fewest
+servers of the class that can hold them (more servers only lengthen the
+job), and capacity is enforced per class and slot (``sum g_tau <= n_tau
+O_tau``). Durations are contention-free (``p = 1``). This relaxes both
+contention and the packing inside a class, so its optimum (or dual bound)
+is a valid LOWER bound. Its schedule, mapped to concrete GPUs and executed
+by the evaluator, is an UPPER bound. With ``contention="worst"`` the
+durations use ``p = max_contention`` instead; the model's value is then no
+longer a bound (recorded), and the evaluated schedule stays an upper bound;
+the *planned* makespan is not one (the class aggregation lets the decoder
+spread a job over more servers than its pattern), so it is only reported in
+``info['planned_makespan']``.
+Time aggregation ``slot_width = w > 1``: the bound model counts a job only
+in the coarse slots it covers entirely, ``D = floor((d + 1) / w) - 1`` of
+them whatever its fine start (shown in the docstring of
+:func:`_coarse_duration_lb`), and ``T* >= w C_coarse``; the schedule model
+rounds durations up (``ceil(d / w)``) and is solved separately. When a job
+has more patterns than ``max_patterns``, it keeps a single pooled column
+(``G_j`` GPUs of the whole cluster, shortest duration): still a relaxation,
+so the bound stays valid; such jobs are listed in ``info``.
+
+``load_lb`` — Problem (14): assign each job to ``G_j`` GPUs so as to
+minimise the largest GPU load, with each job's shortest contention-free
+duration ``rho_min_j`` (fewest servers). Any schedule's makespan is at least
+its largest GPU load, so the optimum of (14) is a lower bound; we solve it
+with loads aggregated per server (``sum_j y[j,s] rho_min_j <= O_s L``, a
+relaxation, so still valid), and report the maximum of it and the closed
+forms ``max_j rho_min_j`` and ``ceil(sum_j G_j rho_min_j / N)``.
+
+All makespans are integral, so every lower bound ``b`` is reported as
+``ceil(b - 1e-6)``, and solves stop once ``incumbent - bound < 1``.
+The closed forms and :func:`rho_min` here are shared with the exact MILP.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import pyomo.environ as pyo
+
+from ddlsched.deadline import Deadline
+from ddlsched.errors import InfeasibleScheduleError, InvalidInstanceError
+from ddlsched.problems.rar import (
+    RarAssignment,
+    RarInstance,
+    RarJob,
+    RarSchedule,
+    evaluate,
+    execution_slots,
+    max_contention,
+    max_servers,
+    min_servers,
+)
+from ddlsched.solvers.backends import ModelSolve, SolveLimits, solve_model
+from ddlsched.solvers.limits import check_model_size
+from ddlsched.solvers.result import Outcome, Status
+
+__all__ = [
+    "PatternCatalogue",
+    "ceil_bound",
+    "closed_form_bounds",
+    "integral_limits",
+    "load_lb",
+    "pattern_catalogue",
+    "rho_min",
+    "timeindexed",
+]
+
+log = logging.getLogger(__name__)
+
+# Makespans are integers and the makespan variables are integer: stop once
+# incumbent - bound <= 0.5 (a gap just below 1 is within solver tolerances).
+_INTEGRAL_GAP = 0.5
+
+
+def ceil_bound(value: float | None) -> float | None:
+    """A lower bound on an integral makespan, rounded up (``ceil(b - 1e-6)``)."""
+    return None if value is None else float(math.ceil(value - 1e-6))
+
+
+def integral_limits(limits: SolveLimits | None) -> SolveLimits:
+    """``limits`` with the absolute gap raised so that a solve stops at integrality.
+
+    Makespans are integral: a gap below 1 proves optimality (module
+    docstring). Every other setting, ``highs_options`` included, is kept.
+    """
+    limits = limits or SolveLimits()
+    return replace(limits, abs_gap=max(limits.abs_gap, _INTEGRAL_GAP))
+
+
+def rho_min(job: RarJob, instance: RarInstance) -> int:
+    """Shortest execution time of a job in slots, over every server count, without contention."""
+    best = math.inf
+    for n in range(min_servers(job, instance.servers), max_servers(job, instance.servers) + 1):
+        best = min(
+            best, execution_slots(job, instance.network, n, 1 if n > 1 else 0, instance.progress)
+        )
+    if math.isinf(best):
+        raise InvalidInstanceError(
+            f"job {job.id!r} never progresses on any placement (tau > 1 slot under 'floor')"
+        )
+    return int(best)
+
+
+def closed_form_bounds(instance: RarInstance) -> dict[str, float]:
+    """The closed-form lower bounds ``max_j rho_min_j`` and ``ceil(sum_j G_j rho_min_j / N)``."""
+    durations = [rho_min(job, instance) for job in instance.jobs]
+    energy = sum(job.gpus * d for job, d in zip(instance.jobs, durations, strict=True))
+    return {
+        "longest_job": float(max(durations)),
+        "gpu_time": float(math.ceil(energy / instance.num_gpus - 1e-9)),
+    }
+
+
+# --------------------------------------------------------------------------- time-indexed ILP
+
+
+def _server_classes(instance: RarInstance) -> list[tuple[int, int]]:
+    """(capacity, number of servers) per class of equal servers, largest first."""
+    counts: dict[int, int] = {}
+    for cap in instance.servers:
+        counts[cap] = counts.get(cap, 0) + 1
+    return sorted(counts.items(), reverse=True)
+
+
+def _class_patterns(
+    gpus: int, classes: Sequence[tuple[int, int]], limit: int
+) -> list[tuple[int, ...]] | None:
+    """GPU counts per server class summing to ``gpus`` that fit; ``None`` beyond ``limit``."""
+    out: list[tuple[int, ...]] = []
+
+    def rec(i: int, left: int, acc: tuple[int, ...]) -> bool:
+        if i == len(classes):
+            if left == 0:
+                out.append(acc)
+                if len(out) > limit:
+                    return False
+            return True
+        cap, count = classes[i]
+        for g in range(min(left, cap * count), -1, -1):
+            if not rec(i + 1, left - g, (*acc, g)):
+                return False
+        return True
+
+    return out if rec(0, gpus, ()) else None
+
+
+def _pattern_servers(pattern: Sequence[int], classes: Sequence[tuple[int, int]]) -> int:
+    return sum(math.ceil(g / cap) for g, (cap, _) in zip(pattern, classes, strict=True))
+
+
+def _coarse_duration_lb(d: int, w: int) -> int:
+    """Coarse slots of width ``w`` fully covered by any fine interval of length ``d``.
+
+    An interval ``[a, a + d)`` covers the windows ``[Kw, (K+1)w)`` with
+    ``ceil(a/w) <= K < floor((a+d)/w)``; their number is smallest for
+    ``a = 1 (mod w)``-like offsets and equals ``floor((d + 1) / w) - 1``
+    (and ``d`` itself when ``w = 1``). Counting a job only in windows it
+    covers entirely keeps every coarse capacity constraint implied by a fine
+    one, and the job ends after its last covered window, so
+    ``T* >= w * C_coarse``.
+    """
+    if w == 1:
+        return d
+    return max(0, (d + 1) // w - 1)
+
+
+def _build_timeindexed(
+    instance: RarInstance,
+    durations: dict[tuple[int, int], int],
+    patterns: dict[int, list[tuple[int, ...] | None]],
+    classes: Sequence[tuple[int, int]],
+    horizon: int,
+    deadline: Deadline,
+) -> pyo.ConcreteModel | None:
+    """Columns (job, pattern index, start); ``None`` pattern = pooled column.
+
+    Returns ``None`` when some job fits in no column within ``horizon``;
+    ``deadline`` is checked while the occupancy lists and rows are built.
+    """
+    deadline.check("building the timeindexed ILP")
+    jobs = instance.jobs
+    check_model_size(
+        "rar timeindexed ILP",
+        sum(max(0, horizon - d + 1) for d in durations.values()),
+        "aggregate time (--param slot_width=K) or pool placement patterns (--param max_patterns=K)",
+    )
+    cols = [
+        (j, k, t)
+        for j in range(len(jobs))
+        for k in range(len(patterns[j]))
+        for t in range(horizon - durations[j, k] + 1)
+    ]
+    if {j for j, _, _ in cols} != set(range(len(jobs))):
+        return None  # some job fits in no column within the horizon
+    m = pyo.ConcreteModel(name="rar_timeindexed")
+    m.x = pyo.Var(cols, domain=pyo.Binary)
+    by_job: dict[int, list] = {}
+    for col in cols:
+        by_job.setdefault(col[0], []).append(col)
+    m.choose = pyo.Constraint(
+        range(len(jobs)), rule=lambda m, j: sum(m.x[c] for c in by_job.get(j, [])) == 1
+    )
+    # occupancy: column (j,k,t) is active in slots t..t+d-1
+    active_in: dict[int, list] = {u: [] for u in range(horizon)}
+    for n, (j, k, t) in enumerate(cols):
+        if n % 4096 == 0:
+            deadline.check("building the timeindexed ILP")
+        for u in range(t, t + durations[j, k]):
+            active_in[u].append((j, k, t))
+    m.class_capacity = pyo.ConstraintList()
+    m.cluster_capacity = pyo.ConstraintList()
+    for u in range(horizon):
+        deadline.check("building the timeindexed ILP")
+        if not active_in[u]:
+            continue
+        for c, (cap, count) in enumerate(classes):
+            terms = [
+                patterns[j][k][c] * m.x[j, k, t]
+                for j, k, t in active_in[u]
+                if patterns[j][k] is not None and patterns[j][k][c]
+            ]
+            if terms:
+                m.class_capacity.add(sum(terms) <= cap * count)
+        m.cluster_capacity.add(
+            sum(jobs[j].gpus * m.x[j, k, t] for j, k, t in active_in[u]) <= instance.num_gpus
+        )
+    m.C = pyo.Var(domain=pyo.Integers, bounds=(0, horizon))
+    m.makespan = pyo.Constraint(
+        range(len(jobs)),
+        rule=lambda m, j: (
+            sum((t + durations[j, k]) * m.x[j, k, t] for (_, k, t) in by_job.get(j, [])) <= m.C
+        ),
+    )
+    m.obj = pyo.Objective(expr=m.C, sense=pyo.minimize)
+    return m
+
+
+def _decode_patterns(
+    instance: RarInstance,
+    m: pyo.ConcreteModel,
+    patterns: dict[int, list[tuple[int, ...] | None]],
+    classes: Sequence[tuple[int, int]],
+    scale: int,
+    fine_durations: dict[int, int],
+) -> RarSchedule:
+    """Map chosen (pattern, start) columns to concrete GPUs, greedily, and keep the starts.
+
+    Jobs are placed in order of start; each class's GPUs go to the servers of
+    that class with the most GPUs free at the start (by planned intervals).
+    When a pattern cannot be met on concrete servers (the class aggregation
+    allowed it) or is pooled, the job takes the earliest-free GPUs; the
+    dispatch evaluator then delays it as needed, so the result is always a
+    feasible schedule.
+    """
+    chosen = {}
+    for (j, k, t), var in m.x.items():
+        if pyo.value(var) > 0.5:
+            chosen[j] = (k, t * scale)
+    free_at = {gpu: 0 for gpu in instance.gpu_ids}
+    servers_of_class = {
+        cap: [s for s, c in enumerate(instance.servers) if c == cap] for cap, _ in classes
+    }
+    assignments = {}
+    for j in sorted(chosen, key=lambda j: (chosen[j][1], j)):
+        job = instance.jobs[j]
+        k, start = chosen[j]
+        pattern = patterns[j][k]
+        picked: list[tuple[int, int]] = []
+        if pattern is not None:
+            for c, (cap, _) in enumerate(classes):
+                need = pattern[c]
+                candidates = sorted(
+                    servers_of_class[cap],
+                    key=lambda s: (-sum(1 for g in range(cap) if free_at[s, g] <= start), s),
+                )
+                for s in candidates:
+                    if need == 0:
+                        break
+                    free = [(s, g) for g in range(cap) if free_at[s, g] <= start]
+                    take = free[: min(need, len(free))]
+                    picked.extend(take)
+                    need -= len(take)
+                if need:
+                    picked = []
+                    break
+        if len(picked) != job.gpus:
+            picked = sorted(instance.gpu_ids, key=lambda gpu: (free_at[gpu], gpu))[: job.gpus]
+        end = max(start, max(free_at[g] for g in picked)) + fine_durations[j]
+        for gpu in picked:
+            free_at[gpu] = end
+        assignments[job.id] = RarAssignment(tuple(picked), start)
+    return RarSchedule(assignments)
+
+
+@dataclass(frozen=True)
+class PatternCatalogue:
+    """Placement patterns up to symmetry of equal servers, with their durations.
+
+    ``patterns[j]`` lists GPU counts per server class (``None``: the pooled
+    column of a job with more than ``max_patterns`` patterns);
+    ``durations[j, k]`` is the execution time in slots of pattern ``k`` on
+    the fewest servers it needs, at contention ``p`` (1, or the worst).
+    """
+
+    classes: tuple[tuple[int, int], ...]
+    patterns: dict[int, list[tuple[int, ...] | None]]
+    durations: dict[tuple[int, int], int]
+    pooled: tuple[str, ...]
+
+
+def pattern_catalogue(
+    instance: RarInstance,
+    max_patterns: int = 64,
+    contention: str = "free",
+    deadline: Deadline | None = None,
+) -> PatternCatalogue:
+    """Enumerate every job's patterns and durations (shared by ``timeindexed`` and ``load_lb``)."""
+    deadline = deadline or Deadline.unlimited()
+    classes = _server_classes(instance)
+    p_plan = 1 if contention == "free" else max_contention(instance)
+    net, rule = instance.network, instance.progress
+    patterns: dict[int, list[tuple[int, ...] | None]] = {}
+    durations: dict[tuple[int, int], int] = {}
+    pooled = []
+    for j, job in enumerate(instance.jobs):
+        deadline.check("enumerating placement patterns")
+        found = _class_patterns(job.gpus, classes, max_patterns)
+        if found is None:
+            pooled.append(job.id)
+            patterns[j] = [None]
+            spans = range(
+                min_servers(job, instance.servers), max_servers(job, instance.servers) + 1
+            )
+            finite = [
+                d
+                for n in spans
+                if not math.isinf(d := execution_slots(job, net, n, p_plan if n > 1 else 0, rule))
+            ]
+            if not finite:
+                raise InvalidInstanceError(f"job {job.id!r} never progresses on any placement")
+            durations[j, 0] = int(min(finite) if contention == "free" else max(finite))
+            continue
+        patterns[j] = []
+        for pattern in found:
+            n = _pattern_servers(pattern, classes)
+            d = execution_slots(job, net, n, p_plan if n > 1 else 0, rule)
+            if math.isinf(d):  # the job never progresses on this pattern
+                continue
+            durations[j, len(patterns[j])] = int(d)
+            patterns[j].append(pattern)
+        if not patterns[j]:
+            raise InvalidInstanceError(f"job {job.id!r} never progresses on any placement")
+    return PatternCatalogue(tuple(classes), patterns, durations, tuple(pooled))
+
+
+def _solves_outcome(solves: Sequence[ModelSolve]) -> dict[str, Any]:
+    """Backend, summed model size and solver time of several solves (Outcome fields)."""
+    if not solves:
+        return {}
+    return {
+        "backend": solves[0].backend,
+        "backend_version": solves[0].backend_version,
+        "model_size": tuple(
+            sum(size) for size in zip(*(s.model_size for s in solves), strict=True)
+        ),
+        "solver_time_s": sum(s.runtime_s for s in solves),
+        "time_limit_hit": any(s.time_limit_hit for s in solves),
+    }
+
+
+def timeindexed(
+    instance: RarInstance,
+    *,
+    backend: str = "highs",
+    limits: SolveLimits | None = None,
+    slot_width: int = 1,
+    contention: str = "free",
+    max_patterns: int = 64,
+    horizon: int | None = None,
+    deadline: Deadline | None = None,
+) -> Outcome:
+    """The pattern/start-slot ILP: a lower bound and an evaluated upper-bound schedule.
+
+    With ``slot_width > 1`` the bound model gets half of what remains of
+    ``deadline`` and the schedule model the rest.
+    """
+    if contention not in ("free", "worst"):
+        raise ValueError(f"contention must be 'free' or 'worst', got {contention!r}")
+    if slot_width < 1:
+        raise ValueError("slot_width must be >= 1")
+    limits = integral_limits(limits)
+    deadline = deadline or limits.deadline()
+    H = instance.horizon if horizon is None else min(instance.horizon, int(horizon))
+    catalogue = pattern_catalogue(instance, max_patterns, contention, deadline)
+    classes, patterns, fine = catalogue.classes, catalogue.patterns, catalogue.durations
+    pooled = list(catalogue.pooled)
+    w = slot_width
+    two_models = w > 1
+    solves = []
+    info: dict[str, Any] = {
+        "slot_width": w,
+        "contention": contention,
+        "pooled_jobs": pooled,
+        "num_columns_per_job_max": max(len(p) for p in patterns.values()),
+    }
+    # Bound model: durations rounded down to fully covered coarse slots.
+    coarse_h = H // w if w > 1 else H
+    lb_durations = {key: _coarse_duration_lb(d, w) for key, d in fine.items()}
+    bound_model = _build_timeindexed(instance, lb_durations, patterns, classes, coarse_h, deadline)
+    relaxation_infeasible = bound_model is None
+    bound_solve = None
+    if bound_model is not None:
+        phase = deadline.sub(0.5) if two_models else deadline
+        bound_solve = solve_model(bound_model, backend, limits, phase)
+        solves.append(bound_solve)
+        relaxation_infeasible = bound_solve.status is Status.INFEASIBLE
+    closed = closed_form_bounds(instance)
+    bound = None
+    if contention == "free":
+        model_bound = None
+        if relaxation_infeasible:
+            # Not even the relaxation fits the horizon: T* > H (no schedule within T).
+            model_bound = coarse_h + 1
+        elif bound_solve.status is not Status.ERROR and bound_solve.bound is not None:
+            model_bound = bound_solve.bound
+        if model_bound is not None:
+            bound = ceil_bound(max(w * model_bound, *closed.values()))
+        info["bound_from_model"] = None if model_bound is None else w * model_bound
+    info["bound_valid"] = contention == "free"
+    # Schedule model: the bound model itself when w = 1, else durations rounded up.
+    schedule_model, schedule_solve = bound_model, bound_solve
+    if two_models:
+        ub_durations = {key: math.ceil(d / w) for key, d in fine.items()}
+        schedule_model = _build_timeindexed(
+            instance, ub_durations, patterns, classes, H // w, deadline
+        )
+        schedule_solve = None
+        if schedule_model is not None:
+            schedule_solve = solve_model(schedule_model, backend, limits, deadline)
+            solves.append(schedule_solve)
+    schedule = objective = None
+    if schedule_solve is not None and schedule_solve.has_solution:
+        chosen_fine = {}
+        for (j, k, _t), var in schedule_model.x.items():
+            if pyo.value(var) > 0.5:
+                chosen_fine[j] = fine[j, k]
+        schedule = _decode_patterns(instance, schedule_model, patterns, classes, w, chosen_fine)
+        info["planned_makespan"] = float(pyo.value(schedule_model.C)) * w
+        try:
+            objective = float(evaluate(instance, schedule).makespan)
+        except InfeasibleScheduleError as exc:
+            # Executed with contention the plan may overrun T: keep the bound, drop the schedule.
+            info["schedule_rejected"] = str(exc)
+            schedule = None
+    if objective is not None:
+        # A schedule meeting the valid bound is optimal (the method pipeline checks that
+        # the evaluated schedule never beats the bound).
+        status = (
+            Status.OPTIMAL if bound is not None and objective <= bound + 1e-6 else Status.FEASIBLE
+        )
+    elif contention == "free" and relaxation_infeasible:
+        status = Status.INFEASIBLE
+        info["reason"] = f"no schedule finishes within the horizon T = {H}"
+    elif bound is not None:
+        status = Status.BOUND_ONLY
+    elif contention == "worst":
+        # An infeasible worst-contention model proves nothing about the instance.
+        status = Status.ERROR
+        info["error"] = "no schedule found with worst-contention durations"
+    else:
+        status = Status.TIME_LIMIT_NO_SOLUTION if solves else Status.ERROR
+    info["solver_status"] = [str(solve.status) for solve in solves]
+    return Outcome(schedule, status, bound=bound, info=info, **_solves_outcome(solves))
+
+
+# --------------------------------------------------------------------------- load bound
+
+
+def load_lb(
+    instance: RarInstance,
+    *,
+    backend: str = "highs",
+    limits: SolveLimits | None = None,
+    max_patterns: int = 64,
+    deadline: Deadline | None = None,
+) -> Outcome:
+    """Problem (14) bound: choose a pattern per job to minimise the largest GPU load.
+
+    Loads are averaged over the GPUs of each server class (and of the whole
+    cluster), a relaxation of the per-GPU maximum, with the contention-free
+    pattern durations of :func:`pattern_catalogue` (the same ones as
+    ``timeindexed``, so any ``timeindexed`` schedule of makespan ``C`` gives a
+    load solution with ``L <= C``: ``load_lb <= timeindexed`` by construction
+    when ``slot_width = 1`` and both are solved to optimality; with time
+    aggregation either may be larger).
+    Reported together with the closed-form bounds (``info['components']``);
+    every part is valid.
+    """
+    limits = limits or SolveLimits()
+    deadline = deadline or limits.deadline()
+    jobs = instance.jobs
+    cat = pattern_catalogue(instance, max_patterns, "free", deadline)
+    cols = [(j, k) for j in range(len(jobs)) for k in range(len(cat.patterns[j]))]
+    m = pyo.ConcreteModel(name="rar_load_lb")
+    m.u = pyo.Var(cols, domain=pyo.Binary)
+    m.L = pyo.Var(domain=pyo.NonNegativeReals)
+    m.choose = pyo.Constraint(
+        range(len(jobs)), rule=lambda m, j: sum(m.u[j, k] for k in range(len(cat.patterns[j]))) == 1
+    )
+    m.job_fits = pyo.Constraint(
+        range(len(jobs)),
+        rule=lambda m, j: (
+            sum(cat.durations[j, k] * m.u[j, k] for k in range(len(cat.patterns[j]))) <= m.L
+        ),
+    )
+    m.class_load = pyo.ConstraintList()
+    for c, (cap, count) in enumerate(cat.classes):
+        terms = [
+            cat.patterns[j][k][c] * cat.durations[j, k] * m.u[j, k]
+            for j, k in cols
+            if cat.patterns[j][k] is not None and cat.patterns[j][k][c]
+        ]
+        if terms:
+            m.class_load.add(sum(terms) <= cap * count * m.L)
+    m.cluster_load = pyo.Constraint(
+        expr=sum(jobs[j].gpus * cat.durations[j, k] * m.u[j, k] for j, k in cols)
+        <= instance.num_gpus * m.L
+    )
+    m.obj = pyo.Objective(expr=m.L, sense=pyo.minimize)
+    deadline.check("building the Problem (14) model")
+    solve = solve_model(m, backend, limits, deadline)
+    components: dict[str, float | None] = dict(closed_form_bounds(instance))
+    components["problem14"] = ceil_bound(solve.bound) if solve.bound is not None else None
+    valid = [v for v in components.values() if v is not None]
+    return Outcome(
+        None,
+        Status.BOUND_ONLY,
+        bound=float(max(valid)),
+        info={"components": components},
+        **_solves_outcome([solve]),
+    )
