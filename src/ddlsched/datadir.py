@@ -34,7 +34,8 @@ def data_file(*parts: str) -> Path:
     root = data_dir()
     if root is None:
         raise DdlschedError(
-            "no data directory: set DDLSCHED_DATA to the folder holding traces/ and profiles/"
+            f"no data directory for {'/'.join(parts)}: set DDLSCHED_DATA to the folder "
+            "holding traces/ and profiles/"
         )
     path = root.joinpath(*parts)
     if not path.exists():

@@ -45,6 +45,7 @@ __all__ = [
     "Method",
     "RunContext",
     "RunOptions",
+    "WorstCaseSpace",
     "families",
     "get_family",
     "get_method",
@@ -132,6 +133,29 @@ class Method:
 
 
 @dataclass(frozen=True)
+class WorstCaseSpace:
+    """What a family offers the worst-case instance search (:mod:`ddlsched.bench.worstcase`).
+
+    ``generate(seed, budget)`` draws a tiny instance within the budget;
+    ``mutate(instance, rng, budget)`` makes one random move and keeps the
+    result within the budget (and small enough for ``exact``);
+    ``budget(instance)`` measures it (e.g. the prediction error);
+    ``policies`` are the heuristics searched against ``exact``, the family's
+    exact method (only proven optima count); ``theory(results)`` reads, from
+    the policies' results on one instance (by name), the ratio a theorem
+    guarantees there (``None``: none, or undefined).
+    """
+
+    generate: Callable[[int, float], Any]
+    mutate: Callable[[Any, Any, float], Any]
+    budget: Callable[[Any], float]
+    budget_name: str
+    policies: tuple[str, ...]
+    exact: str = "exact"
+    theory: Callable[[Mapping[str, SolveResult]], float | None] | None = None
+
+
+@dataclass(frozen=True)
 class Family:
     """A problem family: its instances, its evaluator and objective, its schedules.
 
@@ -145,7 +169,8 @@ class Family:
     ``evaluation_summary(evaluation)`` the headline metrics copied into every
     result's ``info`` (what ``ddlsched solve`` shows);
     ``simulate_command(subparsers)`` adds ``ddlsched simulate NAME`` (a
-    family with a simulator; it must not import solvers).
+    family with a simulator; it must not import solvers); ``worst_case``
+    opens the family to ``ddlsched bench worstcase``.
     """
 
     name: str
@@ -164,6 +189,7 @@ class Family:
     evaluation_summary: Callable[[Any], Mapping[str, Any]] | None = None
     simulate_command: Callable[[Any], None] | None = None
     internal: bool = False  # hidden from listings (test and timing families)
+    worst_case: WorstCaseSpace | None = None
 
     def __post_init__(self) -> None:
         if self.sense not in ("min", "max"):

@@ -167,6 +167,65 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_worstcase(args: argparse.Namespace) -> int:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+    from rich.table import Table
+
+    from ddlsched.bench.worstcase import save_report, search
+
+    try:
+        budgets = [float(b) for b in args.budgets.split(",")]
+    except ValueError:
+        raise DdlschedError(
+            f"--budgets: expected numbers separated by commas, got {args.budgets!r}"
+        ) from None
+    if not args.time_limit > 0:
+        raise DdlschedError(f"--time-limit must be > 0, got {args.time_limit}")
+    with Progress(
+        TextColumn("worst-case search"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=_console(stderr=True),
+        disable=args.quiet,
+    ) as bar:
+        task = bar.add_task("search", total=args.candidates)
+        report = search(
+            args.family,
+            budgets=budgets,
+            candidates=args.candidates,
+            seed=args.seed,
+            time_limit_s=args.time_limit,
+            progress=lambda done, total: bar.update(task, completed=done),
+        )
+    out = Path(args.out) if args.out else Path("results") / f"worstcase-{args.family}-s{args.seed}"
+    paths = save_report(report, out, fmt=args.format)
+    table = Table(
+        title=f"{args.family}: worst ratio found (seed {args.seed}, {args.candidates} candidates)"
+    )
+    table.add_column(f"budget ({report.budget_name})", justify="right")
+    for policy in report.policies:
+        table.add_column(policy, justify="right")
+    table.add_column("guarantee", justify="right")
+    for budget in report.budgets:
+        cells = []
+        theory = None
+        for policy in report.policies:
+            w = report.witness(policy, budget)
+            cells.append("-" if w is None else f"{w.ratio:.4f}")
+            if w is not None and w.theory is not None and w.policy == report.policies[0]:
+                theory = w.theory
+        table.add_row(f"{budget:g}", *cells, "-" if theory is None else f"{theory:.4g}")
+    console = _console()
+    console.print(table)
+    console.print(
+        f"{report.evaluated} candidates solved ({report.unproven} without a proven optimum, "
+        f"skipped; {report.duplicates} repeats) in {report.runtime_s:.1f} s"
+    )
+    for path in paths:
+        console.print(str(path))
+    return 0
+
+
 def _pending(directory: Path, manifest: dict[str, Any], keys: set[str]) -> int | None:
     from ddlsched.bench.suite import load_suite
     from ddlsched.bench.tasks import expand
@@ -268,7 +327,7 @@ def _hours(seconds: float) -> str:
 
 
 def add_bench_commands(subparsers: Any) -> None:
-    """Add ``bench run|table|plot|status|validate`` to the CLI's subparsers."""
+    """Add ``bench run|table|plot|status|worstcase|validate`` to the CLI's subparsers."""
     bench = subparsers.add_parser(
         "bench", help="benchmark suites: run, tables, plots, status", description=__doc__
     )
@@ -318,6 +377,27 @@ def add_bench_commands(subparsers: Any) -> None:
     p.add_argument("results", help="results directory")
     p.add_argument("--errors", type=int, default=10, help="failed rows to show (default 10)")
     p.set_defaults(func=_cmd_status)
+
+    p = sub.add_parser(
+        "worstcase",
+        help="search tiny instances for each policy's worst ratio to the proven optimum",
+        description=(
+            "Seeded black-box search (ddlsched.bench.worstcase): every point is a certified "
+            "lower bound on a policy's competitive ratio, its instance the witness. Writes "
+            "the worst instances, a suite over them, a JSON report and a figure."
+        ),
+    )
+    p.add_argument("family", help="a family offering a search space (asrpt)")
+    p.add_argument(
+        "--budgets", default="0,1,2,4,8", help="budgets, comma-separated (default 0,1,2,4,8)"
+    )
+    p.add_argument("--candidates", type=int, default=2000, help="candidates in all (default 2000)")
+    p.add_argument("--seed", type=int, default=0, help="search seed (default 0)")
+    p.add_argument("--time-limit", type=float, default=10.0, help="seconds per exact solve")
+    p.add_argument("--out", help="output directory (default results/worstcase-FAMILY-sSEED)")
+    p.add_argument("--format", choices=("png", "pdf", "svg"), default="png")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=_cmd_worstcase)
 
     p = sub.add_parser("validate", help="check a suite file and count its tasks")
     p.add_argument("suite")

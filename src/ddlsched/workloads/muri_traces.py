@@ -1,7 +1,9 @@
 """Trace loaders for the Muri simulator (vendored Muri, Philly, ITP and Tiresias traces).
 
 Files are read from the data directory (:func:`ddlsched.datadir.data_file`),
-never copied into the repository.
+never copied into the repository, by the shared raw readers of
+:mod:`ddlsched.workloads.traces` (one reader per format); this module adds
+the Muri-specific profile assignment.
 
 * ``trace1`` .. ``trace4`` (and ``trace1_pr`` .. ``trace4_pr``, all submit
   times 0), ``cluster_trace``, ``job_type_1`` .. ``job_type_4``: the Muri
@@ -29,8 +31,6 @@ never copied into the repository.
 
 from __future__ import annotations
 
-import csv
-import datetime as _dt
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -40,6 +40,7 @@ import numpy as np
 from ddlsched.datadir import data_file
 from ddlsched.errors import DdlschedError, InvalidInstanceError, UnknownMethodError
 from ddlsched.rng import make_rng
+from ddlsched.workloads.traces import read_itp, read_muri, read_philly, read_tiresias
 
 __all__ = ["MURI_TRACES", "MuriTrace", "load_trace", "profiles", "trace_names"]
 
@@ -133,44 +134,20 @@ def trace_names() -> tuple[str, ...]:
 
 
 def _read_muri_csv(path: Path, name: str) -> MuriTrace:
-    try:
-        with path.open(newline="") as fh:
-            rows = list(csv.DictReader(fh))
-    except OSError as exc:
-        raise DdlschedError(f"cannot read trace {path}: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise InvalidInstanceError(f"{path}: not a text (UTF-8) CSV file") from None
-    need = (
-        "job_id",
-        "num_gpu",
-        "submit_time",
-        "iterations",
-        "model_name",
-        "duration",
-        "iteration_time",
-        "resource_time_0",
-        "resource_time_1",
-        "resource_time_2",
+    raw = read_muri(path, name)
+    extra = raw.extra
+    return MuriTrace(
+        name=name,
+        job_id=extra["job_number"],
+        num_gpu=raw.num_gpus,
+        submit_ms=extra["submit_ms"],
+        iterations=extra["iterations"],
+        model=extra["model"],
+        duration_ms=extra["duration_ms"],
+        iteration_time_ms=extra["iteration_time_ms"],
+        resource_time_ms=extra["resource_time_ms"],
+        priority=extra["priority"],
     )
-    if not rows or any(k not in rows[0] for k in need):
-        raise InvalidInstanceError(f"{path}: not a Muri trace (needs columns {', '.join(need)})")
-    try:
-        return MuriTrace(
-            name=name,
-            job_id=np.array([int(r["job_id"]) for r in rows], dtype=np.int64),
-            num_gpu=np.array([int(r["num_gpu"]) for r in rows], dtype=np.int64),
-            submit_ms=np.array([float(int(r["submit_time"])) for r in rows]),
-            iterations=np.array([int(r["iterations"]) for r in rows], dtype=np.int64),
-            model=tuple(r["model_name"] for r in rows),
-            duration_ms=np.array([float(int(float(r["duration"]))) for r in rows]),
-            iteration_time_ms=np.array([float(r["iteration_time"]) for r in rows]),
-            resource_time_ms=np.array(
-                [[float(r[f"resource_time_{j}"]) for j in range(3)] for r in rows]
-            ),
-            priority=np.array([int(r.get("priority") or 0) for r in rows], dtype=np.int64),
-        )
-    except (ValueError, KeyError, TypeError) as exc:
-        raise InvalidInstanceError(f"{path}: malformed row ({exc})") from None
 
 
 @lru_cache(maxsize=1)
@@ -227,49 +204,42 @@ def _with_profiles(name, submit_s, duration_s, gpus, seed, iterations=None) -> M
 
 
 def _philly(cluster: str | None, seed: int) -> MuriTrace:
-    path = data_file("traces", "philly", "philly.csv")
-    with path.open(newline="") as fh:
-        rows = [r for r in csv.DictReader(fh) if cluster is None or r["cluster"] == cluster]
-    if not rows:
+    raw = read_philly()
+    if cluster is not None:
+        raw = raw.take(np.flatnonzero(np.array(raw.extra["cluster"]) == cluster))
+    if len(raw) == 0:
         raise UnknownMethodError(f"no Philly jobs in virtual cluster {cluster!r}")
-    stamps = [_dt.datetime.fromisoformat(r["timestamp"]).timestamp() for r in rows]
-    order = np.argsort(stamps, kind="stable")
-    rows = [rows[i] for i in order]
-    stamps = [stamps[i] for i in order]
+    raw = raw.take(np.argsort(raw.submit_s, kind="stable"))
     return _with_profiles(
         f"philly{':' + cluster if cluster else ''}",
-        stamps,
-        [max(1.0, float(r["duration"])) for r in rows],
-        [int(r["num_gpus"]) for r in rows],
+        raw.submit_s,
+        np.maximum(1.0, raw.duration_s),
+        raw.num_gpus,
         seed,
     )
 
 
 def _itp(cluster: str, seed: int) -> MuriTrace:
-    path = data_file("traces", "itp", "raw-traces", f"{cluster}.csv")
-    with path.open(newline="") as fh:
-        rows = list(csv.DictReader(fh))
-    rows.sort(key=lambda r: float(r["submission_time"]))
+    raw = read_itp(cluster)
+    raw = raw.take(np.argsort(raw.submit_s, kind="stable"))
     return _with_profiles(
         f"itp:{cluster}",
-        [float(r["submission_time"]) for r in rows],
-        [max(1.0, float(r["duration"])) for r in rows],
-        [int(r["num_gpu"]) for r in rows],
+        raw.submit_s,
+        np.maximum(1.0, raw.duration_s),
+        raw.num_gpus,
         seed,
     )
 
 
 def _tiresias(seed: int) -> MuriTrace:
-    path = data_file("traces", "tiresias", "60_job.csv")
-    with path.open(newline="") as fh:
-        rows = list(csv.DictReader(fh))
+    raw = read_tiresias()
     return _with_profiles(
         "tiresias",
-        [float(r["submit_time"]) for r in rows],
-        [float(r["duration"]) for r in rows],
-        [int(r["num_gpu"]) for r in rows],
+        raw.submit_s,
+        raw.duration_s,
+        raw.num_gpus,
         seed,
-        iterations=[int(r["iterations"]) for r in rows],
+        iterations=raw.extra["iterations"],
     )
 
 

@@ -1,0 +1,409 @@
+"""Family ``asrpt``: A-SRPT and its baselines online, against offline optima and bounds.
+
+Paper: "Prediction-Assisted Online Distributed Deep Learning Workload
+Scheduling in GPU Clusters" (seed 004), Sections III, IV-C and V; spec
+``shared/specs/asrpt.md``.
+
+Modules of the family:
+
+* problem: :mod:`ddlsched.problems.asrpt` (instance, schedule, the evaluator
+  :func:`~ddlsched.problems.asrpt.evaluate`: ``sum C_i`` of Eq. 8 and the
+  metrics);
+* workloads: :mod:`ddlsched.workloads.asrpt` (presets; ``tiny``),
+  :mod:`ddlsched.workloads.asrpt_traces` (``trace``, ``testbed``,
+  ``paper``), :mod:`ddlsched.workloads.asrpt_pool` (model pool),
+  :mod:`ddlsched.workloads.asrpt_predict` (predictors),
+  :mod:`ddlsched.workloads.traces` and :mod:`ddlsched.workloads.pai` (trace
+  readers);
+* heuristics: :mod:`ddlsched.heuristics.asrpt_config` (``alpha~_min``,
+  ``alpha_max``, cached Heavy-Edge), :mod:`ddlsched.heuristics.asrpt`
+  (the policies), :mod:`ddlsched.heuristics.srpt`;
+* models: :mod:`ddlsched.models.asrpt` (``alpha_lb``, ``lb_sum``,
+  ``lb_srpt``, ``exact``) and :mod:`ddlsched.models.asrpt_theory`
+  (Theorem 1, Lemmas 2-3 per instance);
+* simulator: :mod:`ddlsched.sim.asrpt` (one event loop for every policy).
+
+Methods (all minimise ``sum_i C_i`` in seconds, recomputed by the evaluator):
+
+* ``asrpt`` (Algorithm 1) and ``asrpt_perfect`` (``n~ := n``), parameters
+  ``delay_factor`` (tau, default 1), ``comm_heavy`` (1.5), ``delay_blocks``
+  (true) and ``theory`` (true: ``info['theory']`` holds Theorem 1's bound,
+  Lemma 2's ``X`` and instance bound, Lemma 3's check; it needs ``alpha_lb``
+  per configuration, the placement ILP, each given a share of the time
+  limit and falling back to a valid closed form);
+* ``spjf``, ``spwf``, ``wcs_duration``, ``wcs_workload``, ``wcs_subtime``
+  (Sec. V-A-1-d), parameter ``server_selection``;
+* ``exact`` (CP-SAT over usage-vector modes; tiny instances), ``lb_sum`` and
+  ``lb_srpt`` (valid lower bounds, no schedule).
+
+``ddlsched simulate asrpt --trace NAME --policy M`` builds a ``trace``
+instance and runs one policy through the same pipeline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from ddlsched.errors import DdlschedError
+from ddlsched.params import NoParams, param, parse_assignments
+from ddlsched.problems.asrpt import (
+    AsrptEvaluation,
+    AsrptInstance,
+    evaluate,
+    prediction_error,
+    schedule_from_json,
+    schedule_to_json,
+)
+from ddlsched.registry import (
+    Family,
+    RunContext,
+    RunOptions,
+    WorstCaseSpace,
+    register_family,
+    register_method,
+    run_method,
+)
+from ddlsched.solvers.result import Outcome, Status
+from ddlsched.workloads.asrpt import PRESETS
+from ddlsched.workloads.asrpt import generate as _generate_preset
+
+__all__ = ["FAMILY", "POLICIES", "simulate_window"]
+
+POLICIES = ("asrpt", "asrpt_perfect", "spjf", "spwf", "wcs_duration", "wcs_workload", "wcs_subtime")
+_SELECTIONS = ("most_free", "least_free", "asrpt")
+
+
+def _summary(evaluation: AsrptEvaluation) -> dict[str, Any]:
+    return evaluation.summary()
+
+
+def generate(preset: str, seed: int = 0, **params: Any) -> AsrptInstance:
+    """A preset instance (``ddlsched.workloads.asrpt.generate``); the trace presets get
+    ``alpha~_min`` (a heuristic, so not importable from the workloads layer) injected."""
+    if preset != "tiny":
+        from ddlsched.heuristics.asrpt_config import config_constants
+
+        params.setdefault(
+            "alpha_min_of", lambda cluster, config: config_constants(cluster, config).alpha_min_s
+        )
+    return _generate_preset(preset, seed, **params)
+
+
+# --------------------------------------------------------------------------- policies
+
+
+@dataclass(frozen=True)
+class AsrptParams:
+    """Parameters of A-SRPT (Algorithm 1)."""
+
+    delay_factor: float = param(
+        1.0, "tau: a delay window lasts tau (g_i/G) n~_i alpha~_min_i (Line 17)", minimum=0.0
+    )
+    comm_heavy: float = param(
+        1.5, "communication-heavy when alpha_max / alpha~_min >= this (Line 8)", minimum=1.0
+    )
+    delay_blocks: bool = param(
+        True, "no other job starts while a delay window is open (paper); false: ablation"
+    )
+    theory: bool = param(True, "record Theorem 1 and Lemmas 2-3 in info['theory']")
+
+
+@dataclass(frozen=True)
+class BaselineParams:
+    """Parameters of the baselines (Sec. V-A-1-d)."""
+
+    server_selection: str = param(
+        "most_free",
+        "servers a job takes: most_free, least_free or asrpt (A-SRPT's rule by class)",
+        choices=_SELECTIONS,
+    )
+    comm_heavy: float = param(1.5, "class threshold used by server_selection = asrpt", minimum=1.0)
+
+
+def _theory(
+    instance: AsrptInstance, gamma: float, delay_factor: float, ctx: RunContext
+) -> dict[str, Any]:
+    from ddlsched.models.asrpt import alpha_lbs, lb_srpt, lb_sum
+    from ddlsched.models.asrpt_theory import theory
+
+    lbs = alpha_lbs(instance, deadline=ctx.deadline, backend=ctx.backend)
+    best_bound = max(
+        lb_sum(instance, alpha_lbs=lbs, deadline=ctx.deadline),
+        lb_srpt(instance, alpha_lbs=lbs, deadline=ctx.deadline),
+    )
+    return theory(instance, gamma, delay_factor=delay_factor, best_bound=best_bound, alpha_lbs=lbs)
+
+
+def _make_policy(name: str) -> None:
+    if name.startswith("asrpt"):
+        params_type: type = AsrptParams
+        summary = (
+            "A-SRPT (Algorithm 1): virtual SRPT, eligibility at virtual completion, "
+            "Heavy-Edge, delay windows"
+        )
+        if name == "asrpt_perfect":
+            summary = "A-SRPT with perfect knowledge of iterations (n~ = n)"
+    else:
+        params_type = BaselineParams
+        summary = {
+            "spjf": "shortest predicted job first, strict order (MLaaS)",
+            "spwf": "smallest predicted GPU-time (g d~) first, strict order (Tiresias)",
+            "wcs_duration": "work-conserving, predicted duration order",
+            "wcs_workload": "work-conserving, predicted GPU-time order",
+            "wcs_subtime": "work-conserving, submission order",
+        }[name]
+
+    @register_method("asrpt", name, "heuristic", summary, params=params_type)
+    def _run(instance: AsrptInstance, params: Any, ctx: RunContext) -> Outcome:
+        from ddlsched.sim.asrpt import simulate
+
+        if isinstance(params, AsrptParams):
+            knobs: dict[str, Any] = {
+                "delay_factor": params.delay_factor,
+                "comm_heavy": params.comm_heavy,
+                "delay_blocks": params.delay_blocks,
+            }
+        else:
+            knobs = {"server_selection": params.server_selection, "comm_heavy": params.comm_heavy}
+        started = time.perf_counter()
+        schedule = simulate(instance, name, seed=ctx.seed, deadline=ctx.deadline, **knobs)
+        info: dict[str, Any] = {"simulation_s": time.perf_counter() - started}
+        info.update(schedule.info)
+        info.update(prediction_error(instance) if name != "asrpt_perfect" else {})
+        if isinstance(params, AsrptParams) and params.theory:
+            gamma = evaluate(instance, schedule).total_completion_s
+            info["theory"] = _theory(instance, gamma, params.delay_factor, ctx)
+        return Outcome(schedule, info=info)
+
+
+for _policy in POLICIES:
+    _make_policy(_policy)
+
+
+# --------------------------------------------------------------------------- exact and bounds
+
+
+@dataclass(frozen=True)
+class ExactParams:
+    """Parameters of the exact method (CP-SAT over usage-vector modes)."""
+
+    solver: str = param(
+        "cpsat",
+        "cpsat (interval model) or milp (time-indexed, on --backend)",
+        choices=("cpsat", "milp"),
+    )
+    cross_check: bool = param(False, "also solve with the other model and compare")
+    max_job_modes: int = param(2000, "refuse instances with more (job, mode) pairs", minimum=1)
+    max_horizon_units: int = param(
+        5000, "refuse instances whose horizon exceeds this many time units", minimum=1
+    )
+
+
+@register_method(
+    "asrpt",
+    "exact",
+    "exact",
+    "offline optimum: CP-SAT, one optional interval per (job, usage vector), cumulative per server",
+    params=ExactParams,
+)
+def _exact(instance: AsrptInstance, params: ExactParams, ctx: RunContext) -> Outcome:
+    from ddlsched.models.asrpt import solve_exact
+
+    return solve_exact(
+        instance,
+        backend=ctx.backend,
+        deadline=ctx.deadline,
+        cross_check=params.cross_check,
+        solver=params.solver,
+        max_job_modes=params.max_job_modes,
+        max_horizon_units=params.max_horizon_units,
+        seed=ctx.seed,
+    )
+
+
+def _bound_method(name: str, summary: str) -> None:
+    @register_method("asrpt", name, "bound", summary)
+    def _run(instance: AsrptInstance, params: NoParams, ctx: RunContext) -> Outcome:
+        from ddlsched.models import asrpt as models
+
+        started = time.perf_counter()
+        lbs = models.alpha_lbs(instance, deadline=ctx.deadline, backend=ctx.backend)
+        alpha_lb_s = time.perf_counter() - started
+        value = getattr(models, name)(instance, alpha_lbs=lbs, deadline=ctx.deadline)
+        proven = sum(1 for lb in lbs.values() if lb.proven)
+        return Outcome(
+            None,
+            status=Status.BOUND_ONLY,
+            bound=value,
+            info={
+                "alpha_lb_s": alpha_lb_s,
+                "alpha_lb_proven_share": proven / len(lbs),
+                "alpha_lb_sources": sorted({lb.source for lb in lbs.values()}),
+                "flow_bound": value - math.fsum(job.arrival_s for job in instance.jobs),
+            },
+        )
+
+
+_bound_method("lb_sum", "sum_i (r_i + n_i alpha_lb_i): each job alone at its best placement")
+_bound_method("lb_srpt", "preemptive SRPT on one machine, sizes (g_i/G) n_i alpha_lb_i (Lemma 1)")
+
+
+# --------------------------------------------------------------------------- worst-case search
+
+
+def _worst_generate(seed: int, budget: float) -> AsrptInstance:
+    from ddlsched.workloads.asrpt import tiny
+    from ddlsched.workloads.asrpt_mutate import project
+
+    return project(tiny(seed), budget)
+
+
+def _worst_theory(results: Any) -> float | None:
+    result = results.get("asrpt")
+    if result is None:
+        return None
+    return result.info.get("theory", {}).get("theorem1_bound")
+
+
+def _worst_case_space() -> WorstCaseSpace:
+    from ddlsched.workloads.asrpt_mutate import epsilon_bar, mutate
+
+    return WorstCaseSpace(
+        generate=_worst_generate,
+        mutate=mutate,
+        budget=epsilon_bar,
+        budget_name="epsilon_bar, iterations",
+        policies=POLICIES,
+        exact="exact",
+        theory=_worst_theory,
+    )
+
+
+# --------------------------------------------------------------------------- simulate command
+
+
+def simulate_window(
+    instance: AsrptInstance,
+    policy: str,
+    *,
+    params: dict[str, Any] | None = None,
+    seed: int = 0,
+    time_limit_s: float = math.inf,
+    raise_errors: bool = False,
+):
+    """Run one policy on ``instance`` through the method pipeline; the evaluated result."""
+    if policy not in POLICIES:
+        raise DdlschedError(f"unknown policy {policy!r} (choose from {', '.join(POLICIES)})")
+    options = RunOptions(time_limit_s=time_limit_s, seed=seed, params=params or {})
+    return run_method("asrpt", policy, instance, options, raise_errors=raise_errors)
+
+
+def _cmd_simulate(args: argparse.Namespace) -> int:
+    preset = parse_assignments(args.set, "--set")
+    for key in ("trace", "jobs", "start", "predictor"):
+        if key in preset:
+            raise DdlschedError(f"--set {key}=...: use --{key}")
+    preset.update(trace=args.trace, predictor=args.predictor, jobs=args.jobs, start=args.start)
+    instance = generate("trace", args.seed, **preset)
+    time_limit = math.inf if args.time_limit is None else args.time_limit
+    result = simulate_window(
+        instance,
+        args.policy,
+        params=parse_assignments(args.param, "--param"),
+        seed=args.seed,
+        time_limit_s=time_limit,
+        raise_errors=True,
+    )
+    if result.status is not Status.FEASIBLE:
+        why = result.info.get("error") or result.info.get("stopped", "")
+        raise DdlschedError(f"simulate asrpt: {result.status}: {why}")
+    out = dict(result.evaluation.summary())
+    out.update({k: v for k, v in result.info.items() if k not in out})
+    out["jobs"] = instance.num_jobs
+    out["provenance"] = dict(instance.provenance)
+    if args.json:
+        print(json.dumps(out, indent=2, default=str))
+    else:
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(
+            title=f"asrpt simulation: {args.trace}, {instance.num_jobs} jobs, {args.policy}"
+        )
+        table.add_column("metric")
+        table.add_column("value", justify="right")
+        for key, value in out.items():
+            if isinstance(value, dict):
+                continue
+            table.add_row(key, f"{value:.10g}" if isinstance(value, float) else str(value))
+        Console(highlight=False).print(table)
+    return 0
+
+
+def _jobs(text: str) -> int | str:
+    if text == "all":
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a number of jobs or 'all', got {text!r}"
+        ) from None
+
+
+def _simulate_command(subparsers: Any) -> None:
+    """``ddlsched simulate asrpt``."""
+    p = subparsers.add_parser(
+        "asrpt",
+        help="replay a trace window under A-SRPT or a baseline",
+        description=(
+            "Build a trace window (preset 'trace' of family asrpt: 80/20 split by submission "
+            "time, window from the test split, predictions from the training split) and "
+            "replay it under one policy; prints total completion and flow time, makespan, "
+            "JCT percentiles, utilisation and the prediction error."
+        ),
+    )
+    p.add_argument("--trace", required=True, help="philly, itp[:clusterNN], trace1..4, tiresias")
+    p.add_argument("--policy", required=True, help=", ".join(POLICIES))
+    p.add_argument(
+        "--jobs", type=_jobs, default=None, help="window length, or 'all' (default: 1000)"
+    )
+    p.add_argument("--start", type=int, default=None, help="window start in the test split")
+    p.add_argument("--predictor", default="rf", help="rf (default), mean, median, perfect, noisy")
+    p.add_argument("--seed", type=int, default=0, help="seed (configurations, window, predictor)")
+    p.add_argument(
+        "--set", action="append", metavar="KEY=VALUE", help="preset parameter (repeatable)"
+    )
+    p.add_argument(
+        "--param", action="append", metavar="KEY=VALUE", help="policy parameter (repeatable)"
+    )
+    p.add_argument("--time-limit", type=float, default=None, help="seconds (default: no limit)")
+    p.add_argument("--json", action="store_true", help="print the metrics as one JSON object")
+    p.set_defaults(func=_cmd_simulate)
+
+
+FAMILY = register_family(
+    Family(
+        name="asrpt",
+        sense="min",
+        objective_name="total completion time sum C_i (s)",
+        load=AsrptInstance.load,
+        from_dict=AsrptInstance.from_dict,
+        generate=generate,
+        presets=tuple(PRESETS),
+        evaluate=evaluate,
+        objective=lambda evaluation: evaluation.total_completion_s,
+        evaluation_summary=_summary,
+        schedule_to_json=schedule_to_json,
+        schedule_from_json=schedule_from_json,
+        smoke=("tiny", {}),
+        summary="A-SRPT online scheduling with predictions vs offline optimum and bounds",
+        simulate_command=_simulate_command,
+        worst_case=_worst_case_space(),
+    )
+)

@@ -1,0 +1,712 @@
+"""The online policies of family ``asrpt``: A-SRPT (Algorithm 1) and its five baselines.
+
+Paper: "Prediction-Assisted Online Distributed Deep Learning Workload
+Scheduling in GPU Clusters" (Luo, Liu, Lee, Shroff), ``shared/papers/004_*.txt``,
+Sec. IV-C (Algorithm 1) and Sec. V-A-1-d (baselines); spec
+``shared/specs/asrpt.md``, sections "A-SRPT (Algorithm 1), event-driven" and
+"Baselines" (the spec wins over the paper). Line numbers below are
+Algorithm 1's.
+
+The policies are plug-ins of the one event loop,
+:func:`ddlsched.sim.asrpt.simulate` (heuristics may not import the
+simulator; the simulator imports this module). The loop owns time, the
+arrival and real-completion events and the job runs; a policy owns its
+queues and decisions and talks to the loop through :class:`OnlinePolicy`:
+per event instant ``t`` the loop calls ``on_complete`` (real completions,
+GPUs already released), ``on_arrive``, ``on_time`` (the policy's own events
+due at ``t``: virtual completions; delay deadlines are acted on in
+``schedule``) and ``schedule``, which starts jobs on the shared
+:class:`FreeGpus` and returns them as :class:`Start` records.
+``next_event_s`` tells the loop when the policy's own next event is.
+
+A-SRPT (:class:`AsrptPolicy`, ``asrpt`` and ``asrpt_perfect``):
+
+* Virtual machine ``A~1`` (spec step 1): preemptive SRPT on one machine,
+  job ``i`` of size ``p~_i = (g_i / G) n~_i alpha~_min_i`` released at
+  ``r_i`` (:func:`virtual_sizes`), ties by earlier arrival, then by the
+  job's index in the instance's job order (the "id" of the spec). It is
+  incremental (:class:`VirtualSrpt`: a heap by remaining size with lazy
+  progress accounting) and its state changes only at releases and at its
+  own completions, with the same float operations as
+  :func:`ddlsched.heuristics.srpt.srpt_completion_times`, so its completion
+  times equal that function's bit for bit (tested). It depends on arrivals
+  and predictions only, never on the real schedule;
+  :func:`virtual_completion_times` replays it alone. ``n~_i = 0`` (an unseen
+  job) completes at its arrival.
+* ``pending_queue`` (Line 2): jobs are appended at their virtual completion,
+  in the virtual machine's completion order.
+* Head of line (Lines 3-5, 31-32): while no delay window is open, the head
+  starts if ``g_i`` is at most the cluster's free GPUs (any such job can be
+  placed: a selection may span servers); otherwise nothing starts before the
+  next event (strict order, no backfilling).
+* Communication-heavy (Line 8, ``alpha_max / alpha~_min >= comm_heavy``):
+  most-free-first selection + Heavy-Edge (Lines 9-11); start now if
+  ``alpha / alpha~_min <= comm_heavy`` (Lines 12-13), else ``kappa = alpha``
+  (Line 16) and a window until ``t + tau p~_i`` (Line 17; ``tau =
+  delay_factor``). At every real completion inside the window (its end
+  included) the selection and Heavy-Edge are recomputed on the current
+  availability and the job starts at the first with ``alpha < kappa``
+  (Lines 18-20, strict); else it starts at the window's end with the
+  placement computed there (Line 23). No GPUs are reserved. With
+  ``delay_blocks`` (default, the paper: Line 17's loop advances the
+  scheduler's own clock) nothing else starts while the window is open.
+* Otherwise least-free-first + Heavy-Edge, start now (Lines 26-28).
+* ``asrpt_perfect``: the same with ``n~_i := n_i`` (sizes and windows).
+
+Baselines (:class:`QueuePolicy`): a queue of arrived, unstarted jobs, keys
+with ``d~_i = n~_i alpha~_min_i``: ``spjf`` (``d~``) and ``spwf`` (``g_i
+d~``) in strict order (a head that does not fit blocks), ``wcs_duration``
+(``d~``), ``wcs_workload`` (``g_i d~``) and ``wcs_subtime`` (``r_i``)
+work-conserving (in key order, every job that fits starts). Ties: arrival,
+then index; unseen jobs (``d~ = 0``) come first by their key. Servers by
+``server_selection``: ``most_free`` (default), ``least_free`` or ``asrpt``
+(most-free for communication-heavy configurations, least-free otherwise,
+no delays); every job is mapped with Heavy-Edge.
+
+Server selection (spec step 4) and Heavy-Edge (step 5) are
+:mod:`ddlsched.heuristics.asrpt_config`'s rules: :class:`FreeGpus` keeps the
+servers bucketed by free GPUs (ascending index inside a bucket), so a
+selection walks the buckets (most-free: ``g`` down to 1; least-free: 1 up
+to ``g``) and returns exactly what
+:func:`~ddlsched.heuristics.asrpt_config.select_servers` returns (tested)
+in ``O(g + servers taken)``. Heavy-Edge is
+:func:`~ddlsched.heuristics.asrpt_config.map_job` with the run's seed on
+exactly the selected counts (in selection order), memoised per
+(configuration, counts).
+
+Choices the spec leaves open (written down here):
+
+* The window's length is computed as ``tau * p~_i`` (the spec's ``tau (g_i /
+  G) n~_i alpha~_min_i`` with the product ``p~_i`` of the virtual machine).
+  A window of length 0 (``tau = 0``, ``n~_i = 0``, or one that does not move
+  ``t`` in floating point) is opened and ends at once: the job starts now
+  with the placement just computed, counted as ``delays_opened`` and
+  ``started_at_deadline``.
+* The ratio ``alpha / alpha~_min`` is taken as 1 when ``alpha~_min = 0`` (the
+  convention of :class:`~ddlsched.heuristics.asrpt_config.ConfigConstants`).
+* A completion at the very instant a window opens is not "inside" it (the
+  window opens after that instant's events); a completion at the window's
+  end is, and an improvement found there counts as ``started_on_improvement``.
+* ``delay_blocks = false`` (ablation, not the paper): the head of line goes
+  on past a job whose window opens, so several windows may be open, each
+  job with its own ``kappa`` and end; at a real completion each open window
+  (in opening order) is re-checked if its job fits the free GPUs. At its
+  end a job that fits starts with the placement computed there; one that no
+  longer fits (other jobs took the GPUs) waits in an overdue line ahead of
+  ``pending_queue``, strict, and starts most-free-first + Heavy-Edge as soon
+  as it fits (``started_after_deadline``). With ``delay_blocks = true`` this
+  cannot happen: nothing starts during a window and GPUs are only freed.
+* Decision counts (:meth:`OnlinePolicy.decision_counts`): for A-SRPT
+  ``comm_heavy_jobs`` (jobs of the class), ``started_immediately``
+  (class members started at Line 13), ``delays_opened`` (windows opened,
+  Line 16), of which ``started_on_improvement`` (Line 20),
+  ``started_at_deadline`` (Line 23) and ``started_after_deadline`` (the
+  ablation's overdue starts), and ``virtual_total_completion_s`` (``OPT_A~1``,
+  the sum of the virtual completion times).
+* Work-conserving baselines keep one heap per GPU demand ``g``; at each step
+  the smallest head among the demands that fit starts. This starts exactly
+  the jobs a scan of the whole queue in key order would (the free GPUs only
+  shrink during a scan, so a job skipped once is skipped to the end), in
+  ``O(#demands)`` per start instead of ``O(queue)`` per event.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from bisect import bisect_left, insort
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass
+from numbers import Integral
+from typing import Protocol
+
+from ddlsched.errors import DdlschedError, UnknownMethodError
+from ddlsched.heuristics.asrpt_config import COMM_HEAVY, JobMapping, config_constants, map_job
+from ddlsched.problems.asrpt import AsrptInstance
+
+__all__ = [
+    "BASELINES",
+    "POLICIES",
+    "SERVER_SELECTIONS",
+    "AsrptPolicy",
+    "FreeGpus",
+    "JobTable",
+    "OnlinePolicy",
+    "QueuePolicy",
+    "Start",
+    "VirtualSrpt",
+    "make_policy",
+    "virtual_completion_times",
+    "virtual_sizes",
+]
+
+#: Baselines: ``name -> (key, strict)``; keys ``duration`` (``d~``), ``workload``
+#: (``g d~``), ``subtime`` (``r``).
+BASELINES: dict[str, tuple[str, bool]] = {
+    "spjf": ("duration", True),
+    "spwf": ("workload", True),
+    "wcs_duration": ("duration", False),
+    "wcs_workload": ("workload", False),
+    "wcs_subtime": ("subtime", False),
+}
+POLICIES: tuple[str, ...] = ("asrpt", "asrpt_perfect", *BASELINES)
+SERVER_SELECTIONS: tuple[str, ...] = ("most_free", "least_free", "asrpt")
+
+
+# --------------------------------------------------------------------------- cluster state
+
+
+class FreeGpus:
+    """Free GPUs per server, the servers bucketed by their free count (spec step 4).
+
+    ``free[m]`` is server ``m``'s free GPUs and ``total`` their sum.
+    :meth:`select` returns the spec's most-free-first or least-free-first
+    selection; :meth:`allocate` and :meth:`release` move servers between
+    buckets (``O(log M)`` search plus a short list move).
+    """
+
+    __slots__ = ("_buckets", "free", "gpus_per_server", "total")
+
+    def __init__(self, servers: int, gpus_per_server: int) -> None:
+        self.gpus_per_server = gpus_per_server
+        self.free = [gpus_per_server] * servers
+        self.total = servers * gpus_per_server
+        self._buckets: list[list[int]] = [[] for _ in range(gpus_per_server + 1)]
+        self._buckets[gpus_per_server] = list(range(servers))
+
+    def select(self, need: int, most_free: bool) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """``(servers, takes)`` for ``need`` GPUs: the servers in selection order and the
+        GPUs taken on each (all the free GPUs of each, the last one partly).
+
+        Most-free-first: free GPUs descending, ties by lower index; least-free-first:
+        the servers with a free GPU, ascending, ties by lower index. Requires
+        ``1 <= need <= total``.
+        """
+        if not 1 <= need <= self.total:
+            raise ValueError(f"{need} GPUs requested, {self.total} free")
+        g = self.gpus_per_server
+        servers: list[int] = []
+        takes: list[int] = []
+        left = need
+        for count in range(g, 0, -1) if most_free else range(1, g + 1):
+            for m in self._buckets[count]:
+                take = count if count < left else left
+                servers.append(m)
+                takes.append(take)
+                left -= take
+                if left == 0:
+                    return tuple(servers), tuple(takes)
+        raise AssertionError("free-GPU buckets out of step with the total")  # pragma: no cover
+
+    def _move(self, m: int, new: int) -> None:
+        bucket = self._buckets[self.free[m]]
+        del bucket[bisect_left(bucket, m)]
+        insort(self._buckets[new], m)
+        self.free[m] = new
+
+    def allocate(self, servers: Sequence[int], takes: Sequence[int]) -> None:
+        """Take ``takes[k]`` GPUs on ``servers[k]``."""
+        for m, take in zip(servers, takes, strict=True):
+            if take > self.free[m]:
+                raise ValueError(f"server {m}: {take} GPUs taken, {self.free[m]} free")
+            self._move(m, self.free[m] - take)
+            self.total -= take
+
+    def release(self, servers: Sequence[int], takes: Sequence[int]) -> None:
+        """Give back ``takes[k]`` GPUs on ``servers[k]``."""
+        for m, take in zip(servers, takes, strict=True):
+            if self.free[m] + take > self.gpus_per_server:
+                raise ValueError(f"server {m}: {take} GPUs released, {self.free[m]} free")
+            self._move(m, self.free[m] + take)
+            self.total += take
+
+
+# --------------------------------------------------------------------------- job table
+
+
+@dataclass(frozen=True)
+class JobTable:
+    """What the policies read of an instance, per job in instance order: ``g_i``,
+    configuration name, ``alpha~_min_i``, the ratio ``alpha_max_i / alpha~_min_i``,
+    ``n_i``, ``n~_i`` and ``r_i``."""
+
+    gpus: tuple[int, ...]
+    config: tuple[str, ...]
+    alpha_min_s: tuple[float, ...]
+    heavy_ratio: tuple[float, ...]
+    iterations: tuple[int, ...]
+    predicted: tuple[float, ...]
+    arrival_s: tuple[float, ...]
+    num_gpus: int
+
+    @classmethod
+    def of(cls, instance: AsrptInstance) -> JobTable:
+        """The table of ``instance`` (the per-configuration constants are cached)."""
+        cluster = instance.cluster
+        constants = {
+            name: config_constants(cluster, config) for name, config in instance.configs.items()
+        }
+        jobs = instance.jobs
+        return cls(
+            gpus=tuple(instance.configs[job.config].num_gpus for job in jobs),
+            config=tuple(job.config for job in jobs),
+            alpha_min_s=tuple(constants[job.config].alpha_min_s for job in jobs),
+            heavy_ratio=tuple(constants[job.config].ratio for job in jobs),
+            iterations=tuple(job.iterations for job in jobs),
+            predicted=tuple(float(job.predicted_iterations) for job in jobs),
+            arrival_s=tuple(float(job.arrival_s) for job in jobs),
+            num_gpus=cluster.num_gpus,
+        )
+
+    def sizes(self, perfect: bool = False) -> list[float]:
+        """``p~_i = (g_i / G) n~_i alpha~_min_i`` (``n_i`` instead of ``n~_i`` if ``perfect``)."""
+        n = self.iterations if perfect else self.predicted
+        G = self.num_gpus
+        return [
+            (g / G) * float(k) * a for g, k, a in zip(self.gpus, n, self.alpha_min_s, strict=True)
+        ]
+
+
+def virtual_sizes(instance: AsrptInstance, *, perfect: bool = False) -> list[float]:
+    """A-SRPT's virtual job sizes ``p~_i = (g_i / G) n~_i alpha~_min_i`` (instance order;
+    with ``perfect``, ``n_i`` replaces ``n~_i``)."""
+    return JobTable.of(instance).sizes(perfect)
+
+
+# --------------------------------------------------------------------------- virtual machine
+
+
+class VirtualSrpt:
+    """Preemptive SRPT on one machine, online (A-SRPT's instance ``A~1``).
+
+    A heap of ``(remaining, release, index)``; only the running job (the top)
+    progresses, accounted lazily: ``clock`` is when the top's ``remaining`` was
+    last brought up to date. The state changes only at :meth:`release` and
+    at completions (:meth:`complete_due`), with the float operations of
+    :func:`ddlsched.heuristics.srpt.srpt_completion_times`.
+    """
+
+    __slots__ = ("_arrival", "_heap", "_sizes", "clock")
+
+    def __init__(self, sizes: Sequence[float], arrival_s: Sequence[float]) -> None:
+        self._sizes = sizes
+        self._arrival = arrival_s
+        self._heap: list[tuple[float, float, int]] = []
+        self.clock = 0.0
+
+    def next_completion_s(self) -> float:
+        """When the running job completes if nothing is released before (``inf``: idle)."""
+        heap = self._heap
+        return self.clock + heap[0][0] if heap else math.inf
+
+    def complete_due(self, t: float) -> list[tuple[float, int]]:
+        """Complete the jobs that finish by ``t``: ``[(completion time, index), ...]`` in order."""
+        heap = self._heap
+        done = []
+        while heap and self.clock + heap[0][0] <= t:
+            remaining, _, i = heapq.heappop(heap)
+            self.clock = self.clock + remaining
+            done.append((self.clock, i))
+        return done
+
+    def release(self, t: float, jobs: Sequence[int]) -> list[tuple[float, int]]:
+        """Release ``jobs`` (one arrival group) at ``t``; the completions up to ``t`` first."""
+        done = self.complete_due(t)
+        heap = self._heap
+        if heap:
+            remaining, release, i = heap[0]
+            heap[0] = (remaining - (t - self.clock), release, i)  # the top only shrinks
+        self.clock = t
+        for i in jobs:
+            heapq.heappush(heap, (float(self._sizes[i]), float(self._arrival[i]), i))
+        return done
+
+
+def virtual_completion_times(instance: AsrptInstance, *, perfect: bool = False) -> list[float]:
+    """A-SRPT's virtual completion times ``c~_i`` (instance order): the times at which
+    jobs join ``pending_queue``; no job starts before its ``c~_i``."""
+    table = JobTable.of(instance)
+    vm = VirtualSrpt(table.sizes(perfect), table.arrival_s)
+    arrival = table.arrival_s
+    order = sorted(range(len(arrival)), key=lambda i: (arrival[i], i))
+    out = [math.nan] * len(arrival)
+    k = 0
+    while k < len(order) or vm.next_completion_s() < math.inf:
+        t = vm.next_completion_s()
+        if k < len(order) and arrival[order[k]] <= t:
+            t = arrival[order[k]]
+            group = []
+            while k < len(order) and arrival[order[k]] == t:
+                group.append(order[k])
+                k += 1
+            done = vm.release(t, group) + vm.complete_due(t)
+        else:
+            done = vm.complete_due(t)
+        for c, i in done:
+            out[i] = c
+    return out
+
+
+# --------------------------------------------------------------------------- policy protocol
+
+
+@dataclass(frozen=True, slots=True)
+class Start:
+    """A job started now: its servers in selection order, the GPUs taken on each,
+    Heavy-Edge's ``counts[s][k]`` (stage ``s`` on ``servers[k]``) and ``alpha``."""
+
+    job: int
+    servers: tuple[int, ...]
+    takes: tuple[int, ...]
+    counts: tuple[tuple[int, ...], ...]
+    alpha_s: float
+
+
+class OnlinePolicy(Protocol):
+    """What a policy provides to the event loop (see the module docstring)."""
+
+    def on_complete(self, t: float, jobs: Sequence[int]) -> None:
+        """Jobs ``jobs`` finished at ``t`` (their GPUs are already free)."""
+        ...
+
+    def on_arrive(self, t: float, jobs: Sequence[int]) -> None:
+        """Jobs ``jobs`` arrived at ``t`` (ascending index)."""
+        ...
+
+    def on_time(self, t: float) -> None:
+        """The policy's own events due at ``t`` (after completions and arrivals)."""
+        ...
+
+    def next_event_s(self) -> float:
+        """The time of the policy's next own event (``inf``: none)."""
+        ...
+
+    def schedule(self, t: float, cluster: FreeGpus) -> list[Start]:
+        """Start jobs at ``t`` (allocating on ``cluster``); the starts in order."""
+        ...
+
+    def decision_counts(self) -> dict[str, float]:
+        """The policy's own record, merged into the schedule's ``info``."""
+        ...
+
+
+class _PolicyBase:
+    """Selection + Heavy-Edge + allocation, shared by every policy."""
+
+    def __init__(self, instance: AsrptInstance, table: JobTable, seed: int) -> None:
+        self.instance = instance
+        self.table = table
+        self.seed = seed
+        self._mappings: dict[tuple[str, tuple[int, ...]], JobMapping] = {}
+
+    def _trial(
+        self, i: int, cluster: FreeGpus, most_free: bool
+    ) -> tuple[tuple[int, ...], tuple[int, ...], JobMapping]:
+        servers, takes = cluster.select(self.table.gpus[i], most_free)
+        name = self.table.config[i]
+        key = (name, takes)
+        mapping = self._mappings.get(key)
+        if mapping is None:
+            instance = self.instance
+            mapping = map_job(instance.cluster, instance.configs[name], takes, self.seed)
+            self._mappings[key] = mapping
+        return servers, takes, mapping
+
+    @staticmethod
+    def _launch(
+        i: int,
+        cluster: FreeGpus,
+        servers: tuple[int, ...],
+        takes: tuple[int, ...],
+        mapping: JobMapping,
+    ) -> Start:
+        cluster.allocate(servers, takes)
+        return Start(i, servers, takes, mapping.counts, mapping.alpha_s)
+
+    def _start(self, i: int, cluster: FreeGpus, most_free: bool) -> Start:
+        servers, takes, mapping = self._trial(i, cluster, most_free)
+        return self._launch(i, cluster, servers, takes, mapping)
+
+
+# --------------------------------------------------------------------------- A-SRPT
+
+
+@dataclass(slots=True)
+class _Window:
+    job: int
+    kappa_s: float
+    end_s: float
+
+
+class AsrptPolicy(_PolicyBase):
+    """A-SRPT, Algorithm 1, event-driven (see the module docstring)."""
+
+    def __init__(
+        self,
+        instance: AsrptInstance,
+        table: JobTable,
+        *,
+        perfect: bool = False,
+        delay_factor: float = 1.0,
+        comm_heavy: float = COMM_HEAVY,
+        delay_blocks: bool = True,
+        seed: int = 0,
+    ) -> None:
+        super().__init__(instance, table, seed)
+        self.delay_factor = delay_factor
+        self.comm_heavy = comm_heavy
+        self.delay_blocks = delay_blocks
+        self.sizes = table.sizes(perfect)
+        self.heavy = tuple(ratio >= comm_heavy for ratio in table.heavy_ratio)  # Line 8
+        self.vm = VirtualSrpt(self.sizes, table.arrival_s)
+        self.virtual_completion_s = [math.nan] * len(self.sizes)
+        self.pending: deque[int] = deque()
+        self.overdue: deque[int] = deque()
+        self.windows: list[_Window] = []
+        self._completed = False
+        self.counts = {
+            "comm_heavy_jobs": sum(self.heavy),
+            "started_immediately": 0,
+            "delays_opened": 0,
+            "started_on_improvement": 0,
+            "started_at_deadline": 0,
+            "started_after_deadline": 0,
+        }
+
+    # -- events ------------------------------------------------------------------
+
+    def _append(self, done: list[tuple[float, int]]) -> None:
+        for completion, i in done:  # Line 2, in virtual completion order
+            self.virtual_completion_s[i] = completion
+            self.pending.append(i)
+
+    def on_complete(self, t: float, jobs: Sequence[int]) -> None:
+        self._completed = True
+
+    def on_arrive(self, t: float, jobs: Sequence[int]) -> None:
+        self._append(self.vm.release(t, jobs))
+
+    def on_time(self, t: float) -> None:
+        self._append(self.vm.complete_due(t))
+
+    def next_event_s(self) -> float:
+        t = self.vm.next_completion_s()
+        for window in self.windows:
+            t = min(t, window.end_s)
+        return t
+
+    # -- decisions ---------------------------------------------------------------
+
+    def _ratio(self, i: int, alpha_s: float) -> float:
+        alpha_min_s = self.table.alpha_min_s[i]
+        return alpha_s / alpha_min_s if alpha_min_s > 0 else 1.0
+
+    def _serve_windows(self, t: float, cluster: FreeGpus, completed: bool, out: list) -> None:
+        """Lines 17-23 for every open window at ``t``."""
+        gpus = self.table.gpus
+        still = []
+        for window in self.windows:
+            i = window.job
+            trial = None
+            if completed and gpus[i] <= cluster.total:  # Line 18: recompute on availability
+                trial = self._trial(i, cluster, True)
+                if trial[2].alpha_s < window.kappa_s:  # Lines 19-20 (strict)
+                    out.append(self._launch(i, cluster, *trial))
+                    self.counts["started_on_improvement"] += 1
+                    continue
+            if t >= window.end_s:
+                if gpus[i] <= cluster.total:  # Line 23: the placement computed at the end
+                    if trial is None:
+                        trial = self._trial(i, cluster, True)
+                    out.append(self._launch(i, cluster, *trial))
+                    self.counts["started_at_deadline"] += 1
+                else:  # only with delay_blocks = false
+                    self.overdue.append(i)
+                continue
+            still.append(window)
+        self.windows = still
+
+    def schedule(self, t: float, cluster: FreeGpus) -> list[Start]:
+        out: list[Start] = []
+        completed, self._completed = self._completed, False
+        if self.windows:
+            self._serve_windows(t, cluster, completed, out)
+            if self.delay_blocks and self.windows:
+                return out  # Line 17's loop holds the scheduler
+        gpus = self.table.gpus
+        overdue = self.overdue
+        while overdue:
+            i = overdue[0]
+            if gpus[i] > cluster.total:
+                return out
+            overdue.popleft()
+            out.append(self._start(i, cluster, True))
+            self.counts["started_after_deadline"] += 1
+        pending = self.pending
+        counts = self.counts
+        while pending:
+            i = pending[0]  # Line 4
+            if gpus[i] > cluster.total:  # Lines 5, 31-32: wait for the next event
+                break
+            pending.popleft()  # Line 7
+            if not self.heavy[i]:  # Lines 26-28: least-free-first, start now
+                out.append(self._start(i, cluster, False))
+                continue
+            servers, takes, mapping = self._trial(i, cluster, True)  # Lines 9-11
+            if self._ratio(i, mapping.alpha_s) <= self.comm_heavy:  # Lines 12-13
+                out.append(self._launch(i, cluster, servers, takes, mapping))
+                counts["started_immediately"] += 1
+                continue
+            counts["delays_opened"] += 1  # Line 16: kappa = alpha
+            end_s = t + self.delay_factor * self.sizes[i]  # Line 17
+            if end_s <= t:  # a window of length 0 ends at once (Line 23)
+                out.append(self._launch(i, cluster, servers, takes, mapping))
+                counts["started_at_deadline"] += 1
+                continue
+            self.windows.append(_Window(i, mapping.alpha_s, end_s))
+            if self.delay_blocks:
+                break
+        return out
+
+    def decision_counts(self) -> dict[str, float]:
+        out: dict[str, float] = dict(self.counts)
+        out["virtual_total_completion_s"] = math.fsum(self.virtual_completion_s)
+        return out
+
+
+# --------------------------------------------------------------------------- baselines
+
+
+class QueuePolicy(_PolicyBase):
+    """A baseline of Sec. V-A-1-d: a keyed queue of arrived jobs, strict or
+    work-conserving (see the module docstring)."""
+
+    def __init__(
+        self,
+        instance: AsrptInstance,
+        table: JobTable,
+        *,
+        key: str,
+        strict: bool,
+        most_free: Sequence[bool],
+        seed: int = 0,
+    ) -> None:
+        super().__init__(instance, table, seed)
+        duration = [k * a for k, a in zip(table.predicted, table.alpha_min_s, strict=True)]
+        if key == "duration":
+            self.key = duration
+        elif key == "workload":
+            self.key = [g * d for g, d in zip(table.gpus, duration, strict=True)]
+        elif key == "subtime":
+            self.key = list(table.arrival_s)
+        else:
+            raise ValueError(f"unknown queue key {key!r}")
+        self.strict = strict
+        self.most_free = tuple(most_free)
+        self.queues: dict[int, list[tuple[float, float, int]]] = {}
+        self.demands: list[int] = []  # GPU demands seen, ascending
+
+    def on_complete(self, t: float, jobs: Sequence[int]) -> None:
+        pass
+
+    def on_arrive(self, t: float, jobs: Sequence[int]) -> None:
+        gpus = self.table.gpus
+        arrival = self.table.arrival_s
+        for i in jobs:
+            queue = self.queues.get(gpus[i])
+            if queue is None:
+                queue = self.queues[gpus[i]] = []
+                insort(self.demands, gpus[i])
+            heapq.heappush(queue, (self.key[i], arrival[i], i))
+
+    def on_time(self, t: float) -> None:
+        pass
+
+    def next_event_s(self) -> float:
+        return math.inf
+
+    def schedule(self, t: float, cluster: FreeGpus) -> list[Start]:
+        out: list[Start] = []
+        queues = self.queues
+        strict = self.strict
+        while cluster.total > 0:
+            free = cluster.total
+            best = None
+            best_demand = 0
+            for demand in self.demands:
+                queue = queues[demand]
+                if not queue:
+                    continue
+                if demand > free and not strict:
+                    break  # the demands are ascending: none of the rest fits
+                if best is None or queue[0] < best:
+                    best = queue[0]
+                    best_demand = demand
+            if best is None or best_demand > free:  # empty, or a strict head that does not fit
+                break
+            heapq.heappop(queues[best_demand])
+            i = best[2]
+            out.append(self._start(i, cluster, self.most_free[i]))
+        return out
+
+    def decision_counts(self) -> dict[str, float]:
+        return {}
+
+
+# --------------------------------------------------------------------------- factory
+
+
+def make_policy(
+    name: str,
+    instance: AsrptInstance,
+    *,
+    delay_factor: float = 1.0,
+    comm_heavy: float = COMM_HEAVY,
+    delay_blocks: bool = True,
+    server_selection: str = "most_free",
+    seed: int = 0,
+) -> OnlinePolicy:
+    """The policy ``name`` (one of :data:`POLICIES`) on ``instance``, ready for the loop.
+
+    ``delay_factor``, ``comm_heavy`` and ``delay_blocks`` apply to ``asrpt`` and
+    ``asrpt_perfect``; ``server_selection`` to the baselines (with ``asrpt``,
+    ``comm_heavy`` sets the class threshold). Heavy-Edge uses ``seed``.
+    """
+    if name not in POLICIES:
+        raise UnknownMethodError(
+            f"unknown asrpt policy {name!r} (choose from {', '.join(POLICIES)})"
+        )
+    if isinstance(delay_factor, bool) or not (
+        isinstance(delay_factor, (int, float)) and math.isfinite(delay_factor) and delay_factor >= 0
+    ):
+        raise DdlschedError(f"delay_factor must be a finite number >= 0, got {delay_factor!r}")
+    if isinstance(comm_heavy, bool) or not (
+        isinstance(comm_heavy, (int, float)) and math.isfinite(comm_heavy) and comm_heavy > 0
+    ):
+        raise DdlschedError(f"comm_heavy must be a finite number > 0, got {comm_heavy!r}")
+    if server_selection not in SERVER_SELECTIONS:
+        raise DdlschedError(
+            f"server_selection must be one of {', '.join(SERVER_SELECTIONS)}, "
+            f"got {server_selection!r}"
+        )
+    if isinstance(seed, bool) or not isinstance(seed, Integral) or seed < 0:
+        raise DdlschedError(f"seed must be a non-negative integer, got {seed!r}")
+    seed = int(seed)
+    table = JobTable.of(instance)
+    if name in ("asrpt", "asrpt_perfect"):
+        return AsrptPolicy(
+            instance,
+            table,
+            perfect=name == "asrpt_perfect",
+            delay_factor=float(delay_factor),
+            comm_heavy=float(comm_heavy),
+            delay_blocks=bool(delay_blocks),
+            seed=seed,
+        )
+    key, strict = BASELINES[name]
+    if server_selection == "asrpt":
+        most_free = [ratio >= comm_heavy for ratio in table.heavy_ratio]
+    else:
+        most_free = [server_selection == "most_free"] * len(table.gpus)
+    return QueuePolicy(instance, table, key=key, strict=strict, most_free=most_free, seed=seed)

@@ -1,0 +1,692 @@
+"""Family ``asrpt``: online scheduling of pipeline-parallel jobs with predicted sizes.
+
+Paper: "Prediction-Assisted Online Distributed Deep Learning Workload
+Scheduling in GPU Clusters" (Luo, Liu, Lee, Shroff), ``shared/papers/004_*.txt``,
+Section III (model: Eqs. 1-3 and 8); spec ``shared/specs/asrpt.md`` (the
+spec wins over the paper).
+
+This module holds the data: the cluster, the job configurations (stored
+once per instance, referenced by jobs), the jobs with their true and
+predicted iterations, the schedule type and the evaluator, the ONE place
+that computes ``sum_i C_i`` (Eq. 8) and the other metrics. It imports no
+solver and no algorithm. A job's per-iteration time ``alpha_i`` is the
+``placement`` family's (Eqs. 4-7), recomputed here by
+:func:`ddlsched.problems.placement.evaluate` on the job's own per-server
+GPU counts: each stage reserves ``x / g * B_inter`` of its servers' NICs,
+so there is no inter-job contention.
+
+Evaluator (:func:`evaluate`): a schedule gives each job a start ``t_i`` and
+a placement (the servers it uses and, per stage, the replicas on each of
+them). Checked: every job scheduled exactly once, ``t_i >= r_i`` (Eq. 1),
+every stage fully placed (Eq. 2), valid and distinct server ids, and at
+most ``g`` GPUs in use per server at every instant over half-open run
+intervals ``[t_i, C_i)`` (Eq. 3; a sweep over start and finish events,
+finishes first at equal times). ``C_i = t_i + n_i alpha_i``.
+
+Choices the spec leaves open (written down here):
+
+* ``makespan_s`` is ``max_i C_i - min_i r_i`` (the generators put the first
+  arrival at 0, so it is then ``max_i C_i``); utilisation is busy
+  GPU-seconds ``sum_i g_i n_i alpha_i`` over ``G x makespan``.
+* ``p50``/``p99`` JCT are :func:`numpy.percentile` with linear
+  interpolation over ``C_i - r_i``.
+* ``t_i >= r_i`` is checked with a tolerance of ``1e-9 max(1, r_i)`` s
+  (schedules built from integer time units carry float rounding); capacity
+  is checked exactly on the floats.
+* The per-configuration constants (``alpha~_min``, ``alpha_max``, the
+  communication-heavy class; spec "Instance") need Heavy-Edge, an
+  algorithm, so they are computed in :mod:`ddlsched.heuristics.asrpt_config`
+  (and ``alpha_lb`` in :mod:`ddlsched.models.asrpt`), cached per
+  configuration and cluster; :func:`job_placement_instance` is the bridge
+  to the ``placement`` family they all use.
+* ``epsilon_bar`` (Eq. 9, iterations) and the prediction-error
+  distribution are properties of the instance (:func:`prediction_error`),
+  copied into every evaluation.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ddlsched.errors import InfeasibleScheduleError, InvalidInstanceError
+from ddlsched.jsonio import (
+    check_fields,
+    check_header,
+    load_instance,
+    require_int,
+    require_number,
+    write_json,
+)
+from ddlsched.problems.placement import (
+    ALLREDUCE_KINDS,
+    Placement,
+    PlacementInstance,
+    Stage,
+)
+from ddlsched.problems.placement import evaluate as evaluate_placement
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "AsrptEvaluation",
+    "AsrptInstance",
+    "AsrptSchedule",
+    "Cluster",
+    "Job",
+    "JobConfig",
+    "JobRun",
+    "evaluate",
+    "job_alpha",
+    "job_placement_instance",
+    "prediction_error",
+    "schedule_from_json",
+    "schedule_to_json",
+]
+
+SCHEMA_VERSION = 1
+_STAGE_FIELDS = ("replicas", "fwd_s", "bwd_s", "in_bytes", "out_bytes", "param_bytes")
+_START_TOL = 1e-9
+#: Shares of jobs by relative prediction error (spec, "Prediction"): the bins'
+#: upper edges as fractions of ``n`` (``0`` exact, ``inf`` the rest).
+ERROR_BINS = (("exact", 0.0), ("le_10pct", 0.1), ("le_50pct", 0.5), ("le_100pct", 1.0))
+
+
+# --------------------------------------------------------------------------- instance
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """``servers`` (``M``) of ``gpus_per_server`` (``g``) GPUs; bandwidths in bytes/s."""
+
+    servers: int
+    gpus_per_server: int
+    b_inter: float
+    b_intra: float
+
+    def __post_init__(self) -> None:
+        require_int(self.servers, "cluster.servers", minimum=1)
+        g = require_int(self.gpus_per_server, "cluster.gpus_per_server", minimum=1)
+        require_number(self.b_inter, "cluster.b_inter", minimum=0, strict=True)
+        require_number(self.b_intra, "cluster.b_intra", minimum=0, strict=True)
+        if self.b_intra < self.b_inter / g:
+            raise InvalidInstanceError(
+                f"cluster.b_intra: {self.b_intra:.6g} B/s is below b_inter / g = "
+                f"{self.b_inter / g:.6g} B/s (the model needs B_intra >= B_inter / g, "
+                "so that no placement is slower than alpha_max)"
+            )
+
+    @property
+    def num_gpus(self) -> int:
+        """``G = M g``."""
+        return self.servers * self.gpus_per_server
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "servers": self.servers,
+            "gpus_per_server": self.gpus_per_server,
+            "b_inter": self.b_inter,
+            "b_intra": self.b_intra,
+        }
+
+
+@dataclass(frozen=True)
+class JobConfig:
+    """A pipeline-parallel job configuration in the ``placement`` format.
+
+    ``g_i = sum_s k_s`` (:attr:`num_gpus`); ``description`` says where it
+    comes from (model, profile, stand-in), entering no formula.
+    """
+
+    allreduce: str
+    stages: tuple[Stage, ...]
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "stages", tuple(self.stages))
+
+    @property
+    def num_gpus(self) -> int:
+        return sum(stage.replicas for stage in self.stages)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "allreduce": self.allreduce,
+            "stages": [{name: getattr(st, name) for name in _STAGE_FIELDS} for st in self.stages],
+        }
+        if self.description:
+            out["description"] = self.description
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str) -> JobConfig:
+        data = check_fields(
+            data, where, required=("allreduce", "stages"), optional=("description",)
+        )
+        if not isinstance(data["stages"], list):
+            raise InvalidInstanceError(f"{where}.stages: expected a list of stage objects")
+        stages = []
+        for s, raw in enumerate(data["stages"]):
+            fields = check_fields(raw, f"{where}.stages[{s}]", required=_STAGE_FIELDS)
+            stages.append(Stage(**{name: fields[name] for name in _STAGE_FIELDS}))
+        description = data.get("description", "")
+        if not isinstance(description, str):
+            raise InvalidInstanceError(f"{where}.description: expected a string")
+        return cls(allreduce=data["allreduce"], stages=tuple(stages), description=description)
+
+
+@dataclass(frozen=True)
+class Job:
+    """One job: arrival ``r_i`` (s), configuration name, true iterations ``n_i``
+    (revealed at completion), predicted iterations ``n~_i``, the group key and
+    meta-feature values behind the prediction (provenance only) and an
+    optional model name."""
+
+    id: str
+    arrival_s: float
+    config: str
+    iterations: int
+    predicted_iterations: float
+    group: str = ""
+    features: Mapping[str, Any] = field(default_factory=dict)
+    model: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "id": self.id,
+            "arrival_s": self.arrival_s,
+            "config": self.config,
+            "iterations": self.iterations,
+            "predicted_iterations": self.predicted_iterations,
+        }
+        if self.group:
+            out["group"] = self.group
+        if self.features:
+            out["features"] = dict(self.features)
+        if self.model:
+            out["model"] = self.model
+        return out
+
+
+_JOB_REQUIRED = ("id", "arrival_s", "config", "iterations", "predicted_iterations")
+_JOB_OPTIONAL = ("group", "features", "model")
+
+
+@dataclass(frozen=True)
+class AsrptInstance:
+    """A cluster, named configurations and jobs (spec ``asrpt.md``, "Instance").
+
+    ``time_unit_s`` is the integer time grid of the exact model (default
+    1 ms); ``provenance`` (trace, window, predictor, seed, prediction-error
+    statistics) enters no formula. Jobs are kept in file order.
+    """
+
+    cluster: Cluster
+    configs: Mapping[str, JobConfig]
+    jobs: tuple[Job, ...]
+    time_unit_s: float = 0.001
+    provenance: Mapping[str, Any] = field(default_factory=dict)
+
+    family: ClassVar[str] = "asrpt"
+    __hash__ = None  # equality by value; configs and provenance are dicts
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "jobs", tuple(self.jobs))
+        object.__setattr__(self, "configs", dict(self.configs))
+        if not isinstance(self.cluster, Cluster):
+            raise InvalidInstanceError("cluster: expected a Cluster")
+        require_number(self.time_unit_s, "time_unit_s", minimum=0, strict=True)
+        if not isinstance(self.provenance, Mapping):
+            raise InvalidInstanceError("provenance: expected a JSON object")
+        if not self.configs:
+            raise InvalidInstanceError("configs: at least one configuration is needed")
+        for name, config in self.configs.items():
+            self._check_config(name, config)
+        if not self.jobs:
+            raise InvalidInstanceError("jobs: at least one job is needed")
+        seen: set[str] = set()
+        for i, job in enumerate(self.jobs):
+            self._check_job(i, job)
+            if job.id in seen:
+                raise InvalidInstanceError(f"jobs[{i}].id: duplicate job id {job.id!r}")
+            seen.add(job.id)
+
+    def _check_config(self, name: str, config: JobConfig) -> None:
+        where = f"configs[{name!r}]"
+        if not isinstance(name, str) or not name:
+            raise InvalidInstanceError(f"{where}: configuration names must be non-empty strings")
+        if not isinstance(config, JobConfig):
+            raise InvalidInstanceError(f"{where}: expected a JobConfig")
+        if config.allreduce not in ALLREDUCE_KINDS:
+            raise InvalidInstanceError(
+                f"{where}.allreduce: must be one of {', '.join(ALLREDUCE_KINDS)}, "
+                f"got {config.allreduce!r}"
+            )
+        if not config.stages:
+            raise InvalidInstanceError(f"{where}.stages: at least one stage is needed")
+        for s, stage in enumerate(config.stages):
+            if not isinstance(stage, Stage):
+                raise InvalidInstanceError(f"{where}.stages[{s}]: expected a Stage")
+            stage.validate(f"{where}.stages[{s}]")
+        if config.num_gpus > self.cluster.num_gpus:
+            raise InvalidInstanceError(
+                f"{where}: needs {config.num_gpus} GPUs, the cluster has {self.cluster.num_gpus}"
+            )
+        try:  # the placement family's checks (boundary consistency, time scale)
+            job_placement_instance(self.cluster, config, _packed(self.cluster, config))
+        except InvalidInstanceError as exc:
+            raise InvalidInstanceError(f"{where}: {exc}") from None
+
+    def _check_job(self, i: int, job: Job) -> None:
+        where = f"jobs[{i}]"
+        if not isinstance(job, Job):
+            raise InvalidInstanceError(f"{where}: expected a Job")
+        if not isinstance(job.id, str) or not job.id:
+            raise InvalidInstanceError(f"{where}.id: expected a non-empty string, got {job.id!r}")
+        require_number(job.arrival_s, f"{where}.arrival_s (job {job.id})", minimum=0)
+        if job.config not in self.configs:
+            raise InvalidInstanceError(
+                f"{where}.config: unknown configuration {job.config!r} (job {job.id})"
+            )
+        require_int(job.iterations, f"{where}.iterations (job {job.id})", minimum=1)
+        require_number(
+            job.predicted_iterations, f"{where}.predicted_iterations (job {job.id})", minimum=0
+        )
+        if not isinstance(job.group, str) or not isinstance(job.model, str):
+            raise InvalidInstanceError(f"{where}: group and model must be strings (job {job.id})")
+        if not isinstance(job.features, Mapping):
+            raise InvalidInstanceError(f"{where}.features: expected a JSON object (job {job.id})")
+
+    # -- derived ----------------------------------------------------------------
+
+    @property
+    def num_jobs(self) -> int:
+        return len(self.jobs)
+
+    def gpus(self, job: Job) -> int:
+        """``g_i`` of ``job``."""
+        return self.configs[job.config].num_gpus
+
+    @property
+    def max_gpus(self) -> int:
+        """``g_max = max_i g_i``."""
+        return max(self.gpus(job) for job in self.jobs)
+
+    # -- JSON -------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "family": "asrpt",
+            "schema_version": SCHEMA_VERSION,
+            "cluster": self.cluster.to_dict(),
+            "time_unit_s": self.time_unit_s,
+            "configs": {name: config.to_dict() for name, config in self.configs.items()},
+            "jobs": [job.to_dict() for job in self.jobs],
+        }
+        if self.provenance:
+            out["provenance"] = dict(self.provenance)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Any) -> AsrptInstance:
+        """Build an instance from the spec's JSON format; unknown fields are an error."""
+        data = check_fields(
+            data,
+            "asrpt instance",
+            required=("family", "schema_version", "cluster", "configs", "jobs"),
+            optional=("time_unit_s", "provenance"),
+        )
+        check_header(data, "asrpt", SCHEMA_VERSION)
+        raw = check_fields(
+            data["cluster"],
+            "cluster",
+            required=("servers", "gpus_per_server", "b_inter", "b_intra"),
+        )
+        cluster = Cluster(
+            servers=raw["servers"],
+            gpus_per_server=raw["gpus_per_server"],
+            b_inter=require_number(raw["b_inter"], "cluster.b_inter"),
+            b_intra=require_number(raw["b_intra"], "cluster.b_intra"),
+        )
+        if not isinstance(data["configs"], Mapping):
+            raise InvalidInstanceError("configs: expected an object of named configurations")
+        configs = {
+            name: JobConfig.from_dict(raw_cfg, f"configs[{name!r}]")
+            for name, raw_cfg in data["configs"].items()
+        }
+        if not isinstance(data["jobs"], list):
+            raise InvalidInstanceError("jobs: expected a list of job objects")
+        jobs = []
+        for i, raw_job in enumerate(data["jobs"]):
+            fields = check_fields(
+                raw_job, f"jobs[{i}]", required=_JOB_REQUIRED, optional=_JOB_OPTIONAL
+            )
+            jobs.append(
+                Job(
+                    id=fields["id"],
+                    arrival_s=fields["arrival_s"],
+                    config=fields["config"],
+                    iterations=fields["iterations"],
+                    predicted_iterations=fields["predicted_iterations"],
+                    group=fields.get("group", ""),
+                    features=fields.get("features", {}),
+                    model=fields.get("model", ""),
+                )
+            )
+        return cls(
+            cluster=cluster,
+            configs=configs,
+            jobs=tuple(jobs),
+            time_unit_s=data.get("time_unit_s", 0.001),
+            provenance=data.get("provenance", {}),
+        )
+
+    @classmethod
+    def load(cls, path: str | Path) -> AsrptInstance:
+        """Read an instance file (JSON), with one-line errors naming the problem."""
+        return load_instance(cls.from_dict, path)
+
+    def save(self, path: str | Path) -> None:
+        write_json(path, self.to_dict())
+
+
+def _packed(cluster: Cluster, config: JobConfig) -> tuple[int, ...]:
+    full, rest = divmod(config.num_gpus, cluster.gpus_per_server)
+    return (cluster.gpus_per_server,) * full + ((rest,) if rest else ())
+
+
+def job_placement_instance(
+    cluster: Cluster, config: JobConfig, available: Sequence[int]
+) -> PlacementInstance:
+    """The ``placement`` instance of ``config`` on servers offering ``available`` GPUs."""
+    return _placement_instance(cluster, config, tuple(int(a) for a in available))
+
+
+@lru_cache(maxsize=65536)
+def _placement_instance(
+    cluster: Cluster, config: JobConfig, available: tuple[int, ...]
+) -> PlacementInstance:
+    return PlacementInstance(
+        gpus_per_server=cluster.gpus_per_server,
+        b_inter=cluster.b_inter,
+        b_intra=cluster.b_intra,
+        available=available,
+        allreduce=config.allreduce,
+        stages=config.stages,
+    )
+
+
+def job_alpha(cluster: Cluster, config: JobConfig, counts: tuple[tuple[int, ...], ...]) -> float:
+    """``alpha`` of ``config`` placed with ``counts[s][k]`` replicas of stage ``s`` on
+    the job's ``k``-th server (only the job's own servers; Eqs. 4-7)."""
+    return _alpha(cluster, config, counts)
+
+
+@lru_cache(maxsize=65536)
+def _alpha(cluster: Cluster, config: JobConfig, counts: tuple[tuple[int, ...], ...]) -> float:
+    width = len(counts[0]) if counts else 0
+    per_server = tuple(sum(row[k] for row in counts) for k in range(width))
+    if any(v < 1 for v in per_server):
+        raise InfeasibleScheduleError("a listed server holds no replica of the job")
+    instance = job_placement_instance(cluster, config, per_server)
+    return evaluate_placement(instance, Placement(counts)).iteration_time_s
+
+
+def prediction_error(instance: AsrptInstance) -> dict[str, float]:
+    """``epsilon_bar`` (Eq. 9: ``sum_i |n_i - n~_i| / I``, iterations), the unseen share
+    (``n~_i = 0``) and the shares of jobs by relative error ``|n - n~| / n``."""
+    n = np.array([job.iterations for job in instance.jobs], dtype=float)
+    pred = np.array([job.predicted_iterations for job in instance.jobs], dtype=float)
+    err = np.abs(n - pred)
+    rel = err / n
+    out = {
+        "epsilon_bar": float(err.mean()),
+        "epsilon": float(err.sum()),
+        "unseen_share": float(np.mean(pred == 0)),
+    }
+    lower = -math.inf
+    for name, edge in ERROR_BINS:
+        out[f"error_{name}"] = float(np.mean((rel > lower) & (rel <= edge)))
+        lower = edge
+    out["error_gt_100pct"] = float(np.mean(rel > 1.0))
+    return out
+
+
+# --------------------------------------------------------------------------- schedule
+
+
+@dataclass(frozen=True)
+class JobRun:
+    """Where and when one job runs: start ``t_i`` (s), its servers (cluster indices,
+    distinct) and ``counts[s][k]``, the replicas of stage ``s`` on ``servers[k]``."""
+
+    start_s: float
+    servers: tuple[int, ...]
+    counts: tuple[tuple[int, ...], ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "servers", tuple(int(m) for m in self.servers))
+        object.__setattr__(self, "counts", tuple(tuple(int(v) for v in row) for row in self.counts))
+
+    def gpus_on(self) -> dict[int, int]:
+        """``{server: GPUs the job holds there}``."""
+        return {m: sum(row[k] for row in self.counts) for k, m in enumerate(self.servers)}
+
+
+@dataclass(frozen=True)
+class AsrptSchedule:
+    """``runs[job id]``: each job's :class:`JobRun`; ``info`` is the policy's own
+    record (decision counts), not read by the evaluator."""
+
+    runs: Mapping[str, JobRun]
+    info: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AsrptEvaluation:
+    """What the evaluator computed (seconds); per-job arrays follow the instance's job order."""
+
+    total_completion_s: float
+    total_flow_s: float
+    makespan_s: float
+    mean_jct_s: float
+    p50_jct_s: float
+    p99_jct_s: float
+    utilisation: float
+    epsilon_bar: float
+    job_ids: tuple[str, ...]
+    start_s: tuple[float, ...]
+    finish_s: tuple[float, ...]
+    alpha_s: tuple[float, ...]
+
+    def summary(self) -> dict[str, float]:
+        """The headline metrics (what every result row carries)."""
+        return {
+            "total_completion_s": self.total_completion_s,
+            "total_flow_s": self.total_flow_s,
+            "makespan_s": self.makespan_s,
+            "mean_jct_s": self.mean_jct_s,
+            "p50_jct_s": self.p50_jct_s,
+            "p99_jct_s": self.p99_jct_s,
+            "utilisation": self.utilisation,
+            "epsilon_bar": self.epsilon_bar,
+        }
+
+
+def _check_run(instance: AsrptInstance, job: Job, run: JobRun) -> None:
+    config = instance.configs[job.config]
+    M = instance.cluster.servers
+    g = instance.cluster.gpus_per_server
+    where = f"job {job.id}"
+    if not isinstance(run, JobRun):
+        raise InfeasibleScheduleError(f"{where}: expected a JobRun, got {type(run).__name__}")
+    if not (isinstance(run.start_s, (int, float)) and math.isfinite(run.start_s)):
+        raise InfeasibleScheduleError(f"{where}: start {run.start_s!r} is not a finite number")
+    if run.start_s < job.arrival_s - _START_TOL * max(1.0, job.arrival_s):
+        raise InfeasibleScheduleError(
+            f"{where}: starts at {run.start_s!r} s before its arrival {job.arrival_s!r} s (Eq. 1)",
+            job=job.id,
+        )
+    if not run.servers:
+        raise InfeasibleScheduleError(f"{where}: no server given")
+    if len(set(run.servers)) != len(run.servers):
+        raise InfeasibleScheduleError(f"{where}: a server is listed twice: {list(run.servers)}")
+    for m in run.servers:
+        if not 0 <= m < M:
+            raise InfeasibleScheduleError(f"{where}: server {m} does not exist (0..{M - 1})")
+    if len(run.counts) != len(config.stages):
+        raise InfeasibleScheduleError(
+            f"{where}: {len(run.counts)} stage rows, the configuration has {len(config.stages)}"
+        )
+    for s, (row, stage) in enumerate(zip(run.counts, config.stages, strict=True)):
+        if len(row) != len(run.servers):
+            raise InfeasibleScheduleError(
+                f"{where}: stage {s} row has {len(row)} entries for {len(run.servers)} servers"
+            )
+        if any(v < 0 for v in row):
+            raise InfeasibleScheduleError(f"{where}: stage {s} has a negative replica count")
+        if sum(row) != stage.replicas:
+            raise InfeasibleScheduleError(
+                f"{where}: stage {s} has {sum(row)} replicas placed, k_s = {stage.replicas} (Eq. 2)"
+            )
+    for m, used in run.gpus_on().items():
+        if used > g:
+            raise InfeasibleScheduleError(
+                f"{where}: {used} GPUs on server {m} of {g} (Eq. 3)", job=job.id, server=m
+            )
+
+
+def evaluate(instance: AsrptInstance, schedule: AsrptSchedule) -> AsrptEvaluation:
+    """Check ``schedule`` (Eqs. 1-3) and compute ``sum_i C_i`` (Eq. 8) and the metrics."""
+    if not isinstance(schedule, AsrptSchedule):
+        raise InfeasibleScheduleError(f"expected an AsrptSchedule, got {type(schedule).__name__}")
+    runs = schedule.runs
+    ids = {job.id for job in instance.jobs}
+    extra = sorted(set(runs) - ids)
+    if extra:
+        raise InfeasibleScheduleError(f"schedule names unknown job(s) {', '.join(extra[:5])}")
+    cluster = instance.cluster
+    starts, finishes, alphas = [], [], []
+    events: list[
+        tuple[float, int, int, int, str]
+    ] = []  # (time, 0 finish / 1 start, server, gpus, id)
+    busy = 0.0
+    for job in instance.jobs:
+        run = runs.get(job.id)
+        if run is None:
+            raise InfeasibleScheduleError(f"job {job.id} is not scheduled", job=job.id)
+        _check_run(instance, job, run)
+        config = instance.configs[job.config]
+        alpha = job_alpha(cluster, config, run.counts)
+        start = float(run.start_s)
+        finish = start + job.iterations * alpha
+        starts.append(start)
+        finishes.append(finish)
+        alphas.append(alpha)
+        busy += config.num_gpus * job.iterations * alpha
+        for m, used in run.gpus_on().items():
+            events.append((start, 1, m, used, job.id))
+            events.append((finish, 0, m, used, job.id))
+    events.sort(key=lambda e: (e[0], e[1]))
+    in_use = [0] * cluster.servers
+    g = cluster.gpus_per_server
+    for time, kind, m, used, job_id in events:
+        if kind == 0:
+            in_use[m] -= used
+            continue
+        in_use[m] += used
+        if in_use[m] > g:
+            raise InfeasibleScheduleError(
+                f"server {m} over-committed at t = {time!r} s when job {job_id} starts: "
+                f"{in_use[m]} GPUs of {g} in use (Eq. 3)",
+                job=job_id,
+                server=m,
+                time=time,
+            )
+    arrivals = np.array([job.arrival_s for job in instance.jobs], dtype=float)
+    fin = np.array(finishes)
+    jct = fin - arrivals
+    makespan = float(fin.max() - arrivals.min())
+    total_gpus = cluster.num_gpus
+    return AsrptEvaluation(
+        total_completion_s=float(math.fsum(finishes)),
+        total_flow_s=float(math.fsum(jct)),
+        makespan_s=makespan,
+        mean_jct_s=float(jct.mean()),
+        p50_jct_s=float(np.percentile(jct, 50)),
+        p99_jct_s=float(np.percentile(jct, 99)),
+        utilisation=float(busy / (total_gpus * makespan)) if makespan > 0 else 0.0,
+        epsilon_bar=prediction_error(instance)["epsilon_bar"],
+        job_ids=tuple(job.id for job in instance.jobs),
+        start_s=tuple(starts),
+        finish_s=tuple(finishes),
+        alpha_s=tuple(alphas),
+    )
+
+
+# --------------------------------------------------------------------------- schedule JSON
+
+
+def schedule_to_json(schedule: AsrptSchedule, evaluation: AsrptEvaluation | None = None) -> dict:
+    """The CLI contract's schedule: per job start, servers, replicas per stage and
+    server and, with an evaluation, finish and alpha (seconds)."""
+    timing = {}
+    if evaluation is not None:
+        timing = {
+            job_id: (finish, alpha)
+            for job_id, finish, alpha in zip(
+                evaluation.job_ids, evaluation.finish_s, evaluation.alpha_s, strict=True
+            )
+        }
+    jobs = []
+    for job_id, run in schedule.runs.items():
+        row: dict[str, Any] = {"id": job_id, "start_s": run.start_s}
+        if job_id in timing:
+            row["finish_s"], row["alpha_s"] = timing[job_id]
+        row["servers"] = list(run.servers)
+        row["replicas"] = [list(r) for r in run.counts]
+        jobs.append(row)
+    out: dict[str, Any] = {"jobs": jobs}
+    if schedule.info:
+        out["info"] = dict(schedule.info)
+    return out
+
+
+def schedule_from_json(data: Any) -> AsrptSchedule:
+    """Read a schedule back from :func:`schedule_to_json`'s output."""
+    data = check_fields(data, "schedule", required=("jobs",), optional=("info",))
+    if not isinstance(data["jobs"], list):
+        raise InvalidInstanceError("schedule.jobs: expected a list")
+    runs: dict[str, JobRun] = {}
+    for i, raw in enumerate(data["jobs"]):
+        row = check_fields(
+            raw,
+            f"schedule.jobs[{i}]",
+            required=("id", "start_s", "servers", "replicas"),
+            optional=("finish_s", "alpha_s"),
+        )
+        if not isinstance(row["id"], str) or row["id"] in runs:
+            raise InvalidInstanceError(f"schedule.jobs[{i}].id: missing or duplicate id")
+        servers = row["servers"]
+        counts = row["replicas"]
+        if not isinstance(servers, list) or not isinstance(counts, list):
+            raise InvalidInstanceError(f"schedule.jobs[{i}]: servers and replicas must be lists")
+        if not all(isinstance(r, list) for r in counts):
+            raise InvalidInstanceError(f"schedule.jobs[{i}].replicas: expected a list of lists")
+        runs[row["id"]] = JobRun(
+            start_s=require_number(row["start_s"], f"schedule.jobs[{i}].start_s"),
+            servers=tuple(
+                require_int(m, f"schedule.jobs[{i}].servers", minimum=0) for m in servers
+            ),
+            counts=tuple(
+                tuple(require_int(v, f"schedule.jobs[{i}].replicas", minimum=0) for v in r)
+                for r in counts
+            ),
+        )
+    info = data.get("info", {})
+    return AsrptSchedule(runs, info if isinstance(info, Mapping) else {})

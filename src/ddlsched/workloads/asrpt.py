@@ -1,0 +1,176 @@
+"""Instance generators of family ``asrpt``: presets ``tiny``, ``trace``, ``testbed``, ``paper``.
+
+Spec ``shared/specs/asrpt.md`` ("Workloads", "Presets").
+
+``tiny`` (this module) is small enough for the exact model and the brute
+force: 1-2 servers of 2-4 GPUs, 3-6 jobs, 1-3 synthetic configurations of
+1-3 stages (1-3 replicas each, ring AllReduce). Every term of Eq. (7) is
+a whole multiple of 50 ms for every placement (hence of the spec's 10 ms):
+``B_intra = B_inter`` (10 Gbps; allowed, ``>= B_inter / g``), compute
+``fwd + bwd`` a multiple of 50 ms, each stage boundary's transfer a
+multiple of 50 ms per neighbour replica (inter-server ``g`` times that),
+and each AllReduce ``L x 50 ms`` intra-server with ``L g / x`` whole for
+every split ``x < k``. So every ``alpha`` is a multiple of 50 ms;
+iterations are even (2-20), so every duration ``n alpha`` is a whole
+number of ``time_unit_s = 0.1`` s, as are the arrivals (0-3 s, the first
+at 0). Iterations are halved (kept even) until the horizon ``max r + sum_i
+n_i alpha_max_i`` is at most 500 units. Predictions carry a seeded error:
+a job is unseen (``n~ = 0``) with probability 0.15, else ``n~ = n
+exp(0.5 Z)``.
+
+The trace-driven presets live in :mod:`ddlsched.workloads.asrpt_traces`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ddlsched.errors import InvalidInstanceError, UnknownMethodError
+from ddlsched.problems.asrpt import AsrptInstance, Cluster, Job, JobConfig, job_placement_instance
+from ddlsched.problems.placement import Stage, alpha_max
+from ddlsched.rng import make_rng
+
+__all__ = ["PRESETS", "TINY_HORIZON_UNITS", "generate", "tiny"]
+
+_STEP_S = 0.05
+_B = 10e9 / 8
+TINY_HORIZON_UNITS = 500
+
+
+def _tiny_config(rng, g: int, max_gpus: int, name: str) -> JobConfig:
+    num_stages = min(int(rng.integers(1, 4)), max_gpus)
+    replicas: list[int] = []
+    for _ in range(num_stages):
+        room = max_gpus - sum(replicas) - (num_stages - len(replicas) - 1)
+        if room < 1:
+            break
+        replicas.append(int(rng.integers(1, min(3, room) + 1)))
+    num_stages = len(replicas)
+    # transfer unit u_s (s per neighbour replica, intra-server) of boundary s-1|s
+    units = [0] + [int(rng.integers(0, 3)) for _ in range(num_stages - 1)]
+    stages = []
+    for s, k in enumerate(replicas):
+        fwd_steps = int(rng.integers(1, 3))
+        bwd_steps = int(rng.integers(1, 3))
+        k_prev = replicas[s - 1] if s > 0 else 1
+        k_next = replicas[s + 1] if s + 1 < num_stages else 1
+        in_bytes = units[s] * _STEP_S * k_prev * _B / 2 if s > 0 else 0.0
+        out_bytes = units[s + 1] * _STEP_S * k_next * _B / 2 if s + 1 < num_stages else 0.0
+        if k >= 2:
+            steps = int(rng.integers(1, 3))
+            if any((steps * g) % x for x in range(1, k)):
+                steps = math.lcm(*range(1, k)) * steps
+            param_bytes = steps * _STEP_S * _B * k / (2.0 * (k - 1))
+        else:
+            param_bytes = float(rng.integers(1, 5)) * 1e7  # no AllReduce: enters no term
+        stages.append(
+            Stage(
+                replicas=k,
+                fwd_s=fwd_steps * _STEP_S,
+                bwd_s=bwd_steps * _STEP_S,
+                in_bytes=in_bytes,
+                out_bytes=out_bytes,
+                param_bytes=param_bytes,
+            )
+        )
+    desc = f"synthetic {num_stages}-stage {name}: replicas {replicas}, terms multiples of 50 ms"
+    return JobConfig(allreduce="rar", stages=tuple(stages), description=desc)
+
+
+def tiny(
+    seed: int = 0, *, num_jobs: int | None = None, servers: int | None = None
+) -> AsrptInstance:
+    """A tiny instance the exact model proves in seconds (see the module docstring)."""
+    rng = make_rng(seed)
+    M = int(rng.integers(1, 3)) if servers is None else servers
+    g = int(rng.integers(2, 5))
+    n_jobs = int(rng.integers(3, 7)) if num_jobs is None else num_jobs
+    for name, value, lo, hi in (("servers", M, 1, 2), ("num_jobs", n_jobs, 1, 8)):
+        if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+            raise InvalidInstanceError(f"preset tiny: {name} must be in {lo}..{hi}, got {value!r}")
+    cluster = Cluster(servers=M, gpus_per_server=g, b_inter=_B, b_intra=_B)
+    num_configs = int(rng.integers(1, 4))
+    configs = {
+        f"c{c}": _tiny_config(rng, g, min(cluster.num_gpus, 6), f"c{c}") for c in range(num_configs)
+    }
+    names = list(configs)
+    arrivals = sorted(int(rng.integers(0, 31)) for _ in range(n_jobs))
+    arrivals = [a - arrivals[0] for a in arrivals]
+    picks = [names[int(rng.integers(num_configs))] for _ in range(n_jobs)]
+    iterations = [2 * int(rng.integers(1, 11)) for _ in range(n_jobs)]
+    unit = 0.1
+    amax = {}
+    for name, config in configs.items():
+        full, rest = divmod(config.num_gpus, g)
+        packed = (g,) * full + ((rest,) if rest else ())
+        amax[name] = alpha_max(job_placement_instance(cluster, config, packed))
+
+    def horizon() -> float:
+        return arrivals[-1] + sum(
+            n * amax[c] / unit for n, c in zip(iterations, picks, strict=True)
+        )
+
+    while horizon() > TINY_HORIZON_UNITS:
+        k = max(range(n_jobs), key=lambda i: iterations[i] * amax[picks[i]])
+        if iterations[k] <= 2:
+            break
+        iterations[k] = max(2, 2 * (iterations[k] // 4))
+    jobs = []
+    for i in range(n_jobs):
+        if rng.random() < 0.15:
+            predicted = 0.0
+        else:
+            predicted = round(iterations[i] * math.exp(0.5 * float(rng.standard_normal())), 3)
+        jobs.append(
+            Job(
+                id=f"j{i}",
+                arrival_s=round(arrivals[i] * unit, 10),
+                config=picks[i],
+                iterations=iterations[i],
+                predicted_iterations=predicted,
+                group=picks[i],
+            )
+        )
+    return AsrptInstance(
+        cluster=cluster,
+        configs=configs,
+        jobs=tuple(jobs),
+        time_unit_s=unit,
+        provenance={"preset": "tiny", "seed": seed},
+    )
+
+
+def _trace(seed: int = 0, **params: Any) -> AsrptInstance:
+    from ddlsched.workloads.asrpt_traces import trace_preset
+
+    return trace_preset(seed, **params)
+
+
+def _testbed(seed: int = 0, **params: Any) -> AsrptInstance:
+    from ddlsched.workloads.asrpt_traces import testbed_preset
+
+    return testbed_preset(seed, **params)
+
+
+def _paper(seed: int = 0, **params: Any) -> AsrptInstance:
+    from ddlsched.workloads.asrpt_traces import paper_preset
+
+    return paper_preset(seed, **params)
+
+
+PRESETS = {"tiny": tiny, "trace": _trace, "testbed": _testbed, "paper": _paper}
+
+
+def generate(preset: str, seed: int = 0, **params: Any) -> AsrptInstance:
+    """Generate an ``asrpt`` instance from a named preset."""
+    try:
+        factory = PRESETS[preset]
+    except KeyError:
+        raise UnknownMethodError(
+            f"unknown asrpt preset {preset!r} (choose from {', '.join(PRESETS)})"
+        ) from None
+    try:
+        return factory(seed, **params)
+    except TypeError as exc:
+        raise InvalidInstanceError(f"preset {preset!r}: {exc}") from None
