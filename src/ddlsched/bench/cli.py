@@ -181,6 +181,12 @@ def _cmd_worstcase(args: argparse.Namespace) -> int:
         ) from None
     if not args.time_limit > 0:
         raise DdlschedError(f"--time-limit must be > 0, got {args.time_limit}")
+    if args.candidates < 1 or args.seed < 0:
+        raise DdlschedError("--candidates must be >= 1 and --seed >= 0")
+    from ddlsched.registry import get_family
+
+    if get_family(args.family).worst_case is None:
+        raise DdlschedError(f"family {args.family!r} offers no worst-case search space")
     with Progress(
         TextColumn("worst-case search"),
         BarColumn(),

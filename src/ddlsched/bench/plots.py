@@ -17,7 +17,9 @@ and the paper-style figures its family lists in :data:`PAPER_FIGURES`:
   generator parameter that varies within an instance group;
 * ``ratio-groups-<family>`` (muri headline): mean ratio per group and method;
 * ``runtime-bars-<family>`` (placement, Table II): mean runtime per method (log),
-  beside the per-model objective (``instances-placement-table2``).
+  beside the per-model objective (``instances-placement-table2``);
+* ``ratio-vs-error-<family>`` (asrpt): A-SRPT's measured ratio against the
+  prediction error ``epsilon_bar``, beside Theorem 1's bound.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ __all__ = [
     "plot_results",
     "ratio_by_group",
     "ratio_distribution",
+    "ratio_vs_error",
     "runtime_bars",
     "runtime_vs_size",
 ]
@@ -288,6 +291,41 @@ def runtime_bars(frame: pd.DataFrame, family: str, out: Path, fmt: str) -> list[
     return [_save(fig, out, f"runtime-bars-{family}", fmt)]
 
 
+def ratio_vs_error(frame: pd.DataFrame, family: str, out: Path, fmt: str) -> list[Path]:
+    """A-SRPT's measured ratio against the prediction error ``epsilon_bar``, beside
+    Theorem 1's bound for the same instances (asrpt; rows with ``info.theory``)."""
+    plt = _pyplot()
+    part = frame[(frame["family"] == family) & frame["ratio_lo"].notna()]
+    part = part[part["method"].isin(["asrpt", "asrpt_perfect"])]
+    if part.empty:
+        return []
+    metrics = part["metrics"].map(lambda m: json.loads(m or "{}"))
+    theory = part["info"].map(lambda i: json.loads(i or "{}").get("theory") or {})
+    data = part.assign(
+        eps=[
+            t.get("epsilon_bar", m.get("epsilon_bar")) for m, t in zip(metrics, theory, strict=True)
+        ],
+        bound=[t.get("theorem1_bound") for t in theory],
+    )
+    fig, ax = plt.subplots(figsize=(5.6, 4))
+    for label in sorted(dict.fromkeys(data["label"])):
+        rows = data[data["label"] == label]
+        ax.scatter(rows["eps"], rows["ratio_lo"], s=12, label=f"{label} (measured)")
+    bounds = data[data["bound"].notna()]
+    if not bounds.empty:
+        ax.scatter(
+            bounds["eps"], bounds["bound"], s=12, marker="x", color="black",
+            label="Theorem 1 bound",
+        )  # fmt: skip
+        ax.set_yscale("log")
+    ax.axhline(1.0, color="grey", lw=0.8, ls="--")
+    ax.set_xlabel("epsilon_bar (iterations, Eq. 9)")
+    ax.set_ylabel("competitive ratio (lower end)")
+    ax.set_title(f"{family}: measured ratio vs prediction error")
+    ax.legend(fontsize=7)
+    return [_save(fig, out, f"ratio-vs-error-{family}", fmt)]
+
+
 Figure = Callable[[pd.DataFrame, str, Path, str], list[Path]]
 
 #: Paper-style figures per family (the family specs' experiments).
@@ -295,6 +333,15 @@ PAPER_FIGURES: dict[str, tuple[Figure, ...]] = {
     "rar": (objective_bars, method_sweep_figures, instance_sweep_figures),
     "muri": (ratio_by_group, objective_bars),
     "placement": (runtime_bars, objective_bars, instance_sweep_figures, ratio_by_group),
+    # testbed bars (Fig. 5), job count / share / NIC / predictor sweeps (Figs. 6-9),
+    # the delay-factor sweep, the ratio against the prediction error
+    "asrpt": (
+        objective_bars,
+        instance_sweep_figures,
+        method_sweep_figures,
+        ratio_by_group,
+        ratio_vs_error,
+    ),
 }
 _DEFAULT_FIGURES: tuple[Figure, ...] = (
     objective_bars,

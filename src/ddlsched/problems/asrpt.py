@@ -30,9 +30,8 @@ Choices the spec leaves open (written down here):
   GPU-seconds ``sum_i g_i n_i alpha_i`` over ``G x makespan``.
 * ``p50``/``p99`` JCT are :func:`numpy.percentile` with linear
   interpolation over ``C_i - r_i``.
-* ``t_i >= r_i`` is checked with a tolerance of ``1e-9 max(1, r_i)`` s
-  (schedules built from integer time units carry float rounding); capacity
-  is checked exactly on the floats.
+* ``t_i >= r_i`` and capacity are checked exactly on the floats (producers
+  of schedules on an integer time grid start a job at ``max(S unit, r_i)``).
 * The per-configuration constants (``alpha~_min``, ``alpha_max``, the
   communication-heavy class; spec "Instance") need Heavy-Edge, an
   algorithm, so they are computed in :mod:`ddlsched.heuristics.asrpt_config`
@@ -91,7 +90,6 @@ __all__ = [
 
 SCHEMA_VERSION = 1
 _STAGE_FIELDS = ("replicas", "fwd_s", "bwd_s", "in_bytes", "out_bytes", "param_bytes")
-_START_TOL = 1e-9
 #: Shares of jobs by relative prediction error (spec, "Prediction"): the bins'
 #: upper edges as fractions of ``n`` (``0`` exact, ``inf`` the rest).
 ERROR_BINS = (("exact", 0.0), ("le_10pct", 0.1), ("le_50pct", 0.5), ("le_100pct", 1.0))
@@ -273,12 +271,12 @@ class AsrptInstance:
             if not isinstance(stage, Stage):
                 raise InvalidInstanceError(f"{where}.stages[{s}]: expected a Stage")
             stage.validate(f"{where}.stages[{s}]")
-        if config.num_gpus > self.cluster.num_gpus:
-            raise InvalidInstanceError(
-                f"{where}: needs {config.num_gpus} GPUs, the cluster has {self.cluster.num_gpus}"
-            )
+        # a configuration larger than the cluster is refused with the first job using it
+        # (_check_job), naming the job; checked here on the largest part that fits
+        packed = _packed(self.cluster, config)[: self.cluster.servers]
         try:  # the placement family's checks (boundary consistency, time scale)
-            job_placement_instance(self.cluster, config, _packed(self.cluster, config))
+            if sum(packed) >= config.num_gpus:
+                job_placement_instance(self.cluster, config, packed)
         except InvalidInstanceError as exc:
             raise InvalidInstanceError(f"{where}: {exc}") from None
 
@@ -292,6 +290,12 @@ class AsrptInstance:
         if job.config not in self.configs:
             raise InvalidInstanceError(
                 f"{where}.config: unknown configuration {job.config!r} (job {job.id})"
+            )
+        gpus = self.configs[job.config].num_gpus
+        if gpus > self.cluster.num_gpus:
+            raise InvalidInstanceError(
+                f"{where}: job {job.id} needs {gpus} GPUs (configuration {job.config!r}), "
+                f"the cluster has {self.cluster.num_gpus}: it can never run"
             )
         require_int(job.iterations, f"{where}.iterations (job {job.id})", minimum=1)
         require_number(
@@ -527,7 +531,7 @@ def _check_run(instance: AsrptInstance, job: Job, run: JobRun) -> None:
         raise InfeasibleScheduleError(f"{where}: expected a JobRun, got {type(run).__name__}")
     if not (isinstance(run.start_s, (int, float)) and math.isfinite(run.start_s)):
         raise InfeasibleScheduleError(f"{where}: start {run.start_s!r} is not a finite number")
-    if run.start_s < job.arrival_s - _START_TOL * max(1.0, job.arrival_s):
+    if run.start_s < job.arrival_s:
         raise InfeasibleScheduleError(
             f"{where}: starts at {run.start_s!r} s before its arrival {job.arrival_s!r} s (Eq. 1)",
             job=job.id,
@@ -582,7 +586,10 @@ def evaluate(instance: AsrptInstance, schedule: AsrptSchedule) -> AsrptEvaluatio
             raise InfeasibleScheduleError(f"job {job.id} is not scheduled", job=job.id)
         _check_run(instance, job, run)
         config = instance.configs[job.config]
-        alpha = job_alpha(cluster, config, run.counts)
+        try:
+            alpha = job_alpha(cluster, config, run.counts)
+        except InfeasibleScheduleError as exc:
+            raise InfeasibleScheduleError(f"job {job.id}: {exc}", job=job.id) from None
         start = float(run.start_s)
         finish = start + job.iterations * alpha
         starts.append(start)

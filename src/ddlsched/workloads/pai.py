@@ -188,6 +188,11 @@ def read_pai(directory: str | Path) -> RawTrace:
         if name not in first_start or math.isnan(sub):
             dropped += 1
             continue
+        if last_end[name] < first_start[name]:
+            raise InvalidInstanceError(
+                f"{directory}: job {name!r} ends ({last_end[name]!r}) before it starts "
+                f"({first_start[name]!r}) in pai_task_table"
+            )
         ids.append(name)
         insts.append(inst)
         users.append(user)

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import csv
 import datetime as _dt
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -208,12 +209,36 @@ def convert(
         raise  # pragma: no cover - the scan finds the failing value
 
 
-def _floats(path: Path, lines: Sequence[int], column: str, values: Sequence[str]) -> np.ndarray:
-    return np.array(convert(path, lines, column, values, float), dtype=float)
+def _checked(path, lines, column, values, fn, minimum):
+    def parse(text: str) -> Any:
+        value = fn(text)
+        if not math.isfinite(value) or (minimum is not None and value < minimum):
+            raise ValueError(text)
+        return value
+
+    return convert(path, lines, column, values, parse)
 
 
-def _ints(path: Path, lines: Sequence[int], column: str, values: Sequence[str]) -> np.ndarray:
-    return np.array(convert(path, lines, column, values, int), dtype=np.int64)
+def _floats(
+    path: Path,
+    lines: Sequence[int],
+    column: str,
+    values: Sequence[str],
+    minimum: float | None = None,
+) -> np.ndarray:
+    """Finite floats (at least ``minimum``); a bad value names the file, line and column."""
+    return np.array(_checked(path, lines, column, values, float, minimum), dtype=float)
+
+
+def _ints(
+    path: Path,
+    lines: Sequence[int],
+    column: str,
+    values: Sequence[str],
+    minimum: int | None = None,
+) -> np.ndarray:
+    """Integers (at least ``minimum``); a bad value names the file, line and column."""
+    return np.array(_checked(path, lines, column, values, int, minimum), dtype=np.int64)
 
 
 # --------------------------------------------------------------------------- formats
@@ -239,8 +264,8 @@ def read_philly(path: Path | None = None) -> RawTrace:
         submit_s=np.array(
             convert(path, lines, "timestamp", cols["timestamp"], _utc_seconds), dtype=float
         ),
-        duration_s=_floats(path, lines, "duration", cols["duration"]),
-        num_gpus=_ints(path, lines, "num_gpus", cols["num_gpus"]),
+        duration_s=_floats(path, lines, "duration", cols["duration"], minimum=0.0),
+        num_gpus=_ints(path, lines, "num_gpus", cols["num_gpus"], minimum=1),
         extra={"cluster": tuple(cols["cluster"])},
     )
 
@@ -254,8 +279,8 @@ def _read_itp_file(path: Path, cluster: str) -> RawTrace:
         source=str(path),
         job_id=tuple(cols["job_id"]),
         submit_s=_floats(path, lines, "submission_time", cols["submission_time"]),
-        duration_s=_floats(path, lines, "duration", cols["duration"]),
-        num_gpus=_ints(path, lines, "num_gpu", cols["num_gpu"]),
+        duration_s=_floats(path, lines, "duration", cols["duration"], minimum=0.0),
+        num_gpus=_ints(path, lines, "num_gpu", cols["num_gpu"], minimum=1),
         extra={"cluster": (cluster,) * len(lines)},
     )
 
