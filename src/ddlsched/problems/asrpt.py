@@ -68,6 +68,8 @@ from ddlsched.problems.placement import (
     Placement,
     PlacementInstance,
     Stage,
+    stages_from_json,
+    stages_to_json,
 )
 from ddlsched.problems.placement import evaluate as evaluate_placement
 
@@ -89,7 +91,6 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 1
-_STAGE_FIELDS = ("replicas", "fwd_s", "bwd_s", "in_bytes", "out_bytes", "param_bytes")
 #: Shares of jobs by relative prediction error (spec, "Prediction"): the bins'
 #: upper edges as fractions of ``n`` (``0`` exact, ``inf`` the rest).
 ERROR_BINS = (("exact", 0.0), ("le_10pct", 0.1), ("le_50pct", 0.5), ("le_100pct", 1.0))
@@ -155,7 +156,7 @@ class JobConfig:
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "allreduce": self.allreduce,
-            "stages": [{name: getattr(st, name) for name in _STAGE_FIELDS} for st in self.stages],
+            "stages": stages_to_json(self.stages),
         }
         if self.description:
             out["description"] = self.description
@@ -166,12 +167,7 @@ class JobConfig:
         data = check_fields(
             data, where, required=("allreduce", "stages"), optional=("description",)
         )
-        if not isinstance(data["stages"], list):
-            raise InvalidInstanceError(f"{where}.stages: expected a list of stage objects")
-        stages = []
-        for s, raw in enumerate(data["stages"]):
-            fields = check_fields(raw, f"{where}.stages[{s}]", required=_STAGE_FIELDS)
-            stages.append(Stage(**{name: fields[name] for name in _STAGE_FIELDS}))
+        stages = stages_from_json(data["stages"], f"{where}.stages")
         description = data.get("description", "")
         if not isinstance(description, str):
             raise InvalidInstanceError(f"{where}.description: expected a string")

@@ -82,6 +82,8 @@ __all__ = [
     "placement_from_json",
     "placement_to_json",
     "stage_server_time",
+    "stages_from_json",
+    "stages_to_json",
 ]
 
 ALLREDUCE_KINDS = ("rar", "tar")
@@ -257,7 +259,7 @@ class PlacementInstance:
             "b_intra": self.b_intra,
             "available": list(self.available),
             "allreduce": self.allreduce,
-            "stages": [{name: getattr(st, name) for name in _STAGE_FIELDS} for st in self.stages],
+            "stages": stages_to_json(self.stages),
         }
         if self.description:
             out["description"] = self.description
@@ -284,12 +286,7 @@ class PlacementInstance:
         check_header(data, "placement", SCHEMA_VERSION)
         if not isinstance(data["available"], list):
             raise InvalidInstanceError("available: expected a list of free-GPU counts")
-        if not isinstance(data["stages"], list):
-            raise InvalidInstanceError("stages: expected a list of stage objects")
-        stages = []
-        for s, raw in enumerate(data["stages"]):
-            fields = check_fields(raw, f"stages[{s}]", required=_STAGE_FIELDS)
-            stages.append(Stage(**{name: fields[name] for name in _STAGE_FIELDS}))
+        stages = stages_from_json(data["stages"], "stages")
         return cls(
             gpus_per_server=data["gpus_per_server"],
             b_inter=require_number(data["b_inter"], "b_inter"),
@@ -307,6 +304,22 @@ class PlacementInstance:
 
     def save(self, path: str | Path) -> None:
         write_json(path, self.to_dict())
+
+
+def stages_to_json(stages: Sequence[Stage]) -> list[dict[str, Any]]:
+    """Stages as the JSON format's list of stage objects."""
+    return [{name: getattr(st, name) for name in _STAGE_FIELDS} for st in stages]
+
+
+def stages_from_json(data: Any, where: str) -> tuple[Stage, ...]:
+    """Read a list of stage objects (exactly the stage fields; errors name ``where``)."""
+    if not isinstance(data, list):
+        raise InvalidInstanceError(f"{where}: expected a list of stage objects")
+    stages = []
+    for s, raw in enumerate(data):
+        fields = check_fields(raw, f"{where}[{s}]", required=_STAGE_FIELDS)
+        stages.append(Stage(**{name: fields[name] for name in _STAGE_FIELDS}))
+    return tuple(stages)
 
 
 # --------------------------------------------------------------------------- placement

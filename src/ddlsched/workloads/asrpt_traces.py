@@ -757,8 +757,10 @@ def _no_delay(delay: Any) -> None:
         )
 
 
-def trace_preset(
-    seed: int = 0,
+def _window_preset(
+    seed: int,
+    preset: str,
+    default_jobs: Any,
     *,
     trace: str = "philly",
     jobs: int | str | None = None,
@@ -774,12 +776,13 @@ def trace_preset(
     alpha_min_of: AlphaMinOf | None = None,
     delay: Any = None,
 ) -> AsrptInstance:
-    """Preset ``trace``: a window of a trace (module docstring; ``jobs=None``: 1000)."""
+    """The presets ``trace`` and ``paper``: a window of a trace on a cluster of
+    ``servers`` x ``gpus_per_server`` GPUs with a ``nic_gbps`` NIC."""
     _no_delay(delay)
     cluster, reference = _cluster(servers, gpus_per_server, nic_gbps)
     return build_window(
         seed,
-        preset="trace",
+        preset=preset,
         trace=trace,
         jobs=jobs,
         start=start,
@@ -791,48 +794,27 @@ def trace_preset(
         window_from=window_from,
         max_job_gpus=max_job_gpus,
         scale=1.0,
-        default_jobs=lambda size: DEFAULT_JOBS,
+        default_jobs=default_jobs,
         alpha_min_of=alpha_min_of,
     )
 
 
-def paper_preset(
-    seed: int = 0,
-    *,
-    trace: str = "philly",
-    jobs: int | str | None = None,
-    start: int | None = None,
-    predictor: str = "rf",
-    sigma: float = 0.5,
-    single_gpu_share: float | None = None,
-    nic_gbps: float = 10.0,
-    servers: int = 250,
-    gpus_per_server: int = 8,
-    window_from: str = "test",
-    max_job_gpus: int | None = None,
-    alpha_min_of: AlphaMinOf | None = None,
-    delay: Any = None,
-) -> AsrptInstance:
+def trace_preset(seed: int = 0, **params: Any) -> AsrptInstance:
+    """Preset ``trace``: a window of a trace (module docstring; ``jobs=None``: 1000).
+
+    Parameters (keywords): ``trace`` (default ``philly``), ``jobs``, ``start``,
+    ``predictor`` (``rf``), ``sigma`` (0.5), ``single_gpu_share``, ``nic_gbps``
+    (10), ``servers`` (250), ``gpus_per_server`` (8), ``window_from``
+    (``test``), ``max_job_gpus``, ``alpha_min_of`` (injected by the family).
+    """
+    return _window_preset(seed, "trace", lambda size: DEFAULT_JOBS, **params)
+
+
+def paper_preset(seed: int = 0, **params: Any) -> AsrptInstance:
     """Preset ``paper`` (Sec. V-B): 250 x 8 GPUs, 10 Gbps, 300 GB/s; ``jobs=None``: 5 % of
-    the trace (capped by the test split)."""
-    _no_delay(delay)
-    cluster, reference = _cluster(servers, gpus_per_server, nic_gbps)
-    return build_window(
-        seed,
-        preset="paper",
-        trace=trace,
-        jobs=jobs,
-        start=start,
-        predictor=predictor,
-        sigma=sigma,
-        single_gpu_share=single_gpu_share,
-        cluster=cluster,
-        reference=reference,
-        window_from=window_from,
-        max_job_gpus=max_job_gpus,
-        scale=1.0,
-        default_jobs=lambda size: max(1, round(PAPER_WINDOW_SHARE * size)),
-        alpha_min_of=alpha_min_of,
+    the trace (capped by the test split). Parameters as :func:`trace_preset`."""
+    return _window_preset(
+        seed, "paper", lambda size: max(1, round(PAPER_WINDOW_SHARE * size)), **params
     )
 
 
