@@ -146,6 +146,7 @@ def _broken(mutate):
         (lambda d: d["cluster"].update(servers=1, gpus_per_server=1), "needs 2 GPUs"),
         (lambda d: d["cluster"].update(b_intra=B / 4), "b_intra.*below b_inter / g"),
         (lambda d: d["cluster"].update(b_inter=0), "b_inter.*> 0"),
+        (lambda d: d["cluster"].update(servers=10**9), "exceeds the limit"),
         (lambda d: d["configs"]["one"]["stages"][0].update(fwd_s=-1), "fwd_s"),
         (lambda d: d["configs"]["one"].update(allreduce="star"), "allreduce"),
         (lambda d: d.update(jobs=[]), "at least one job"),

@@ -74,6 +74,7 @@ from ddlsched.problems.placement import (
 from ddlsched.problems.placement import evaluate as evaluate_placement
 
 __all__ = [
+    "MAX_CLUSTER_GPUS",
     "SCHEMA_VERSION",
     "AsrptEvaluation",
     "AsrptInstance",
@@ -91,6 +92,9 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 1
+#: Largest cluster accepted (``G = M g``): the paper's is 2,000 GPUs; the
+#: simulator and the exact model keep state per server.
+MAX_CLUSTER_GPUS = 1_000_000
 #: Shares of jobs by relative prediction error (spec, "Prediction"): the bins'
 #: upper edges as fractions of ``n`` (``0`` exact, ``inf`` the rest).
 ERROR_BINS = (("exact", 0.0), ("le_10pct", 0.1), ("le_50pct", 0.5), ("le_100pct", 1.0))
@@ -113,6 +117,11 @@ class Cluster:
         g = require_int(self.gpus_per_server, "cluster.gpus_per_server", minimum=1)
         require_number(self.b_inter, "cluster.b_inter", minimum=0, strict=True)
         require_number(self.b_intra, "cluster.b_intra", minimum=0, strict=True)
+        if self.servers * g > MAX_CLUSTER_GPUS:
+            raise InvalidInstanceError(
+                f"cluster: {self.servers} servers x {g} GPUs = {self.servers * g} GPUs exceeds "
+                f"the limit of {MAX_CLUSTER_GPUS} (the simulator keeps state per server)"
+            )
         if self.b_intra < self.b_inter / g:
             raise InvalidInstanceError(
                 f"cluster.b_intra: {self.b_intra:.6g} B/s is below b_inter / g = "
