@@ -19,7 +19,12 @@ and the paper-style figures its family lists in :data:`PAPER_FIGURES`:
 * ``runtime-bars-<family>`` (placement, Table II): mean runtime per method (log),
   beside the per-model objective (``instances-placement-table2``);
 * ``ratio-vs-error-<family>`` (asrpt): A-SRPT's measured ratio against the
-  prediction error ``epsilon_bar``, beside Theorem 1's bound.
+  prediction error ``epsilon_bar``, beside Theorem 1's bound;
+* ``median-training-<family>-<group>`` (dmlrs Fig. 10): mean median training time
+  per method;
+* ``rounding-ratios-<family>`` and ``covering-<family>`` (dmlrs_slot): histograms
+  of the rounded cost over the ILP optimum, and the share of draws meeting the
+  covering row against ``1 - delta``.
 """
 
 from __future__ import annotations
@@ -38,13 +43,16 @@ from ddlsched.bench.tables import load_results, rows_with_ratios
 
 __all__ = [
     "PAPER_FIGURES",
+    "covering_vs_delta",
     "instance_sweep_figures",
+    "median_training_bars",
     "method_sweep_figures",
     "objective_bars",
     "plot_results",
     "ratio_by_group",
     "ratio_distribution",
     "ratio_vs_error",
+    "rounding_histograms",
     "runtime_bars",
     "runtime_vs_size",
 ]
@@ -326,6 +334,82 @@ def ratio_vs_error(frame: pd.DataFrame, family: str, out: Path, fmt: str) -> lis
     return [_save(fig, out, f"ratio-vs-error-{family}", fmt)]
 
 
+def _metric_of(metrics: str, name: str) -> Any:
+    return json.loads(metrics or "{}").get(name)
+
+
+def median_training_bars(frame: pd.DataFrame, family: str, out: Path, fmt: str) -> list[Path]:
+    """Mean of the median training time per method, one panel per group whose instances
+    do not vary (dmlrs Fig. 10: PD-ORS against OASiS)."""
+    plt = _pyplot()
+    paths = []
+    part = frame[(frame["family"] == family) & frame["objective"].notna()]
+    part = part[part["status"].isin(["optimal", "feasible"]) & ~part["label"].map(_is_sweep)]
+    for group in dict.fromkeys(part["group"]):
+        rows = part[part["group"] == group]
+        if _swept_instance_params(frame[frame["group"] == group]):
+            continue
+        values = rows.assign(
+            m=[_metric_of(m, "median_training_time_s") for m in rows["metrics"]]
+        ).dropna(subset=["m"])
+        if values.empty:
+            continue
+        means = values.groupby("label")["m"].mean() / 3600.0
+        fig, ax = plt.subplots(figsize=(3 + 0.6 * len(means), 3.6))
+        ax.bar(list(means.index), means.to_numpy(), color="tab:green")
+        ax.set_ylabel("median training time (h)")
+        ax.set_title(f"{family} / {group}: median training time")
+        ax.tick_params(axis="x", rotation=45)
+        paths.append(_save(fig, out, f"median-training-{family}-{group}", fmt))
+    return paths
+
+
+def rounding_histograms(frame: pd.DataFrame, family: str, out: Path, fmt: str) -> list[Path]:
+    """Histograms of the rounding's ratio to the ILP optimum (dmlrs_slot), one per variant."""
+    plt = _pyplot()
+    part = frame[(frame["family"] == family) & (frame["method"] == "rounding")]
+    part = part[part["ratio_lo"].notna() & part["ratio_lo"].map(math.isfinite)]
+    if part.empty:
+        return []
+    labels = sorted(dict.fromkeys(part["label"]), key=str)
+    cols = min(4, len(labels))
+    rows_n = -(-len(labels) // cols)
+    fig, axes = plt.subplots(rows_n, cols, figsize=(3.2 * cols, 2.6 * rows_n), squeeze=False)
+    for ax, label in zip(axes.flat, labels, strict=False):
+        data = part[part["label"] == label]["ratio_lo"].to_numpy()
+        ax.hist(data, bins=30, color="tab:purple")
+        ax.set_title(label, fontsize=7)
+        ax.set_xlabel("rounded cost / ILP optimum", fontsize=7)
+    for ax in list(axes.flat)[len(labels) :]:
+        ax.axis("off")
+    return [_save(fig, out, f"rounding-ratios-{family}", fmt)]
+
+
+def covering_vs_delta(frame: pd.DataFrame, family: str, out: Path, fmt: str) -> list[Path]:
+    """Share of rounding draws meeting the covering row against ``1 - delta`` (dmlrs_slot)."""
+    plt = _pyplot()
+    part = frame[(frame["family"] == family) & (frame["method"] == "rounding")].copy()
+    if part.empty:
+        return []
+    info = part["info"].map(lambda i: json.loads(i or "{}"))
+    part["delta"] = [i.get("delta") for i in info]
+    part["scale"] = [i.get("scale") for i in info]
+    part["covering"] = [i.get("covering_success_share") for i in info]
+    part = part.dropna(subset=["delta", "covering"])
+    if part.empty:
+        return []
+    fig, ax = plt.subplots(figsize=(5, 4))
+    for (scale, group), rows in part.groupby(["scale", "group"], sort=False):
+        means = rows.groupby("delta")["covering"].mean().sort_index()
+        ax.plot(1 - means.index.to_numpy(), means.to_numpy(), "o-", label=f"{group}, {scale}")
+    ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls="--", label="1 - delta (guarantee)")
+    ax.set_xlabel("1 - delta")
+    ax.set_ylabel("share of draws meeting the covering row (26)")
+    ax.set_title(f"{family}: covering success against 1 - delta")
+    ax.legend(fontsize=7)
+    return [_save(fig, out, f"covering-{family}", fmt)]
+
+
 Figure = Callable[[pd.DataFrame, str, Path, str], list[Path]]
 
 #: Paper-style figures per family (the family specs' experiments).
@@ -342,6 +426,10 @@ PAPER_FIGURES: dict[str, tuple[Figure, ...]] = {
         ratio_by_group,
         ratio_vs_error,
     ),
+    # utility against machines and jobs (Figs. 6-9), mu / quanta sweeps, median training
+    # time (Fig. 10), the ratio distributions over seeds (ratio_distribution, always drawn)
+    "dmlrs": (instance_sweep_figures, method_sweep_figures, median_training_bars),
+    "dmlrs_slot": (rounding_histograms, covering_vs_delta, method_sweep_figures),
 }
 _DEFAULT_FIGURES: tuple[Figure, ...] = (
     objective_bars,

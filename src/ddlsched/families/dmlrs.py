@@ -1,0 +1,382 @@
+"""Family ``dmlrs``: PD-ORS online and its baselines against the offline optimum and bounds.
+
+Paper: Yu, Liu, Wu, Ji, Bentley, "Toward Efficient Online Scheduling for
+Distributed Machine Learning Systems", IEEE TNSE 2022 (reading notes, seed
+002: DMLRS Eqs. 3-7, R-DMLRS Eq. 8, its dual Eqs. 10-11, the price function
+Eqs. 12-14, Algorithms 1-4, Problem (23)); spec ``shared/specs/dmlrs.md``.
+The objective is the total utility ``sum_i u_i(t~_i - a_i)`` of the jobs
+that finish, maximised; the competitive ratio of a method on an instance
+is ``OPT / utility``.
+
+Modules of the family:
+
+* problem: :mod:`ddlsched.problems.dmlrs` (instance, rate model with Fact 1,
+  schedule, the evaluator :func:`~ddlsched.problems.dmlrs.evaluate`);
+* workloads: :mod:`ddlsched.workloads.dmlrs` (presets ``paper``, ``tiny``,
+  ``micro``, ``trace``);
+* heuristics: :mod:`ddlsched.heuristics.pd_ors` (Algorithms 1-3 and the
+  OASiS variant), :mod:`ddlsched.heuristics.dmlrs_prices` (Eqs. 12-14),
+  :mod:`ddlsched.heuristics.dmlrs_slot` (Algorithm 4: internal case,
+  ``G_delta``, randomized rounding), :mod:`ddlsched.heuristics.dmlrs_baselines`
+  (FIFO, DRF and the per-slot simulation they share with Dorm);
+* solvers: :mod:`ddlsched.solvers.slot_lp` (Problem (23) in highspy,
+  right-hand side changed and warm-started between quanta);
+* models: :mod:`ddlsched.models.dmlrs` (``exact``, ``ub_trivial``,
+  ``colgen``, the bound ``UB(p)`` at given prices),
+  :mod:`ddlsched.models.dmlrs_dorm` (Dorm's per-slot MILP).
+
+Methods: ``pd_ors`` and ``oasis`` (heuristics, seeded), ``fifo``, ``drf``,
+``dorm`` (heuristics, no admission control), ``exact`` (the compact
+offline MILP, tiny instances), ``colgen`` (bound: column generation on
+R-DMLRS; also returns the restricted master's integer schedule),
+``ub_trivial`` and ``ub_prices`` (bounds; ``ub_prices`` runs PD-ORS with
+the same seed and certifies its ratio with ``UB(p_final)``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+from ddlsched.errors import DdlschedError
+from ddlsched.params import NoParams, param
+from ddlsched.problems.dmlrs import (
+    DmlrsEvaluation,
+    DmlrsInstance,
+    evaluate,
+    schedule_from_json,
+    schedule_to_json,
+)
+from ddlsched.registry import Family, RunContext, register_family, register_method
+from ddlsched.solvers.limits import SolveLimits
+from ddlsched.solvers.result import Outcome, Status
+from ddlsched.workloads.dmlrs import PRESETS, generate
+
+__all__ = ["FAMILY", "OasisParams", "PdOrsParams"]
+
+
+def _summary(evaluation: DmlrsEvaluation) -> dict[str, Any]:
+    return evaluation.summary()
+
+
+FAMILY = register_family(
+    Family(
+        name="dmlrs",
+        sense="max",
+        objective_name="total utility sum_i u_i(t~_i - a_i)",
+        load=DmlrsInstance.load,
+        from_dict=DmlrsInstance.from_dict,
+        generate=generate,
+        presets=PRESETS,
+        evaluate=evaluate,
+        objective=lambda evaluation: evaluation.total_utility,
+        evaluation_summary=_summary,
+        schedule_to_json=schedule_to_json,
+        schedule_from_json=schedule_from_json,
+        smoke=("tiny", {}),
+        summary="PD-ORS online (primal-dual, DP, LP rounding) vs FIFO/DRF/Dorm/OASiS, "
+        "offline optimum and column-generation bounds",
+    )
+)
+
+
+# --------------------------------------------------------------------------- PD-ORS and OASiS
+
+
+@dataclass(frozen=True)
+class _PriceParams:
+    """The price function's parameters (Eqs. 12-14), shared by PD-ORS and OASiS."""
+
+    quanta: int = param(32, "q: quanta of V_i / q samples in Algorithm 3's DP", minimum=1)
+    mu: float = param(
+        1.0, "mu of L (Eq. 14; not defined in the notes: ours)", minimum=0.0, exclusive_minimum=True
+    )
+    bounds: str = param(
+        "instance",
+        "U^r and L from the instance (the paper's) or given as parameters U and L (truly online)",
+        choices=("instance", "given"),
+    )
+    u_bound: str = param(
+        "spec",
+        "U^r at the smallest delay d_min - 1 (spec) or the notes' literal u(ceil(..) - a_i)",
+        choices=("spec", "literal"),
+    )
+    U: float | None = param(
+        None,
+        "U^r of every resource in use, with bounds = given",
+        minimum=0.0,
+        exclusive_minimum=True,
+    )
+    L: float | None = param(None, "L, with bounds = given", minimum=0.0, exclusive_minimum=True)
+
+
+@dataclass(frozen=True)
+class OasisParams(_PriceParams):
+    """Parameters of OASiS (Algorithms 1-3, workers and PSs never co-located, b_ext)."""
+
+
+@dataclass(frozen=True)
+class PdOrsParams(_PriceParams):
+    """Parameters of PD-ORS (Algorithms 1-4)."""
+
+    delta: float = param(
+        0.1,
+        "covering failure probability of the rounding, in (0, 1]",
+        minimum=0.0,
+        maximum=1.0,
+        exclusive_minimum=True,
+    )
+    S: int = param(10, "rounding draws per LP (up to 10 S while none is feasible)", minimum=1)
+    scale: str = param(
+        "chernoff",
+        "G_delta scaling before rounding (chernoff) or none (G = 1; ablation)",
+        choices=("chernoff", "none"),
+    )
+    slot_solver: str = param(
+        "lp",
+        "external case: LP relaxation + randomized rounding (lp, the paper) or exact ILP (ilp)",
+        choices=("lp", "ilp"),
+    )
+    dump_slot_problems: str | None = param(
+        None, "directory: write every external-case LP as a dmlrs_slot instance file"
+    )
+
+
+def _settings(params: Any, variant: str) -> Any:
+    from ddlsched.heuristics.pd_ors import PdOrsSettings
+
+    values = {f.name: getattr(params, f.name) for f in fields(params)}
+    return PdOrsSettings(variant=variant, **values)
+
+
+def _run_pd_ors(instance: DmlrsInstance, params: Any, ctx: RunContext, variant: str) -> Any:
+    from ddlsched.heuristics.pd_ors import run_pd_ors
+    from ddlsched.solvers.slot_lp import HighsSlotSolvers
+
+    return run_pd_ors(
+        instance, _settings(params, variant), ctx.seed, ctx.deadline, HighsSlotSolvers()
+    )
+
+
+@register_method(
+    "dmlrs",
+    "pd_ors",
+    "heuristic",
+    "PD-ORS (Algorithms 1-4): online primal-dual, DP over quanta, LP rounding; seeded",
+    params=PdOrsParams,
+)
+def _pd_ors(instance: DmlrsInstance, params: PdOrsParams, ctx: RunContext) -> Outcome:
+    run = _run_pd_ors(instance, params, ctx, "pd_ors")
+    return Outcome(run.schedule, info=dict(run.info))
+
+
+@register_method(
+    "dmlrs",
+    "oasis",
+    "heuristic",
+    "OASiS: Algorithms 1-3 with workers and PSs never on one machine (b_ext only)",
+    params=OasisParams,
+)
+def _oasis(instance: DmlrsInstance, params: OasisParams, ctx: RunContext) -> Outcome:
+    run = _run_pd_ors(instance, params, ctx, "oasis")
+    return Outcome(run.schedule, info=dict(run.info))
+
+
+# --------------------------------------------------------------------------- baselines
+
+
+@register_method(
+    "dmlrs", "fifo", "heuristic", "FIFO: arrival order, bundles on the least-loaded machine (DL2)"
+)
+def _fifo(instance: DmlrsInstance, params: NoParams, ctx: RunContext) -> Outcome:
+    from ddlsched.heuristics.dmlrs_baselines import run_fifo
+
+    return Outcome(run_fifo(instance, ctx.deadline))
+
+
+@register_method(
+    "dmlrs", "drf", "heuristic", "DRF: one bundle at a time to the smallest dominant share (DL2)"
+)
+def _drf(instance: DmlrsInstance, params: NoParams, ctx: RunContext) -> Outcome:
+    from ddlsched.heuristics.dmlrs_baselines import run_drf
+
+    return Outcome(run_drf(instance, ctx.deadline))
+
+
+@dataclass(frozen=True)
+class DormParams:
+    """Parameters of Dorm's per-slot MILP."""
+
+    slot_time_limit_s: float = param(
+        10.0,
+        "time limit of each slot's MILP (s; each slot also gets at most its share of the "
+        "method's remaining time)",
+        minimum=0.0,
+        exclusive_minimum=True,
+    )
+    util_gap: float = param(
+        0.01, "absolute gap of each slot's MILP (< 1: the served count is proven)", minimum=0.0,
+        maximum=0.999,
+    )  # fmt: skip
+    greedy_start: bool = param(
+        True,
+        "a slot stopped at its limit keeps the better of its incumbent and the FIFO/DRF "
+        "allocation (ours); false: no incumbent at the limit is an error",
+    )
+
+
+@register_method(
+    "dmlrs",
+    "dorm",
+    "heuristic",
+    "Dorm: per-slot MILP, most jobs served, then normalised utilisation",
+    params=DormParams,
+)
+def _dorm(instance: DmlrsInstance, params: DormParams, ctx: RunContext) -> Outcome:
+    from ddlsched.models.dmlrs_dorm import run_dorm
+
+    schedule, info = run_dorm(
+        instance,
+        backend=ctx.backend,
+        slot_time_limit_s=params.slot_time_limit_s,
+        deadline=ctx.deadline,
+        util_gap=params.util_gap,
+        greedy_start=params.greedy_start,
+    )
+    return Outcome(schedule, info=dict(info))
+
+
+# --------------------------------------------------------------------------- exact and bounds
+
+
+@dataclass(frozen=True)
+class ExactParams:
+    """Parameters of the compact offline MILP."""
+
+    cross_check: bool = param(False, "re-solve a proven optimum with the other backend (SCIP)")
+
+
+@register_method(
+    "dmlrs",
+    "exact",
+    "exact",
+    "compact offline MILP (completion and mode indicators; tiny instances)",
+    params=ExactParams,
+)
+def _exact(instance: DmlrsInstance, params: ExactParams, ctx: RunContext) -> Outcome:
+    from ddlsched.models.dmlrs import ExactFormulation
+    from ddlsched.solvers.formulation import solve_formulation
+
+    limits = SolveLimits(abs_gap=1e-9, seed=ctx.seed)
+    return solve_formulation(
+        ExactFormulation(),
+        instance,
+        ctx.backend,
+        limits,
+        params.cross_check,
+        deadline=ctx.deadline,
+    )
+
+
+@register_method(
+    "dmlrs", "ub_trivial", "bound", "sum of each job's utility alone at its fastest (upper bound)"
+)
+def _ub_trivial(instance: DmlrsInstance, params: NoParams, ctx: RunContext) -> Outcome:
+    from ddlsched.models.dmlrs import ub_trivial
+
+    return Outcome(None, Status.BOUND_ONLY, bound=ub_trivial(instance))
+
+
+@dataclass(frozen=True)
+class ColgenParams:
+    """Parameters of column generation on R-DMLRS."""
+
+    pricing: str = param(
+        "milp",
+        "single-job pricing: exact MILP or its LP relaxation at b_int (bound only)",
+        choices=("milp", "lp"),
+    )
+    seed_columns: bool = param(
+        True, "start from the PD-ORS, FIFO and DRF schedules (their time counts)"
+    )
+
+
+def _seed_schedules(instance: DmlrsInstance, ctx: RunContext) -> list[Any]:
+    """Initial columns: the PD-ORS (this seed), FIFO and DRF schedules, each within a share
+    of the time limit (a seed heuristic that fails or runs out of time is skipped)."""
+    from ddlsched.heuristics.dmlrs_baselines import run_drf, run_fifo
+
+    out = []
+    sub = RunContext(seed=ctx.seed, backend=ctx.backend, deadline=ctx.deadline.sub(0.1))
+    with contextlib.suppress(DdlschedError):
+        out.append(_run_pd_ors(instance, PdOrsParams(), sub, "pd_ors").schedule)
+    for run in (run_fifo, run_drf):
+        with contextlib.suppress(DdlschedError):
+            out.append(run(instance, ctx.deadline.sub(0.05)))
+    return out
+
+
+@register_method(
+    "dmlrs",
+    "colgen",
+    "bound",
+    "column generation on R-DMLRS: Lagrangian bound UB(p) + restricted-master schedule",
+    params=ColgenParams,
+)
+def _colgen(instance: DmlrsInstance, params: ColgenParams, ctx: RunContext) -> Outcome:
+    from ddlsched.models.dmlrs_colgen import colgen
+
+    started = time.perf_counter()
+    initial = _seed_schedules(instance, ctx) if params.seed_columns else []
+    seeded_s = time.perf_counter() - started
+    result = colgen(
+        instance, initial, pricing=params.pricing, backend=ctx.backend, deadline=ctx.deadline
+    )
+    info = {
+        "pricing": params.pricing,
+        "iterations": result.iterations,
+        "stopped": result.stopped,
+        "master_value": result.master_value,
+        "schedule_value": result.schedule_value,
+        "history": [asdict(h) for h in result.history],
+        "seed_columns_s": seeded_s,
+        **result.info,
+    }
+    if result.schedule is None:
+        return Outcome(None, Status.BOUND_ONLY, bound=result.bound, info=info)
+    return Outcome(result.schedule, Status.FEASIBLE, bound=result.bound, info=info)
+
+
+@dataclass(frozen=True)
+class UbPricesParams(PdOrsParams):
+    """PD-ORS's parameters plus the pricing of ``UB(p_final)``."""
+
+    pricing: str = param(
+        "milp",
+        "single-job pricing at the final prices: exact MILP or LP at b_int",
+        choices=("milp", "lp"),
+    )
+
+
+@register_method(
+    "dmlrs",
+    "ub_prices",
+    "bound",
+    "UB(p) at PD-ORS's final prices (same seed): a certificate of its competitive ratio",
+    params=UbPricesParams,
+)
+def _ub_prices(instance: DmlrsInstance, params: UbPricesParams, ctx: RunContext) -> Outcome:
+    from ddlsched.models.dmlrs import bound_at_prices
+
+    pd_params = PdOrsParams(**{f.name: getattr(params, f.name) for f in fields(PdOrsParams)})
+    run = _run_pd_ors(instance, pd_params, ctx, "pd_ors")
+    utility = evaluate(instance, run.schedule).total_utility
+    bound, info = bound_at_prices(
+        instance, run.prices, mode=params.pricing, backend=ctx.backend, deadline=ctx.deadline
+    )
+    info = dict(info)
+    info["pd_ors_utility"] = utility
+    info["certified_ratio"] = bound / utility if utility > 0 else None
+    return Outcome(None, Status.BOUND_ONLY, bound=bound, info=info)

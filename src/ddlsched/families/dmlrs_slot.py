@@ -1,0 +1,241 @@
+"""Family ``dmlrs_slot``: the rounding study, one PD-ORS Problem (23) per instance.
+
+Paper: Yu et al., IEEE TNSE 2022 (reading notes, seed 002), Algorithm 4's
+external case: Problem (23), the LP relaxation, ``G_delta`` scaling and the
+randomized rounding of Eqs. 27-28; spec ``shared/specs/dmlrs.md``,
+"Rounding study". Minimisation of the allocation's cost ``sum_h pw[h] w_h +
+ps[h] s_h``.
+
+Modules: problem :mod:`ddlsched.problems.dmlrs_slot` (instance, evaluator),
+workloads :mod:`ddlsched.workloads.dmlrs_slot` (``synthetic``; files dumped
+by ``pd_ors --param dump_slot_problems=DIR``), heuristics
+:mod:`ddlsched.heuristics.dmlrs_slot` (internal case, ``G_delta``, rounding),
+solvers :mod:`ddlsched.solvers.slot_lp` (the LP in highspy), model
+:mod:`ddlsched.models.dmlrs_slot` (the ILP in Pyomo).
+
+Methods:
+
+* ``lp`` (bound): the LP relaxation's optimum, a lower bound on every
+  integer allocation;
+* ``ilp`` (exact): the ILP (Pyomo + HiGHS; ``--param cross_check=true``
+  re-proves it with SCIP); ``infeasible`` when ``D > F`` or nothing fits;
+* ``rounding`` (heuristic, seeded; ``delta``, ``S``, ``scale``): the LP
+  optimum scaled by ``G_delta`` and rounded with PD-ORS's draw rule (``S``
+  draws, up to ``10 S`` while none is feasible). ``info`` records
+  ``G_delta``, the draws, ``covering_success_share`` (draws meeting (26)),
+  the share of draws breaking each packing row (``capacity_break_share``
+  (24), ``worker_cap_break_share`` (25), ``ps_break_share``) and
+  ``feasible_draws``; a call with no feasible draw is an ``error`` row
+  (counted in the table's errors), its statistics kept in ``info``;
+* ``internal`` (heuristic): Algorithm 4's internal case (``s =
+  ceil(D_int / gamma)`` PSs and ``gamma s`` workers on the cheapest machine
+  where they fit); it needs an instance with ``demand_internal`` (the whole
+  per-slot problem: ``synthetic --set internal=true``), else it is an
+  error. On such instances ``ilp`` is exact for the whole problem (its model
+  holds the single-machine option) and ``lp`` is the smaller of the LP
+  relaxation of (23) and the internal optimum (enumerated: ``D_int``
+  workers and ``ceil(D_int / gamma)`` PSs on the cheapest machine that holds
+  them), a valid lower bound.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ddlsched.errors import DdlschedError
+from ddlsched.params import NoParams, param
+from ddlsched.problems.dmlrs_slot import (
+    SlotEvaluation,
+    SlotInstance,
+    evaluate,
+    schedule_from_json,
+    schedule_to_json,
+)
+from ddlsched.registry import Family, RunContext, register_family, register_method
+from ddlsched.solvers.limits import SolveLimits
+from ddlsched.solvers.result import Outcome, Status
+from ddlsched.workloads.dmlrs_slot import PRESETS
+from ddlsched.workloads.dmlrs_slot import generate as _generate
+
+__all__ = ["FAMILY", "RoundingParams", "generate"]
+
+
+def _prices_of(instance: Any) -> Any:
+    from ddlsched.heuristics.dmlrs_prices import price_function
+
+    return price_function(instance).price
+
+
+def generate(preset: str, seed: int = 0, **params: Any) -> SlotInstance:
+    """A preset instance; the price function (a heuristic) is injected here."""
+    return _generate(preset, seed, prices_of=_prices_of, **params)
+
+
+def _summary(evaluation: SlotEvaluation) -> dict[str, Any]:
+    return evaluation.summary()
+
+
+FAMILY = register_family(
+    Family(
+        name="dmlrs_slot",
+        sense="min",
+        objective_name="allocation cost sum_h pw w + ps s",
+        load=SlotInstance.load,
+        from_dict=SlotInstance.from_dict,
+        generate=generate,
+        presets=PRESETS,
+        evaluate=evaluate,
+        objective=lambda evaluation: evaluation.cost,
+        evaluation_summary=_summary,
+        schedule_to_json=schedule_to_json,
+        schedule_from_json=schedule_from_json,
+        # a lightly loaded instance on which the rounding has a feasible draw (most have none)
+        smoke=(
+            "synthetic",
+            {
+                "jobs": 11,
+                "machines": 8,
+                "slots": 5,
+                "load": 0.0,
+                "demand_share": 0.1,
+                "internal": True,
+            },
+        ),
+        summary="PD-ORS's per-slot Problem (23): LP, ILP, G_delta rounding (rounding study)",
+    )
+)
+
+
+def _lp_solution(instance: SlotInstance, ctx: RunContext) -> Any:
+    from ddlsched.solvers.slot_lp import HighsSlotSolvers
+
+    lp = HighsSlotSolvers().lp(
+        instance.pw, instance.pps, instance.alpha, instance.beta, instance.cap,
+        instance.gamma, instance.global_batch,
+    )  # fmt: skip
+    return lp.solve(instance.demand, time_limit_s=ctx.deadline.remaining_s())
+
+
+@register_method("dmlrs_slot", "lp", "bound", "LP relaxation of Problem (23) with its PS row")
+def _lp(instance: SlotInstance, params: NoParams, ctx: RunContext) -> Outcome:
+    solution = _lp_solution(instance, ctx)
+    bounds = [] if solution is None else [float(solution.objective)]
+    info: dict[str, Any] = {"lp_external": bounds[0] if bounds else None}
+    if instance.demand_internal is not None:
+        internal = _internal_optimum(instance)
+        info["internal_optimum"] = internal
+        if internal is not None:
+            bounds.append(internal)
+    if not bounds:
+        return Outcome(None, Status.INFEASIBLE, info=info)
+    return Outcome(None, Status.BOUND_ONLY, bound=min(bounds), info=info)
+
+
+def _internal_optimum(instance: SlotInstance) -> float | None:
+    """The cheapest single-machine allocation at ``b_int``: ``D_int`` workers and
+    ``ceil(D_int / gamma)`` PSs (more of either only costs), over every machine."""
+    import numpy as np
+
+    w = min(instance.demand_internal or 0, instance.demand)
+    if w > instance.global_batch:
+        return None
+    s = -(-w // instance.gamma)
+    load = w * instance.alpha + s * instance.beta
+    fits = np.all(load <= instance.cap + 1e-9, axis=1)
+    if not fits.any():
+        return None
+    return float((w * instance.pw + s * instance.pps)[fits].min())
+
+
+@dataclass(frozen=True)
+class IlpParams:
+    """Parameters of the exact ILP."""
+
+    cross_check: bool = param(False, "re-solve a proven optimum with SCIP")
+
+
+@register_method(
+    "dmlrs_slot", "ilp", "exact", "ILP of Problem (23) (HiGHS; SCIP cross-check)", params=IlpParams
+)
+def _ilp(instance: SlotInstance, params: IlpParams, ctx: RunContext) -> Outcome:
+    from ddlsched.models.dmlrs_slot import SlotFormulation
+    from ddlsched.solvers.formulation import solve_formulation
+
+    return solve_formulation(
+        SlotFormulation(), instance, ctx.backend, SolveLimits(abs_gap=1e-9, seed=ctx.seed),
+        params.cross_check, deadline=ctx.deadline,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class RoundingParams:
+    """Parameters of the randomized rounding (Algorithm 4, Eqs. 27-28)."""
+
+    delta: float = param(
+        0.1, "covering failure probability, in (0, 1]", minimum=0.0, maximum=1.0,
+        exclusive_minimum=True,
+    )  # fmt: skip
+    S: int = param(10, "draws (up to 10 S while none is feasible)", minimum=1)
+    scale: str = param(
+        "chernoff", "G_delta scaling (chernoff) or none (G = 1)", choices=("chernoff", "none")
+    )
+
+
+@register_method(
+    "dmlrs_slot",
+    "rounding",
+    "heuristic",
+    "LP optimum scaled by G_delta, rounded with PD-ORS's draw rule; seeded",
+    params=RoundingParams,
+)
+def _rounding(instance: SlotInstance, params: RoundingParams, ctx: RunContext) -> Outcome:
+    from ddlsched.heuristics.dmlrs_slot import SlotData, round_solution
+    from ddlsched.rng import make_rng
+
+    solution = _lp_solution(instance, ctx)
+    if solution is None:
+        return Outcome(None, Status.INFEASIBLE, info={"lp": "infeasible"})
+    data = SlotData.from_instance(instance)
+    choice, stats = round_solution(
+        data, solution.w, solution.s, instance.demand, make_rng(ctx.seed),
+        delta=params.delta, draws=params.S, scale=params.scale,
+    )  # fmt: skip
+    info = {
+        "delta": params.delta,
+        "S": params.S,
+        "scale": params.scale,
+        "G_delta": stats.g_delta,
+        "draws": stats.draws,
+        "covering_success_share": stats.covering_share,
+        "capacity_break_share": stats.capacity_break_share,
+        "worker_cap_break_share": stats.worker_cap_break_share,
+        "ps_break_share": stats.ps_break_share,
+        "feasible_draws": stats.feasible_draws,
+        "lp_objective": float(solution.objective),
+    }
+    if choice is None:
+        info["error"] = f"no feasible draw in {stats.draws} (rounding failed)"
+        return Outcome(None, Status.ERROR, info=info)
+    return Outcome(choice.to_allocation(instance.num_machines), info=info)
+
+
+@register_method(
+    "dmlrs_slot",
+    "internal",
+    "heuristic",
+    "Algorithm 4's internal case: every worker and PS on the cheapest feasible machine",
+)
+def _internal(instance: SlotInstance, params: NoParams, ctx: RunContext) -> Outcome:
+    from ddlsched.heuristics.dmlrs_slot import InternalCase, SlotData
+
+    demand = instance.demand_internal
+    if demand is None:
+        raise DdlschedError(
+            "internal: the instance has no demand_internal (Problem (23) alone); generate "
+            "one with --set internal=true"
+        )
+    choice = InternalCase(SlotData.from_instance(instance)).solve(demand)
+    if choice is None:
+        return Outcome(None, Status.INFEASIBLE, info={"internal": "no machine fits"})
+    return Outcome(choice.to_allocation(instance.num_machines), info={"demand": demand})

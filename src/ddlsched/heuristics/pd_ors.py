@@ -1,0 +1,653 @@
+"""PD-ORS (Algorithms 1-3, with Algorithm 4 per slot) and its OASiS variant.
+
+Paper: Yu, Liu, Wu, Ji, Bentley, "Toward Efficient Online Scheduling for
+Distributed Machine Learning Systems", IEEE TNSE 2022 (reading notes, seed
+002), Algorithms 1-4, Eqs. 10-14 and 19-28; spec ``shared/specs/dmlrs.md``
+("PD-ORS" and "Baselines: oasis"; the spec wins).
+
+Algorithm 1 (online primal-dual, :func:`run_pd_ors`). Prices start at
+``p[h, r, t] = Q(0) = L``. Jobs are taken in arrival order (ties: instance
+order). For each arrival, Algorithm 2 finds the schedule of largest payoff
+``lambda_i``; if ``lambda_i > 0`` the job is accepted, its allocation (the
+integers actually chosen) recorded, ``rho[h, r, t]`` increased and
+``p[h, r, t] = Q_h^r(rho[h, r, t])`` recomputed on the touched cells
+(machines the job uses in a slot, every resource); otherwise it is
+rejected. Accepted schedules are never revised. The price function is
+:mod:`ddlsched.heuristics.dmlrs_prices` (Eqs. 12-14).
+
+Algorithm 3 (DP, :func:`theta_dp`), with the spec's quantisation: the
+workload ``V_i`` is split into ``q`` quanta of ``V_i / q`` samples (real
+numbers; ``quanta``, default 32). ``theta(t, k)`` is the cost of ``k``
+quanta in slot ``t`` (Algorithm 4; ``theta(t, 0) = 0``) with ``D = D_i(k
+V_i / q, b)``; ``Theta(t, k) = min_{0 <= j <= k} theta(t, j) + Theta(t -
+1, k - j)``, ``Theta(a_i - 1, 0) = 0``, ``Theta(a_i - 1, k > 0) = inf``.
+Ties keep the smallest ``j`` (the notes' strict ``cost-min > ...`` scanning
+``v`` upward). ``theta`` is computed once per arrival for every ``t in
+a_i..T`` and ``k in 1..q`` and reused for every completion slot. The
+slots' quanta sum to ``q``, and slot ``t`` with ``k_t`` quanta processes
+at least ``k_t V_i / q`` samples, so the schedule covers ``V_i`` (Eq. 3).
+
+Algorithm 2 (:func:`plan_job`): for ``t~ = a_i..T``, ``lambda' = u_i(t~ -
+a_i) - Theta(t~, q)``; the schedule is kept when ``lambda' > lambda``
+(strict), ``lambda`` starting at 0. Since ``Theta(t~, q) <= Theta(t~ - 1,
+q)`` and ``u_i`` is strictly decreasing, the kept schedule has work in slot
+``t~``, so its payoff is exactly ``u_i(t~ - a_i)`` minus its cost.
+
+Algorithm 4 per (t, k) (:mod:`ddlsched.heuristics.dmlrs_slot`): the
+cheaper feasible of the internal case (one machine, ``b_int``) and the
+external case (LP relaxation of Problem (23) with the PS row, scaled by
+``G_delta`` and rounded; or, with ``slot_solver = "ilp"``, the exact ILP);
+ties go to the internal case (ours). Quanta with the same ``D`` share one
+Problem (23), which is solved (and rounded) once (ours: the same problem).
+The LP of a (job, slot) is loaded once and re-solved for increasing ``D``
+by changing the bound of row (26) with a warm start
+(:class:`ddlsched.solvers.slot_lp.HighsSlotSolvers`). Two exact shortcuts
+(ours; they never change a ``theta`` value, only skip work that cannot
+win): the external case of a ``D`` is not solved when ``D > F`` (Eq. 25
+contradicts Eq. 26) or when the lower bound ``D min pw + (D / gamma) min
+ps`` of every external solution is not below the internal cost of each
+quantum with that ``D``; the draws are skipped when the LP optimum itself
+is not below those internal costs (a rounded draw never costs less than the
+LP). Both are counted in ``info`` (``lps_pruned``, ``roundings_skipped``).
+
+Dumps (``dump_slot_problems = DIR``, ours): every external-case LP solved
+is written to ``DIR/pd_ors_seed{seed}_job{i:05d}_slot{t:05d}_k{k:04d}.json``
+as a ``dmlrs_slot`` instance (:class:`ddlsched.problems.dmlrs_slot.SlotInstance`;
+``k`` the smallest quantum count with that ``D``); its ``meta`` records
+``source, seed, job, slot, k, quanta, demand_internal`` (``D_i(k V_i / q,
+b_int)``, the internal case's demand) and ``lp_objective`` (``None`` when
+infeasible).
+
+Randomness: one generator from the method seed (:func:`ddlsched.rng.make_rng`),
+spawned into one independent stream per job in arrival order (``Generator.spawn``).
+
+OASiS (``variant = "oasis"``, spec "Baselines", ours where the notes are
+silent): the same Algorithms 1-3, no internal case, ``b_ext`` always (also
+in ``U^r``'s ``d_min``), and Algorithm 4 replaced by the greedy of
+:class:`ddlsched.heuristics.dmlrs_slot.OasisCase` (workers and PSs of the
+job never on a common machine in a slot). No randomness, no LP.
+
+Capacities: every candidate is checked against ``C - rho`` with a slack of
+``1e-12 (C + 1)`` (floating point only), so that even a thousand jobs on
+one cell stay within the ``dmlrs`` evaluator's ``1e-9`` slack.
+
+Complexity per arrival: ``(T - a_i + 1)`` slots, each ``O(H R + q log H)``
+for the internal case plus at most ``min(q, F_i)`` LPs (with warm starts)
+and ``S``-``10 S`` vectorised draws per LP; the DP is ``O((T - a_i + 1)
+q^2)``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ddlsched.deadline import Deadline
+from ddlsched.errors import DdlschedError
+from ddlsched.heuristics.dmlrs_prices import BOUNDS, U_BOUNDS, PriceFunction, price_function
+from ddlsched.heuristics.dmlrs_slot import (
+    SCALES,
+    InternalCase,
+    OasisCase,
+    RoundingStats,
+    SlotChoice,
+    SlotData,
+    SlotSolvers,
+    lp_lower_bound,
+    round_solution,
+)
+from ddlsched.problems.dmlrs import (
+    DmlrsInstance,
+    DmlrsSchedule,
+    schedule_from_counts,
+    workers_needed,
+)
+from ddlsched.problems.dmlrs_slot import SlotInstance
+from ddlsched.rng import make_rng
+
+__all__ = [
+    "SLOT_SOLVERS",
+    "VARIANTS",
+    "JobPlan",
+    "PdOrsRun",
+    "PdOrsSettings",
+    "PdOrsState",
+    "plan_job",
+    "run_pd_ors",
+    "theta_dp",
+]
+
+VARIANTS = ("pd_ors", "oasis")
+SLOT_SOLVERS = ("lp", "ilp")
+#: Relative slack of the exact shortcuts (module docstring): prune only when clearly dominated.
+PRUNE_RTOL = 1e-9
+#: Slack on ``C - rho`` per candidate: ``CAPACITY_SLACK (C + 1)``.
+CAPACITY_SLACK = 1e-12
+
+
+def _number(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise DdlschedError(f"{name} must be a finite number, got {value!r}")
+    return float(value)
+
+
+@dataclass(frozen=True)
+class PdOrsSettings:
+    """The parameters of PD-ORS and OASiS (module docstring and spec); validated here too.
+
+    ``S`` draws per rounding (up to ``10 S``), ``delta`` and ``scale`` of
+    ``G_delta``, ``quanta`` ``q``, ``mu`` of ``L``, ``bounds`` and ``u_bound``
+    of the price function, ``U`` and ``L`` with ``bounds = "given"``,
+    ``slot_solver`` of the external case, ``variant`` (``pd_ors`` or
+    ``oasis``), ``dump_slot_problems`` (a directory: every external-case LP
+    solved is written there as a ``dmlrs_slot`` instance file).
+    """
+
+    delta: float = 0.1
+    S: int = 10
+    scale: str = "chernoff"
+    quanta: int = 32
+    mu: float = 1.0
+    bounds: str = "instance"
+    u_bound: str = "spec"
+    U: float | None = None
+    L: float | None = None
+    slot_solver: str = "lp"
+    variant: str = "pd_ors"
+    dump_slot_problems: str | None = None
+
+    def __post_init__(self) -> None:
+        delta = _number(self.delta, "delta")
+        if not 0.0 < delta <= 1.0:
+            raise DdlschedError(f"delta must be in (0, 1], got {self.delta!r}")
+        for name in ("S", "quanta"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise DdlschedError(f"{name} must be an integer >= 1, got {value!r}")
+        if not _number(self.mu, "mu") > 0:
+            raise DdlschedError(f"mu must be > 0, got {self.mu!r}")
+        for name, value, choices in (
+            ("scale", self.scale, SCALES),
+            ("bounds", self.bounds, BOUNDS),
+            ("u_bound", self.u_bound, U_BOUNDS),
+            ("slot_solver", self.slot_solver, SLOT_SOLVERS),
+            ("variant", self.variant, VARIANTS),
+        ):
+            if value not in choices:
+                raise DdlschedError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+        for name in ("U", "L"):
+            value = getattr(self, name)
+            if value is not None and not _number(value, name) > 0:
+                raise DdlschedError(f"{name} must be > 0, got {value!r}")
+        if self.bounds == "given" and (self.U is None or self.L is None):
+            raise DdlschedError("bounds = given needs both U and L")
+        if self.dump_slot_problems is not None and not isinstance(self.dump_slot_problems, str):
+            raise DdlschedError(
+                f"dump_slot_problems must be a directory name, got {self.dump_slot_problems!r}"
+            )
+
+
+@dataclass
+class PdOrsState:
+    """Algorithm 1's state: use ``rho[h, r, t - 1]`` and prices ``p[h, r, t - 1]``."""
+
+    rho: np.ndarray
+    prices: np.ndarray
+    price_fn: PriceFunction
+
+    @classmethod
+    def initial(cls, instance: DmlrsInstance, price_fn: PriceFunction) -> PdOrsState:
+        """No use, every price ``Q(0) = L``."""
+        shape = (instance.num_machines, len(instance.resources), instance.slots)
+        return cls(np.zeros(shape), np.full(shape, price_fn.L), price_fn)
+
+
+@dataclass
+class _Stats:
+    lps_solved: int = 0
+    lp_time_s: float = 0.0
+    ilps_solved: int = 0
+    ilp_time_s: float = 0.0
+    ilp_rejected: int = 0
+    lps_pruned: int = 0
+    roundings: int = 0
+    roundings_skipped: int = 0
+    roundings_infeasible: int = 0
+    draws: int = 0
+    covering: float = 0.0
+    capacity_break: float = 0.0
+    worker_cap_break: float = 0.0
+    ps_break: float = 0.0
+    infeasible_draws: int = 0
+    g_min: float = math.inf
+    g_max: float = -math.inf
+    dumped: int = 0
+
+    def add(self, rs: RoundingStats) -> None:
+        self.roundings += 1
+        self.roundings_infeasible += not rs.feasible
+        self.draws += rs.draws
+        self.covering += rs.covering_share * rs.draws
+        self.capacity_break += rs.capacity_break_share * rs.draws
+        self.worker_cap_break += rs.worker_cap_break_share * rs.draws
+        self.ps_break += rs.ps_break_share * rs.draws
+        self.infeasible_draws += rs.draws - rs.feasible_draws
+        self.g_min = min(self.g_min, rs.g_delta)
+        self.g_max = max(self.g_max, rs.g_delta)
+
+
+@dataclass(frozen=True, eq=False)
+class JobPlan:
+    """Algorithm 2's result for one job at the current prices.
+
+    ``theta[x, k]`` and ``Theta[x, k]`` belong to slot ``t = arrival + x``;
+    ``payoff`` is ``lambda_i`` (0 when no schedule has a positive payoff,
+    then ``completion_slot`` is ``None`` and ``slots`` is empty); ``slots``
+    lists ``(t, k_t, choice)`` of the chosen schedule.
+    """
+
+    job: int
+    payoff: float
+    completion_slot: int | None
+    cost: float
+    theta: np.ndarray
+    Theta: np.ndarray
+    slots: tuple[tuple[int, int, SlotChoice], ...]
+
+
+@dataclass(frozen=True, eq=False)
+class PdOrsRun:
+    """A run of Algorithm 1: the schedule, the final prices ``p[h, r, t - 1]`` and ``info``."""
+
+    schedule: DmlrsSchedule
+    prices: np.ndarray
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+def theta_dp(theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Algorithm 3 over quanta: ``Theta`` and the argmin ``j`` (quanta in the slot).
+
+    ``theta[x, k]`` is the cost of ``k`` quanta in the ``x``-th slot
+    (``theta[x, 0] = 0``, ``inf`` when infeasible). Returns ``Theta[x, k] =
+    min_j theta[x, j] + Theta[x - 1, k - j]`` (``Theta[-1] = (0, inf, ...)``)
+    and the smallest minimising ``j``.
+    """
+    n, q1 = theta.shape
+    Theta = np.empty((n, q1))
+    arg = np.zeros((n, q1), dtype=np.int64)
+    prev = np.full(q1, np.inf)
+    prev[0] = 0.0
+    k = np.arange(q1)
+    rest = k[:, None] - k[None, :]  # k - j
+    valid = rest >= 0
+    rest = np.maximum(rest, 0)
+    for x in range(n):
+        cand = np.where(valid, theta[x][None, :] + prev[rest], np.inf)
+        best = np.argmin(cand, axis=1)  # first minimum: the smallest j
+        Theta[x] = cand[k, best]
+        arg[x] = best
+        prev = Theta[x]
+    return Theta, arg
+
+
+class _Planner:
+    """Algorithm 4 for every (slot, quanta) of one job (one call of :func:`plan_job`)."""
+
+    def __init__(
+        self,
+        instance: DmlrsInstance,
+        i: int,
+        state: PdOrsState,
+        settings: PdOrsSettings,
+        rng: np.random.Generator,
+        solvers: SlotSolvers | None,
+        deadline: Deadline,
+        stats: _Stats,
+        seed: int,
+    ):
+        self.instance, self.i, self.state, self.settings = instance, i, state, settings
+        self.rng, self.solvers, self.deadline, self.stats, self.seed = (
+            rng,
+            solvers,
+            deadline,
+            stats,
+            seed,
+        )
+        job = instance.jobs[i]
+        self.job = job
+        q = settings.quanta
+        V = job.workload
+        samples = [k * V / q for k in range(1, q + 1)]  # k quanta of V_i / q (real) samples
+        self.d_ext = [workers_needed(job, v, instance.b_ext, instance.slot_s) for v in samples]
+        self.d_int = [workers_needed(job, v, instance.b_int, instance.slot_s) for v in samples]
+        self.alpha = instance.alpha[i]
+        self.beta = instance.beta[i]
+        self.slack = CAPACITY_SLACK * (instance.cap + 1.0)
+        self.t = job.arrival_slot
+        self._session: Any = None
+
+    def slot_data(self, t: int) -> SlotData:
+        """Problem (23)'s data of slot ``t`` at the current prices and use."""
+        p = self.state.prices[:, :, t - 1]
+        residual = np.maximum(self.instance.cap - self.state.rho[:, :, t - 1], 0.0)
+        return SlotData(
+            worker_price=p @ self.alpha,
+            ps_price=p @ self.beta,
+            alpha=self.alpha,
+            beta=self.beta,
+            residual=residual,
+            gamma=self.job.gamma,
+            max_workers=self.job.global_batch,
+            slack=self.slack,
+        )
+
+    def slot(self, t: int) -> tuple[np.ndarray, list[SlotChoice | None]]:
+        """``theta(t, k)`` for ``k = 0..q`` and the chosen allocations."""
+        self.t = t
+        q = self.settings.quanta
+        data = self.slot_data(t)
+        theta = np.full(q + 1, np.inf)
+        theta[0] = 0.0
+        choice: list[SlotChoice | None] = [None] * (q + 1)
+        if self.settings.variant == "oasis":
+            greedy = OasisCase(data)
+            cache: dict[int, SlotChoice | None] = {}
+            for k in range(1, q + 1):
+                D = self.d_ext[k - 1]
+                if D not in cache:
+                    cache[D] = greedy.solve(D)
+                if cache[D] is not None:
+                    theta[k], choice[k] = cache[D].cost, cache[D]
+            return theta, choice
+        internal = InternalCase(data)
+        int_cache: dict[int, SlotChoice | None] = {}
+        for k in range(1, q + 1):
+            D = self.d_int[k - 1]
+            if D not in int_cache:
+                int_cache[D] = internal.solve(D)
+            if int_cache[D] is not None:
+                theta[k], choice[k] = int_cache[D].cost, int_cache[D]
+        groups: dict[int, list[int]] = {}
+        for k in range(1, q + 1):
+            groups.setdefault(self.d_ext[k - 1], []).append(k)
+        self._session = None  # the (job, slot) LP, loaded on first use
+        for D in sorted(groups):
+            if self.job.global_batch < D:  # (25) contradicts (26)
+                continue
+            ks = groups[D]
+            beat = max(theta[k] for k in ks)  # the external case must cost less than this
+            if lp_lower_bound(data, D) >= beat * (1.0 + PRUNE_RTOL):
+                self.stats.lps_pruned += 1
+                continue
+            ext = self._external(data, D, min(ks), beat)
+            if ext is None:
+                continue
+            for k in ks:
+                if ext.cost < theta[k]:  # ties: the internal case
+                    theta[k], choice[k] = ext.cost, ext
+        return theta, choice
+
+    def _external(self, data: SlotData, D: int, k: int, beat: float) -> SlotChoice | None:
+        """The external case for ``D`` (first quantum count ``k``), if it can beat ``beat``."""
+        settings, stats = self.settings, self.stats
+        assert self.solvers is not None
+        args = (
+            data.worker_price,
+            data.ps_price,
+            data.alpha,
+            data.beta,
+            data.residual,
+            data.gamma,
+            data.max_workers,
+        )
+        if settings.slot_solver == "ilp":
+            self.deadline.check("PD-ORS slot ILPs")
+            start = time.perf_counter()
+            sol = self.solvers.ilp(*args, D, self.deadline.remaining_s())
+            stats.ilp_time_s += time.perf_counter() - start
+            stats.ilps_solved += 1
+            if sol is None:
+                return None
+            w = np.rint(np.asarray(sol.w)).astype(np.int64)
+            s = np.rint(np.asarray(sol.s)).astype(np.int64)
+            ok = (
+                data.fits(w, s)
+                and D <= w.sum() <= data.max_workers
+                and data.gamma * s.sum() >= w.sum()
+            )
+            if not ok:  # HiGHS's tolerances admitted a point our exact check refuses
+                stats.ilp_rejected += 1
+                return None
+            machines = np.flatnonzero((w > 0) | (s > 0))
+            cost = float(
+                data.worker_price[machines] @ w[machines] + data.ps_price[machines] @ s[machines]
+            )
+            return SlotChoice(machines, w[machines], s[machines], cost, "ilp")
+        if self._session is None:
+            self._session = self.solvers.lp(*args)
+        self.deadline.check("PD-ORS slot LPs")
+        start = time.perf_counter()
+        sol = self._session.solve(D, self.deadline.remaining_s())
+        stats.lp_time_s += time.perf_counter() - start
+        stats.lps_solved += 1
+        if settings.dump_slot_problems is not None:
+            self._dump(data, D, k, None if sol is None else sol.objective)
+        if sol is None:
+            return None
+        if sol.objective >= beat * (1.0 + PRUNE_RTOL):
+            stats.roundings_skipped += 1
+            return None
+        choice, rs = round_solution(
+            data,
+            np.asarray(sol.w),
+            np.asarray(sol.s),
+            D,
+            self.rng,
+            delta=settings.delta,
+            draws=settings.S,
+            scale=settings.scale,
+        )
+        stats.add(rs)
+        return choice
+
+    def _dump(self, data: SlotData, D: int, k: int, objective: float | None) -> None:
+        """Write the LP of (job, slot, D) as a ``dmlrs_slot`` instance (``meta``: its origin)."""
+        directory = Path(str(self.settings.dump_slot_problems))
+        directory.mkdir(parents=True, exist_ok=True)
+        t_meta = self.t
+        meta: dict[str, Any] = {
+            "source": "pd_ors",
+            "seed": self.seed,
+            "job": self.i,
+            "slot": t_meta,
+            "k": k,
+            "quanta": self.settings.quanta,
+            "demand_internal": self.d_int[k - 1],
+            "lp_objective": objective,
+        }
+        inst = SlotInstance(
+            resources=self.instance.resources,
+            worker_price=tuple(float(x) for x in data.worker_price),
+            ps_price=tuple(float(x) for x in data.ps_price),
+            worker=tuple(float(x) for x in data.alpha),
+            ps=tuple(float(x) for x in data.beta),
+            residual=tuple(tuple(float(x) for x in row) for row in data.residual),
+            gamma=int(data.gamma),
+            global_batch=int(data.max_workers),
+            demand=int(D),
+            meta=meta,
+        )
+        name = f"pd_ors_seed{self.seed}_job{self.i:05d}_slot{t_meta:05d}_k{k:04d}.json"
+        inst.save(directory / name)
+        self.stats.dumped += 1
+
+
+def plan_job(
+    instance: DmlrsInstance,
+    i: int,
+    state: PdOrsState,
+    settings: PdOrsSettings,
+    rng: np.random.Generator,
+    solvers: SlotSolvers | None,
+    deadline: Deadline | None = None,
+    *,
+    seed: int = 0,
+    _stats: _Stats | None = None,
+) -> JobPlan:
+    """Algorithms 2-4 for job ``i`` at the prices and use of ``state`` (not modified)."""
+    deadline = deadline or Deadline.unlimited()
+    stats = _stats if _stats is not None else _Stats()
+    job = instance.jobs[i]
+    a, T, q = job.arrival_slot, instance.slots, settings.quanta
+    planner = _Planner(instance, i, state, settings, rng, solvers, deadline, stats, seed)
+    n_slots = T - a + 1
+    theta = np.full((n_slots, q + 1), np.inf)
+    choices: list[list[SlotChoice | None]] = []
+    for x in range(n_slots):
+        deadline.check("PD-ORS (Algorithm 4)")
+        theta[x], row = planner.slot(a + x)
+        choices.append(row)
+    Theta, arg = theta_dp(theta)
+    payoff, best = 0.0, None
+    for x in range(n_slots):  # Algorithm 2
+        value = job.utility(x) - Theta[x, q]
+        if value > payoff:
+            payoff, best = value, x
+    slots: list[tuple[int, int, SlotChoice]] = []
+    if best is not None:
+        k = q
+        for x in range(best, -1, -1):
+            j = int(arg[x, k])
+            if j > 0:
+                chosen = choices[x][j]
+                assert chosen is not None
+                slots.append((a + x, j, chosen))
+                k -= j
+        if k != 0:
+            raise DdlschedError(f"PD-ORS: job {i}: the DP's schedule misses {k} quanta (a bug)")
+        slots.reverse()
+    return JobPlan(
+        job=i,
+        payoff=float(payoff),
+        completion_slot=None if best is None else a + best,
+        cost=float(Theta[best, q]) if best is not None else math.inf,
+        theta=theta,
+        Theta=Theta,
+        slots=tuple(slots),
+    )
+
+
+def _accept(
+    instance: DmlrsInstance, state: PdOrsState, plan: JobPlan
+) -> list[tuple[int, int, int, int, int]]:
+    """Record an accepted plan: ``rho`` and the prices of the touched (h, r, t) cells."""
+    i = plan.job
+    alpha, beta = instance.alpha[i], instance.beta[i]
+    entries = []
+    for t, _k, choice in plan.slots:
+        for h, w, s in zip(choice.machines, choice.workers, choice.ps, strict=True):
+            h, w, s = int(h), int(w), int(s)
+            if w == 0 and s == 0:
+                continue
+            entries.append((i, t, h, w, s))
+            state.rho[h, :, t - 1] += alpha * w + beta * s
+            state.prices[h, :, t - 1] = state.price_fn.price(
+                state.rho[h, :, t - 1], instance.cap[h]
+            )
+    return entries
+
+
+def run_pd_ors(
+    instance: DmlrsInstance,
+    settings: PdOrsSettings,
+    seed: int,
+    deadline: Deadline | None,
+    solvers: SlotSolvers | None,
+) -> PdOrsRun:
+    """Algorithm 1 (PD-ORS or OASiS, ``settings.variant``) on ``instance``.
+
+    ``solvers`` provides the LP and ILP of Problem (23) (not used by OASiS:
+    may be ``None`` there). Raises :class:`~ddlsched.errors.TimeLimitReached`
+    when ``deadline`` passes, :class:`~ddlsched.errors.DdlschedError` on
+    bad settings or price bounds.
+    """
+    if not isinstance(settings, PdOrsSettings):
+        raise DdlschedError(f"settings must be PdOrsSettings, got {type(settings).__name__}")
+    deadline = deadline or Deadline.unlimited()
+    if settings.variant == "pd_ors" and solvers is None:
+        raise DdlschedError("PD-ORS needs slot solvers (the LP and ILP of Problem (23))")
+    price_fn = price_function(
+        instance,
+        mu=settings.mu,
+        bounds=settings.bounds,
+        u_bound=settings.u_bound,
+        U=settings.U,
+        L=settings.L,
+        bandwidth="int" if settings.variant == "pd_ors" else "ext",
+    )
+    state = PdOrsState.initial(instance, price_fn)
+    n = len(instance.jobs)
+    order = sorted(range(n), key=lambda i: (instance.jobs[i].arrival_slot, i))
+    streams = make_rng(seed).spawn(n) if n else []
+    stats = _Stats()
+    payoffs = [0.0] * n
+    accepted: list[int] = []
+    entries: list[tuple[int, int, int, int, int]] = []
+    internal_slots = external_slots = 0
+    for pos, i in enumerate(order):
+        deadline.check("PD-ORS (arrivals)")
+        plan = plan_job(
+            instance, i, state, settings, streams[pos], solvers, deadline, seed=seed, _stats=stats
+        )
+        payoffs[i] = plan.payoff
+        if plan.payoff > 0:  # Algorithm 1, step 3
+            accepted.append(i)
+            entries.extend(_accept(instance, state, plan))
+            for _t, _k, choice in plan.slots:
+                if choice.case == "internal":
+                    internal_slots += 1
+                else:
+                    external_slots += 1
+    schedule = schedule_from_counts(accepted, entries)
+    info: dict[str, Any] = {
+        "variant": settings.variant,
+        **price_fn.info(),
+        "mu": settings.mu,
+        "u_bound": settings.u_bound,
+        "quanta": settings.quanta,
+        "slot_solver": settings.slot_solver,
+        "delta": settings.delta,
+        "S": settings.S,
+        "scale": settings.scale,
+        "accepted": len(accepted),
+        "rejected": n - len(accepted),
+        "payoff": payoffs,
+        "internal_slots": internal_slots,
+        "external_slots": external_slots,
+        "lps_solved": stats.lps_solved,
+        "lp_time_s": stats.lp_time_s,
+        "lp_mean_time_s": stats.lp_time_s / stats.lps_solved if stats.lps_solved else None,
+        "lps_pruned": stats.lps_pruned,
+        "ilps_solved": stats.ilps_solved,
+        "ilp_time_s": stats.ilp_time_s,
+        "ilp_rejected": stats.ilp_rejected,
+        "roundings": stats.roundings,
+        "roundings_skipped": stats.roundings_skipped,
+        "roundings_infeasible": stats.roundings_infeasible,
+        "draws": stats.draws,
+        "draws_per_lp": stats.draws / stats.roundings if stats.roundings else None,
+        "infeasible_draw_share": stats.infeasible_draws / stats.draws if stats.draws else None,
+        "covering_share": stats.covering / stats.draws if stats.draws else None,
+        "capacity_break_share": stats.capacity_break / stats.draws if stats.draws else None,
+        "worker_cap_break_share": stats.worker_cap_break / stats.draws if stats.draws else None,
+        "ps_break_share": stats.ps_break / stats.draws if stats.draws else None,
+        "G_delta_min": stats.g_min if stats.roundings else None,
+        "G_delta_max": stats.g_max if stats.roundings else None,
+        "slot_problems_dumped": stats.dumped,
+    }
+    return PdOrsRun(schedule=schedule, prices=state.prices, info=info)

@@ -1,0 +1,100 @@
+"""Problem (23) of PD-ORS as a Pyomo model: the statement of record of ``dmlrs_slot.ilp``.
+
+Paper: Yu et al., IEEE TNSE 2022 (reading notes, seed 002), Algorithm 4's
+external case, Problem (23) with the spec's PS row (``shared/specs/dmlrs.md``,
+"Rounding study"); the rows are those of :mod:`ddlsched.problems.dmlrs_slot`::
+
+    min  sum_h pw[h] w_h + ps[h] s_h
+    s.t. alpha[r] w_h + beta[r] s_h <= C^[h, r]        (24)
+         sum_h w_h <= F                                (25)
+         sum_h w_h >= D                                (26)
+         gamma sum_h s_h >= sum_h w_h                  (PS row)
+         w_h, s_h integer >= 0
+
+With ``demand_internal`` set (the whole per-slot problem, Fact 1), binaries
+``u_h`` (machine ``h`` used: ``w_h + s_h <= 2 F u_h``) and ``y`` (one
+machine only: ``sum_h u_h <= 1 + (H - 1)(1 - y)``) relax (26) to ``sum_h
+w_h >= D - (D - D_int) y``.
+
+``relax = True`` gives the LP relaxation (the ``lp`` method's bound is
+computed by :mod:`ddlsched.solvers.slot_lp`, which a test checks against
+this model). Capacities are rows, never fractional variable bounds (HiGHS
+1.14 with presolve off mishandles fractional upper bounds of integer
+variables: found while testing :mod:`ddlsched.solvers.slot_lp`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import pyomo.environ as pyo
+
+from ddlsched.deadline import Deadline
+from ddlsched.problems.dmlrs_slot import SlotAllocation, SlotInstance, evaluate
+
+__all__ = ["SlotFormulation", "build_slot_model"]
+
+
+def build_slot_model(instance: SlotInstance, relax: bool = False) -> pyo.ConcreteModel:
+    """The Pyomo model of Problem (23) with the PS row (module docstring)."""
+    H = instance.num_machines
+    alpha, beta, cap = instance.alpha, instance.beta, instance.cap
+    pw, ps = instance.pw, instance.pps
+    domain = pyo.NonNegativeReals if relax else pyo.NonNegativeIntegers
+    m = pyo.ConcreteModel("dmlrs_slot")
+    m.H = pyo.RangeSet(0, H - 1)
+    m.w = pyo.Var(m.H, domain=domain, bounds=(0, instance.global_batch))
+    m.s = pyo.Var(m.H, domain=domain, bounds=(0, instance.global_batch))
+    rows = [(h, r) for h in range(H) for r in range(len(alpha)) if alpha[r] + beta[r] > 0]
+    m.capacity = pyo.Constraint(
+        rows, rule=lambda m, h, r: alpha[r] * m.w[h] + beta[r] * m.s[h] <= float(cap[h, r])
+    )
+    total_w = sum(m.w[h] for h in m.H)
+    m.worker_cap = pyo.Constraint(expr=total_w <= instance.global_batch)
+    d_int = instance.demand_internal
+    if d_int is not None and d_int < instance.demand and not relax:
+        big = 2 * instance.global_batch
+        m.u = pyo.Var(m.H, domain=pyo.Binary)
+        m.y = pyo.Var(domain=pyo.Binary)
+        m.used = pyo.Constraint(m.H, rule=lambda m, h: m.w[h] + m.s[h] <= big * m.u[h])
+        m.single = pyo.Constraint(expr=sum(m.u[h] for h in m.H) <= 1 + (H - 1) * (1 - m.y))
+        m.cover = pyo.Constraint(expr=total_w >= instance.demand - (instance.demand - d_int) * m.y)
+    else:
+        m.cover = pyo.Constraint(expr=total_w >= instance.demand)
+    m.ps_row = pyo.Constraint(expr=instance.gamma * sum(m.s[h] for h in m.H) >= total_w)
+    m.cost = pyo.Objective(
+        expr=sum(float(pw[h]) * m.w[h] + float(ps[h]) * m.s[h] for h in m.H), sense=pyo.minimize
+    )
+    return m
+
+
+@dataclass(frozen=True)
+class SlotFormulation:
+    """The ILP of Problem (23) behind the :class:`~ddlsched.solvers.formulation.Formulation`
+    interface (exact, minimisation of the allocation's cost)."""
+
+    name: ClassVar[str] = "slot_ilp"
+    sense: ClassVar[str] = "min"
+    metric: ClassVar[str | None] = None
+    always_feasible: ClassVar[bool] = False  # D > F, or no room: infeasible
+    highs_options: ClassVar[tuple[tuple[str, object], ...]] = ()
+
+    def build(self, instance: SlotInstance, deadline: Deadline) -> pyo.ConcreteModel:
+        """The model (small: ``2 H`` integers)."""
+        deadline.check("building the slot ILP")
+        return build_slot_model(instance)
+
+    def objective_scale(self, instance: SlotInstance) -> float:
+        """Model units per cost unit: 1."""
+        return 1.0
+
+    def decode(self, model: pyo.ConcreteModel, instance: SlotInstance) -> SlotAllocation:
+        """The integer counts of a solved model."""
+        w = tuple(round(pyo.value(model.w[h])) for h in model.H)
+        s = tuple(round(pyo.value(model.s[h])) for h in model.H)
+        return SlotAllocation(w, s)
+
+    def measure(self, instance: SlotInstance, schedule: SlotAllocation) -> float:
+        """The evaluator's cost of the allocation."""
+        return evaluate(instance, schedule).cost

@@ -1,0 +1,446 @@
+"""Family ``dmlrs_slot``: one per-slot Problem (23) of PD-ORS, its allocations and evaluator.
+
+Paper: Yu, Liu, Wu, Ji, Bentley, "Toward Efficient Online Scheduling for
+Distributed Machine Learning Systems", IEEE TNSE 2022 (reading notes, seed
+002); spec ``shared/specs/dmlrs.md`` ("PD-ORS", Algorithm 4's external case,
+and "Rounding study: family ``dmlrs_slot``"). Equation numbers are the paper's.
+
+An instance is the problem Algorithm 4 hands to its external case for one
+job ``i`` and slot ``t``: machines ``h = 0..H-1`` with a worker price
+``pw[h] = sum_r p[h, r, t] alpha[r]``, a PS price ``ps[h] = sum_r p[h, r,
+t] beta[r]`` and residual capacities ``C^[h, r] = C[h, r] - rho[h, r, t]``;
+the job's per-worker and per-PS demands ``alpha[r]``, ``beta[r]``, its
+worker:PS ratio ``gamma``, global batch ``F`` and the covering demand ``D``
+(workers needed at ``b_ext``). Problem (23) with the spec's PS row::
+
+    minimise    sum_h pw[h] w_h + ps[h] s_h                         (23)
+    subject to  alpha[r] w_h + beta[r] s_h <= C^[h, r]   all h, r    (24)
+                sum_h w_h <= F                                      (25)
+                sum_h w_h >= D                                      (26)
+                gamma sum_h s_h >= sum_h w_h                        (PS row; not in the notes' (23))
+                w_h, s_h >= 0 integer
+
+Optional ``demand_internal`` (ours; Algorithm 4's internal case, Fact 1):
+the workers needed at ``b_int``. When it is set, an allocation whose
+workers and PSs all sit on one machine needs only ``min(D,
+demand_internal)`` workers in (26) (the slot then runs at ``b_int``), so
+the instance is the whole per-slot problem ``theta(t, v)`` of Algorithm 4
+rather than Problem (23) alone. Without it (the rounding study's
+instances), the instance is Problem (23).
+
+Instances come from the family's synthetic preset or from PD-ORS runs
+(``dump_slot_problems``); ``meta`` (optional object of scalars, not part of
+the problem) records where one came from (job, slot, quanta ``k``, ...).
+
+Ours: an instance with ``D > F`` is accepted (it is infeasible, and every
+method must say so); an instance whose job uses no resource at all is
+refused, as in ``dmlrs``. Capacities (24) are checked with the same slack
+as ``dmlrs`` (:data:`CAPACITY_RTOL` relative plus ``1e-9`` absolute), for
+floating point only. The evaluator (:func:`evaluate`) is the one place that
+computes an allocation's cost; an infeasible allocation raises
+:class:`~ddlsched.errors.InfeasibleScheduleError` naming the row, machine
+and resource.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ddlsched.errors import InfeasibleScheduleError, InvalidInstanceError
+from ddlsched.jsonio import (
+    check_fields,
+    check_header,
+    load_instance,
+    require_int,
+    require_number,
+    write_json,
+)
+
+__all__ = [
+    "CAPACITY_ATOL",
+    "CAPACITY_RTOL",
+    "MAX_MACHINES",
+    "SlotAllocation",
+    "SlotEvaluation",
+    "SlotInstance",
+    "capacity_slack",
+    "evaluate",
+    "schedule_from_json",
+    "schedule_to_json",
+]
+
+SCHEMA_VERSION = 1
+#: Relative slack on the residual capacities (24): floating point only (as in ``dmlrs``).
+CAPACITY_RTOL = 1e-9
+#: Absolute slack on the residual capacities (24).
+CAPACITY_ATOL = 1e-9
+#: Size cap on the machines of one instance.
+MAX_MACHINES = 100_000
+
+
+def _finite(value: Any, where: str, *, minimum: float | None = 0.0) -> None:
+    ok = not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+    if not ok:
+        raise InvalidInstanceError(f"{where}: expected a finite number, got {value!r}")
+    if minimum is not None and value < minimum:
+        raise InvalidInstanceError(f"{where}: must be >= {minimum}, got {value!r}")
+
+
+def _positive_int(value: Any, where: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidInstanceError(f"{where}: must be a positive integer, got {value!r}")
+
+
+@dataclass(frozen=True)
+class SlotInstance:
+    """One Problem (23) with its PS row (module docstring); validated on construction.
+
+    ``worker_price[h]`` and ``ps_price[h]`` are ``pw[h]`` and ``ps[h]``;
+    ``worker[r]``, ``ps[r]`` the demands ``alpha[r]``, ``beta[r]`` of one
+    worker and one PS; ``residual[h][r]`` is ``C^[h, r]``; ``global_batch``
+    is ``F`` (Eq. 25) and ``demand`` is ``D`` (Eq. 26).
+    """
+
+    resources: tuple[str, ...]
+    worker_price: tuple[float, ...]
+    ps_price: tuple[float, ...]
+    worker: tuple[float, ...]
+    ps: tuple[float, ...]
+    residual: tuple[tuple[float, ...], ...]
+    gamma: int
+    global_batch: int
+    demand: int
+    demand_internal: int | None = None
+    meta: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    family: ClassVar[str] = "dmlrs_slot"
+
+    def __post_init__(self) -> None:
+        _validate(self)
+
+    # ---- sizes and arrays
+
+    @property
+    def num_machines(self) -> int:
+        """``H``."""
+        return len(self.residual)
+
+    @property
+    def size(self) -> int:
+        """The instance size reported by the benchmark platform: the number of machines."""
+        return len(self.residual)
+
+    @cached_property
+    def pw(self) -> np.ndarray:
+        """``pw[h]``, ``(H,)``."""
+        return np.asarray(self.worker_price, dtype=float)
+
+    @cached_property
+    def pps(self) -> np.ndarray:
+        """``ps[h]`` (the PS price), ``(H,)``."""
+        return np.asarray(self.ps_price, dtype=float)
+
+    @cached_property
+    def alpha(self) -> np.ndarray:
+        """Per-worker demand ``alpha[r]``, ``(R,)``."""
+        return np.asarray(self.worker, dtype=float)
+
+    @cached_property
+    def beta(self) -> np.ndarray:
+        """Per-PS demand ``beta[r]``, ``(R,)``."""
+        return np.asarray(self.ps, dtype=float)
+
+    @cached_property
+    def cap(self) -> np.ndarray:
+        """Residual capacities ``C^[h, r]``, ``(H, R)``."""
+        return np.asarray(self.residual, dtype=float).reshape(len(self.residual), -1)
+
+    # ---- JSON
+
+    def to_dict(self) -> dict[str, Any]:
+        """The instance as the JSON object of its file."""
+        out: dict[str, Any] = {
+            "family": "dmlrs_slot",
+            "schema_version": SCHEMA_VERSION,
+            "resources": list(self.resources),
+            "worker": list(self.worker),
+            "ps": list(self.ps),
+            "gamma": self.gamma,
+            "global_batch": self.global_batch,
+            "demand": self.demand,
+            **({} if self.demand_internal is None else {"demand_internal": self.demand_internal}),
+            "machines": [
+                {"worker_price": pw, "ps_price": ps, "residual": list(res)}
+                for pw, ps, res in zip(self.worker_price, self.ps_price, self.residual, strict=True)
+            ],
+        }
+        if self.meta:
+            out["meta"] = dict(self.meta)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Any) -> SlotInstance:
+        """Read the JSON object of a file (strict: unknown fields are refused)."""
+        fields = ("resources", "worker", "ps", "gamma", "global_batch", "demand", "machines")
+        data = check_fields(
+            data, "dmlrs_slot", ("family", "schema_version", *fields), ("meta", "demand_internal")
+        )
+        meta = data.get("meta", {})
+        if not isinstance(meta, Mapping) or not all(
+            isinstance(v, (str, int, float, bool)) or v is None for v in meta.values()
+        ):
+            raise InvalidInstanceError(f"meta: expected an object of scalars, got {meta!r}")
+        check_header(data, "dmlrs_slot", SCHEMA_VERSION)
+        resources = data["resources"]
+        if not isinstance(resources, list) or not resources:
+            raise InvalidInstanceError(f"resources: expected a non-empty list, got {resources!r}")
+        if not all(isinstance(r, str) and r for r in resources) or len(set(resources)) != len(
+            resources
+        ):
+            raise InvalidInstanceError(
+                f"resources: expected distinct non-empty names, got {resources!r}"
+            )
+        n_res = len(resources)
+        machines = data["machines"]
+        if not isinstance(machines, list) or not machines:
+            raise InvalidInstanceError(f"machines: expected a non-empty list, got {machines!r}")
+        if len(machines) > MAX_MACHINES:
+            raise InvalidInstanceError(
+                f"machines: {len(machines)} machines, at most {MAX_MACHINES}"
+            )
+        worker_price, ps_price, residual = [], [], []
+        for h, machine in enumerate(machines):
+            where = f"machines[{h}]"
+            machine = check_fields(machine, where, ("worker_price", "ps_price", "residual"))
+            worker_price.append(
+                require_number(machine["worker_price"], f"{where}.worker_price", minimum=0.0)
+            )
+            ps_price.append(require_number(machine["ps_price"], f"{where}.ps_price", minimum=0.0))
+            residual.append(_numbers(machine["residual"], f"{where}.residual", n_res))
+        return cls(
+            resources=tuple(resources),
+            worker_price=tuple(worker_price),
+            ps_price=tuple(ps_price),
+            worker=_numbers(data["worker"], "worker", n_res),
+            ps=_numbers(data["ps"], "ps", n_res),
+            residual=tuple(residual),
+            gamma=require_int(data["gamma"], "gamma", minimum=1),
+            global_batch=require_int(data["global_batch"], "global_batch", minimum=1),
+            demand=require_int(data["demand"], "demand", minimum=1),
+            demand_internal=(
+                None
+                if data.get("demand_internal") is None
+                else require_int(data["demand_internal"], "demand_internal", minimum=1)
+            ),
+            meta=dict(meta),
+        )
+
+    @classmethod
+    def load(cls, path: str | Path) -> SlotInstance:
+        """Read an instance file (errors are one line naming the file)."""
+        return load_instance(cls.from_dict, path)
+
+    def save(self, path: str | Path) -> None:
+        """Write the instance file."""
+        write_json(path, self.to_dict())
+
+
+def _numbers(value: Any, where: str, n_res: int) -> tuple[float, ...]:
+    if not isinstance(value, list) or len(value) != n_res:
+        raise InvalidInstanceError(f"{where}: expected a list of {n_res} numbers, got {value!r}")
+    return tuple(require_number(v, f"{where}[{k}]", minimum=0.0) for k, v in enumerate(value))
+
+
+def _validate(inst: SlotInstance) -> None:
+    n_res = len(inst.resources)
+    if n_res == 0:
+        raise InvalidInstanceError("resources: at least one resource")
+    if not all(isinstance(r, str) and r for r in inst.resources) or len(set(inst.resources)) != len(
+        inst.resources
+    ):
+        raise InvalidInstanceError(
+            f"resources: expected distinct non-empty names, got {inst.resources!r}"
+        )
+    H = len(inst.residual)
+    if H == 0:
+        raise InvalidInstanceError("machines: at least one machine")
+    if H > MAX_MACHINES:
+        raise InvalidInstanceError(f"machines: {H} machines, at most {MAX_MACHINES}")
+    for name in ("worker_price", "ps_price"):
+        values = getattr(inst, name)
+        if len(values) != H:
+            raise InvalidInstanceError(f"{name}: {len(values)} values for {H} machines")
+        for h, v in enumerate(values):
+            _finite(v, f"machines[{h}].{name}")
+    for h, res in enumerate(inst.residual):
+        if len(res) != n_res:
+            raise InvalidInstanceError(f"machines[{h}].residual: expected {n_res} values")
+        for r, v in enumerate(res):
+            _finite(v, f"machines[{h}].residual[{r}] ({inst.resources[r]})")
+    for kind in ("worker", "ps"):
+        demand = getattr(inst, kind)
+        if len(demand) != n_res:
+            raise InvalidInstanceError(f"{kind}: expected {n_res} values")
+        for r, v in enumerate(demand):
+            _finite(v, f"{kind}[{r}] ({inst.resources[r]})")
+    if all(a + b == 0 for a, b in zip(inst.worker, inst.ps, strict=True)):
+        raise InvalidInstanceError("worker, ps: the job uses no resource at all (all 0)")
+    _positive_int(inst.gamma, "gamma")
+    _positive_int(inst.global_batch, "global_batch")
+    _positive_int(inst.demand, "demand")
+    if inst.demand_internal is not None:
+        _positive_int(inst.demand_internal, "demand_internal")
+
+
+def capacity_slack(residual: np.ndarray) -> np.ndarray:
+    """The slack on (24) the evaluator allows: ``CAPACITY_RTOL C^ + CAPACITY_ATOL``."""
+    return np.asarray(residual, dtype=float) * CAPACITY_RTOL + CAPACITY_ATOL
+
+
+# --------------------------------------------------------------------------- allocation
+
+
+@dataclass(frozen=True)
+class SlotAllocation:
+    """Integer workers ``w[h]`` and PSs ``s[h]`` on every machine ``h`` (length ``H`` each)."""
+
+    w: tuple[int, ...]
+    s: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class SlotEvaluation:
+    """What the evaluator computed for a feasible allocation (objective: ``cost``, minimised).
+
+    ``single_machine`` is true when all workers and PSs sit on one machine
+    (Fact 1: the slot would then run at ``b_int``).
+    """
+
+    cost: float
+    workers: int
+    ps: int
+    machines_used: int
+    single_machine: bool
+
+    def summary(self) -> dict[str, Any]:
+        """The headline metrics copied into every result's ``info``."""
+        return {
+            "cost": self.cost,
+            "workers": self.workers,
+            "ps": self.ps,
+            "machines_used": self.machines_used,
+            "single_machine": self.single_machine,
+        }
+
+
+def _fail(message: str, **details: Any) -> InfeasibleScheduleError:
+    return InfeasibleScheduleError(f"dmlrs_slot: {message}", **details)
+
+
+def _counts(values: Any, name: str, H: int) -> list[int]:
+    if not isinstance(values, (tuple, list)) or len(values) != H:
+        raise _fail(
+            f"{name}: expected {H} counts (one per machine), got {values!r}", failure="shape"
+        )
+    out = []
+    for h, v in enumerate(values):
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
+            raise _fail(
+                f"{name}[{h}]: must be a non-negative integer, got {v!r}",
+                failure="count",
+                machine=h,
+            )
+        out.append(int(v))
+    return out
+
+
+def evaluate(instance: SlotInstance, allocation: SlotAllocation) -> SlotEvaluation:
+    """Check (24), (25), (26) and the PS row; return the cost ``sum_h pw w_h + ps s_h``.
+
+    Raises :class:`~ddlsched.errors.InfeasibleScheduleError` naming the row
+    (and the machine and resource of a capacity row) of the first violation.
+    """
+    H = instance.num_machines
+    w = _counts(allocation.w, "w", H)
+    s = _counts(allocation.s, "s", H)
+    alpha, beta, cap = instance.alpha, instance.beta, instance.cap
+    w_arr = np.asarray(w, dtype=float)
+    s_arr = np.asarray(s, dtype=float)
+    load = w_arr[:, None] * alpha + s_arr[:, None] * beta
+    over = load - cap - capacity_slack(cap)
+    if (over > 0).any():
+        h, r = (int(x) for x in np.argwhere(over > 0)[0])
+        raise _fail(
+            f"row (24): machine {h}, resource {instance.resources[r]!r}: use {load[h, r]:g} "
+            f"exceeds residual capacity {cap[h, r]:g}",
+            failure="capacity",
+            row="24",
+            machine=h,
+            resource=instance.resources[r],
+        )
+    total_w, total_s = sum(w), sum(s)
+    used = [h for h in range(H) if w[h] > 0 or s[h] > 0]
+    covering = instance.demand
+    if instance.demand_internal is not None and len(used) == 1:
+        covering = min(covering, instance.demand_internal)  # Fact 1: b_int on one machine
+    if total_w > instance.global_batch:
+        raise _fail(
+            f"row (25): {total_w} workers, more than F = {instance.global_batch}",
+            failure="worker_cap",
+            row="25",
+        )
+    if total_w < covering:
+        raise _fail(
+            f"row (26): {total_w} workers, fewer than D = {covering}",
+            failure="covering",
+            row="26",
+        )
+    if instance.gamma * total_s < total_w:
+        raise _fail(
+            f"PS row: {total_s} PSs for {total_w} workers, gamma = {instance.gamma} needs "
+            f"{-(-total_w // instance.gamma)}",
+            failure="ps_row",
+            row="ps",
+        )
+    cost = math.fsum(
+        [float(instance.pw[h]) * w[h] for h in used] + [float(instance.pps[h]) * s[h] for h in used]
+    )
+    return SlotEvaluation(
+        cost=cost,
+        workers=total_w,
+        ps=total_s,
+        machines_used=len(used),
+        single_machine=len(used) == 1,
+    )
+
+
+# --------------------------------------------------------------------------- allocation JSON
+
+
+def schedule_to_json(allocation: SlotAllocation, evaluation: SlotEvaluation | None = None) -> Any:
+    """``{"workers": [...], "ps": [...]}`` (plus the cost when evaluated)."""
+    out: dict[str, Any] = {"workers": list(allocation.w), "ps": list(allocation.s)}
+    if evaluation is not None:
+        out["cost"] = evaluation.cost
+    return out
+
+
+def schedule_from_json(data: Any) -> SlotAllocation:
+    """Read ``{"workers": [...], "ps": [...]}`` (an evaluation's ``cost`` is ignored)."""
+    data = check_fields(data, "schedule", ("workers", "ps"), ("cost",))
+    out = []
+    for name in ("workers", "ps"):
+        values = data[name]
+        if not isinstance(values, list):
+            raise InvalidInstanceError(f"schedule.{name}: expected a list, got {values!r}")
+        out.append(
+            tuple(require_int(v, f"schedule.{name}[{h}]", minimum=0) for h, v in enumerate(values))
+        )
+    return SlotAllocation(w=out[0], s=out[1])

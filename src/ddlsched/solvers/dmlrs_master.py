@@ -1,0 +1,208 @@
+"""The restricted master of R-DMLRS (the paper's Eq. 8) in highspy, grown column by column.
+
+Spec ``shared/specs/dmlrs.md``, "Exact and bounding formulations" (3,
+``dmlrs.colgen``). Over the columns ``pi`` found so far (a column is one
+job's schedule: its utility ``u_pi`` and its use of each capacity row
+``(h, r, t)``)::
+
+    max  sum_pi u_pi x_pi
+    s.t. sum_pi use_pi[h,r,t] x_pi <= C[h,r]     (capacity rows, duals p[h,r,t] >= 0)
+         sum_{pi of job i} x_pi <= 1             (job rows, duals sigma_i >= 0)
+         x_pi >= 0                               (x integral in the restricted MILP)
+
+Rows are addressed by a flat key (the caller's index of ``(h, r, t)``) and
+created when a column first uses them: a capacity row no column uses has
+no dual, its price is 0. The LP is re-solved after every batch of columns,
+warm-started from the previous basis (highspy keeps it). The LP's duals
+are HiGHS's row duals (for a maximisation, non-negative on ``<=`` rows;
+clipped at 0 against round-off). :meth:`ColumnMaster.solve_mip` solves the
+same master with integral ``x`` over the columns marked integral (the
+others fixed to 0), optionally from a starting solution.
+``tests/test_dmlrs_solvers.py`` checks the LP and the MILP against the
+same model in Pyomo on random columns.
+
+HiGHS options: no output, one thread, presolve off (the HiGHS 1.14 MIP
+presolve regression, :mod:`ddlsched.solvers.backends`), MIP gaps 1e-9
+relative and 1e-6 absolute.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ddlsched.errors import SolverError
+
+__all__ = ["ColumnMaster", "MasterSolution"]
+
+
+@dataclass(frozen=True)
+class MasterSolution:
+    """A solve of the master: ``status`` (``optimal``, ``time_limit``, ``error``),
+    objective ``value`` (``None`` without a solution), ``bound`` (the MILP's dual bound;
+    the LP's value), ``x`` per column, ``duals`` per capacity key and ``sigma`` per job
+    (LP only)."""
+
+    status: str
+    value: float | None
+    bound: float | None
+    x: np.ndarray | None
+    duals: dict[int, float]
+    sigma: np.ndarray | None
+
+
+class ColumnMaster:
+    """The restricted master over ``num_jobs`` jobs; ``capacity[key]`` is row ``key``'s C."""
+
+    def __init__(self, num_jobs: int, capacity: np.ndarray) -> None:
+        import highspy
+
+        self._hs = highspy
+        self.capacity = np.asarray(capacity, dtype=float).ravel()
+        self.num_jobs = num_jobs
+        self._highs = highspy.Highs()
+        for name, value in (
+            ("output_flag", False),
+            ("threads", 1),
+            ("presolve", "off"),
+            ("mip_rel_gap", 1e-9),
+            ("mip_abs_gap", 1e-6),
+        ):
+            self._highs.setOptionValue(name, value)
+        self._highs.changeObjectiveSense(highspy.ObjSense.kMaximize)
+        inf = highspy.kHighsInf
+        self._highs.addRows(
+            num_jobs,
+            np.full(num_jobs, -inf),
+            np.ones(num_jobs),
+            0,
+            np.zeros(num_jobs, dtype=np.int32),
+            np.zeros(0, dtype=np.int32),
+            np.zeros(0),
+        )
+        self._row_of: dict[int, int] = {}
+        self.job: list[int] = []
+        self.utility: list[float] = []
+        self.integral: list[bool] = []
+
+    @property
+    def num_columns(self) -> int:
+        return len(self.job)
+
+    @property
+    def keys(self) -> list[int]:
+        """Capacity keys that have a row."""
+        return list(self._row_of)
+
+    def add_column(
+        self,
+        job: int,
+        utility: float,
+        keys: np.ndarray,
+        amounts: np.ndarray,
+        integral: bool = True,
+    ) -> int:
+        """Add a column of ``job`` with utility ``utility`` using ``amounts`` of rows ``keys``."""
+        keys, inverse = np.unique(np.asarray(keys, dtype=np.int64), return_inverse=True)
+        amounts = np.bincount(
+            np.asarray(inverse).reshape(-1),
+            weights=np.asarray(amounts, dtype=float),
+            minlength=len(keys),
+        )
+        keys, amounts = keys[amounts != 0], amounts[amounts != 0]
+        if not 0 <= job < self.num_jobs:
+            raise SolverError(f"master: job {job} out of range")
+        new = [int(k) for k in keys if int(k) not in self._row_of]
+        if new:
+            inf = self._hs.kHighsInf
+            first = self._highs.getNumRow()
+            self._highs.addRows(
+                len(new),
+                np.full(len(new), -inf),
+                self.capacity[new],
+                0,
+                np.zeros(len(new), dtype=np.int32),
+                np.zeros(0, dtype=np.int32),
+                np.zeros(0),
+            )
+            for pos, key in enumerate(new):
+                self._row_of[key] = first + pos
+        rows = [job] + [self._row_of[int(k)] for k in keys]
+        values = [1.0] + amounts.tolist()
+        order = np.argsort(rows, kind="stable")
+        rows_arr = np.asarray(rows, dtype=np.int32)[order]
+        values_arr = np.asarray(values)[order]
+        # x <= 1 follows from the job row; no column bound, so that p and sigma are all the duals
+        self._highs.addCol(
+            float(utility), 0.0, self._hs.kHighsInf, len(rows_arr), rows_arr, values_arr
+        )
+        self.job.append(job)
+        self.utility.append(float(utility))
+        self.integral.append(bool(integral))
+        return self.num_columns - 1
+
+    def _status(self) -> str:
+        ms = self._hs.HighsModelStatus
+        status = self._highs.getModelStatus()
+        if status == ms.kOptimal:
+            return "optimal"
+        if status in (ms.kTimeLimit, ms.kIterationLimit, ms.kInterrupt):
+            return "time_limit"
+        return "error"
+
+    def _limit(self, time_limit_s: float) -> None:
+        limit = float(time_limit_s) if math.isfinite(time_limit_s) else self._hs.kHighsInf
+        self._highs.setOptionValue("time_limit", max(1e-3, limit))
+
+    def solve_lp(self, time_limit_s: float = math.inf) -> MasterSolution:
+        """The master LP: value, ``x``, capacity duals ``p`` and job duals ``sigma``."""
+        self._limit(time_limit_s)
+        self._highs.run()
+        status = self._status()
+        if status != "optimal":
+            return MasterSolution(status, None, None, None, {}, None)
+        sol = self._highs.getSolution()
+        value = float(self._highs.getInfo().objective_function_value)
+        row_dual = np.maximum(np.asarray(sol.row_dual), 0.0)
+        duals = {key: float(row_dual[row]) for key, row in self._row_of.items()}
+        return MasterSolution(
+            status, value, value, np.asarray(sol.col_value), duals, row_dual[: self.num_jobs]
+        )
+
+    def solve_mip(
+        self, time_limit_s: float = math.inf, start: np.ndarray | None = None
+    ) -> MasterSolution:
+        """The master with integral ``x`` over the integral columns (others fixed at 0).
+
+        ``start`` (0/1 per column) is offered to HiGHS as a starting solution.
+        The LP is restored afterwards.
+        """
+        hs, highs = self._hs, self._highs
+        n = self.num_columns
+        if n == 0:
+            return MasterSolution("optimal", 0.0, 0.0, np.zeros(0), {}, None)
+        cols = np.arange(n, dtype=np.int32)
+        upper = np.asarray(self.integral, dtype=float)
+        highs.changeColsBounds(n, cols, np.zeros(n), upper)
+        highs.changeColsIntegrality(n, cols, np.full(n, hs.HighsVarType.kInteger))
+        try:
+            if start is not None:
+                solution = hs.HighsSolution()
+                solution.col_value = np.asarray(start, dtype=float).tolist()
+                solution.value_valid = True
+                highs.setSolution(solution)
+            self._limit(time_limit_s)
+            highs.run()
+            status = self._status()
+            info = highs.getInfo()
+            has = status == "optimal" or info.primal_solution_status == 2
+            value = float(info.objective_function_value) if has else None
+            raw = float(info.mip_dual_bound)
+            bound = raw if math.isfinite(raw) else None
+            x = np.rint(np.asarray(highs.getSolution().col_value)) if has else None
+        finally:
+            highs.changeColsIntegrality(n, cols, np.full(n, hs.HighsVarType.kContinuous))
+            highs.changeColsBounds(n, cols, np.zeros(n), np.full(n, hs.kHighsInf))
+        return MasterSolution(status, value, bound, x, {}, None)

@@ -1,0 +1,317 @@
+"""Problem (23) of PD-ORS (one job, one slot) solved directly in HiGHS (highspy).
+
+Paper: Yu et al., IEEE TNSE 2022 (reading notes, seed 002), Problem (23)
+and Algorithm 4's external case; spec ``shared/specs/dmlrs.md`` ("PD-ORS":
+"The per-slot LPs are tiny and numerous ((T - a_i + 1) q per arrival):
+solve them with highspy directly, changing only the right-hand side of (26)
+between quanta and warm-starting; never build a Pyomo model per LP").
+
+The problem, with the PS row the notes' (23) omits::
+
+    min   sum_h pw[h] w_h + ps[h] s_h                               (23)
+    s.t.  alpha[r] w_h + beta[r] s_h <= C^[h, r]   all h, r           (24)
+          D <= sum_h w_h <= F                                       (26), (25)
+          sum_h w_h - gamma sum_h s_h <= 0                          (PS row)
+          w, s >= 0   (integer in the ILP)
+
+Encoding (exact, ours): a row (24) of a resource only workers use (``beta[r]
+= 0``) is the column bound ``w_h <= C^[h, r] / alpha[r]`` (likewise for
+PSs), so only resources both use get rows; ``w_h <= F`` is added as a
+column bound (implied by (25)); (25) and (26) share one ranged row, so a
+new ``D`` changes one row bound. Negative residuals (floating-point noise
+of ``C - rho``) are read as 0.
+
+:class:`HighsSlotLp` is loaded once per (job, slot) and re-solved for a
+sequence of ``D`` values: only the lower bound of the (25)-(26) row
+changes, and HiGHS keeps its basis between solves (a warm start). One
+HiGHS object serves every LP a :class:`HighsSlotSolvers` opens (the model
+is re-passed when another LP used it in between). The exact ILP
+(:meth:`HighsSlotSolvers.ilp`) is the same model with integer ``w, s``
+(MIP gap 0, presolve off: the HiGHS 1.14 MIP presolve regression, see
+:mod:`ddlsched.solvers.backends`). Its column bounds are rounded down to
+integers: HiGHS 1.14 with presolve off returned a suboptimal point with
+status *Optimal* when an integer column had a fractional upper bound (found
+by this module's test, seed 8: 26.784 instead of 17.343; the Pyomo model,
+whose integer columns have no such bounds, was right).
+
+Outcomes: an optimal solution (:class:`SlotLpSolution`), ``None`` when the
+problem is infeasible, :class:`~ddlsched.errors.TimeLimitReached` when the
+time limit stopped HiGHS (or none was left), and
+:class:`~ddlsched.errors.SolverError` with HiGHS's status text on any other
+outcome. ``tests/test_dmlrs_slot_lp.py`` checks both optima against the
+Pyomo model of the same problem solved by
+:func:`ddlsched.solvers.backends.solve_model` on random instances.
+highspy is imported when the first problem is solved.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ddlsched.errors import SolverError, TimeLimitReached
+
+__all__ = ["HighsSlotLp", "HighsSlotSolvers", "SlotLpSolution"]
+
+#: HiGHS options of every slot LP and ILP.
+OPTIONS: dict[str, object] = {
+    "output_flag": False,
+    "threads": 1,
+    "presolve": "off",
+    "solver": "simplex",
+    "mip_rel_gap": 0.0,
+}
+#: Integer columns get ``floor(bound + INTEGER_BOUND_TOL)`` as their upper bound (docstring).
+INTEGER_BOUND_TOL = 1e-9
+
+
+@dataclass(frozen=True)
+class SlotLpSolution:
+    """An optimal ``w[h]``, ``s[h]`` (floats; integral for the ILP) and the objective."""
+
+    w: np.ndarray
+    s: np.ndarray
+    objective: float
+
+
+def _arrays(
+    worker_price: Any,
+    ps_price: Any,
+    alpha: Any,
+    beta: Any,
+    residual: Any,
+    gamma: int,
+    max_workers: int,
+) -> tuple[np.ndarray, ...]:
+    pw = np.asarray(worker_price, dtype=float).ravel()
+    ps = np.asarray(ps_price, dtype=float).ravel()
+    alpha = np.asarray(alpha, dtype=float).ravel()
+    beta = np.asarray(beta, dtype=float).ravel()
+    H, R = pw.size, alpha.size
+    res = np.maximum(np.asarray(residual, dtype=float).reshape(H, R), 0.0)
+    if ps.size != H or beta.size != R:
+        raise SolverError(
+            f"slot LP: {H} worker prices, {ps.size} PS prices, {R}/{beta.size} demands"
+        )
+    if not (gamma >= 1 and max_workers >= 1):
+        raise SolverError(f"slot LP: gamma ({gamma}) and F ({max_workers}) must be >= 1")
+    return pw, ps, alpha, beta, res
+
+
+def _build(
+    highspy: Any,
+    pw: np.ndarray,
+    ps: np.ndarray,
+    alpha: np.ndarray,
+    beta: np.ndarray,
+    res: np.ndarray,
+    gamma: int,
+    max_workers: int,
+    demand: float,
+    integer: bool,
+) -> tuple[Any, int]:
+    """The HighsLp of the module docstring and the index of its (25)-(26) row."""
+    inf = highspy.kHighsInf
+    H = pw.size
+    both = np.flatnonzero((alpha > 0) & (beta > 0))
+    only_w = np.flatnonzero((alpha > 0) & (beta == 0))
+    only_s = np.flatnonzero((alpha == 0) & (beta > 0))
+    ub_w = np.full(H, float(max_workers))
+    if only_w.size:
+        ub_w = np.minimum(ub_w, (res[:, only_w] / alpha[only_w]).min(axis=1))
+    ub_s = np.full(H, inf)
+    if only_s.size:
+        ub_s = (res[:, only_s] / beta[only_s]).min(axis=1)
+    if integer:  # HiGHS 1.14 without presolve mishandles fractional bounds of integer columns
+        ub_w = np.floor(ub_w + INTEGER_BOUND_TOL)
+        ub_s = np.where(np.isfinite(ub_s), np.floor(ub_s + INTEGER_BOUND_TOL), inf)
+    nb = both.size
+    row_sum, row_ps = nb * H, nb * H + 1
+    num_rows = nb * H + 2
+    # column w_h: rows k H + h (k-th shared resource), row_sum, row_ps
+    h_idx = np.arange(H)
+    w_rows = np.concatenate(
+        [
+            (np.arange(nb)[None, :] * H + h_idx[:, None]),
+            np.full((H, 1), row_sum),
+            np.full((H, 1), row_ps),
+        ],
+        axis=1,
+    )
+    w_vals = np.concatenate(
+        [np.broadcast_to(alpha[both], (H, nb)), np.ones((H, 1)), np.ones((H, 1))], axis=1
+    )
+    s_rows = np.concatenate(
+        [(np.arange(nb)[None, :] * H + h_idx[:, None]), np.full((H, 1), row_ps)], axis=1
+    )
+    s_vals = np.concatenate(
+        [np.broadcast_to(beta[both], (H, nb)), np.full((H, 1), -float(gamma))], axis=1
+    )
+    index = np.concatenate([w_rows.ravel(), s_rows.ravel()]).astype(np.int32)
+    value = np.concatenate([w_vals.ravel(), s_vals.ravel()]).astype(float)
+    start = np.concatenate(
+        [np.arange(H) * (nb + 2), H * (nb + 2) + np.arange(H + 1) * (nb + 1)]
+    ).astype(np.int32)
+    lp = highspy.HighsLp()
+    lp.num_col_ = 2 * H
+    lp.num_row_ = num_rows
+    lp.col_cost_ = np.concatenate([pw, ps])
+    lp.col_lower_ = np.zeros(2 * H)
+    lp.col_upper_ = np.concatenate([ub_w, ub_s])
+    row_lower = np.full(num_rows, -inf)
+    row_upper = np.empty(num_rows)
+    row_upper[: nb * H] = res[:, both].T.ravel()
+    row_lower[row_sum] = float(demand)
+    row_upper[row_sum] = float(max_workers)
+    row_upper[row_ps] = 0.0
+    lp.row_lower_ = row_lower
+    lp.row_upper_ = row_upper
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_ = start
+    lp.a_matrix_.index_ = index
+    lp.a_matrix_.value_ = value
+    if integer:
+        lp.integrality_ = [highspy.HighsVarType.kInteger] * (2 * H)
+    return lp, row_sum
+
+
+def _new_highs() -> Any:
+    import highspy
+
+    highs = highspy.Highs()
+    for name, value in OPTIONS.items():
+        highs.setOptionValue(name, value)
+    return highs
+
+
+def _run(highs: Any, H: int, time_limit_s: float, what: str) -> SlotLpSolution | None:
+    """Run HiGHS; the solution, ``None`` if infeasible, or raise (module docstring)."""
+    import highspy
+
+    if not time_limit_s > 0:
+        raise TimeLimitReached(f"time limit reached before {what}")
+    highs.setOptionValue(
+        "time_limit", float(time_limit_s) if math.isfinite(time_limit_s) else highspy.kHighsInf
+    )
+    highs.run()
+    status = highs.getModelStatus()
+    if status == highspy.HighsModelStatus.kOptimal:
+        x = np.asarray(highs.getSolution().col_value, dtype=float)
+        return SlotLpSolution(
+            w=x[:H], s=x[H:], objective=float(highs.getInfo().objective_function_value)
+        )
+    if status in (
+        highspy.HighsModelStatus.kInfeasible,
+        highspy.HighsModelStatus.kUnboundedOrInfeasible,
+    ):
+        # costs and variables are >= 0: the problem is never unbounded
+        return None
+    if status == highspy.HighsModelStatus.kTimeLimit:
+        raise TimeLimitReached(f"time limit of {time_limit_s:g} s reached in {what}")
+    raise SolverError(f"{what}: HiGHS returned {highs.modelStatusToString(status)}")
+
+
+class HighsSlotLp:
+    """The LP relaxation of one Problem (23), loaded once; :meth:`solve` for each ``D``.
+
+    Obtained from :meth:`HighsSlotSolvers.lp`. Successive solves change only
+    the lower bound of the (25)-(26) row and warm-start from the last basis.
+    """
+
+    def __init__(self, owner: HighsSlotSolvers, lp: Any, row_sum: int, H: int, max_workers: int):
+        self._owner = owner
+        self._lp = lp
+        self._row_sum = row_sum
+        self._H = H
+        self._max_workers = max_workers
+        self._demand: float | None = None
+
+    def solve(self, demand: float, time_limit_s: float = math.inf) -> SlotLpSolution | None:
+        """The LP optimum for covering demand ``demand`` (``None`` if infeasible)."""
+        if demand > self._max_workers:  # (25) and (26) contradict each other
+            return None
+        highs = self._owner._lp_highs(self)
+        if demand != self._demand:
+            highs.changeRowBounds(self._row_sum, float(demand), float(self._max_workers))
+            self._demand = demand
+        return _run(highs, self._H, time_limit_s, f"slot LP (D = {demand})")
+
+    def _load(self, highs: Any) -> None:
+        highs.clearModel()
+        highs.passModel(self._lp)
+        self._demand = float(self._lp.row_lower_[self._row_sum])
+
+
+class HighsSlotSolvers:
+    """Problem (23) solvers for PD-ORS and the ``dmlrs_slot`` family (HiGHS, no arguments).
+
+    Implements the protocol :class:`ddlsched.heuristics.dmlrs_slot.SlotSolvers`:
+    :meth:`lp` opens a reusable LP relaxation of one (job, slot);
+    :meth:`ilp` solves the exact ILP for one ``D``.
+    """
+
+    def __init__(self) -> None:
+        self._lp_highs_obj: Any = None
+        self._active: HighsSlotLp | None = None
+        self._ilp_highs_obj: Any = None
+
+    def _lp_highs(self, session: HighsSlotLp) -> Any:
+        if self._lp_highs_obj is None:
+            self._lp_highs_obj = _new_highs()
+        if self._active is not session:
+            session._load(self._lp_highs_obj)
+            self._active = session
+        return self._lp_highs_obj
+
+    def lp(
+        self,
+        worker_price: Any,
+        ps_price: Any,
+        alpha: Any,
+        beta: Any,
+        residual: Any,
+        gamma: int,
+        max_workers: int,
+    ) -> HighsSlotLp:
+        """The LP relaxation of Problem (23) with these data (``D`` given to ``solve``)."""
+        import highspy
+
+        pw, ps, a, b, res = _arrays(
+            worker_price, ps_price, alpha, beta, residual, gamma, max_workers
+        )
+        lp, row_sum = _build(highspy, pw, ps, a, b, res, int(gamma), int(max_workers), 0.0, False)
+        return HighsSlotLp(self, lp, row_sum, pw.size, int(max_workers))
+
+    def ilp(
+        self,
+        worker_price: Any,
+        ps_price: Any,
+        alpha: Any,
+        beta: Any,
+        residual: Any,
+        gamma: int,
+        max_workers: int,
+        demand: float,
+        time_limit_s: float = math.inf,
+    ) -> SlotLpSolution | None:
+        """The exact ILP optimum of Problem (23) (integer ``w, s``); ``None`` if infeasible."""
+        import highspy
+
+        pw, ps, a, b, res = _arrays(
+            worker_price, ps_price, alpha, beta, residual, gamma, max_workers
+        )
+        if demand > max_workers:
+            return None
+        lp, _ = _build(highspy, pw, ps, a, b, res, int(gamma), int(max_workers), demand, True)
+        if self._ilp_highs_obj is None:
+            self._ilp_highs_obj = _new_highs()
+        highs = self._ilp_highs_obj
+        highs.clearModel()
+        highs.passModel(lp)
+        sol = _run(highs, pw.size, time_limit_s, f"slot ILP (D = {demand})")
+        if sol is None:
+            return None
+        return SlotLpSolution(w=np.round(sol.w), s=np.round(sol.s), objective=sol.objective)
