@@ -3,6 +3,7 @@
     python benchmarks/dmlrs_tables.py results/dmlrs-tiny
     python benchmarks/dmlrs_tables.py results/dmlrs
     python benchmarks/dmlrs_tables.py results/dmlrs-loss --loss
+    python benchmarks/dmlrs_tables.py results/dmlrs-slot       # the rounding study
 
 Utility is maximised, so a method's ratio on an instance is ``OPT / utility``
 (>= 1). ``OPT`` is bracketed by the best schedule of the instance (any
@@ -18,7 +19,10 @@ Tables:
    beside the distribution of the per-seed ratio ``OPT / utility``: mean,
    median and worst over every (instance, seed) pair. Each number is an
    interval ``[best schedule / x, best bound / x]`` (a single value when the
-   optimum is proven); means are over instances.
+   optimum is proven); means are over instances. A run with utility 0 on an
+   instance with ``OPT > 0`` has ratio infinity: such runs are counted
+   (``runs u=0``) and left out of the means (they are in the median and the
+   worst).
 2. **Bound gaps.** Per bound method: mean ``bound / best schedule`` (how far
    above the best known utility it sits) and, with a proven optimum, ``bound
    / OPT``; for ``ub_prices`` also the certified ratio ``UB(p_final) / PD-ORS
@@ -33,6 +37,11 @@ Tables:
    lp``; quantisation: ``ilp_q16 - ilp``; being online: ``OPT -
    ilp_q16``, an interval from the bracket of OPT), as a share of OPT's
    bracket.
+4. On a ``dmlrs_slot`` results directory, the rounding study instead:
+   per variant ``G_delta``, the share of draws meeting the covering row
+   beside ``1 - delta``, the shares breaking each packing row, the share of
+   calls with a feasible draw and the rounded cost over the ILP optimum; per
+   group the integrality gap ``ILP / LP``.
 """
 
 from __future__ import annotations
@@ -107,6 +116,8 @@ def ratio_table(frame: pd.DataFrame) -> pd.DataFrame:
             ]
             lo = np.array([_ratio(p, u) for p, u in zip(prow.primal, prow.objective, strict=True)])
             hi = np.array([_ratio(d, u) for d, u in zip(prow.dual, prow.objective, strict=True)])
+            finite = np.isfinite(lo)
+            exp_finite = np.isfinite(exp_lo)
             lines.append(
                 {
                     "group": group,
@@ -115,8 +126,12 @@ def ratio_table(frame: pd.DataFrame) -> pd.DataFrame:
                     "instances": len(per_instance),
                     "runs": len(prow),
                     "mean utility": prow["objective"].mean(),
-                    "OPT/E[u]": _interval(np.mean(exp_lo), np.mean(exp_hi)),
-                    "mean OPT/u": _interval(lo.mean(), hi.mean()),
+                    "runs u=0": int((~finite).sum()),
+                    "OPT/E[u] (E[u]>0)": _interval(
+                        np.mean(np.asarray(exp_lo)[exp_finite]),
+                        np.mean(np.asarray(exp_hi)[exp_finite]),
+                    ),
+                    "mean OPT/u (u>0)": _interval(lo[finite].mean(), hi[finite].mean()),
                     "median OPT/u": _interval(np.median(lo), np.median(hi)),
                     "worst OPT/u": _interval(lo.max(), hi.max()),
                     "proven": f"{prow['proven'].mean():.0%}",
@@ -206,22 +221,97 @@ def loss_table(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(lines)
 
 
+def slot_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rounding study (``dmlrs_slot``): per group and rounding variant, ``G_delta``,
+    the share of draws meeting the covering row against ``1 - delta``, the shares breaking
+    each packing row, the share of calls with a feasible draw, and the rounded cost over
+    the ILP optimum; per group the integrality gap ILP / LP."""
+    lines = []
+    ilp = frame[(frame["method"] == "ilp") & (frame["status"] == "optimal")]
+    ilp_value = dict(zip(ilp["instance_key"], ilp["objective"], strict=True))
+    lp = frame[(frame["method"] == "lp") & frame["bound"].notna()]
+    lp_value = dict(zip(lp["instance_key"], lp["bound"], strict=True))
+    for group, rows in frame.groupby("group", sort=False):
+        gaps = [
+            ilp_value[k] / lp_value[k]
+            for k in rows["instance_key"].unique()
+            if k in ilp_value and lp_value.get(k, 0) > 0
+        ]
+        lines.append(
+            {
+                "group": group,
+                "variant": "ILP / LP (integrality gap)",
+                "calls": len(gaps),
+                "mean cost / ILP": f"{np.mean(gaps):.4f}" if gaps else "-",
+            }
+        )
+        rounding = rows[rows["method"] == "rounding"]
+        for label, part in rounding.groupby("label", sort=False):
+            info = part["info"].map(lambda i: json.loads(i or "{}"))
+            info = info[info.map(lambda i: "G_delta" in i)]
+            if info.empty:
+                continue
+            ok = part[part["status"] == "feasible"]
+            ratios = [
+                o / ilp_value[k]
+                for k, o in zip(ok["instance_key"], ok["objective"], strict=True)
+                if ilp_value.get(k, 0) > 0
+            ]
+            first = info.iloc[0]
+            lines.append(
+                {
+                    "group": group,
+                    "variant": label,
+                    "calls": len(info),
+                    "1 - delta": f"{1 - first['delta']:.2f}",
+                    "mean G_delta": f"{np.mean([i['G_delta'] for i in info]):.3f}",
+                    "covering share": f"{np.mean([i['covering_success_share'] for i in info]):.4f}",
+                    "breaks (24)": f"{np.mean([i['capacity_break_share'] for i in info]):.4f}",
+                    "breaks (25)": f"{np.mean([i['worker_cap_break_share'] for i in info]):.4f}",
+                    "breaks PS row": f"{np.mean([i['ps_break_share'] for i in info]):.4f}",
+                    "calls with a feasible draw": f"{len(ok) / len(info):.2%}",
+                    "mean cost / ILP": f"{np.mean(ratios):.4f}" if ratios else "-",
+                }
+            )
+    return pd.DataFrame(lines).fillna("")
+
+
+def markdown(table: pd.DataFrame) -> str:
+    """A Markdown table (numbers with 4 significant digits)."""
+    if table.empty:
+        return "(no rows)"
+
+    def cell(value) -> str:
+        if isinstance(value, float):
+            return f"{value:.4g}"
+        return str(value).replace("|", "\\|")
+
+    lines = ["| " + " | ".join(map(str, table.columns)) + " |", "|" + "---|" * len(table.columns)]
+    for row in table.itertuples(index=False):
+        lines.append("| " + " | ".join(cell(v) for v in row) + " |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("results", help="results directory of a dmlrs suite")
     parser.add_argument("--loss", action="store_true", help="add the loss decomposition")
     args = parser.parse_args()
     frame = load_results(args.results)
+    if (frame["family"] == "dmlrs_slot").any():
+        print("## Rounding study (dmlrs_slot)\n")
+        print(markdown(slot_table(frame[frame["family"] == "dmlrs_slot"])))
+        return
     frame = frame[frame["family"] == "dmlrs"]
     if frame.empty:
         raise SystemExit(f"{args.results}: no dmlrs rows")
     print("## Competitive ratios (OPT / utility; intervals from the best schedule and bound)\n")
-    print(ratio_table(frame).to_markdown(index=False))
+    print(markdown(ratio_table(frame)))
     print("\n## Bounds\n")
-    print(bound_table(frame).to_markdown(index=False))
+    print(markdown(bound_table(frame)))
     if args.loss:
         print("\n## Loss decomposition (mean utility; rounding, quantisation, being online)\n")
-        print(loss_table(frame).to_markdown(index=False))
+        print(markdown(loss_table(frame)))
 
 
 if __name__ == "__main__":

@@ -17,6 +17,8 @@ __all__ = [
     "check_header",
     "load_instance",
     "read_json",
+    "read_meta",
+    "read_names",
     "require_int",
     "require_number",
     "write_json",
@@ -100,3 +102,22 @@ def require_int(value: Any, where: str, *, minimum: int | None = None) -> int:
     if minimum is not None and value < minimum:
         raise InvalidInstanceError(f"{where}: must be >= {minimum}, got {value!r}")
     return int(value)
+
+
+def read_meta(data: Mapping[str, Any]) -> dict[str, Any]:
+    """The optional ``meta`` object of an instance file: generator facts, scalars only."""
+    meta = data.get("meta", {})
+    if not isinstance(meta, Mapping) or not all(
+        isinstance(v, (str, int, float, bool)) or v is None for v in meta.values()
+    ):
+        raise InvalidInstanceError(f"meta: expected an object of scalars, got {meta!r}")
+    return dict(meta)
+
+
+def read_names(value: Any, where: str) -> tuple[str, ...]:
+    """A non-empty list of distinct non-empty names (e.g. resources)."""
+    if not isinstance(value, list) or not value:
+        raise InvalidInstanceError(f"{where}: expected a non-empty list, got {value!r}")
+    if not all(isinstance(r, str) and r for r in value) or len(set(value)) != len(value):
+        raise InvalidInstanceError(f"{where}: expected distinct non-empty names, got {value!r}")
+    return tuple(value)

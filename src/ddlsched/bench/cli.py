@@ -393,7 +393,7 @@ def add_bench_commands(subparsers: Any) -> None:
             "the worst instances, a suite over them, a JSON report and a figure."
         ),
     )
-    p.add_argument("family", help="a family offering a search space (asrpt)")
+    p.add_argument("family", help="a family offering a search space (asrpt, dmlrs)")
     p.add_argument(
         "--budgets", default="0,1,2,4,8", help="budgets, comma-separated (default 0,1,2,4,8)"
     )

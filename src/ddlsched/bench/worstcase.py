@@ -68,7 +68,8 @@ class Witness:
         return {
             "policy": self.policy,
             "budget": self.budget,
-            "ratio": self.ratio,
+            "ratio": self.ratio if math.isfinite(self.ratio) else None,
+            "ratio_infinite": not math.isfinite(self.ratio),
             "objective": self.objective,
             "optimum": self.optimum,
             "measured_budget": self.measured_budget,
@@ -188,12 +189,16 @@ def _evaluate(family, space, instance, budget, k, worst, report, time_limit_s, s
         report.unproven += 1
         return
     results = {p: run_method(family, p, instance, options) for p in space.policies}
+    maximise = get_family(family).sense == "max"
     theory = space.theory(results) if space.theory is not None else None
     measured = space.budget(instance)
     for policy, result in results.items():
         if result.objective is None:
             continue
-        ratio = result.objective / exact.objective
+        if maximise:  # OPT / utility; a policy earning nothing is infinitely far off
+            ratio = exact.objective / result.objective if result.objective > 0 else math.inf
+        else:
+            ratio = result.objective / exact.objective
         current = worst.get(policy)
         if current is None or ratio > current.ratio:
             worst[policy] = Witness(
@@ -251,7 +256,11 @@ def plot_report(report: WorstCaseReport, out: str | Path, fmt: str = "png") -> P
 
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     for policy in report.policies:
-        points = [(w.budget, w.ratio) for w in report.witnesses if w.policy == policy]
+        points = [
+            (w.budget, w.ratio)
+            for w in report.witnesses
+            if w.policy == policy and math.isfinite(w.ratio)
+        ]
         if points:
             xs, ys = zip(*sorted(points), strict=True)
             ax.plot(xs, ys, marker="o", label=policy)

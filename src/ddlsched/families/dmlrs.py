@@ -49,7 +49,13 @@ from ddlsched.problems.dmlrs import (
     schedule_from_json,
     schedule_to_json,
 )
-from ddlsched.registry import Family, RunContext, register_family, register_method
+from ddlsched.registry import (
+    Family,
+    RunContext,
+    WorstCaseSpace,
+    register_family,
+    register_method,
+)
 from ddlsched.solvers.limits import SolveLimits
 from ddlsched.solvers.result import Outcome, Status
 from ddlsched.workloads.dmlrs import PRESETS, generate
@@ -59,6 +65,20 @@ __all__ = ["FAMILY", "OasisParams", "PdOrsParams"]
 
 def _summary(evaluation: DmlrsEvaluation) -> dict[str, Any]:
     return evaluation.summary()
+
+
+def _worst_case_space() -> WorstCaseSpace:
+    from ddlsched.workloads.dmlrs_mutate import generate as worst_generate
+    from ddlsched.workloads.dmlrs_mutate import mutate, theta2_max
+
+    return WorstCaseSpace(
+        generate=worst_generate,
+        mutate=mutate,
+        budget=theta2_max,
+        budget_name="largest theta2 (utility time sensitivity)",
+        policies=("pd_ors", "oasis", "fifo", "drf", "dorm"),
+        exact="exact",
+    )
 
 
 FAMILY = register_family(
@@ -76,6 +96,7 @@ FAMILY = register_family(
         schedule_to_json=schedule_to_json,
         schedule_from_json=schedule_from_json,
         smoke=("tiny", {}),
+        worst_case=_worst_case_space(),
         summary="PD-ORS online (primal-dual, DP, LP rounding) vs FIFO/DRF/Dorm/OASiS, "
         "offline optimum and column-generation bounds",
     )

@@ -142,7 +142,7 @@ class _Columns:
         key = (job, integral, tuple((t, h, round(w, 9), round(s, 9)) for t, h, w, s in entries))
         if key in self._seen:
             return self._seen[key], False
-        H, R, T = self.shape
+        _, R, T = self.shape
         alpha, beta = self.instance.alpha[job], self.instance.beta[job]
         keys, amounts = [], []
         for t, h, w, s in entries:
@@ -163,7 +163,7 @@ class _Columns:
 
     def load(self, x: np.ndarray) -> np.ndarray:
         """The master's use of each machine and slot, ``sum_r use / C``, shape ``(H, T)``."""
-        H, R, T = self.shape
+        H, _, T = self.shape
         load = np.zeros((H, T))
         cap = self.instance.cap
         for col in np.flatnonzero(x > 1e-9):
@@ -243,7 +243,7 @@ def colgen(
     stopped = ""
     master_value: float | None = None
     lp_solves = 0
-    pricing_s = master_s = 0.0
+    pricing_s = master_s = last_lp_s = 0.0
 
     def price_round(prices, master_prices, sigma, alpha, load) -> tuple[float, int, dict[str, int]]:
         """Price every job at ``prices``; add the columns that price out at the master's."""
@@ -294,8 +294,9 @@ def colgen(
             stopped = "iteration_limit"
             break
         t0 = time.perf_counter()
-        solution = columns.master.solve_lp(loop.remaining_s())
-        master_s += time.perf_counter() - t0
+        solution = columns.master.solve_lp(loop.remaining_s(), patience_s=max(5.0, 10 * last_lp_s))
+        last_lp_s = time.perf_counter() - t0
+        master_s += last_lp_s
         lp_solves += 1
         if solution.status != "optimal":
             stopped = "time_limit" if solution.status == "time_limit" else "master_error"
@@ -363,6 +364,7 @@ def colgen(
             "rows": len(columns.master.keys),
             "pricing_s": pricing_s,
             "master_lp_s": master_s,
+            "master_cold_restarts": columns.master.cold_restarts,
             "restricted_mip": mip_info,
             "seconds": time.perf_counter() - started,
         },

@@ -16,6 +16,10 @@ With ``demand_internal`` set (the whole per-slot problem, Fact 1), binaries
 machine only: ``sum_h u_h <= 1 + (H - 1)(1 - y)``) relax (26) to ``sum_h
 w_h >= D - (D - D_int) y``.
 
+The objective is scaled by :func:`cost_scale` (positive coefficients centred on 1;
+unlike the direct highspy path, no cost is zeroed, so the model's optimum is the
+exact cost's).
+
 ``relax = True`` gives the LP relaxation (the ``lp`` method's bound is
 computed by :mod:`ddlsched.solvers.slot_lp`, which a test checks against
 this model). Capacities are rows, never fractional variable bounds (HiGHS
@@ -28,10 +32,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+import numpy as np
 import pyomo.environ as pyo
 
 from ddlsched.deadline import Deadline
 from ddlsched.problems.dmlrs_slot import SlotAllocation, SlotInstance, evaluate
+from ddlsched.solvers.slot_lp import cost_scale as _cost_scale
 
 __all__ = ["SlotFormulation", "build_slot_model"]
 
@@ -63,10 +69,19 @@ def build_slot_model(instance: SlotInstance, relax: bool = False) -> pyo.Concret
     else:
         m.cover = pyo.Constraint(expr=total_w >= instance.demand)
     m.ps_row = pyo.Constraint(expr=instance.gamma * sum(m.s[h] for h in m.H) >= total_w)
+    costs = np.concatenate([pw, ps]) * cost_scale(instance)
     m.cost = pyo.Objective(
-        expr=sum(float(pw[h]) * m.w[h] + float(ps[h]) * m.s[h] for h in m.H), sense=pyo.minimize
+        expr=sum(float(costs[h]) * m.w[h] + float(costs[H + h]) * m.s[h] for h in m.H),
+        sense=pyo.minimize,
     )
     return m
+
+
+def cost_scale(instance: SlotInstance) -> float:
+    """Model units per cost unit: prices go down to ``L ~ 1e-8``, below the solvers'
+    tolerances; the positive cost coefficients are centred on 1
+    (:func:`ddlsched.solvers.slot_lp.cost_scale`)."""
+    return _cost_scale(np.concatenate([instance.pw, instance.pps]))
 
 
 @dataclass(frozen=True)
@@ -86,8 +101,8 @@ class SlotFormulation:
         return build_slot_model(instance)
 
     def objective_scale(self, instance: SlotInstance) -> float:
-        """Model units per cost unit: 1."""
-        return 1.0
+        """Model units per cost unit (:func:`cost_scale`)."""
+        return cost_scale(instance)
 
     def decode(self, model: pyo.ConcreteModel, instance: SlotInstance) -> SlotAllocation:
         """The integer counts of a solved model."""

@@ -60,6 +60,8 @@ from ddlsched.jsonio import (
     check_fields,
     check_header,
     load_instance,
+    read_meta,
+    read_names,
     require_int,
     require_number,
     write_json,
@@ -237,21 +239,9 @@ class DmlrsInstance:
     def from_dict(cls, data: Any) -> DmlrsInstance:
         fields = ("slots", "slot_s", "b_int", "b_ext", "resources", "machines", "jobs")
         data = check_fields(data, "dmlrs", ("family", "schema_version", *fields), ("meta",))
-        meta = data.get("meta", {})
-        if not isinstance(meta, Mapping) or not all(
-            isinstance(v, (str, int, float, bool)) or v is None for v in meta.values()
-        ):
-            raise InvalidInstanceError(f"meta: expected an object of scalars, got {meta!r}")
+        meta = read_meta(data)
         check_header(data, "dmlrs", SCHEMA_VERSION)
-        resources = data["resources"]
-        if not isinstance(resources, list) or not resources:
-            raise InvalidInstanceError(f"resources: expected a non-empty list, got {resources!r}")
-        if not all(isinstance(r, str) and r for r in resources) or len(set(resources)) != len(
-            resources
-        ):
-            raise InvalidInstanceError(
-                f"resources: expected distinct non-empty names, got {resources!r}"
-            )
+        resources = read_names(data["resources"], "resources")
         n_res = len(resources)
         capacity = _read_machines(data["machines"], n_res)
         jobs_data = data["jobs"]
@@ -265,10 +255,10 @@ class DmlrsInstance:
             slot_s=require_number(data["slot_s"], "slot_s", minimum=0.0, strict=True),
             b_int=require_number(data["b_int"], "b_int", minimum=0.0, strict=True),
             b_ext=require_number(data["b_ext"], "b_ext", minimum=0.0, strict=True),
-            resources=tuple(resources),
+            resources=resources,
             capacity=capacity,
             jobs=jobs,
-            meta=dict(meta),
+            meta=meta,
         )
 
     @classmethod

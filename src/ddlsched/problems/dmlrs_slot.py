@@ -58,6 +58,8 @@ from ddlsched.jsonio import (
     check_fields,
     check_header,
     load_instance,
+    read_meta,
+    read_names,
     require_int,
     require_number,
     write_json,
@@ -192,21 +194,9 @@ class SlotInstance:
         data = check_fields(
             data, "dmlrs_slot", ("family", "schema_version", *fields), ("meta", "demand_internal")
         )
-        meta = data.get("meta", {})
-        if not isinstance(meta, Mapping) or not all(
-            isinstance(v, (str, int, float, bool)) or v is None for v in meta.values()
-        ):
-            raise InvalidInstanceError(f"meta: expected an object of scalars, got {meta!r}")
+        meta = read_meta(data)
         check_header(data, "dmlrs_slot", SCHEMA_VERSION)
-        resources = data["resources"]
-        if not isinstance(resources, list) or not resources:
-            raise InvalidInstanceError(f"resources: expected a non-empty list, got {resources!r}")
-        if not all(isinstance(r, str) and r for r in resources) or len(set(resources)) != len(
-            resources
-        ):
-            raise InvalidInstanceError(
-                f"resources: expected distinct non-empty names, got {resources!r}"
-            )
+        resources = read_names(data["resources"], "resources")
         n_res = len(resources)
         machines = data["machines"]
         if not isinstance(machines, list) or not machines:
@@ -225,7 +215,7 @@ class SlotInstance:
             ps_price.append(require_number(machine["ps_price"], f"{where}.ps_price", minimum=0.0))
             residual.append(_numbers(machine["residual"], f"{where}.residual", n_res))
         return cls(
-            resources=tuple(resources),
+            resources=resources,
             worker_price=tuple(worker_price),
             ps_price=tuple(ps_price),
             worker=_numbers(data["worker"], "worker", n_res),
@@ -239,7 +229,7 @@ class SlotInstance:
                 if data.get("demand_internal") is None
                 else require_int(data["demand_internal"], "demand_internal", minimum=1)
             ),
-            meta=dict(meta),
+            meta=meta,
         )
 
     @classmethod

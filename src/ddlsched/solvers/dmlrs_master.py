@@ -23,12 +23,15 @@ same model in Pyomo on random columns.
 
 HiGHS options: no output, one thread, presolve off (the HiGHS 1.14 MIP
 presolve regression, :mod:`ddlsched.solvers.backends`), MIP gaps 1e-9
-relative and 1e-6 absolute.
+relative and 1e-6 absolute, primal simplex for the LP (warm-started after
+new columns; on ``paper`` seed 0, 70 rounds, 2-3 s per solve at the end
+against 8-14 s with HiGHS's default dual simplex).
 """
 
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -69,8 +72,10 @@ class ColumnMaster:
             ("presolve", "off"),
             ("mip_rel_gap", 1e-9),
             ("mip_abs_gap", 1e-6),
+            ("simplex_strategy", 4),  # primal: adding columns keeps the basis primal feasible
         ):
             self._highs.setOptionValue(name, value)
+        self.cold_restarts = 0
         self._highs.changeObjectiveSense(highspy.ObjSense.kMaximize)
         inf = highspy.kHighsInf
         self._highs.addRows(
@@ -130,7 +135,7 @@ class ColumnMaster:
             for pos, key in enumerate(new):
                 self._row_of[key] = first + pos
         rows = [job] + [self._row_of[int(k)] for k in keys]
-        values = [1.0] + amounts.tolist()
+        values = [1.0, *amounts.tolist()]
         order = np.argsort(rows, kind="stable")
         rows_arr = np.asarray(rows, dtype=np.int32)[order]
         values_arr = np.asarray(values)[order]
@@ -156,11 +161,33 @@ class ColumnMaster:
         limit = float(time_limit_s) if math.isfinite(time_limit_s) else self._hs.kHighsInf
         self._highs.setOptionValue("time_limit", max(1e-3, limit))
 
-    def solve_lp(self, time_limit_s: float = math.inf) -> MasterSolution:
-        """The master LP: value, ``x``, capacity duals ``p`` and job duals ``sigma``."""
-        self._limit(time_limit_s)
-        self._highs.run()
+    def solve_lp(
+        self, time_limit_s: float = math.inf, patience_s: float | None = None
+    ) -> MasterSolution:
+        """The master LP: value, ``x``, capacity duals ``p`` and job duals ``sigma``.
+
+        Warm-started primal simplex (new columns keep the basis primal
+        feasible). ``patience_s``: when the warm start takes longer than this,
+        the basis is dropped and the LP solved from scratch (dual simplex)
+        in the time left; a degenerate warm start has been seen to stall.
+        """
+        started = time.perf_counter()
+        highs = self._highs
+        first = time_limit_s if patience_s is None else min(time_limit_s, patience_s)
+        self._limit(first)
+        highs.run()
         status = self._status()
+        left = time_limit_s - (time.perf_counter() - started)
+        if status == "time_limit" and patience_s is not None and left > 1e-3:
+            self.cold_restarts += 1
+            highs.clearSolver()
+            highs.setOptionValue("simplex_strategy", 1)
+            try:
+                self._limit(left)
+                highs.run()
+            finally:
+                highs.setOptionValue("simplex_strategy", 4)
+            status = self._status()
         if status != "optimal":
             return MasterSolution(status, None, None, None, {}, None)
         sol = self._highs.getSolution()

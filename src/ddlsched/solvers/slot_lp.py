@@ -54,7 +54,7 @@ import numpy as np
 
 from ddlsched.errors import SolverError, TimeLimitReached
 
-__all__ = ["HighsSlotLp", "HighsSlotSolvers", "SlotLpSolution"]
+__all__ = ["HighsSlotLp", "HighsSlotSolvers", "SlotLpSolution", "cost_scale", "solver_costs"]
 
 #: HiGHS options of every slot LP and ILP.
 OPTIONS: dict[str, object] = {
@@ -158,7 +158,10 @@ def _build(
     lp = highspy.HighsLp()
     lp.num_col_ = 2 * H
     lp.num_row_ = num_rows
-    lp.col_cost_ = np.concatenate([pw, ps])
+    cost = np.concatenate([pw, ps])
+    # Prices span L..U^r: the costs are centred on 1 (cost_scale; the objective is
+    # recomputed unscaled by _run).
+    lp.col_cost_ = solver_costs(cost)
     lp.col_lower_ = np.zeros(2 * H)
     lp.col_upper_ = np.concatenate([ub_w, ub_s])
     row_lower = np.full(num_rows, -inf)
@@ -178,6 +181,40 @@ def _build(
     return lp, row_sum
 
 
+#: Costs below this share of the largest are set to 0 in the solver's model (docstring).
+NEGLIGIBLE_COST = 1e-12
+
+
+def solver_costs(cost: np.ndarray) -> np.ndarray:
+    """The costs handed to HiGHS: those below :data:`NEGLIGIBLE_COST` times the largest set
+    to 0, the rest multiplied by :func:`cost_scale`. With ``T = 80`` the price floor
+    ``L`` of Eq. 14 reaches 1e-29 (``u_i(T - a_i)`` of a steep utility) while ``U^r`` is
+    ~1e2: such costs are far below any solver tolerance, and left in they made HiGHS end
+    with "Solve error" (Fig. 9's instances). Zeroed, they change an optimum's cost by at
+    most 1e-12 of the largest cost per unit; objectives are recomputed with the true costs.
+    """
+    cost = np.asarray(cost, dtype=float)
+    top = float(cost.max()) if cost.size else 0.0
+    kept = np.where(cost < NEGLIGIBLE_COST * top, 0.0, cost)
+    return kept * cost_scale(kept)
+
+
+def cost_scale(cost: np.ndarray) -> float:
+    """The factor ``1 / sqrt(min_pos max)`` that centres the positive costs on 1.
+
+    Prices span ``L .. U^r`` (about e^20 apart, ``L ~ 1e-8``): unscaled, the small
+    costs sit below HiGHS's tolerances (1e-7) and the solve ends at a non-optimal
+    point; scaled to a smallest of 1, the largest reach 1e12 and HiGHS fails ("Solve
+    error", seen at 10-20 machines). Centred, a spread of ``r`` becomes
+    ``[r^-1/2, r^1/2]``: 1e-6 .. 1e6 for the widest spread met.
+    """
+    cost = np.asarray(cost, dtype=float)
+    positive = cost[cost > 0]
+    if positive.size == 0:
+        return 1.0
+    return float(1.0 / math.sqrt(positive.min() * positive.max()))
+
+
 def _new_highs() -> Any:
     import highspy
 
@@ -187,7 +224,9 @@ def _new_highs() -> Any:
     return highs
 
 
-def _run(highs: Any, H: int, time_limit_s: float, what: str) -> SlotLpSolution | None:
+def _run(
+    highs: Any, H: int, time_limit_s: float, what: str, cost: np.ndarray
+) -> SlotLpSolution | None:
     """Run HiGHS; the solution, ``None`` if infeasible, or raise (module docstring)."""
     import highspy
 
@@ -200,9 +239,7 @@ def _run(highs: Any, H: int, time_limit_s: float, what: str) -> SlotLpSolution |
     status = highs.getModelStatus()
     if status == highspy.HighsModelStatus.kOptimal:
         x = np.asarray(highs.getSolution().col_value, dtype=float)
-        return SlotLpSolution(
-            w=x[:H], s=x[H:], objective=float(highs.getInfo().objective_function_value)
-        )
+        return SlotLpSolution(w=x[:H], s=x[H:], objective=float(np.dot(cost, x)))
     if status in (
         highspy.HighsModelStatus.kInfeasible,
         highspy.HighsModelStatus.kUnboundedOrInfeasible,
@@ -221,13 +258,22 @@ class HighsSlotLp:
     the lower bound of the (25)-(26) row and warm-start from the last basis.
     """
 
-    def __init__(self, owner: HighsSlotSolvers, lp: Any, row_sum: int, H: int, max_workers: int):
+    def __init__(
+        self,
+        owner: HighsSlotSolvers,
+        lp: Any,
+        row_sum: int,
+        H: int,
+        max_workers: int,
+        cost: np.ndarray,
+    ):
         self._owner = owner
         self._lp = lp
         self._row_sum = row_sum
         self._H = H
         self._max_workers = max_workers
         self._demand: float | None = None
+        self._cost = cost  # unscaled (the model's costs are scaled: see _build)
 
     def solve(self, demand: float, time_limit_s: float = math.inf) -> SlotLpSolution | None:
         """The LP optimum for covering demand ``demand`` (``None`` if infeasible)."""
@@ -237,7 +283,7 @@ class HighsSlotLp:
         if demand != self._demand:
             highs.changeRowBounds(self._row_sum, float(demand), float(self._max_workers))
             self._demand = demand
-        return _run(highs, self._H, time_limit_s, f"slot LP (D = {demand})")
+        return _run(highs, self._H, time_limit_s, f"slot LP (D = {demand})", self._cost)
 
     def _load(self, highs: Any) -> None:
         highs.clearModel()
@@ -283,7 +329,7 @@ class HighsSlotSolvers:
             worker_price, ps_price, alpha, beta, residual, gamma, max_workers
         )
         lp, row_sum = _build(highspy, pw, ps, a, b, res, int(gamma), int(max_workers), 0.0, False)
-        return HighsSlotLp(self, lp, row_sum, pw.size, int(max_workers))
+        return HighsSlotLp(self, lp, row_sum, pw.size, int(max_workers), np.concatenate([pw, ps]))
 
     def ilp(
         self,
@@ -311,7 +357,9 @@ class HighsSlotSolvers:
         highs = self._ilp_highs_obj
         highs.clearModel()
         highs.passModel(lp)
-        sol = _run(highs, pw.size, time_limit_s, f"slot ILP (D = {demand})")
+        sol = _run(
+            highs, pw.size, time_limit_s, f"slot ILP (D = {demand})", np.concatenate([pw, ps])
+        )
         if sol is None:
             return None
         return SlotLpSolution(w=np.round(sol.w), s=np.round(sol.s), objective=sol.objective)

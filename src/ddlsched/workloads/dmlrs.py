@@ -129,6 +129,21 @@ def _paper_jobs(rng: np.random.Generator, arrivals: np.ndarray) -> tuple[DmlrsJo
     )
 
 
+def _instance(
+    slots: int, capacity: tuple[float, ...], machines: int, jobs: tuple[DmlrsJob, ...]
+) -> DmlrsInstance:
+    """An instance with the presets' slot length, bandwidths and resources."""
+    return DmlrsInstance(
+        slots=slots,
+        slot_s=SLOT_S,
+        b_int=B_INT,
+        b_ext=B_EXT,
+        resources=DEFAULT_RESOURCES,
+        capacity=(capacity,) * machines,
+        jobs=jobs,
+    )
+
+
 def _finish(instance: DmlrsInstance, preset: str, seed: int, **extra: Any) -> DmlrsInstance:
     meta = {"preset": preset, "seed": seed, **extra}
     meta["unfinishable_share"] = unfinishable_share(instance)
@@ -150,15 +165,7 @@ def paper(seed: int = 0, **params: Any) -> DmlrsInstance:
     _no_more("paper", params)
     rng = make_rng(seed)
     arrivals = rng.integers(1, slots + 1, n)
-    instance = DmlrsInstance(
-        slots=slots,
-        slot_s=SLOT_S,
-        b_int=B_INT,
-        b_ext=B_EXT,
-        resources=DEFAULT_RESOURCES,
-        capacity=(PAPER_CAPACITY,) * machines,
-        jobs=_paper_jobs(rng, arrivals),
-    )
+    instance = _instance(slots, PAPER_CAPACITY, machines, _paper_jobs(rng, arrivals))
     return _finish(instance, "paper", seed)
 
 
@@ -201,15 +208,7 @@ def _small(
                 ),
             )
         )
-    instance = DmlrsInstance(
-        slots=slots,
-        slot_s=SLOT_S,
-        b_int=B_INT,
-        b_ext=B_EXT,
-        resources=DEFAULT_RESOURCES,
-        capacity=(TINY_CAPACITY,) * machines,
-        jobs=tuple(jobs),
-    )
+    instance = _instance(slots, TINY_CAPACITY, machines, tuple(jobs))
     return _finish(instance, preset, seed)
 
 
@@ -261,15 +260,7 @@ def trace(seed: int = 0, **params: Any) -> DmlrsInstance:
     else:
         arrivals = np.ones(n, dtype=np.int64)
     arrivals = np.minimum(arrivals, slots)
-    instance = DmlrsInstance(
-        slots=slots,
-        slot_s=SLOT_S,
-        b_int=B_INT,
-        b_ext=B_EXT,
-        resources=DEFAULT_RESOURCES,
-        capacity=(PAPER_CAPACITY,) * machines,
-        jobs=_paper_jobs(rng, arrivals),
-    )
+    instance = _instance(slots, PAPER_CAPACITY, machines, _paper_jobs(rng, arrivals))
     return _finish(
         instance, "trace", seed, trace=str(name), window_start=start, window_span_s=float(span)
     )
