@@ -44,7 +44,7 @@ def make(
         "arrival_slot": 1,
         "epochs": 1,
         "samples": BIG,
-        "grad_bytes": 0.0,
+        "grad_bytes": 1e-12,  # ~0: pi = tau (0 is refused: a size)
         "tau_s": 1.0,
         "gamma": 1,
         "global_batch": 1,
@@ -119,15 +119,15 @@ def test_unfinished_and_never_served_jobs():
         [(2,)],
         [
             {"global_batch": 1},  # never finishes: unfinished
-            {"worker": [3], "arrival_slot": 3},  # fits no machine: neither list
+            {"worker": [3], "arrival_slot": 3},  # fits no machine: unfinished, never served
             {"samples": 50, "arrival_slot": 2},  # served in slot 2, done
         ],
     )
     sched = run_drf(inst)
     assert sched.accepted == (2,)
-    assert sched.unfinished == (0,)
+    assert sched.unfinished == (0, 1)  # no admission control: nobody is rejected
     ev = evaluate(inst, sched)
-    assert ev.rejected == 1 and ev.completion_slot == {2: 2}
+    assert ev.rejected == 0 and ev.unfinished == 2 and ev.completion_slot == {2: 2}
     # under DRF too, a job whose bundle fits nowhere blocks the slot once its share is smallest
     blocked = make([(2,)], [{"worker": [3]}, {"samples": 50}])
     assert run_drf(blocked).alloc == () and run_fifo(blocked).alloc == ()

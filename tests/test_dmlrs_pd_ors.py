@@ -254,12 +254,12 @@ def test_covering_row_holds_in_at_least_one_minus_delta_of_draws(solvers, seed, 
 
 
 def two_job_instance(**job1_changes) -> DmlrsInstance:
-    """Two jobs, grad_bytes 0 (pi = tau = 1 s), slot 100 s, T = 5."""
+    """Two jobs, grad_bytes ~0 (pi = tau = 1 s), slot 100 s, T = 5."""
     base = dict(
         arrival_slot=1,
         epochs=1,
         samples=300,
-        grad_bytes=0.0,
+        grad_bytes=1e-12,  # ~0: pi = tau (0 is refused: a size)
         tau_s=1.0,
         gamma=1,
         global_batch=2,

@@ -54,7 +54,7 @@ HAND = {
             "arrival_slot": 1,
             "epochs": 1,
             "samples": 50,
-            "grad_bytes": 0.0,
+            "grad_bytes": 1e-9,
             "tau_s": 1.0,
             "gamma": 1,
             "global_batch": 2,

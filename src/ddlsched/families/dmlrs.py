@@ -20,13 +20,24 @@ Modules of the family:
   ``G_delta``, randomized rounding), :mod:`ddlsched.heuristics.dmlrs_baselines`
   (FIFO, DRF and the per-slot simulation they share with Dorm);
 * solvers: :mod:`ddlsched.solvers.slot_lp` (Problem (23) in highspy,
-  right-hand side changed and warm-started between quanta);
-* models: :mod:`ddlsched.models.dmlrs` (``exact``, ``ub_trivial``,
-  ``colgen``, the bound ``UB(p)`` at given prices),
-  :mod:`ddlsched.models.dmlrs_dorm` (Dorm's per-slot MILP).
+  right-hand side changed and warm-started between quanta),
+  :mod:`ddlsched.solvers.dmlrs_pricing` (the single-job pricing MILP/LP in
+  highspy) and :mod:`ddlsched.solvers.dmlrs_master` (colgen's master);
+* models: :mod:`ddlsched.models.dmlrs` (``exact``, ``ub_trivial``, the
+  single-job pricing problem and the bound ``UB(p)`` at given prices),
+  :mod:`ddlsched.models.dmlrs_colgen` (column generation),
+  :mod:`ddlsched.models.dmlrs_dorm` (Dorm's per-slot MILP);
+* worst-case search: :mod:`ddlsched.workloads.dmlrs_mutate` (budget: the
+  largest ``theta2``).
+
+The rounding study is the family ``dmlrs_slot`` (:mod:`ddlsched.families.dmlrs_slot`).
 
 Methods: ``pd_ors`` and ``oasis`` (heuristics, seeded), ``fifo``, ``drf``,
-``dorm`` (heuristics, no admission control), ``exact`` (the compact
+``dorm`` (heuristics, no admission control; a job that has not finished by
+``T`` is ``unfinished`` and earns 0; Dorm's slot MILP adds, ours, the row
+``gamma sum s <= sum w + gamma - 1`` (exactly ``ceil(W / gamma)`` PSs: without
+it the utilisation term rewards idle PSs), proves the served count and gets
+utilisation within ``util_gap``), ``exact`` (the compact
 offline MILP, tiny instances), ``colgen`` (bound: column generation on
 R-DMLRS; also returns the restricted master's integer schedule),
 ``ub_trivial`` and ``ub_prices`` (bounds; ``ub_prices`` runs PD-ORS with
@@ -320,14 +331,15 @@ class ColgenParams:
         choices=("milp", "lp"),
     )
     seed_columns: bool = param(
-        True, "start from the PD-ORS, FIFO and DRF schedules (their time counts)"
+        True, "start from the PD-ORS, FIFO, DRF and Dorm schedules (their time counts)"
     )
 
 
 def _seed_schedules(instance: DmlrsInstance, ctx: RunContext) -> list[Any]:
-    """Initial columns: the PD-ORS (this seed), FIFO and DRF schedules, each within a share
-    of the time limit (a seed heuristic that fails or runs out of time is skipped)."""
+    """Initial columns: the PD-ORS (this seed), FIFO, DRF and Dorm schedules, each within a
+    share of the time limit (a seed heuristic that fails or runs out of time is skipped)."""
     from ddlsched.heuristics.dmlrs_baselines import run_drf, run_fifo
+    from ddlsched.models.dmlrs_dorm import run_dorm
 
     out = []
     sub = RunContext(seed=ctx.seed, backend=ctx.backend, deadline=ctx.deadline.sub(0.1))
@@ -336,6 +348,8 @@ def _seed_schedules(instance: DmlrsInstance, ctx: RunContext) -> list[Any]:
     for run in (run_fifo, run_drf):
         with contextlib.suppress(DdlschedError):
             out.append(run(instance, ctx.deadline.sub(0.05)))
+    with contextlib.suppress(DdlschedError):
+        out.append(run_dorm(instance, backend=ctx.backend, deadline=ctx.deadline.sub(0.1))[0])
     return out
 
 

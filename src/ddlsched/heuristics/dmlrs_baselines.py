@@ -231,7 +231,9 @@ def simulate_slots(
             )
     completed = [i for i in range(n) if _complete(instance.jobs[i].workload, processed[i])]
     done = set(completed)
-    unfinished = [i for i in range(n) if touched[i] and i not in done]
+    # no admission control (spec): every job that arrived and did not finish by T is
+    # unfinished, whether or not it ever got a bundle
+    unfinished = [i for i in range(n) if i not in done]
     return schedule_from_counts(completed, records, unfinished)
 
 

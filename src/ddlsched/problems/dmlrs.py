@@ -315,7 +315,9 @@ def _read_job(data: Any, where: str, n_res: int) -> DmlrsJob:
         arrival_slot=require_int(data["arrival_slot"], f"{where}.arrival_slot", minimum=1),
         epochs=require_int(data["epochs"], f"{where}.epochs", minimum=1),
         samples=require_int(data["samples"], f"{where}.samples", minimum=1),
-        grad_bytes=require_number(data["grad_bytes"], f"{where}.grad_bytes", minimum=0.0),
+        grad_bytes=require_number(
+            data["grad_bytes"], f"{where}.grad_bytes", minimum=0.0, strict=True
+        ),
         tau_s=require_number(data["tau_s"], f"{where}.tau_s", minimum=0.0, strict=True),
         gamma=require_int(data["gamma"], f"{where}.gamma", minimum=1),
         global_batch=require_int(data["global_batch"], f"{where}.global_batch", minimum=1),
@@ -380,9 +382,7 @@ def _validate(inst: DmlrsInstance) -> None:
         for name in ("epochs", "samples", "gamma", "global_batch"):
             _positive(getattr(job, name), f"{where}.{name}", integer=True)
         _positive(job.tau_s, f"{where}.tau_s")
-        g = job.grad_bytes
-        if isinstance(g, bool) or not isinstance(g, (int, float)) or not math.isfinite(g) or g < 0:
-            raise InvalidInstanceError(f"{where}.grad_bytes: must be >= 0 and finite, got {g!r}")
+        _positive(job.grad_bytes, f"{where}.grad_bytes")
         for kind in ("worker", "ps"):
             demand = getattr(job, kind)
             if len(demand) != n_res:
