@@ -106,8 +106,8 @@ def _line(label: str, result) -> None:
     extra = ""
     if "lps_solved" in info:
         extra = (
-            f", LPs {info['lps_solved']}, {1000 * info.get('lp_mean_time_s', 0):.3f} ms/LP, "
-            f"draws/LP {info.get('draws_per_lp', 0):.1f}"
+            f", LPs {info['lps_solved']}, {1000 * (info.get('lp_mean_time_s') or 0):.3f} ms/LP, "
+            f"draws/LP {info.get('draws_per_lp') or 0:.1f}"
         )
     print(
         f"  {label:<22} {result.runtime_s:8.2f} s  status {result.status}  "

@@ -233,3 +233,15 @@ def test_prices_are_checked():
     with pytest.raises(InvalidInstanceError, match="non-negative"):
         bound_at_prices(instance, -np.ones((2, 4, 5)))
     assert math.isfinite(bound_at_prices(instance, np.zeros((2, 4, 5)))[0])
+
+
+def test_scip_pricing_agrees_with_highs():
+    instance = congested(generate("tiny", 4), 0.5)
+    rng = np.random.default_rng(4)
+    H, R, T = instance.num_machines, len(instance.resources), instance.slots
+    prices = rng.uniform(0, 2, size=(H, R, T)) * (rng.random((H, R, T)) < 0.4)
+    for mode in ("milp", "lp"):
+        highs, _ = bound_at_prices(instance, prices, mode, "highs")
+        scip, info = bound_at_prices(instance, prices, mode, "scip")
+        assert scip == pytest.approx(highs, rel=1e-6, abs=1e-6)
+        assert info["backend"] == "scip"

@@ -143,3 +143,66 @@ def test_master_matches_pyomo(seed):
     mip = master.solve_mip()
     assert mip.value == pytest.approx(pyomo_master(num_jobs, capacity, columns, True), abs=1e-6)
     assert master.solve_lp().value == pytest.approx(lp.value)  # the LP is restored
+
+
+def test_time_limits_are_per_call_not_cumulative():
+    """HiGHS 1.14 counts ``time_limit`` on a clock that adds up over the runs of one
+    Highs object; each call must get its own budget (a regression: colgen's master
+    LP stopped with status time_limit once its solves had added up to the budget)."""
+    rng = np.random.default_rng(0)
+    num_keys = 3000
+    master = ColumnMaster(50, rng.integers(5, 20, size=num_keys).astype(float))
+    for _ in range(400):
+        keys = rng.choice(num_keys, size=40, replace=False)
+        master.add_column(
+            int(rng.integers(0, 50)),
+            float(rng.uniform(1, 50)),
+            keys,
+            rng.integers(1, 6, size=40).astype(float),
+        )
+    master.solve_lp()
+    one = master._highs.getRunTime()
+    budget = 3 * one + 0.05
+    for _ in range(int(budget / max(one, 1e-3)) + 3):
+        master._highs.clearSolver()  # a cold solve each time
+        assert master.solve_lp(budget).status == "optimal"
+    assert master._highs.getRunTime() > budget
+
+
+def test_mip_time_limits_count_from_the_call():
+    """A MIP (the master's integral solve, a pricing MILP) gets the budget it is given,
+    whatever ran before on the same objects (HiGHS 1.14 times a MIP from its own start
+    but an LP on the accumulated run clock)."""
+    import time
+
+    from ddlsched.deadline import Deadline
+    from ddlsched.models.dmlrs import PricingSession
+
+    rng = np.random.default_rng(0)
+    num_keys = 3000
+    master = ColumnMaster(50, rng.integers(5, 20, size=num_keys).astype(float))
+    for _ in range(1500):
+        keys = rng.choice(num_keys, size=40, replace=False)
+        master.add_column(
+            int(rng.integers(0, 50)),
+            float(rng.uniform(1, 50)),
+            keys,
+            rng.integers(1, 6, size=40).astype(float),
+        )
+    while master._highs.getRunTime() < 1.5:
+        master._highs.clearSolver()
+        master.solve_lp()
+    started = time.perf_counter()
+    mip = master.solve_mip(0.3)
+    assert time.perf_counter() - started < 1.2
+    assert mip.status in ("time_limit", "optimal")
+
+    instance = generate("paper", 0)
+    H, R, T = instance.num_machines, len(instance.resources), instance.slots
+    prices = rng.uniform(0, 1, size=(H, R, T)) * (rng.random((H, R, T)) < 0.2)
+    session = PricingSession(instance, "milp")
+    for _ in range(3):
+        started = time.perf_counter()
+        result = session.price(5, prices, Deadline(0.3))
+        assert time.perf_counter() - started < 1.2
+        assert result.dual_bound >= result.value

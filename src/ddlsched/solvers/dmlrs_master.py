@@ -66,15 +66,17 @@ class ColumnMaster:
         self.capacity = np.asarray(capacity, dtype=float).ravel()
         self.num_jobs = num_jobs
         self._highs = highspy.Highs()
-        for name, value in (
+        self._options = (
             ("output_flag", False),
             ("threads", 1),
             ("presolve", "off"),
             ("mip_rel_gap", 1e-9),
             ("mip_abs_gap", 1e-6),
-            ("simplex_strategy", 4),  # primal: adding columns keeps the basis primal feasible
-        ):
+        )
+        for name, value in self._options:
             self._highs.setOptionValue(name, value)
+        # primal simplex for the LP: adding columns keeps the basis primal feasible
+        self._highs.setOptionValue("simplex_strategy", 4)
         self.cold_restarts = 0
         self._highs.changeObjectiveSense(highspy.ObjSense.kMaximize)
         inf = highspy.kHighsInf
@@ -148,9 +150,9 @@ class ColumnMaster:
         self.integral.append(bool(integral))
         return self.num_columns - 1
 
-    def _status(self) -> str:
+    def _status(self, highs=None) -> str:
         ms = self._hs.HighsModelStatus
-        status = self._highs.getModelStatus()
+        status = (highs or self._highs).getModelStatus()
         if status == ms.kOptimal:
             return "optimal"
         if status in (ms.kTimeLimit, ms.kIterationLimit, ms.kInterrupt):
@@ -158,8 +160,14 @@ class ColumnMaster:
         return "error"
 
     def _limit(self, time_limit_s: float) -> None:
-        limit = float(time_limit_s) if math.isfinite(time_limit_s) else self._hs.kHighsInf
-        self._highs.setOptionValue("time_limit", max(1e-3, limit))
+        # HiGHS 1.14's simplex compares ``time_limit`` with the run clock of the Highs
+        # object, which adds up over its runs: the limit of this LP is that clock plus the
+        # budget (``tests/test_dmlrs_solvers.py``; a MIP is timed from its own start).
+        if math.isfinite(time_limit_s):
+            limit = self._highs.getRunTime() + max(1e-3, float(time_limit_s))
+        else:
+            limit = self._hs.kHighsInf
+        self._highs.setOptionValue("time_limit", limit)
 
     def solve_lp(
         self, time_limit_s: float = math.inf, patience_s: float | None = None
@@ -203,33 +211,34 @@ class ColumnMaster:
     ) -> MasterSolution:
         """The master with integral ``x`` over the integral columns (others fixed at 0).
 
-        ``start`` (0/1 per column) is offered to HiGHS as a starting solution.
-        The LP is restored afterwards.
+        Solved on a copy (a fresh Highs object: its clock starts at 0, and the
+        LP's basis stays intact). ``start`` (0/1 per column) is offered to
+        HiGHS as a starting solution.
         """
-        hs, highs = self._hs, self._highs
+        hs = self._hs
         n = self.num_columns
         if n == 0:
             return MasterSolution("optimal", 0.0, 0.0, np.zeros(0), {}, None)
-        cols = np.arange(n, dtype=np.int32)
-        upper = np.asarray(self.integral, dtype=float)
-        highs.changeColsBounds(n, cols, np.zeros(n), upper)
-        highs.changeColsIntegrality(n, cols, np.full(n, hs.HighsVarType.kInteger))
-        try:
-            if start is not None:
-                solution = hs.HighsSolution()
-                solution.col_value = np.asarray(start, dtype=float).tolist()
-                solution.value_valid = True
-                highs.setSolution(solution)
-            self._limit(time_limit_s)
-            highs.run()
-            status = self._status()
-            info = highs.getInfo()
-            has = status == "optimal" or info.primal_solution_status == 2
-            value = float(info.objective_function_value) if has else None
-            raw = float(info.mip_dual_bound)
-            bound = raw if math.isfinite(raw) else None
-            x = np.rint(np.asarray(highs.getSolution().col_value)) if has else None
-        finally:
-            highs.changeColsIntegrality(n, cols, np.full(n, hs.HighsVarType.kContinuous))
-            highs.changeColsBounds(n, cols, np.zeros(n), np.full(n, hs.kHighsInf))
+        lp = self._highs.getLp()
+        lp.col_upper_ = np.asarray(self.integral, dtype=float)
+        lp.integrality_ = [hs.HighsVarType.kInteger] * n
+        highs = hs.Highs()
+        for name, value in self._options:
+            highs.setOptionValue(name, value)
+        highs.passModel(lp)
+        if start is not None:
+            solution = hs.HighsSolution()
+            solution.col_value = np.asarray(start, dtype=float).tolist()
+            solution.value_valid = True
+            highs.setSolution(solution)
+        limit = max(1e-3, float(time_limit_s)) if math.isfinite(time_limit_s) else hs.kHighsInf
+        highs.setOptionValue("time_limit", limit)
+        highs.run()
+        status = self._status(highs)
+        info = highs.getInfo()
+        has = status == "optimal" or info.primal_solution_status == 2
+        value = float(info.objective_function_value) if has else None
+        raw = float(info.mip_dual_bound)
+        bound = raw if math.isfinite(raw) else None
+        x = np.rint(np.asarray(highs.getSolution().col_value)) if has else None
         return MasterSolution(status, value, bound, x, {}, None)

@@ -389,15 +389,14 @@ class SingleJobPricer:
         self.data = data
         self.relax = relax
         self._hs = highspy
-        self._highs = highspy.Highs()
-        for name, value in (
+        self._options = (
             ("output_flag", False),
             ("threads", 1),
             ("presolve", "off"),
             ("mip_rel_gap", mip_rel_gap),
             ("mip_abs_gap", mip_abs_gap),
-        ):
-            self._highs.setOptionValue(name, value)
+        )
+        self._highs = self._new_highs()
         d = data
         uwi, _, _, _ = machine_bounds(d.capacity, d.alpha, d.beta, d.worker_cap, d.gamma)
         self.sizes = np.arange(1, int(uwi.max()) + 1)
@@ -408,6 +407,12 @@ class SingleJobPricer:
         self._hulls: dict[int, _Hull] = {}
         if relax:
             self._build_lp()
+
+    def _new_highs(self):
+        highs = self._hs.Highs()
+        for name, value in self._options:
+            highs.setOptionValue(name, value)
+        return highs
 
     def _hull(self, capacity_type: int) -> _Hull:
         if capacity_type not in self._hulls:
@@ -528,6 +533,7 @@ class SingleJobPricer:
                 ps_cost[:, k], ps_cost[:, k + 1]
             ):
                 model.row(slot_samples[k] + [(col, -v) for col, v in slot_samples[k + 1]], 0.0, inf)
+        self._highs = self._new_highs()  # a fresh clock for every MILP
         self._highs.passModel(model.to_highs(hs))
 
     def _decode_milp(self, x: np.ndarray):
@@ -590,7 +596,21 @@ class SingleJobPricer:
             highs.changeColsCost(len(index), index, values)
         else:
             self._build_milp(worker_cost, ps_cost, rank)
-        limit = float(time_limit_s) if math.isfinite(time_limit_s) else hs.kHighsInf
+            highs = self._highs
+            left = time_limit_s - (time.perf_counter() - started)
+            if not left > 1e-3:
+                seconds = time.perf_counter() - started
+                return PricingSolution("time_limit", None, None, None, None, None, None, seconds)
+            time_limit_s = left
+        # HiGHS 1.14's simplex compares ``time_limit`` with the run clock of the Highs
+        # object, which adds up over its runs (the persistent LP: the limit is that clock
+        # plus the budget); a MIP is timed from its own start (and gets a fresh object).
+        if not math.isfinite(time_limit_s):
+            limit = hs.kHighsInf
+        elif self.relax:
+            limit = highs.getRunTime() + float(time_limit_s)
+        else:
+            limit = float(time_limit_s)
         highs.setOptionValue("time_limit", limit)
         highs.run()
         status = highs.getModelStatus()
