@@ -81,6 +81,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -134,6 +135,22 @@ def _number(value: Any, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise DdlschedError(f"{name} must be a finite number, got {value!r}")
     return float(value)
+
+
+def _fill_by_demand(
+    demands: list[int],
+    solve: Callable[[int], SlotChoice | None],
+    theta: np.ndarray,
+    choice: list[SlotChoice | None],
+) -> None:
+    """``theta[k]``, ``choice[k]`` for ``k = 1..q`` from ``solve(D_k)``, once per distinct
+    ``D`` (quanta with the same worker count share one answer)."""
+    cache: dict[int, SlotChoice | None] = {}
+    for k, D in enumerate(demands, start=1):
+        if D not in cache:
+            cache[D] = solve(D)
+        if cache[D] is not None:
+            theta[k], choice[k] = cache[D].cost, cache[D]
 
 
 @dataclass(frozen=True)
@@ -355,23 +372,9 @@ class _Planner:
         theta[0] = 0.0
         choice: list[SlotChoice | None] = [None] * (q + 1)
         if self.settings.variant == "oasis":
-            greedy = OasisCase(data)
-            cache: dict[int, SlotChoice | None] = {}
-            for k in range(1, q + 1):
-                D = self.d_ext[k - 1]
-                if D not in cache:
-                    cache[D] = greedy.solve(D)
-                if cache[D] is not None:
-                    theta[k], choice[k] = cache[D].cost, cache[D]
+            _fill_by_demand(self.d_ext, OasisCase(data).solve, theta, choice)
             return theta, choice
-        internal = InternalCase(data)
-        int_cache: dict[int, SlotChoice | None] = {}
-        for k in range(1, q + 1):
-            D = self.d_int[k - 1]
-            if D not in int_cache:
-                int_cache[D] = internal.solve(D)
-            if int_cache[D] is not None:
-                theta[k], choice[k] = int_cache[D].cost, int_cache[D]
+        _fill_by_demand(self.d_int, InternalCase(data).solve, theta, choice)
         groups: dict[int, list[int]] = {}
         for k in range(1, q + 1):
             groups.setdefault(self.d_ext[k - 1], []).append(k)

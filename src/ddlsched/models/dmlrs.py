@@ -154,9 +154,12 @@ __all__ = [
     "ub_trivial",
 ]
 
-#: The largest ``jobs * machines * slots`` the exact MILP is built for (ours): about
-#: ``5 * EXACT_MAX_CELLS`` integer variables, beyond what HiGHS proves in minutes.
-EXACT_MAX_CELLS = 20_000
+#: The largest ``jobs * machines * slots`` the exact MILP is built for (ours). Measured
+#: (2 cores, HiGHS 1.14): at 20 jobs x 50 machines x 20 slots HiGHS overran a 60 s limit
+#: by 16 s (a phase without time checks) with the empty schedule as incumbent; at 5,000
+#: cells the limits held within 0.2 s, and HiGHS still found nothing better than the empty
+#: schedule in 60 s on ``paper``-like instances: ``exact`` is for tiny instances.
+EXACT_MAX_CELLS = 5_000
 PRICING_MODES = ("milp", "lp")
 _WHAT = "building the dmlrs MILP"
 
