@@ -239,3 +239,25 @@ def test_slot_instance_accepts_an_infeasible_demand_and_the_solvers_say_so(solve
     assert solvers.lp(*a).solve(inst.demand) is None
     assert solvers.ilp(*a, inst.demand) is None
     assert math.isfinite(solvers.lp(*a).solve(3).objective)
+
+
+def test_reused_lp_honours_a_fresh_budget_after_long_use():
+    """HiGHS 1.14 checks an LP's time_limit against the run clock of the reused Highs
+    object: the budget of each solve is added to that clock (no early 'time limit')."""
+    import numpy as np
+
+    from ddlsched.solvers.slot_lp import HighsSlotSolvers
+
+    rng = np.random.default_rng(0)
+    H = 40
+    solvers = HighsSlotSolvers()
+    lp = solvers.lp(
+        rng.uniform(1, 2, H), rng.uniform(1, 2, H), np.array([1.0, 2.0]), np.array([0.0, 1.0]),
+        np.full((H, 2), 4.0), 2, 60,
+    )  # fmt: skip
+    while solvers._lp_highs_obj is None or solvers._lp_highs_obj.getRunTime() < 0.05:
+        for demand in (10, 20, 30, 40):
+            assert lp.solve(demand, time_limit_s=10.0) is not None
+    # the run clock is past 0.05 s; a budget of 0.02 s per solve must still be enough
+    for demand in (10, 20, 30, 40):
+        assert lp.solve(demand, time_limit_s=0.02) is not None

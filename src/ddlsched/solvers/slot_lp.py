@@ -232,8 +232,15 @@ def _run(
 
     if not time_limit_s > 0:
         raise TimeLimitReached(f"time limit reached before {what}")
+    # HiGHS 1.14's simplex compares ``time_limit`` with the run clock of the Highs object,
+    # which accumulates over every run of a reused object: the limit is "clock so far +
+    # budget" (else a long PD-ORS run would stop early once its LP time exceeded what is
+    # left of the deadline).
     highs.setOptionValue(
-        "time_limit", float(time_limit_s) if math.isfinite(time_limit_s) else highspy.kHighsInf
+        "time_limit",
+        highs.getRunTime() + float(time_limit_s)
+        if math.isfinite(time_limit_s)
+        else highspy.kHighsInf,
     )
     highs.run()
     status = highs.getModelStatus()
