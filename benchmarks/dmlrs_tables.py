@@ -1,6 +1,6 @@
 """The dmlrs tables (competitive ratios over rounding seeds, bound gaps, loss decomposition).
 
-    python benchmarks/dmlrs_tables.py results/dmlrs-tiny
+    python benchmarks/dmlrs_tables.py results/dmlrs-tiny [--per-instance]
     python benchmarks/dmlrs_tables.py results/dmlrs
     python benchmarks/dmlrs_tables.py results/dmlrs-loss --loss
     python benchmarks/dmlrs_tables.py results/dmlrs-slot       # the rounding study
@@ -22,7 +22,8 @@ Tables:
    optimum is proven); means are over instances. A run with utility 0 on an
    instance with ``OPT > 0`` has ratio infinity: such runs are counted
    (``runs u=0``) and left out of the means (they are in the median and the
-   worst).
+   worst). ``--per-instance`` adds the same numbers per instance (one line
+   per instance and randomized method).
 2. **Bound gaps.** Per bound method: mean ``bound / best schedule`` (how far
    above the best known utility it sits) and, with a proven optimum, ``bound
    / OPT``; for ``ub_prices`` also the certified ratio ``UB(p_final) / PD-ORS
@@ -148,6 +149,35 @@ def _interval(lo: float, hi: float) -> str:
     if hi - lo <= 5e-5:
         return f"{lo:.4f}"
     return f"[{lo:.4f}, {hi:.4f}]"
+
+
+def per_instance_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per instance and randomized method (more than one seed): ``OPT / mean utility`` over
+    the seeds (the ratio of expectations) beside the per-seed ``OPT / u`` distribution."""
+    frame = frame.merge(brackets(frame), on="instance_key")
+    heur = frame[(frame["kind"] == "heuristic") & frame["objective"].notna()]
+    lines = []
+    for (key, label), rows in heur.groupby(["instance_key", "label"], sort=False):
+        if len(rows) < 2:
+            continue
+        primal, dual = rows["primal"].iloc[0], rows["dual"].iloc[0]
+        lo = np.array([_ratio(primal, u) for u in rows["objective"]])
+        hi = np.array([_ratio(dual, u) for u in rows["objective"]])
+        lines.append(
+            {
+                "instance": rows["instance_id"].iloc[0],
+                "method": label,
+                "seeds": len(rows),
+                "mean utility": rows["objective"].mean(),
+                "OPT/E[u]": _interval(
+                    _ratio(primal, rows["objective"].mean()), _ratio(dual, rows["objective"].mean())
+                ),
+                "mean OPT/u": _interval(lo.mean(), hi.mean()),
+                "median OPT/u": _interval(np.median(lo), np.median(hi)),
+                "worst OPT/u": _interval(lo.max(), hi.max()),
+            }
+        )
+    return pd.DataFrame(lines)
 
 
 def bound_table(frame: pd.DataFrame) -> pd.DataFrame:
@@ -296,6 +326,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("results", help="results directory of a dmlrs suite")
     parser.add_argument("--loss", action="store_true", help="add the loss decomposition")
+    parser.add_argument(
+        "--per-instance", action="store_true", help="add the per-instance ratio over seeds"
+    )
     args = parser.parse_args()
     frame = load_results(args.results)
     if (frame["family"] == "dmlrs_slot").any():
@@ -307,6 +340,9 @@ def main() -> None:
         raise SystemExit(f"{args.results}: no dmlrs rows")
     print("## Competitive ratios (OPT / utility; intervals from the best schedule and bound)\n")
     print(markdown(ratio_table(frame)))
+    if args.per_instance:
+        print("\n## Per instance: ratio of expectations over seeds beside the distribution\n")
+        print(markdown(per_instance_table(frame)))
     print("\n## Bounds\n")
     print(markdown(bound_table(frame)))
     if args.loss:
