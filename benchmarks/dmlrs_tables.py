@@ -157,7 +157,7 @@ def per_instance_table(frame: pd.DataFrame) -> pd.DataFrame:
     frame = frame.merge(brackets(frame), on="instance_key")
     heur = frame[(frame["kind"] == "heuristic") & frame["objective"].notna()]
     lines = []
-    for (key, label), rows in heur.groupby(["instance_key", "label"], sort=False):
+    for (_key, label), rows in heur.groupby(["instance_key", "label"], sort=False):
         if len(rows) < 2:
             continue
         primal, dual = rows["primal"].iloc[0], rows["dual"].iloc[0]
