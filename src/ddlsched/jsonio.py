@@ -25,21 +25,88 @@ __all__ = [
 ]
 
 
+#: The largest JSON file read (bytes): checked before reading (a stray multi-GB file or
+#: ``/dev/zero`` is refused, never read into memory).
+MAX_JSON_BYTES = 256 * 1024 * 1024
+#: The most digits an integer literal may have (Python refuses above 4,300 with a
+#: ValueError; no field of any family needs more than a few).
+MAX_INT_DIGITS = 30
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a finite number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text} is out of the range of a finite number")
+    return value
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise ValueError(f"an integer of {len(text.lstrip('-'))} digits (at most {MAX_INT_DIGITS})")
+    return int(text)
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"duplicate key {key!r}")
+        out[key] = value
+    return out
+
+
 def read_json(path: str | Path) -> Any:
-    """Read a JSON file, turning every failure into a one-line error."""
+    """Read a JSON file through one strict gate; every failure is one line naming the file.
+
+    Refused: a missing or unreadable file, anything that is not a regular file, more than
+    :data:`MAX_JSON_BYTES`, invalid UTF-8 (a byte-order mark is tolerated), invalid JSON
+    (line and column), nesting deeper than Python's recursion limit, ``NaN``,
+    ``Infinity`` and numbers that overflow a float, integers of more than
+    :data:`MAX_INT_DIGITS` digits, and an object with a duplicate key.
+    """
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InvalidInstanceError(f"{path}: no such file") from None
+        if not path.is_file():
+            if path.exists():
+                raise InvalidInstanceError(f"{path}: not a regular file")
+            raise InvalidInstanceError(f"{path}: no such file")
+        size = path.stat().st_size
+        if size > MAX_JSON_BYTES:
+            raise InvalidInstanceError(
+                f"{path}: {size:,} bytes, more than the {MAX_JSON_BYTES:,} a JSON file may have"
+            )
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_JSON_BYTES + 1)
     except OSError as exc:
         raise InvalidInstanceError(f"{path}: cannot read ({exc.strerror})") from None
+    if len(raw) > MAX_JSON_BYTES:
+        raise InvalidInstanceError(f"{path}: more than {MAX_JSON_BYTES:,} bytes")
     try:
-        return json.loads(text)
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InvalidInstanceError(
+            f"{path}: not UTF-8 (byte {exc.start}: {raw[exc.start : exc.start + 1]!r})"
+        ) from None
+    try:
+        return json.loads(
+            text,
+            object_pairs_hook=_no_duplicates,
+            parse_constant=_reject_constant,
+            parse_float=_finite_float,
+            parse_int=_bounded_int,
+        )
     except json.JSONDecodeError as exc:
         raise InvalidInstanceError(
             f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
         ) from None
+    except RecursionError:
+        raise InvalidInstanceError(f"{path}: JSON nested too deeply") from None
+    except ValueError as exc:
+        raise InvalidInstanceError(f"{path}: not valid JSON ({exc})") from None
 
 
 def load_instance(from_dict: Callable[[Any], T], path: str | Path) -> T:
@@ -77,7 +144,8 @@ def check_header(data: Mapping[str, Any], family: str, schema_version: int) -> N
     """Check the ``family`` and ``schema_version`` fields every instance file carries."""
     if data["family"] != family:
         raise InvalidInstanceError(f"family: expected {family!r}, got {data['family']!r}")
-    if data["schema_version"] != schema_version:
+    version = data["schema_version"]
+    if isinstance(version, bool) or not isinstance(version, int) or version != schema_version:
         raise InvalidInstanceError(
             f"schema_version: expected {schema_version}, got {data['schema_version']!r}"
         )
