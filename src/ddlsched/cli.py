@@ -134,7 +134,7 @@ def _cmd_solve(args: argparse.Namespace) -> int:
     )
     result = run_method(fam.name, args.method, instance, options, raise_errors=True)
     if args.json:
-        print(json.dumps(result.to_dict(fam.schedule_json(result)), indent=2))
+        print(json.dumps(result.to_dict(fam.schedule_json(result)), indent=2, allow_nan=False))
     else:
         console = _console()
         console.print(f"[bold]{fam.name}.{args.method}[/bold] on {args.file}")
@@ -380,6 +380,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except DdlschedError as exc:
         print(f"ddlsched: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except MemoryError:
+        print(
+            "ddlsched: error: out of memory (set a smaller --memory-budget or instance)",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("ddlsched: interrupted", file=sys.stderr)

@@ -18,7 +18,11 @@ inf
 from __future__ import annotations
 
 import math
+import signal
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from ddlsched.errors import TimeLimitReached
 
@@ -78,6 +82,40 @@ class Deadline:
         child.limit_s = self.budget_s(share, at_most)
         child._end = min(self._end, child.started + child.limit_s)
         return child
+
+    @contextmanager
+    def interrupting(self, what: str = "the method") -> Iterator[None]:
+        """Raise :class:`~ddlsched.errors.TimeLimitReached` inside the block at the deadline.
+
+        For work that cannot check the deadline itself: Pyomo constructing a
+        block of constraints, a pure-Python library routine (networkx's
+        matching). A ``SIGALRM`` timer interrupts the main thread at the next
+        Python bytecode once the deadline passes (a C call, e.g. a solver,
+        finishes first, so never wrap a solve that has its own limit). A no-op
+        off the main thread (Dask workers), without a finite deadline, or when
+        a timer is already running (an outer block then interrupts).
+        """
+        if (
+            not math.isfinite(self._end)
+            or threading.current_thread() is not threading.main_thread()
+            or signal.getitimer(signal.ITIMER_REAL)[0] > 0
+        ):
+            yield
+            return
+
+        def expire(signum: int, frame: object) -> None:
+            # again in 50 ms, in case this one lands where Python swallows exceptions (a
+            # destructor, a gc callback); the block's exit cancels it
+            signal.setitimer(signal.ITIMER_REAL, 0.05)
+            raise TimeLimitReached(f"time limit of {self.limit_s:g} s reached in {what}")
+
+        previous = signal.signal(signal.SIGALRM, expire)
+        try:
+            signal.setitimer(signal.ITIMER_REAL, max(self.remaining_s(), 1e-4))
+            yield
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, previous)
 
     def __repr__(self) -> str:
         return f"Deadline(limit_s={self.limit_s:g}, remaining_s={self.remaining_s():.3f})"

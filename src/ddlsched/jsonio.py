@@ -163,12 +163,16 @@ def require_number(
     return float(value)
 
 
-def require_int(value: Any, where: str, *, minimum: int | None = None) -> int:
+def require_int(
+    value: Any, where: str, *, minimum: int | None = None, maximum: int | None = None
+) -> int:
     """Return ``value`` as an int (integral floats such as 4.0 are refused)."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidInstanceError(f"{where}: expected an integer, got {value!r}")
     if minimum is not None and value < minimum:
         raise InvalidInstanceError(f"{where}: must be >= {minimum}, got {value!r}")
+    if maximum is not None and value > maximum:
+        raise InvalidInstanceError(f"{where}: must be <= {maximum:,}, got {value!r}")
     return int(value)
 
 

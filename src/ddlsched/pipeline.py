@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from typing import Any, Protocol
 
-from ddlsched.errors import InfeasibleScheduleError, SolverClaimError
+from ddlsched.errors import InfeasibleScheduleError, InvalidInstanceError, SolverClaimError
 from ddlsched.solvers.result import Claim, Outcome, SolveResult, Status
 
 __all__ = ["ABS_TOL", "REL_TOL", "Evaluates", "finish", "objective_tolerance"]
@@ -124,6 +124,11 @@ def finish(
             info.update(exc.details)
         else:
             objective = float(family.objective(evaluation))
+            if not math.isfinite(objective):
+                raise InvalidInstanceError(
+                    f"{family.name}.{method}: the evaluated objective is {objective}: the "
+                    "instance's numbers overflow double precision"
+                )
             if family.evaluation_summary is not None:
                 for key, value in family.evaluation_summary(evaluation).items():
                     info.setdefault(key, value)

@@ -33,7 +33,8 @@ from importlib import metadata
 from typing import Any
 
 from ddlsched.deadline import DEFAULT_TIME_LIMIT_S, Deadline
-from ddlsched.errors import DdlschedError, TimeLimitReached, UnknownMethodError
+from ddlsched.errors import DdlschedError, ModelTooLargeError, TimeLimitReached, UnknownMethodError
+from ddlsched.memory import budget_bytes, format_bytes
 from ddlsched.params import NoParams, ParamSpec, build_params, defaults, param_specs
 from ddlsched.pipeline import finish
 from ddlsched.solvers.result import BACKENDS, Outcome, SolveResult, Status
@@ -331,16 +332,25 @@ def run_method(
     try:
         params = build_params(method.params_type, options.params, where)
         context = RunContext(seed=options.seed, backend=options.backend, deadline=deadline)
-        outcome = method.run(instance, params, context)
+        if method.kind == "heuristic":  # long pure-Python work cannot check the deadline itself
+            with deadline.interrupting(f"{family}.{name}"):
+                outcome = method.run(instance, params, context)
+        else:
+            outcome = method.run(instance, params, context)
         result = finish(
             fam, name, instance, outcome, seed=options.seed, runtime_s=deadline.elapsed_s()
         )
     except TimeLimitReached as exc:
         outcome = Outcome(None, Status.TIME_LIMIT_NO_SOLUTION, info={"stopped": str(exc)})
         result = finish(fam, name, instance, outcome, seed=options.seed, runtime_s=0.0)
-    except DdlschedError as exc:
+    except (DdlschedError, MemoryError) as exc:
+        if isinstance(exc, MemoryError):  # an estimate below the budget was wrong: say so
+            exc = ModelTooLargeError(
+                f"{where} ran out of memory (the memory budget is {format_bytes(budget_bytes())}; "
+                "the process's memory or address-space limit was reached first)"
+            )
         if raise_errors:
-            raise
+            raise exc from None
         outcome = Outcome(None, Status.ERROR, info={"error": str(exc)})
         result = finish(fam, name, instance, outcome, seed=options.seed, runtime_s=0.0)
     result.runtime_s = deadline.elapsed_s()

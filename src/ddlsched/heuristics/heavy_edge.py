@@ -44,6 +44,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from ddlsched.memory import require_memory
 from ddlsched.problems.placement import Placement, PlacementInstance, evaluate, fewest_servers
 from ddlsched.rng import make_rng
 
@@ -65,6 +66,12 @@ def job_graph(instance: PlacementInstance) -> tuple[np.ndarray, list[tuple[int, 
     stages = instance.stages
     offsets = np.cumsum([0] + [st.replicas for st in stages])
     num_vertices = int(offsets[-1])
+    # the dense matrix, and the submatrices and row maxima heavy_edge takes of it
+    require_memory(
+        f"Heavy-Edge's weight matrix of {num_vertices:,} replicas",
+        3 * 8 * float(num_vertices) ** 2,
+        "use fewer GPUs (replicas) per job",
+    )
     weights = np.zeros((num_vertices, num_vertices))
     vertices = [(s, r) for s, st in enumerate(stages) for r in range(st.replicas)]
     for s, st in enumerate(stages):

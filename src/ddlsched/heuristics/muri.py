@@ -36,6 +36,7 @@ import math
 
 import numpy as np
 
+from ddlsched.memory import require_memory
 from ddlsched.problems.muri import MuriGrouping, MuriGroupingInstance, group_efficiencies
 
 __all__ = ["blossom_grouping", "matching_round", "multiround_grouping"]
@@ -47,6 +48,13 @@ def matching_round(
     times: np.ndarray, nodes: list[tuple[int, ...]], max_group_size: int
 ) -> list[tuple[int, ...]]:
     """One round of Algorithm 1 on one bucket: match the nodes and merge each pair."""
+    # the pair list, the group times gathered for them and networkx's edge dicts
+    num_pairs = len(nodes) * (len(nodes) - 1) / 2
+    require_memory(
+        f"the matching graph of {len(nodes):,} nodes ({num_pairs:,.0f} pairs)",
+        num_pairs * (600 + 16 * max_group_size * times.shape[1]),
+        "use fewer jobs per GPU bucket",
+    )
     pairs = [
         (a, b)
         for a in range(len(nodes))

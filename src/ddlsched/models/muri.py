@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import math
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -44,7 +45,8 @@ import numpy as np
 import pyomo.environ as pyo
 
 from ddlsched.deadline import Deadline
-from ddlsched.errors import DdlschedError
+from ddlsched.errors import DdlschedError, ModelTooLargeError
+from ddlsched.memory import require_memory
 from ddlsched.problems.muri import (
     OBJECTIVES,
     MuriGrouping,
@@ -69,6 +71,8 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+#: The most candidate groups enumerated before pruning (the model is then capped again).
+MAX_CANDIDATES = 5_000_000
 _CHUNK = 32_768  # candidate groups evaluated between two deadline checks
 
 
@@ -99,6 +103,7 @@ def candidate_groups(
     """
     deadline = deadline or Deadline.unlimited()
     smallest = 2 if objective == "efficiency" else 1
+    _check_enumeration(instance, smallest)
     members: list[tuple[int, ...]] = []
     for bucket in instance.buckets().values():
         for size in range(smallest, instance.max_group_size + 1):
@@ -126,6 +131,30 @@ def candidate_groups(
         members = [members[g] for g in keep]
         eff, period = eff[keep], period[keep]
     return CandidateGroups(tuple(members), eff, period)
+
+
+def _check_enumeration(instance: MuriGroupingInstance, smallest: int) -> None:
+    """Refuse before enumerating more candidate groups than can be held or scored.
+
+    Each candidate costs a tuple and two floats (~100 B plus 8 B a member);
+    scoring it scans its ``(k-1)!/(k-p)!`` offset choices (:func:`best_periods`).
+    """
+    count = 0
+    work = 0
+    k = instance.num_resources
+    for bucket in instance.buckets().values():
+        for size in range(smallest, instance.max_group_size + 1):
+            groups = math.comb(len(bucket), size)
+            count += groups
+            work += groups * math.perm(k - 1, size - 1) * size * k
+    hint = "fewer jobs per GPU bucket or a smaller max_group_size"
+    if count > MAX_CANDIDATES:
+        raise ModelTooLargeError(
+            f"muri exact: {count:,} candidate groups to enumerate, more than the "
+            f"{MAX_CANDIDATES:,} ddlsched scores; {hint}"
+        )
+    require_memory(f"muri exact's {count:,} candidate groups", count * (140 + 8 * k), hint)
+    log.debug("muri exact: %d candidate groups, %d offset-scan elements", count, work)
 
 
 def _undominated(
@@ -316,7 +345,8 @@ def exact_grouping(
     (``period_status``, ``period_bound``).
     """
     deadline = deadline or (limits or SolveLimits()).deadline()
-    cands = candidate_groups(instance, objective, prune, deadline)
+    with deadline.interrupting("enumerating candidate groups"):  # numpy batches in between
+        cands = candidate_groups(instance, objective, prune, deadline)
     formulation = GroupingFormulation(objective, prune, cands)
     info = {"objective_optimised": objective, "candidate_groups": len(cands.members)}
     if not cands.members:  # no two jobs share a bucket: every job alone is the only plan

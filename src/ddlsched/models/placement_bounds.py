@@ -133,11 +133,15 @@ def split_costs(instance: PlacementInstance, coef: Coefficients) -> dict[tuple[i
     share ``0 < v < k_s`` on some server has a server holding at most
     ``min(v, k_s - v)`` of its replicas (its other servers share ``k_s - v``).
     """
+    # comm_lower depends on a server only through its availability: one server per value
+    server_of_avail: dict[int, int] = {}
+    for m, avail in enumerate(instance.available):
+        server_of_avail.setdefault(avail, m)
     out = {}
     for s, stage in enumerate(instance.stages):
         best = math.inf
         for mu in range(1, stage.replicas):
-            for m, avail in enumerate(instance.available):
+            for avail, m in server_of_avail.items():
                 if mu <= avail:
                     best = min(best, coef.cost[(s, mu)] + comm_lower(instance, coef, s, m, mu))
             out[s, mu] = best

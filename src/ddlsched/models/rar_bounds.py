@@ -193,10 +193,18 @@ def _build_timeindexed(
     """
     deadline.check("building the timeindexed ILP")
     jobs = instance.jobs
+    # per column (j, k, t): one choose and one makespan entry, and in each of its d slots
+    # one cluster-capacity entry and one per GPU class the pattern uses
+    starts = {jk: max(0, horizon - d + 1) for jk, d in durations.items()}
+    nonzeros = sum(
+        n * (2 + durations[j, k] * (1 + sum(1 for g in (patterns[j][k] or ()) if g)))
+        for (j, k), n in starts.items()
+    )
     check_model_size(
         "rar timeindexed ILP",
-        sum(max(0, horizon - d + 1) for d in durations.values()),
+        sum(starts.values()),
         "aggregate time (--param slot_width=K) or pool placement patterns (--param max_patterns=K)",
+        nonzeros=nonzeros,
     )
     cols = [
         (j, k, t)

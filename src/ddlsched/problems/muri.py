@@ -43,6 +43,7 @@ Choices the spec leaves open (written down here):
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -157,6 +158,13 @@ class MuriGroupingInstance:
                     f"job {job.id!r}.times: expected {self.num_resources} resource times "
                     f"(num_resources), got {len(job.times)}"
                 )
+        # periods and efficiencies add up to max_group_size * k of these times: keep them finite
+        total = math.fsum(sum(job.times) for job in self.jobs)
+        if not math.isfinite(total * self.max_group_size * self.num_resources):
+            raise InvalidInstanceError(
+                f"jobs: the resource times add up to {total:.3g}, too large to compute "
+                "interleaving periods in double precision"
+            )
 
     @property
     def k(self) -> int:
@@ -245,6 +253,10 @@ def interleaving_period(times: Sequence[Sequence[float]], offsets: Sequence[int]
     )
 
 
+#: Elements of the array :func:`best_periods` gathers per batch of groups (float64: 32 MiB).
+_GATHER_ELEMENTS = 1 << 22
+
+
 def best_periods(times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Best ``T`` (Eq. 3) of many groups at once.
 
@@ -257,11 +269,19 @@ def best_periods(times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     choices = offset_choices(k, p)  # (m, p)
     phases = (choices[:, :, None] + np.arange(k)[None, None, :]) % k  # (m, p, k)
     job_idx = np.broadcast_to(np.arange(p)[None, :, None], phases.shape)
-    # gathered[g, m, i, j] = t[g][i][(o_mi + j) mod k]
-    gathered = times[:, job_idx, phases]
-    periods = gathered.max(axis=2).sum(axis=2)  # (G, m)
-    best = periods.argmin(axis=1)
-    return periods[np.arange(num_groups), best], choices[best]
+    # batches of groups: the gathered array stays near _GATHER_ELEMENTS (32 MiB), whatever
+    # the number of offset choices (5,040 for 8 jobs over 8 resources)
+    batch = max(1, _GATHER_ELEMENTS // phases.size)
+    best_period = np.empty(num_groups)
+    best_choice = np.empty(num_groups, dtype=np.int64)
+    for lo in range(0, num_groups, batch):
+        # gathered[g, m, i, j] = t[g][i][(o_mi + j) mod k]
+        gathered = times[lo : lo + batch][:, job_idx, phases]
+        periods = gathered.max(axis=2).sum(axis=2)  # (G, m)
+        best = periods.argmin(axis=1)
+        best_period[lo : lo + batch] = periods[np.arange(len(best)), best]
+        best_choice[lo : lo + batch] = best
+    return best_period, choices[best_choice]
 
 
 def best_interleaving(times: Sequence[Sequence[float]]) -> tuple[float, tuple[int, ...]]:

@@ -57,6 +57,7 @@ from ddlsched.jsonio import (
 )
 
 __all__ = [
+    "MAX_GPUS",
     "PROGRESS_RULES",
     "Network",
     "RarAssignment",
@@ -78,6 +79,9 @@ __all__ = [
 ]
 
 PROGRESS_RULES = ("floor", "fractional")
+#: The most GPUs an instance may have: schedules name concrete GPUs and every method keeps
+#: per-GPU state (arrays, GPU lists), so a cluster of 10^9 GPUs is refused at load time.
+MAX_GPUS = 1_000_000
 _FLOOR_TOL = 1e-9
 SCHEMA_VERSION = 1
 
@@ -164,7 +168,12 @@ class RarInstance:
         if not self.servers:
             raise InvalidInstanceError("servers: at least one server is needed")
         for s, cap in enumerate(self.servers):
-            require_int(cap, f"servers[{s}]", minimum=1)
+            require_int(cap, f"servers[{s}]", minimum=1, maximum=MAX_GPUS)
+        if sum(self.servers) > MAX_GPUS:
+            raise InvalidInstanceError(
+                f"servers: {sum(self.servers):,} GPUs in all, more than the {MAX_GPUS:,} "
+                "ddlsched models (every method keeps per-GPU state)"
+            )
         if not isinstance(self.network, Network):
             raise InvalidInstanceError("network: expected a Network")
         if not self.jobs:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from ddlsched.deadline import DEFAULT_TIME_LIMIT_S, Deadline
 from ddlsched.errors import ModelTooLargeError
+from ddlsched.memory import model_bytes, require_memory
 
 __all__ = ["MAX_MODEL_VARIABLES", "SolveLimits", "check_model_size"]
 
@@ -20,13 +21,22 @@ __all__ = ["MAX_MODEL_VARIABLES", "SolveLimits", "check_model_size"]
 MAX_MODEL_VARIABLES = 1_000_000
 
 
-def check_model_size(what: str, variables: int, hint: str) -> None:
-    """Refuse to build a model of more than :data:`MAX_MODEL_VARIABLES` variables."""
+def check_model_size(what: str, variables: int, hint: str, nonzeros: int | None = None) -> None:
+    """Refuse to build a model beyond :data:`MAX_MODEL_VARIABLES` or the memory budget.
+
+    ``variables`` and ``nonzeros`` (constraint-matrix entries; about ten per
+    variable when not given) are the formulation's estimate before building;
+    the bytes they need are :func:`ddlsched.memory.model_bytes`, checked
+    against :func:`ddlsched.memory.budget_bytes`. ``hint`` names what would
+    shrink the model (a ``--param``, another method).
+    """
     if variables > MAX_MODEL_VARIABLES:
         raise ModelTooLargeError(
             f"{what}: the model would have about {variables:,} variables, more than the "
             f"{MAX_MODEL_VARIABLES:,} ddlsched builds; {hint}"
         )
+    size = f"{variables:,} variables" + ("" if nonzeros is None else f", {nonzeros:,} nonzeros")
+    require_memory(f"{what} ({size})", model_bytes(variables, nonzeros), hint)
 
 
 @dataclass(frozen=True)

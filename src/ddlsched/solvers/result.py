@@ -194,7 +194,7 @@ class SolveResult:
             "seed": self.seed,
             "versions": versions(),
             "info": _jsonable(self.info),
-            "schedule": schedule_json,
+            "schedule": _jsonable(schedule_json),
         }
 
 
@@ -203,8 +203,8 @@ def _jsonable(value: Any) -> Any:
         return {str(k): _jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_jsonable(v) for v in value]
+    if hasattr(value, "item") and callable(value.item) and getattr(value, "ndim", 1) == 0:
+        value = value.item()  # numpy scalars
     if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if hasattr(value, "item") and callable(value.item):  # numpy scalars
-        return value.item()
+        return None  # JSON has no NaN or infinity
     return value

@@ -1,0 +1,178 @@
+"""Size, memory and time guards (issue 13, items 2 and 3): refusals before allocating,
+interruption at the deadline, no non-finite number in a result."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+
+import numpy as np
+import pytest
+
+from ddlsched import memory
+from ddlsched.cli import main
+from ddlsched.deadline import Deadline
+from ddlsched.errors import InvalidInstanceError, ModelTooLargeError, TimeLimitReached
+from ddlsched.problems.muri import MuriGroupingInstance, MuriJob, best_periods
+from ddlsched.registry import RunOptions, get_family, run_method
+from ddlsched.solvers.limits import check_model_size
+
+
+@pytest.fixture
+def small_budget():
+    memory.set_budget_mb(1)
+    yield
+    memory.set_budget_mb(None)
+
+
+def test_budget_defaults_to_a_share_of_memory_and_obeys_the_environment(monkeypatch):
+    monkeypatch.delenv(memory.ENV_VAR, raising=False)
+    assert 0 < memory.budget_bytes() <= memory._physical_bytes()
+    monkeypatch.setenv(memory.ENV_VAR, "64")
+    assert memory.budget_bytes() == 64 * 2**20
+    monkeypatch.setenv(memory.ENV_VAR, "lots")
+    with pytest.raises(Exception, match="expected a number of MiB"):
+        memory.budget_bytes()
+
+
+@pytest.mark.parametrize("bad", [0, -5, math.nan, math.inf, True, "1"])
+def test_budget_setting_is_checked(bad):
+    with pytest.raises(Exception, match="memory budget"):
+        memory.set_budget_mb(bad)
+
+
+def test_require_memory_names_estimate_budget_and_hint(small_budget):
+    with pytest.raises(ModelTooLargeError) as info:
+        memory.require_memory("a big table", 3 * 2**30, "use a smaller one")
+    text = str(info.value)
+    assert "3 GiB" in text and "1 MiB" in text and "use a smaller one" in text
+    assert "\n" not in text
+    with pytest.raises(ModelTooLargeError):
+        memory.require_memory("nan", math.nan, "-")
+
+
+def test_model_size_check_counts_bytes_not_only_variables(small_budget):
+    with pytest.raises(ModelTooLargeError, match="nonzeros"):
+        check_model_size("a model", 10_000, "shrink it", nonzeros=10**6)
+
+
+def test_heavy_edge_refuses_a_matrix_beyond_the_budget(tmp_path, small_budget):
+    fam = get_family("placement")
+    instance = fam.generate("table2", 0, num_gpus=512)
+    result = run_method("placement", "heavy_edge", instance, RunOptions(time_limit_s=10))
+    assert result.status == "error"
+    assert "weight matrix" in result.info["error"]
+
+
+def test_rar_instances_are_capped_in_gpus():
+    fam = get_family("rar")
+    data = fam.generate("small", 0).to_dict()
+    data["servers"] = [10**9, 4]
+    with pytest.raises(InvalidInstanceError, match="servers"):
+        type(fam.generate("small", 0)).from_dict(data)
+
+
+def _muri(num_jobs: int, k: int, times=None) -> MuriGroupingInstance:
+    rng = np.random.default_rng(0)
+    jobs = [
+        MuriJob(f"j{i}", 1, tuple(times or rng.uniform(1, 10, size=k).round(3).tolist()))
+        for i in range(num_jobs)
+    ]
+    return MuriGroupingInstance(jobs=tuple(jobs), num_resources=k, max_group_size=k)
+
+
+def test_muri_exact_refuses_an_enumeration_it_cannot_score():
+    result = run_method("muri", "exact", _muri(40, 8), RunOptions(time_limit_s=10))
+    assert result.status == "error"
+    assert "candidate groups" in result.info["error"]
+
+
+def test_muri_exact_honours_its_time_limit_while_scoring_offsets():
+    started = time.monotonic()
+    result = run_method("muri", "exact", _muri(16, 8), RunOptions(time_limit_s=1.0))
+    assert time.monotonic() - started < 3.0
+    assert result.status == "time_limit_no_solution"
+
+
+def test_best_periods_batches_keep_the_same_answer():
+    rng = np.random.default_rng(1)
+    times = rng.uniform(1, 10, size=(50, 3, 5))
+    whole = best_periods(times)
+    from ddlsched.problems import muri as muri_problem
+
+    saved = muri_problem._GATHER_ELEMENTS
+    muri_problem._GATHER_ELEMENTS = 7  # one group per batch
+    try:
+        batched = best_periods(times)
+    finally:
+        muri_problem._GATHER_ELEMENTS = saved
+    np.testing.assert_array_equal(whole[0], batched[0])
+    np.testing.assert_array_equal(whole[1], batched[1])
+
+
+def test_muri_times_that_overflow_are_refused():
+    with pytest.raises(InvalidInstanceError, match="double precision"):
+        _muri(2, 2, times=[1e308, 1e308])
+
+
+def test_interrupting_stops_pure_python_work_at_the_deadline():
+    deadline = Deadline(0.2)
+    started = time.monotonic()
+    with pytest.raises(TimeLimitReached, match="a busy loop"), deadline.interrupting("a busy loop"):
+        while True:
+            pass
+    assert time.monotonic() - started < 1.0
+
+
+def test_interrupting_is_a_no_op_when_the_block_finishes_in_time():
+    deadline = Deadline(5.0)
+    with deadline.interrupting("quick work"):
+        total = sum(range(1000))
+    assert total == 499500
+    time.sleep(0.01)  # no timer left behind
+
+
+def test_a_heuristic_that_runs_past_its_limit_stops_cleanly(monkeypatch):
+    from ddlsched.registry import _METHODS, Method
+
+    method = _METHODS["muri", "blossom"]
+
+    def forever(instance, params, ctx):
+        while True:
+            pass
+
+    monkeypatch.setitem(
+        _METHODS, ("muri", "blossom"), Method(**{**method.__dict__, "run": forever})
+    )
+    started = time.monotonic()
+    result = run_method("muri", "blossom", _muri(4, 2), RunOptions(time_limit_s=0.3))
+    assert time.monotonic() - started < 1.5
+    assert result.status == "time_limit_no_solution"
+    assert "muri.blossom" in result.info["stopped"]
+
+
+def test_memory_error_becomes_a_one_line_error(monkeypatch, tmp_path, capsys):
+    from ddlsched.registry import _METHODS, Method
+
+    method = _METHODS["muri", "blossom"]
+
+    def hungry(instance, params, ctx):
+        raise MemoryError
+
+    monkeypatch.setitem(_METHODS, ("muri", "blossom"), Method(**{**method.__dict__, "run": hungry}))
+    result = run_method("muri", "blossom", _muri(4, 2), RunOptions(time_limit_s=5))
+    assert result.status == "error" and "ran out of memory" in result.info["error"]
+    path = tmp_path / "m.json"
+    _muri(4, 2).save(path)
+    assert main(["solve", "muri", str(path), "--method", "blossom"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("ddlsched: error:") and "out of memory" in err[0]
+
+
+def test_json_output_never_holds_nan_or_infinity():
+    from ddlsched.solvers.result import _jsonable
+
+    data = _jsonable({"a": [math.nan, np.float32("inf"), 1.5], "b": {"c": -math.inf}})
+    assert data == {"a": [None, None, 1.5], "b": {"c": None}}
+    json.dumps(data, allow_nan=False)
