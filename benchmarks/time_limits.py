@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import subprocess
 import sys
 import tempfile
@@ -46,6 +47,28 @@ CASES = [
     ),
     ("muri exact, 70 jobs k = 4", "muri", "bucket40", 0, ["num_jobs=70"], "exact", []),
     (
+        "placement exact (aggregated), 40,000 GPUs",
+        "placement",
+        "table2",
+        0,
+        ["num_gpus=40000"],
+        "exact",
+        [],
+    ),
+    ("muri blossom, 3,000 jobs", "muri", "small", 0, ["num_jobs=3000"], "blossom", []),
+    ("muri exact, 16 jobs k = 8 (5,040 offsets a group)", "muri", "@k8", 1, [], "exact", []),
+    ("asrpt exact (CP-SAT), paper", "asrpt", "paper", 0, [], "exact", []),
+    ("dmlrs colgen, paper", "dmlrs", "paper", 0, [], "colgen", []),
+    (
+        "dmlrs pd_ors, paper 100 x 100 x T=80",
+        "dmlrs",
+        "paper",
+        0,
+        ["jobs=100", "machines=100", "slots=80"],
+        "pd_ors",
+        [],
+    ),
+    (
         "muri_sim muri-l, trace 2 (5,755 jobs)",
         "muri_sim",
         "trace",
@@ -59,9 +82,34 @@ CASES = [
 DDLSCHED = [sys.executable, "-m", "ddlsched.cli"]
 
 
+def _muri_k8(path: Path, seed: int) -> Path:
+    """16 one-GPU jobs over 8 resources, groups of up to 8 (no preset reaches k = 8)."""
+    rng = random.Random(seed)
+    jobs = [
+        {"id": f"j{i}", "gpus": 1, "times": [round(rng.uniform(1, 10), 3) for _ in range(8)]}
+        for i in range(16)
+    ]
+    data = {"family": "muri", "schema_version": 1, "name": "k8", "num_resources": 8,
+            "max_group_size": 8, "jobs": jobs}  # fmt: skip
+    path.write_text(json.dumps(data))
+    return path
+
+
 def generate(directory: Path, family: str, preset: str, seed: int, params: list[str]) -> Path:
     path = directory / f"{family}-{preset}-{seed}-{'-'.join(params)}.json".replace("=", "_")
-    args = ["instance", "generate", family, "--preset", preset, "--seed", str(seed), "-o", str(path)]
+    if preset == "@k8":
+        return _muri_k8(path, seed)
+    args = [
+        "instance",
+        "generate",
+        family,
+        "--preset",
+        preset,
+        "--seed",
+        str(seed),
+        "-o",
+        str(path),
+    ]
     for p in params:
         args += ["--set", p]
     subprocess.run(DDLSCHED + args, check=True, capture_output=True)
@@ -89,7 +137,9 @@ def main() -> None:
     args = ap.parse_args()
     limits = [float(x) for x in args.limits.split(",")]
     chosen = [CASES[int(i)] for i in args.cases.split(",")] if args.cases else CASES
-    print("| case | limit s | runs | statuses | max runtime_s | method overrun s | max CLI wall s | CLI overrun s |")
+    print(
+        "| case | limit s | runs | statuses | max runtime_s | method overrun s | max CLI wall s | CLI overrun s |"
+    )
     print("|---|---:|---:|---|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory(prefix="ddlsched-limits-") as tmp:
         for label, family, preset, seed, preset_params, method, params in chosen:
