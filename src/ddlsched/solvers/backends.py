@@ -46,7 +46,7 @@ from pathlib import Path
 import pyomo.environ as pyo
 
 from ddlsched.deadline import Deadline
-from ddlsched.errors import SolverError, UnknownMethodError
+from ddlsched.errors import SolverError, TimeLimitReached, UnknownMethodError
 from ddlsched.solvers.limits import SolveLimits
 from ddlsched.solvers.result import BACKENDS, Status
 
@@ -111,6 +111,26 @@ def model_size(model: pyo.ConcreteModel) -> tuple[int, int, int]:
     return num_vars, num_int, num_cons
 
 
+def _out_of_time(
+    model: pyo.ConcreteModel, backend: str, message: str, version: str = ""
+) -> ModelSolve:
+    """The solve of a model the deadline stopped before the solver could run."""
+    nvars, nint, ncons = model_size(model)
+    return ModelSolve(
+        status=Status.TIME_LIMIT_NO_SOLUTION,
+        incumbent=None,
+        bound=None,
+        runtime_s=0.0,
+        backend=backend,
+        backend_version=version,
+        num_variables=nvars,
+        num_integer_variables=nint,
+        num_constraints=ncons,
+        message=message,
+        time_limit_hit=True,
+    )
+
+
 def solve_model(
     model: pyo.ConcreteModel,
     backend: str = "highs",
@@ -128,25 +148,12 @@ def solve_model(
         raise UnknownMethodError(f"unknown backend {backend!r} (choose from {', '.join(BACKENDS)})")
     seconds = limits.seconds(deadline)
     if not seconds > 1e-3:
-        nvars, nint, ncons = model_size(model)
-        return ModelSolve(
-            status=Status.TIME_LIMIT_NO_SOLUTION,
-            incumbent=None,
-            bound=None,
-            runtime_s=0.0,
-            backend=backend,
-            backend_version="",
-            num_variables=nvars,
-            num_integer_variables=nint,
-            num_constraints=ncons,
-            message="no time left for the solver",
-            time_limit_hit=True,
-        )
+        return _out_of_time(model, backend, "no time left for the solver")
     # The time left is read again when the solver starts: Pyomo's hand-over of the
     # model (to highspy, or as an MPS file to OR-Tools) takes time the deadline counts.
     remaining = (lambda: limits.seconds(deadline)) if deadline is not None else (lambda: seconds)
     if backend == "highs":
-        return _solve_highs(model, limits, remaining)
+        return _solve_highs(model, limits, remaining, deadline)
     return _solve_scip(model, limits, remaining)
 
 
@@ -166,6 +173,14 @@ def _highs_class():
 
     class DeadlineHighs(Highs):
         remaining: Callable[[], float] | None = None
+        deadline: Deadline | None = None
+
+        def set_instance(self, model):
+            # the hand-over is pure Python (seconds on a 10^5-row model): interruptible
+            if self.deadline is None:
+                return super().set_instance(model)
+            with self.deadline.interrupting("handing the model to HiGHS"):
+                return super().set_instance(model)
 
         def _solve(self):
             config = getattr(self, "_active_config", None)
@@ -178,33 +193,40 @@ def _highs_class():
 
 
 def _solve_highs(
-    model: pyo.ConcreteModel, limits: SolveLimits, remaining: Callable[[], float]
+    model: pyo.ConcreteModel,
+    limits: SolveLimits,
+    remaining: Callable[[], float],
+    deadline: Deadline | None = None,
 ) -> ModelSolve:
     from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 
     solver = _highs_class()()
     solver.remaining = remaining
+    solver.deadline = deadline
     seconds = remaining()
     if not solver.available():
         raise SolverError("HiGHS is not available (pip install 'highspy>=1.14,<1.15')")
     version = ".".join(map(str, solver.version()))
     nvars, nint, ncons = model_size(model)
     start = time.perf_counter()
-    results = solver.solve(
-        model,
-        time_limit=seconds if math.isfinite(seconds) else None,
-        rel_gap=limits.rel_gap,
-        abs_gap=limits.abs_gap,
-        threads=limits.threads,
-        load_solutions=False,
-        raise_exception_on_nonoptimal_result=False,
-        solver_options={
-            "random_seed": limits.seed,
-            "output_flag": False,
-            **HIGHS_DEFAULT_OPTIONS,
-            **dict(limits.highs_options),
-        },
-    )
+    try:
+        results = solver.solve(
+            model,
+            time_limit=seconds if math.isfinite(seconds) else None,
+            rel_gap=limits.rel_gap,
+            abs_gap=limits.abs_gap,
+            threads=limits.threads,
+            load_solutions=False,
+            raise_exception_on_nonoptimal_result=False,
+            solver_options={
+                "random_seed": limits.seed,
+                "output_flag": False,
+                **HIGHS_DEFAULT_OPTIONS,
+                **dict(limits.highs_options),
+            },
+        )
+    except TimeLimitReached as exc:  # interrupted while handing the model over
+        return _out_of_time(model, "highs", str(exc), version)
     runtime = time.perf_counter() - start
     term, sol = results.termination_condition, results.solution_status
     has_solution = sol in (SolutionStatus.optimal, SolutionStatus.feasible)
