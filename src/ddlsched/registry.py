@@ -170,7 +170,9 @@ class Family:
     result's ``info`` (what ``ddlsched solve`` shows);
     ``simulate_command(subparsers)`` adds ``ddlsched simulate NAME`` (a
     family with a simulator; it must not import solvers); ``worst_case``
-    opens the family to ``ddlsched bench worstcase``.
+    opens the family to ``ddlsched bench worstcase``; ``preset_params`` maps
+    each preset to its typed parameter class (:mod:`ddlsched.params`; what
+    ``generate`` checks ``--set`` against and ``ddlsched presets`` lists).
     """
 
     name: str
@@ -190,6 +192,7 @@ class Family:
     simulate_command: Callable[[Any], None] | None = None
     internal: bool = False  # hidden from listings (test and timing families)
     worst_case: WorstCaseSpace | None = None
+    preset_params: Mapping[str, type] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.sense not in ("min", "max"):

@@ -75,7 +75,7 @@ from ddlsched.registry import (
     run_method,
 )
 from ddlsched.solvers.result import Outcome, Status
-from ddlsched.workloads.asrpt import PRESETS
+from ddlsched.workloads.asrpt import PRESET_PARAMS, PRESETS
 from ddlsched.workloads.asrpt import generate as _generate_preset
 
 __all__ = ["FAMILY", "POLICIES", "simulate_window"]
@@ -409,6 +409,7 @@ FAMILY = register_family(
         from_dict=AsrptInstance.from_dict,
         generate=generate,
         presets=tuple(PRESETS),
+        preset_params=PRESET_PARAMS,
         evaluate=evaluate,
         objective=lambda evaluation: evaluation.total_completion_s,
         evaluation_summary=_summary,

@@ -62,7 +62,7 @@ from ddlsched.registry import (
     run_method,
 )
 from ddlsched.solvers.result import Outcome, Status
-from ddlsched.workloads.muri_sim import PRESETS, generate
+from ddlsched.workloads.muri_sim import PRESET_PARAMS, PRESETS, generate
 
 __all__ = ["FAMILY", "simulate_trace"]
 
@@ -172,6 +172,7 @@ FAMILY = register_family(
         from_dict=TraceRun.from_dict,
         generate=generate,
         presets=PRESETS,
+        preset_params=PRESET_PARAMS,
         evaluate=evaluate,
         objective=lambda metrics: metrics.average_jct_s,
         evaluation_summary=_summary,
