@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any
 
+from ddlsched import progress
 from ddlsched.deadline import DEFAULT_TIME_LIMIT_S, Deadline
 from ddlsched.errors import DdlschedError, TimeLimitReached, UnknownMethodError
 from ddlsched.params import NoParams, ParamSpec, build_params, defaults, param_specs
@@ -331,6 +332,7 @@ def run_method(
     if unknown:
         build_params(method.params_type, options.params, where)  # raises, naming them
     deadline = Deadline(options.time_limit_s)
+    progress.phase(f"running {family}.{name}")
     try:
         params = build_params(method.params_type, options.params, where)
         context = RunContext(seed=options.seed, backend=options.backend, deadline=deadline)
@@ -347,4 +349,5 @@ def run_method(
         outcome = Outcome(None, Status.ERROR, info={"error": str(exc)})
         result = finish(fam, name, instance, outcome, seed=options.seed, runtime_s=0.0)
     result.runtime_s = deadline.elapsed_s()
+    progress.phase(f"{family}.{name}: {result.status}")
     return result
