@@ -123,7 +123,12 @@ class ParamSpec:
 
     def describe(self) -> str:
         """``name: type [constraint] [| None] = default`` (``(required)`` without a default)."""
-        default = "(required)" if self.required else f"= {self.default!r}"
+        if self.required:
+            default = "(required)"
+        elif isinstance(self.default, tuple):  # as written with --set / --param: JSON
+            default = f"= {json.dumps(self.default)}"
+        else:
+            default = f"= {self.default!r}"
         return f"{self.name}: {self.expected()} {default}"
 
 
