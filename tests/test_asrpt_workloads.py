@@ -228,7 +228,7 @@ def test_single_gpu_share_sweep_and_nic_sweep(tmp_path):
         ({"window_from": "train"}, "window_from"),
         ({"delay": 1.0}, "method parameter"),
         ({"servers": 1, "gpus_per_server": 1}, "needs [24] GPUs, the cluster has 1"),
-        ({"colour": 1}, "unexpected keyword"),
+        ({"colour": 1}, "has no parameter"),
     ],
 )
 def test_parameter_errors(tmp_path, params, message):

@@ -34,6 +34,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "ddlsched.datadir",
             "ddlsched.deadline",
             "ddlsched.params",
+            "ddlsched.progress",
+            "ddlsched.cli_types",
         ),
     ),
     ("solvers", ("ddlsched.solvers",)),

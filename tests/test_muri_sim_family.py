@@ -28,12 +28,12 @@ def test_instance_round_trip_and_validation(tmp_path):
     assert TraceRun.load(path) == run
     assert run.config.packing_num == 2 and run.seed == 3
     for params, message in [
-        ({"trace": "trace3", "mode": "prose"}, "unknown simulator mode"),
-        ({"trace": "trace3", "limit": 0}, "limit must be a positive integer"),
+        ({"trace": "trace3", "mode": "prose"}, r"parameter mode must be str in \{reference"),
+        ({"trace": "trace3", "limit": 0}, "parameter limit must be int >= 1"),
         ({"trace": "trace3", "knobs": {"colour": 1}}, "unknown simulator knob"),
         ({"trace": "trace3", "knobs": {"mode": "paper"}}, "not as a knob"),
-        ({"trace": "trace3", "speed": 2}, "unknown preset parameter"),
-        ({}, "needs the parameter trace"),
+        ({"trace": "trace3", "speed": 2}, "has no parameter"),
+        ({}, "parameter trace is required"),
     ]:
         with pytest.raises(InvalidInstanceError, match=message):
             generate("trace", 0, **params)

@@ -2,14 +2,32 @@
 
 Commands::
 
-    ddlsched methods [FAMILY]                       list families and methods
+    ddlsched methods [FAMILY]                       list families and methods (typed parameters)
+    ddlsched presets [FAMILY]                       list presets and their typed parameters
     ddlsched instance generate FAMILY --preset P --seed N -o FILE [--set K=V ...]
     ddlsched instance check FAMILY FILE             validate an instance file
     ddlsched solve FAMILY FILE --method M [--time-limit S] [--seed N]
-                  [--backend highs|scip] [--param K=V ...] [--json]
+                  [--backend highs|scip] [--param K=V ...] [--json] [--quiet]
     ddlsched compare FAMILY --preset P --seeds K [--methods a,b] [--time-limit S]
-    ddlsched bench run|table|plot|status|validate ...
+    ddlsched bench run|table|plot|status|validate|worstcase ...
     ddlsched simulate FAMILY ...                    (e.g. simulate muri --trace trace3 --policy muri-l)
+
+Help: ``ddlsched COMMAND --help`` lists the families (and, for ``solve`` and
+``compare``, every family's methods; for ``instance generate`` its
+presets); ``ddlsched methods FAMILY`` gives the methods' parameters with
+types, ranges and help texts, ``ddlsched presets FAMILY`` the presets'
+(``--set``); ``ddlsched bench table --help`` explains the table's columns.
+
+Every flag is checked by an argparse type of :mod:`ddlsched.cli_types`
+(seeds ``0..2147483647``, counts ``>= 1``, time limits finite and ``> 0``,
+Dask addresses); ``--param`` and ``--set`` values by the method's or the
+preset's typed parameter class (:mod:`ddlsched.params`: unknown names,
+types, ranges, NaN, sizes a generator cannot make in seconds).
+
+``solve`` shows one transient progress line on stderr (phase, elapsed time,
+the last solve's incumbent and bound) when stderr is a terminal, unless
+``--quiet``, or ``--json`` with its output piped or redirected (the
+library reports through :mod:`ddlsched.progress`; it never prints).
 
 Every error a user can cause (a malformed file, an impossible instance, an
 unknown method, a bad option) prints one line ``ddlsched: error: ...`` on
@@ -19,14 +37,17 @@ stderr and exits with status 2.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import math
 import os
 import sys
-from collections.abc import Sequence
+import textwrap
+from collections.abc import Callable, Iterator, Sequence
 
-from ddlsched import __version__
+from ddlsched import __version__, cli_types
+from ddlsched.cli_types import lazy_help
 from ddlsched.deadline import DEFAULT_TIME_LIMIT_S
 from ddlsched.errors import DdlschedError
 from ddlsched.params import parse_assignments
@@ -36,8 +57,8 @@ __all__ = ["main"]
 EXIT_USAGE = 2
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse with one-line errors (its default prints the usage first)."""
+class _Parser(cli_types.LazyHelpParser):
+    """argparse with one-line errors (its default prints the usage first) and lazy help texts."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.exit(EXIT_USAGE, f"ddlsched: error: {message}\n")
@@ -84,9 +105,37 @@ def _cmd_methods(args: argparse.Namespace) -> int:
         console.print(
             _cell(
                 f"{fam.name}: {fam.summary}; objective {fam.objective_name} ({fam.sense}); "
-                f"presets {', '.join(fam.presets)}"
+                f"presets {', '.join(fam.presets)} (their parameters: ddlsched presets {fam.name})"
             )
         )
+    return 0
+
+
+def _cmd_presets(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
+    from ddlsched.params import param_specs
+    from ddlsched.registry import families, get_family
+
+    fams = [get_family(args.family)] if args.family else families()
+    table = Table(title="ddlsched presets and their parameters")
+    for col in ("family", "preset", "parameters (--set NAME=VALUE)"):
+        table.add_column(col)
+    for fam in fams:
+        for preset in fam.presets:
+            schema = fam.preset_params.get(preset)
+            specs = param_specs(schema) if schema is not None else []
+            text = "\n".join(
+                spec.describe() + (f"\n  {spec.help}" if args.family and spec.help else "")
+                for spec in specs
+            )
+            table.add_row(*map(_cell, (fam.name, preset, text or "(none)")))
+    console = _console()
+    console.print(table)
+    console.print(
+        "Generate with: ddlsched instance generate FAMILY --preset P --seed N -o FILE "
+        '[--set NAME=VALUE ...]; values are JSON (true, 3, 0.5, [1, 2], "text").'
+    )
     return 0
 
 
@@ -117,7 +166,7 @@ def _fmt(x: float | None, digits: int = 4) -> str:
     if x is None:
         return "-"
     if isinstance(x, float) and math.isinf(x):
-        return "inf"
+        return "infinite"
     return f"{x:.{digits}g}"
 
 
@@ -132,7 +181,13 @@ def _cmd_solve(args: argparse.Namespace) -> int:
         backend=args.backend,
         params=parse_assignments(args.param, "--param"),
     )
-    result = run_method(fam.name, args.method, instance, options, raise_errors=True)
+    shown = (
+        not args.quiet
+        and sys.stderr.isatty()
+        and not (args.json and not sys.stdout.isatty())  # JSON piped: a script reads it
+    )
+    with _progress_line(shown, f"{fam.name}.{args.method}"):
+        result = run_method(fam.name, args.method, instance, options, raise_errors=True)
     if args.json:
         print(json.dumps(result.to_dict(fam.schedule_json(result)), indent=2, allow_nan=False))
     else:
@@ -154,13 +209,37 @@ def _cmd_solve(args: argparse.Namespace) -> int:
     return 0 if result.status != "error" else 1
 
 
+@contextlib.contextmanager
+def _progress_line(shown: bool, what: str) -> Iterator[None]:
+    """One transient line on stderr drawn from :mod:`ddlsched.progress` reports."""
+    if not shown:
+        yield
+        return
+    from rich.live import Live
+    from rich.spinner import Spinner
+    from rich.text import Text
+
+    from ddlsched import progress
+
+    state = progress.State(what)
+    spinner = Spinner("dots")
+
+    def render() -> Spinner:
+        spinner.update(text=Text(state.snapshot().text()))
+        return spinner
+
+    console = _console(stderr=True)
+    with (
+        progress.listening(state),
+        Live(get_renderable=render, console=console, transient=True, refresh_per_second=8),
+    ):
+        yield
+
+
 def _ratio_text(ratio: tuple[float, float] | None) -> str:
-    if ratio is None:
-        return "-"
-    lo, hi = ratio
-    if lo == hi:
-        return f"{lo:.4f}"
-    return f"[{lo:.4f}, {_fmt(hi, 5)}]"
+    from ddlsched.bench.aggregate import ratio_text
+
+    return ratio_text(*ratio) if ratio is not None else "-"
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
@@ -177,9 +256,13 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     from ddlsched.registry import get_family
 
     fam = get_family(args.family)
-    names = [m.strip() for m in args.methods.split(",")] if args.methods else None
-    if args.seeds < 1:
-        raise DdlschedError(f"--seeds must be >= 1, got {args.seeds}")
+    names = args.methods
+    last = args.first_seed + args.seeds - 1
+    if last > cli_types.MAX_SEED:
+        raise DdlschedError(
+            f"--first-seed {args.first_seed} with --seeds {args.seeds} reaches seed {last}, "
+            f"beyond {cli_types.MAX_SEED}"
+        )
     seeds = list(range(args.first_seed, args.first_seed + args.seeds))
     with Progress(
         TextColumn("{task.description}"),
@@ -188,6 +271,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         TimeRemainingColumn(),
         console=_console(stderr=True),
         transient=True,
+        disable=not sys.stderr.isatty(),  # a log gets no bar (and no blank line)
     ) as progress:
         task = progress.add_task("compare", total=None)
 
@@ -266,7 +350,9 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     console.print(
         _cell(
             "ratio: a single number when the optimum is proven on every instance; "
-            "otherwise the certified interval [h/best schedule, h/best bound]."
+            "otherwise the certified interval [h/best schedule, h/best bound]; "
+            "[lo, no bound]: no finite bound on the optimum is known (only heuristics ran, "
+            "or no bound method finished), the ratio is at least lo."
         )
     )
     return 0
@@ -275,66 +361,167 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 # --------------------------------------------------------------------------- parser
 
 
+def _families() -> list:
+    from ddlsched.registry import families
+
+    return families()
+
+
+def _family_help() -> str:
+    names = ", ".join(f.name for f in _families())
+    return f"problem family: {names} (ddlsched methods lists their methods)"
+
+
+def _by_family(title: str, items: Callable[[object], Sequence[str]]) -> Callable[[], str]:
+    """An epilog listing ``items(family)`` for every family, wrapped."""
+
+    def make() -> str:
+        fams = _families()
+        width = max(len(f.name) for f in fams) + 4
+        lines = [title]
+        for fam in fams:
+            lines.append(
+                textwrap.fill(
+                    ", ".join(items(fam)),
+                    width=78,
+                    initial_indent=f"  {fam.name:<{width - 2}}",
+                    subsequent_indent=" " * width,
+                )
+            )
+        return "\n".join(lines)
+
+    return make
+
+
+def _methods_of(fam) -> list[str]:
+    from ddlsched.registry import methods
+
+    return [m.name for m in methods(fam.name)]
+
+
+_METHODS_EPILOG = _by_family(
+    "methods by family (their parameters: ddlsched methods FAMILY):",
+    _methods_of,
+)
+_PRESETS_EPILOG = _by_family(
+    "presets by family (their parameters: ddlsched presets FAMILY):",
+    lambda fam: fam.presets,
+)
+
+
+def _family_argument(p: argparse.ArgumentParser, optional: bool = False) -> None:
+    action = p.add_argument("family", nargs="?" if optional else None, metavar="FAMILY")
+    lazy_help(action, (lambda: _family_help() + "; default: all") if optional else _family_help)
+
+
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The argument parser; family commands (``simulate FAMILY``) only when ``argv`` uses them."""
     parser = _Parser(
         prog="ddlsched",
         description="Scheduling distributed deep-learning jobs: heuristics against exact optima.",
+        epilog="ddlsched COMMAND --help: the command's options, with the families, methods "
+        "and presets it accepts.",
     )
     parser.add_argument("--version", action="version", version=f"ddlsched {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    seed_help = f"in 0..{cli_types.MAX_SEED}"
 
-    p = sub.add_parser("methods", help="list families and their methods")
-    p.add_argument("family", nargs="?", help="only this family")
+    p = sub.add_parser(
+        "methods",
+        help="list families and their methods (typed parameters)",
+        description="Families, their methods and the methods' typed parameters "
+        "(--param NAME=VALUE); with FAMILY also each parameter's help text.",
+    )
+    _family_argument(p, optional=True)
     p.set_defaults(func=_cmd_methods)
+
+    p = sub.add_parser(
+        "presets",
+        help="list the instance presets of each family and their parameters",
+        description="Instance presets (instance generate --preset, compare --preset, suites) "
+        "and their typed parameters (--set NAME=VALUE): type, range, default; with FAMILY "
+        "also each parameter's help text.",
+    )
+    _family_argument(p, optional=True)
+    p.set_defaults(func=_cmd_presets)
 
     inst = sub.add_parser("instance", help="generate or check instance files")
     inst_sub = inst.add_subparsers(dest="instance_command", required=True, parser_class=_Parser)
     p = inst_sub.add_parser("generate", help="generate an instance from a preset")
-    p.add_argument("family")
-    p.add_argument("--preset", required=True, help="generator preset (e.g. small, paper)")
-    p.add_argument("--seed", type=int, default=0, help="generator seed (default 0)")
+    lazy_help(p, _PRESETS_EPILOG)
+    _family_argument(p)
+    p.add_argument("--preset", required=True, help="generator preset (listed below)")
+    p.add_argument(
+        "--seed", type=cli_types.seed, default=0, help=f"generator seed, {seed_help} (default 0)"
+    )
     p.add_argument("-o", "--output", required=True, help="instance file to write (JSON)")
     p.add_argument(
-        "--set", action="append", metavar="KEY=VALUE", help="preset parameter (repeatable)"
+        "--set",
+        action="append",
+        metavar="KEY=VALUE",
+        help="preset parameter, VALUE in JSON (repeatable; ddlsched presets FAMILY lists them)",
     )
     p.set_defaults(func=_cmd_generate)
     p = inst_sub.add_parser("check", help="validate an instance file")
-    p.add_argument("family")
-    p.add_argument("file")
+    _family_argument(p)
+    p.add_argument("file", metavar="FILE", help="instance file (JSON) of that family")
     p.set_defaults(func=_cmd_check)
 
     p = sub.add_parser("solve", help="run one method on one instance file")
-    p.add_argument("family")
-    p.add_argument("file")
-    p.add_argument("--method", required=True)
+    lazy_help(p, _METHODS_EPILOG)
+    _family_argument(p)
+    p.add_argument(
+        "file", metavar="FILE", help="instance file (JSON), e.g. from ddlsched instance generate"
+    )
+    p.add_argument("--method", required=True, help="one of the family's methods (listed below)")
     p.add_argument(
         "--time-limit",
-        type=float,
+        type=cli_types.seconds,
         default=DEFAULT_TIME_LIMIT_S,
-        help=f"wall time of the whole method, s (default {DEFAULT_TIME_LIMIT_S:g})",
+        help=f"wall time of the whole method, s, finite (default {DEFAULT_TIME_LIMIT_S:g})",
     )
-    p.add_argument("--seed", type=int, default=0, help="seed of randomised methods (default 0)")
-    p.add_argument("--backend", default="highs", help="MILP backend: highs (default) or scip")
-    p.add_argument("--param", action="append", metavar="KEY=VALUE", help="method parameter")
+    p.add_argument(
+        "--seed",
+        type=cli_types.seed,
+        default=0,
+        help=f"seed of randomised methods and solvers, {seed_help} (default 0)",
+    )
+    p.add_argument("--backend", type=_backend, default="highs", help="MILP backend: highs or scip")
+    p.add_argument(
+        "--param",
+        action="append",
+        metavar="KEY=VALUE",
+        help="method parameter, VALUE in JSON (repeatable; ddlsched methods FAMILY lists them)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress line on stderr")
     p.set_defaults(func=_cmd_solve)
 
     p = sub.add_parser("compare", help="all methods on generated instances, with ratios")
-    p.add_argument("family")
-    p.add_argument("--preset", default="small")
-    p.add_argument("--seeds", type=int, default=5, help="number of instances (default 5)")
-    p.add_argument("--first-seed", type=int, default=0)
-    p.add_argument("--methods", help="comma-separated methods (default: all)")
+    lazy_help(p, lambda: _METHODS_EPILOG() + "\n\n" + _PRESETS_EPILOG())
+    _family_argument(p)
+    p.add_argument("--preset", default="small", help="generator preset (default small)")
+    p.add_argument(
+        "--seeds",
+        type=cli_types.count(maximum=100_000),
+        default=5,
+        help="number of instances, 1..100000 (default 5)",
+    )
+    p.add_argument(
+        "--first-seed", type=cli_types.seed, default=0, help=f"first seed, {seed_help} (default 0)"
+    )
+    p.add_argument("--methods", type=cli_types.names, help="comma-separated methods (default: all)")
     p.add_argument(
         "--time-limit",
-        type=float,
+        type=cli_types.seconds,
         default=DEFAULT_TIME_LIMIT_S,
-        help=f"wall time of each method run, s (default {DEFAULT_TIME_LIMIT_S:g})",
+        help=f"wall time of each method run, s, finite (default {DEFAULT_TIME_LIMIT_S:g})",
     )
-    p.add_argument("--backend", default="highs")
-    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="preset parameter")
+    p.add_argument("--backend", type=_backend, default="highs", help="MILP backend: highs or scip")
+    p.add_argument(
+        "--set", action="append", metavar="KEY=VALUE", help="preset parameter, VALUE in JSON"
+    )
     p.add_argument("--detail", action="store_true", help="also print every (seed, method) row")
     p.set_defaults(func=_cmd_compare)
 
@@ -345,7 +532,8 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     sim = sub.add_parser(
         "simulate",
         help="trace-driven simulation of an online family (ddlsched simulate FAMILY --help)",
-        description="Replay a trace through a family's simulator.",
+        description="Replay a trace through a family's simulator: "
+        "ddlsched simulate muri|asrpt --help.",
     )
     sim_sub = sim.add_subparsers(
         dest="simulate_family", required=True, parser_class=_Parser, metavar="FAMILY"
@@ -357,6 +545,12 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
             if fam.simulate_command is not None:
                 fam.simulate_command(sim_sub)
     return parser
+
+
+def _backend(text: str) -> str:
+    from ddlsched.solvers.result import BACKENDS
+
+    return cli_types.choice(BACKENDS, "backend")(text)
 
 
 def _command(argv: Sequence[str] | None) -> str | None:

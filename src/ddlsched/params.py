@@ -12,19 +12,41 @@ The registry turns a user's ``--param KEY=VALUE`` mapping into an instance
 with :func:`build_params` (unknown names, wrong types, values out of range:
 one-line errors naming the parameter), and ``ddlsched methods`` lists
 :func:`param_specs`. Supported types: ``bool``, ``int``, ``float``, ``str``,
-``None`` and ``dict[str, float]``, and unions of them. Booleans are strict
-(``1`` is not ``True``), integers refuse floats and booleans, floats accept
-integers and must be finite.
+``None``, ``dict[str, float]``, ``dict[str, Any]`` (any JSON object, checked
+by its consumer), lists written as ``tuple[X, ...]`` (``X`` an ``int``, a
+``float`` or a fixed ``tuple[int, int]``; JSON lists become tuples, and a
+range applies to every number inside), and unions of them. Booleans are
+strict (``1``, ``"yes"`` or ``"maybe"`` are not ``True``), integers refuse
+floats and booleans, floats accept integers and must be finite (``NaN`` and
+``Infinity`` are refused).
+
+Instance generators (``ddlsched/workloads``) use the same machinery for
+their presets' parameters (``--set KEY=VALUE``) without writing a second
+dataclass: :func:`signature_params` derives the frozen parameter class from
+the generator's own signature (names, types and defaults are written once,
+there) and a :func:`declare` per parameter adds what a signature cannot say
+(help text, range, choices)::
+
+    def small(seed=0, *, num_jobs: int | None = None, max_horizon: int = 60): ...
+
+    SMALL_PARAMS = signature_params(small, "RarSmallParams", {
+        "num_jobs": declare("jobs (default: 4-8, drawn)", minimum=1, maximum=10_000),
+        "max_horizon": declare("horizon cap T, slots", minimum=1, maximum=100_000),
+    })
+
+A parameter the signature has and the declaration lacks (or the other way
+round) is a ``TypeError`` at import time, so the two cannot drift apart.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
 import math
 import types
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -32,13 +54,17 @@ from typing import Any
 from ddlsched.errors import DdlschedError
 
 __all__ = [
+    "LazyParams",
     "NoParams",
     "ParamSpec",
     "build_params",
+    "checked_kwargs",
+    "declare",
     "defaults",
     "param",
     "param_specs",
     "parse_assignments",
+    "signature_params",
 ]
 
 _META = "ddlsched_param"
@@ -84,11 +110,26 @@ class ParamSpec:
     help: str
     optional: bool = False  # None is accepted too
 
-    def describe(self) -> str:
-        """``name: type [constraint] [| None] = default``."""
+    @property
+    def required(self) -> bool:
+        """The parameter has no default: it must be given."""
+        return self.default is dataclasses.MISSING
+
+    def expected(self) -> str:
+        """``type [constraint] [| None]``: what a value must be."""
         constraint = f" {self.constraint}" if self.constraint else ""
         none = " | None" if self.optional else ""
-        return f"{self.name}: {self.type_text}{constraint}{none} = {self.default!r}"
+        return f"{self.type_text}{constraint}{none}"
+
+    def describe(self) -> str:
+        """``name: type [constraint] [| None] = default`` (``(required)`` without a default)."""
+        if self.required:
+            default = "(required)"
+        elif isinstance(self.default, tuple):  # as written with --set / --param: JSON
+            default = f"= {json.dumps(self.default)}"
+        else:
+            default = f"= {self.default!r}"
+        return f"{self.name}: {self.expected()} {default}"
 
 
 def _options(field: dataclasses.Field) -> dict[str, Any]:
@@ -104,10 +145,37 @@ def _alternatives(annotation: Any) -> tuple[Any, ...]:
 def _type_name(annotation: Any) -> str:
     if annotation is type(None):
         return "none"
-    if typing.get_origin(annotation) is dict:
+    origin = typing.get_origin(annotation)
+    if origin is dict:
         key, value = typing.get_args(annotation)
-        return f"dict[{key.__name__}, {value.__name__}]"
+        return "object" if value is Any else f"dict[{key.__name__}, {value.__name__}]"
+    if origin is tuple:
+        args = typing.get_args(annotation)
+        if len(args) == 2 and args[1] is Ellipsis:
+            return f"list[{_type_name(args[0])}]"
+        return "[" + ", ".join(_type_name(a) for a in args) + "]"
     return annotation.__name__
+
+
+def _supported(kind: Any, nested: bool = False) -> bool:
+    """A type :func:`build_params` can check (module docstring)."""
+    if kind in (int, float):
+        return True
+    if nested:  # inside a list: numbers, or fixed tuples of numbers
+        args = typing.get_args(kind)
+        return (
+            typing.get_origin(kind) is tuple
+            and Ellipsis not in args
+            and all(a in (int, float) for a in args)
+        )
+    if kind in (bool, str, type(None)):
+        return True
+    origin, args = typing.get_origin(kind), typing.get_args(kind)
+    if origin is dict:
+        return args in ((str, float), (str, Any))
+    if origin is tuple:
+        return len(args) == 2 and args[1] is Ellipsis and _supported(args[0], nested=True)
+    return False
 
 
 @cache
@@ -119,10 +187,7 @@ def _fields(cls: type) -> tuple[tuple[dataclasses.Field, tuple[Any, ...]], ...]:
     for field in dataclasses.fields(cls):
         kinds = _alternatives(hints[field.name])
         for kind in kinds:
-            ok = kind in (bool, int, float, str, type(None)) or (
-                typing.get_origin(kind) is dict and typing.get_args(kind) == (str, float)
-            )
-            if not ok:
+            if not _supported(kind):
                 raise TypeError(f"{cls.__name__}.{field.name}: unsupported type {kind!r}")
         out.append((field, kinds))
     return tuple(out)
@@ -134,11 +199,16 @@ def _constraint_text(options: Mapping[str, Any]) -> str:
         parts.append("in {" + ", ".join(options["choices"]) + "}")
     if options.get("minimum") is not None:
         parts.append(
-            (">" if options.get("exclusive_minimum") else ">=") + f" {options['minimum']:g}"
+            (">" if options.get("exclusive_minimum") else ">=") + f" {_number(options['minimum'])}"
         )
     if options.get("maximum") is not None:
-        parts.append(f"<= {options['maximum']:g}")
+        parts.append(f"<= {_number(options['maximum'])}")
     return ", ".join(parts)
+
+
+def _number(value: float) -> str:
+    """``10000000`` rather than ``1e+07``; ``0.5`` as is."""
+    return str(int(value)) if float(value).is_integer() and abs(value) < 1e15 else f"{value:g}"
 
 
 def param_specs(cls: type) -> list[ParamSpec]:
@@ -175,8 +245,30 @@ def _finite_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
+def _convert_items(value: Any, kind: Any, options: Mapping[str, Any]) -> tuple[bool, Any]:
+    """A JSON list (or a tuple) as the tuple type ``kind``, every item converted."""
+    if not isinstance(value, (list, tuple)):
+        return False, None
+    args = typing.get_args(kind)
+    items = args[:1] * len(value) if args[1:] == (Ellipsis,) else args
+    if len(items) != len(value):
+        return False, None
+    out = []
+    for item, item_kind in zip(value, items, strict=True):
+        ok, converted = _convert(item, item_kind, options)
+        if not ok:
+            return False, None
+        out.append(converted)
+    return True, tuple(out)
+
+
 def _convert(value: Any, kind: Any, options: Mapping[str, Any]) -> tuple[bool, Any]:
     """``(True, converted)`` when ``value`` is a valid ``kind``, else ``(False, None)``."""
+    if typing.get_origin(kind) is tuple:
+        return _convert_items(value, kind, options)
+    if typing.get_origin(kind) is dict and typing.get_args(kind)[1] is Any:
+        ok = isinstance(value, Mapping) and all(isinstance(k, str) for k in value)
+        return ok, dict(value) if ok else None
     if kind is type(None):
         return value is None, None
     if kind is bool:
@@ -198,23 +290,31 @@ def _convert(value: Any, kind: Any, options: Mapping[str, Any]) -> tuple[bool, A
     return True, {k: float(v) for k, v in value.items()}
 
 
-def build_params(cls: type, values: Mapping[str, Any], where: str) -> Any:
+def build_params(
+    cls: type,
+    values: Mapping[str, Any],
+    where: str,
+    error: type[DdlschedError] = DdlschedError,
+) -> Any:
     """Validate ``values`` against ``cls`` and return the parameter object.
 
-    Unknown names raise ``DdlschedError("<where> has no parameter(s) ...")``;
-    a value of the wrong type or out of range raises a ``DdlschedError``
-    naming the parameter, its expected type and the value.
+    Unknown names raise ``error("<where> has no parameter(s) ...")``; a
+    value of the wrong type or out of range raises ``error`` naming the
+    parameter, its expected type and the value; so does a missing required
+    parameter (a field without default).
     """
     fields = _fields(cls)
     known = [field.name for field, _ in fields]
     unknown = sorted(set(values) - set(known))
     if unknown:
-        raise DdlschedError(
+        raise error(
             f"{where} has no parameter(s) {', '.join(unknown)} (known: {', '.join(known) or 'none'})"
         )
     kwargs = {}
     for field, kinds in fields:
         if field.name not in values:
+            if field.default is dataclasses.MISSING:
+                raise error(f"{where}: parameter {field.name} is required")
             continue
         value = values[field.name]
         options = _options(field)
@@ -225,11 +325,129 @@ def build_params(cls: type, values: Mapping[str, Any], where: str) -> Any:
                 break
         else:
             spec = next(s for s in param_specs(cls) if s.name == field.name)
-            expected = spec.describe().split(": ", 1)[1].rsplit(" = ", 1)[0]
-            raise DdlschedError(
-                f"{where}: parameter {field.name} must be {expected}, got {value!r}"
+            raise error(
+                f"{where}: parameter {field.name} must be {spec.expected()}, got {_shown(value)}"
             )
     return cls(**kwargs)
+
+
+def _shown(value: Any, limit: int = 80) -> str:
+    """``repr(value)``, shortened: an error message stays one readable line."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def checked_kwargs(
+    cls: type,
+    values: Mapping[str, Any],
+    where: str,
+    error: type[DdlschedError] = DdlschedError,
+) -> dict[str, Any]:
+    """:func:`build_params`, then the *given* names with their converted values.
+
+    For calling a function whose signature ``cls`` was derived from
+    (:func:`signature_params`): the function's own defaults apply to the rest.
+    """
+    checked = build_params(cls, values, where, error)
+    return {name: getattr(checked, name) for name in values}
+
+
+@dataclass(frozen=True)
+class Declared:
+    """What a generator's signature cannot say about a parameter (:func:`declare`)."""
+
+    help: str
+    minimum: float | None = None
+    maximum: float | None = None
+    exclusive_minimum: bool = False
+    choices: tuple[str, ...] | None = None
+
+
+def declare(
+    help: str,
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    exclusive_minimum: bool = False,
+    choices: Sequence[str] | None = None,
+) -> Declared:
+    """Help text and range of one parameter of :func:`signature_params` (as :func:`param`)."""
+    return Declared(
+        help, minimum, maximum, exclusive_minimum, tuple(choices) if choices is not None else None
+    )
+
+
+class LazyParams(Mapping[str, type]):
+    """``{preset: parameter class}`` whose classes are made on first use.
+
+    For generators in modules slow to import (pandas): listing the presets
+    or generating another preset does not import them.
+    """
+
+    def __init__(self, makers: Mapping[str, Callable[[], type]]) -> None:
+        self._makers = dict(makers)
+        self._made: dict[str, type] = {}
+
+    def __getitem__(self, key: str) -> type:
+        if key not in self._made:
+            self._made[key] = self._makers[key]()
+        return self._made[key]
+
+    def __iter__(self) -> typing.Iterator[str]:
+        return iter(self._makers)
+
+    def __len__(self) -> int:
+        return len(self._makers)
+
+
+def signature_params(
+    fn: Callable[..., Any],
+    name: str,
+    declared: Mapping[str, Declared],
+    *,
+    defaults: Mapping[str, Any] | None = None,
+    exclude: Sequence[str] = (),
+) -> type:
+    """A frozen parameter class from ``fn``'s signature (module docstring).
+
+    Every parameter of ``fn`` but the first (the seed), ``*args``/``**kwargs``
+    and ``exclude`` (values injected by the caller, not the user's) becomes a
+    field: its type from the annotation, its default from the signature
+    (``defaults`` overrides them: presets that share one generator), its
+    help and range from ``declared[name]``. A parameter without a default is
+    required.
+    """
+    hints = typing.get_type_hints(fn)
+    defaults = dict(defaults or {})
+    params = list(inspect.signature(fn).parameters.values())[1:]
+    names = [
+        p.name
+        for p in params
+        if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and p.name not in exclude
+    ]
+    if set(names) != set(declared) or not set(defaults) <= set(names):
+        raise TypeError(
+            f"{name}: the parameters of {fn.__qualname__} ({', '.join(names)}) and the declared "
+            f"ones ({', '.join(declared)}) differ"
+        )
+    fields = []
+    for p in params:
+        if p.name not in names:
+            continue
+        spec = declared[p.name]
+        default = defaults.get(p.name, p.default)
+        metadata = {_META: {k: v for k, v in dataclasses.asdict(spec).items()}}
+        if default is inspect.Parameter.empty:
+            fields.append((p.name, hints[p.name], dataclasses.field(metadata=metadata)))
+        else:
+            fields.append(
+                (p.name, hints[p.name], dataclasses.field(default=default, metadata=metadata))
+            )
+    fields.sort(key=lambda f: f[2].default is not dataclasses.MISSING)  # required first
+    cls = dataclasses.make_dataclass(name, fields, frozen=True)
+    cls.__module__ = fn.__module__
+    param_specs(cls)  # an unsupported type fails here, at import time
+    return cls
 
 
 def parse_assignments(pairs: Sequence[str] | None, what: str) -> dict[str, Any]:

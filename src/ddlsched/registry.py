@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any
 
+from ddlsched import progress
 from ddlsched.deadline import DEFAULT_TIME_LIMIT_S, Deadline
 from ddlsched.errors import DdlschedError, ModelTooLargeError, TimeLimitReached, UnknownMethodError
 from ddlsched.memory import budget_bytes, format_bytes
@@ -171,7 +172,9 @@ class Family:
     result's ``info`` (what ``ddlsched solve`` shows);
     ``simulate_command(subparsers)`` adds ``ddlsched simulate NAME`` (a
     family with a simulator; it must not import solvers); ``worst_case``
-    opens the family to ``ddlsched bench worstcase``.
+    opens the family to ``ddlsched bench worstcase``; ``preset_params`` maps
+    each preset to its typed parameter class (:mod:`ddlsched.params`; what
+    ``generate`` checks ``--set`` against and ``ddlsched presets`` lists).
     """
 
     name: str
@@ -191,6 +194,7 @@ class Family:
     simulate_command: Callable[[Any], None] | None = None
     internal: bool = False  # hidden from listings (test and timing families)
     worst_case: WorstCaseSpace | None = None
+    preset_params: Mapping[str, type] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.sense not in ("min", "max"):
@@ -329,6 +333,7 @@ def run_method(
     if unknown:
         build_params(method.params_type, options.params, where)  # raises, naming them
     deadline = Deadline(options.time_limit_s)
+    progress.phase(f"running {family}.{name}")
     try:
         params = build_params(method.params_type, options.params, where)
         context = RunContext(seed=options.seed, backend=options.backend, deadline=deadline)
@@ -354,4 +359,5 @@ def run_method(
         outcome = Outcome(None, Status.ERROR, info={"error": str(exc)})
         result = finish(fam, name, instance, outcome, seed=options.seed, runtime_s=0.0)
     result.runtime_s = deadline.elapsed_s()
+    progress.phase(f"{family}.{name}: {result.status}")
     return result

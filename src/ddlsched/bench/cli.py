@@ -9,7 +9,9 @@ Commands::
     ddlsched bench validate SUITE
 
 Errors are :class:`~ddlsched.errors.DdlschedError` lines (exit status 2),
-like the rest of the CLI.
+like the rest of the CLI; flags are checked by :mod:`ddlsched.cli_types`.
+``bench table --help`` explains every column of the ratio table
+(:data:`ddlsched.bench.tables.COLUMN_HELP`).
 """
 
 from __future__ import annotations
@@ -19,10 +21,13 @@ import json
 import math
 import signal
 import sys
+import textwrap
 import threading
 from pathlib import Path
 from typing import Any
 
+from ddlsched import cli_types
+from ddlsched.cli_types import lazy_help
 from ddlsched.errors import DdlschedError
 
 __all__ = ["add_bench_commands"]
@@ -51,8 +56,6 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from ddlsched.bench.runner import run_suite
     from ddlsched.bench.suite import load_suite
 
-    if args.workers is not None and args.workers < 1:
-        raise DdlschedError(f"--workers must be >= 1, got {args.workers}")
     suite = load_suite(args.suite)
     out = Path(args.out) if args.out else suite.output_dir()
     if threading.current_thread() is threading.main_thread():
@@ -138,8 +141,7 @@ def _metric_table(frame, args: argparse.Namespace) -> int:
 
     if args.format == "latex" or args.rows or args.pool_groups:
         raise DdlschedError("--metrics tables come as --format md or csv, one line per method")
-    metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
-    table = metric_table(frame, metrics, args.relative_to)
+    table = metric_table(frame, args.metrics, args.relative_to)
     text = metric_markdown(table) if args.format == "md" else metric_csv(table)
     _write(text, args.output)
     return 0
@@ -173,16 +175,7 @@ def _cmd_worstcase(args: argparse.Namespace) -> int:
 
     from ddlsched.bench.worstcase import save_report, search
 
-    try:
-        budgets = [float(b) for b in args.budgets.split(",")]
-    except ValueError:
-        raise DdlschedError(
-            f"--budgets: expected numbers separated by commas, got {args.budgets!r}"
-        ) from None
-    if not args.time_limit > 0:
-        raise DdlschedError(f"--time-limit must be > 0, got {args.time_limit}")
-    if args.candidates < 1 or args.seed < 0:
-        raise DdlschedError("--candidates must be >= 1 and --seed >= 0")
+    budgets = args.budgets
     from ddlsched.registry import get_family
 
     if get_family(args.family).worst_case is None:
@@ -332,27 +325,69 @@ def _hours(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h" if math.isfinite(seconds) else "inf"
 
 
+_DESCRIPTION = """\
+Benchmark suites: run a suite (resumable: finished rows are kept and
+skipped; a local process pool, or Dask), then the ratio table, figures and
+status of its results directory; worstcase searches tiny instances for each
+policy's worst ratio; validate checks a suite file.
+
+Suites and every column of the results: benchmarks/PROTOCOL.md.
+"""
+
+
+def _columns_epilog() -> str:
+    from ddlsched.bench.tables import COLUMN_HELP
+
+    width = max(len(name) for name in COLUMN_HELP) + 2
+    lines = ["columns of the ratio table (--format md or latex; csv splits intervals):"]
+    for name, text in COLUMN_HELP.items():
+        lines.append(
+            textwrap.fill(
+                text,
+                width=78,
+                initial_indent=f"  {name:<{width}}",
+                subsequent_indent=" " * (width + 2),
+            )
+        )
+    return "\n".join(lines)
+
+
 def add_bench_commands(subparsers: Any) -> None:
     """Add ``bench run|table|plot|status|worstcase|validate`` to the CLI's subparsers."""
     bench = subparsers.add_parser(
-        "bench", help="benchmark suites: run, tables, plots, status", description=__doc__
+        "bench", help="benchmark suites: run, tables, plots, status", description=_DESCRIPTION
     )
     sub = bench.add_subparsers(dest="bench_command", required=True, parser_class=type(bench))
 
     p = sub.add_parser("run", help="run a suite (resumes: finished rows are skipped)")
     p.add_argument("suite", help="suite file (TOML), e.g. benchmarks/suites/quick.toml")
-    p.add_argument("--workers", type=int, help="worker processes (default: all cores)")
+    p.add_argument(
+        "--workers",
+        type=cli_types.count(maximum=4096),
+        help="worker processes, 1..4096 (default: all cores)",
+    )
     p.add_argument(
         "--dask",
         metavar="ADDR",
-        help="run on Dask: 'local' starts a LocalCluster, tcp://HOST:PORT uses a scheduler",
+        type=cli_types.dask_address,
+        help="run on Dask: 'local' starts a LocalCluster; SCHEME://HOST:PORT (tcp, tls, ucx, "
+        "ws, wss; e.g. tcp://10.0.0.5:8786) uses a running scheduler",
     )
     p.add_argument("--out", help="results directory (default: the suite's output)")
-    p.add_argument("--limit", type=int, help="run at most N pending tasks")
+    p.add_argument("--limit", type=cli_types.count(), help="run at most N (>= 1) pending tasks")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_run)
 
-    p = sub.add_parser("table", help="ratio table of a results directory")
+    p = sub.add_parser(
+        "table",
+        help="ratio table of a results directory",
+        description="One line per family, instance group and method: counts, ratios to the "
+        "optimum (or certified intervals), shares, bounds and times. Ratios are "
+        "heuristic / optimum when minimising, optimum / heuristic when maximising (>= 1); "
+        "[lo, hi] is the certified interval [h / best schedule, h / best bound] when the "
+        "optimum is not proven, [lo, no bound] when no finite bound is known.",
+    )
+    lazy_help(p, _columns_epilog)
     p.add_argument("results", help="results directory")
     p.add_argument("--format", choices=("md", "latex", "csv"), default="md")
     p.add_argument("--output", "-o", help="write to this file instead of stdout")
@@ -363,6 +398,7 @@ def add_bench_commands(subparsers: Any) -> None:
     p.add_argument(
         "--metrics",
         metavar="LIST",
+        type=cli_types.names,
         help="instead of ratios: the mean of these evaluation metrics (comma-separated, "
         "e.g. average_jct_s,makespan_s,p99_jct_s for muri_sim)",
     )
@@ -381,7 +417,12 @@ def add_bench_commands(subparsers: Any) -> None:
 
     p = sub.add_parser("status", help="manifest, row counts and failures of a results directory")
     p.add_argument("results", help="results directory")
-    p.add_argument("--errors", type=int, default=10, help="failed rows to show (default 10)")
+    p.add_argument(
+        "--errors",
+        type=cli_types.non_negative(),
+        default=10,
+        help="failed rows to show, >= 0 (default 10)",
+    )
     p.set_defaults(func=_cmd_status)
 
     p = sub.add_parser(
@@ -395,17 +436,35 @@ def add_bench_commands(subparsers: Any) -> None:
     )
     p.add_argument("family", help="a family offering a search space (asrpt, dmlrs)")
     p.add_argument(
-        "--budgets", default="0,1,2,4,8", help="budgets, comma-separated (default 0,1,2,4,8)"
+        "--budgets",
+        type=cli_types.numbers,
+        default=[0.0, 1.0, 2.0, 4.0, 8.0],
+        help="budgets, comma-separated finite numbers >= 0 (default 0,1,2,4,8)",
     )
-    p.add_argument("--candidates", type=int, default=2000, help="candidates in all (default 2000)")
-    p.add_argument("--seed", type=int, default=0, help="search seed (default 0)")
-    p.add_argument("--time-limit", type=float, default=10.0, help="seconds per exact solve")
+    p.add_argument(
+        "--candidates",
+        type=cli_types.count(maximum=10_000_000),
+        default=2000,
+        help="candidates in all, >= 1 (default 2000)",
+    )
+    p.add_argument(
+        "--seed",
+        type=cli_types.seed,
+        default=0,
+        help=f"search seed, 0..{cli_types.MAX_SEED} (default 0)",
+    )
+    p.add_argument(
+        "--time-limit",
+        type=cli_types.seconds,
+        default=10.0,
+        help="seconds per exact solve, finite (default 10)",
+    )
     p.add_argument("--out", help="output directory (default results/worstcase-FAMILY-sSEED)")
     p.add_argument("--format", choices=("png", "pdf", "svg"), default="png")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_worstcase)
 
     p = sub.add_parser("validate", help="check a suite file and count its tasks")
-    p.add_argument("suite")
+    p.add_argument("suite", help="suite file (TOML)")
     p.add_argument("--json", action="store_true", help="also print the task keys")
     p.set_defaults(func=_cmd_validate)

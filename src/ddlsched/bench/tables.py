@@ -38,7 +38,7 @@ from typing import Any
 
 import pandas as pd
 
-from ddlsched.bench.aggregate import IntervalStats, interval_stats
+from ddlsched.bench.aggregate import IntervalStats, interval_stats, ratio_text
 from ddlsched.bench.ratios import RatioError, best_reference, ratio_interval
 from ddlsched.bench.store import read_rows
 from ddlsched.bench.tasks import STATUS_TIME_LIMIT
@@ -46,6 +46,7 @@ from ddlsched.errors import DdlschedError
 from ddlsched.solvers.result import SolveResult, Status
 
 __all__ = [
+    "COLUMN_HELP",
     "SUMMARY_COLUMNS",
     "IntervalStats",
     "interval_stats",
@@ -248,15 +249,6 @@ def _num(value: Any, digits: int = 4) -> str:
     return f"{value:.{digits}g}" if abs(value) >= 1e-3 or value == 0 else f"{value:.2e}"
 
 
-def _ratio(lo: float, hi: float, latex: bool = False) -> str:
-    if math.isnan(lo):
-        return "-"
-    if abs(hi - lo) <= _TOL * max(1.0, abs(lo)):
-        return f"{lo:.4f}"
-    high = (r"$\infty$" if latex else "inf") if math.isinf(hi) else f"{hi:.4f}"
-    return f"[{lo:.4f}, {high}]"
-
-
 def _share(value: float) -> str:
     return "-" if isinstance(value, float) and math.isnan(value) else f"{value:.0%}"
 
@@ -282,13 +274,42 @@ _HEADERS = {
 }
 
 
+#: What each column of the ratio table means, by its printed header (``bench table --help``;
+#: benchmarks/PROTOCOL.md, "Ratios and table columns", says the same).
+COLUMN_HELP = {
+    "family, group": "the family and the suite's instance group of the line",
+    "method, kind": "the method's label in the suite (its name and parameters) and its kind: "
+    "heuristic, exact or bound",
+    "rows": "rows of the method in the group (one per instance and seed)",
+    "solved": "rows with a schedule (an objective)",
+    "errors": "rows with status error: the method failed (e.g. no schedule within the "
+    "horizon) or its process died",
+    "time limits": "rows killed at the suite's kill_after_s (the method overran its limit)",
+    "mean obj.": "mean objective of the solved rows",
+    "mean ratio": "mean ratio to the instance optimum over the solved rows (heuristic / "
+    "optimum when minimising, optimum / heuristic when maximising, >= 1); [lo, hi] when some "
+    "optima are only bounded: the means of the certified intervals' ends; [lo, no bound] "
+    "when no finite bound on some optimum is known",
+    "median ratio": "median ratio (the medians of the interval ends)",
+    "worst ratio": "largest ratio (the maxima of the interval ends)",
+    "ratio exact": "share of solved rows whose ratio is a number: their instance's optimum is "
+    "proven by some method",
+    "cert. opt.": "share of rows whose schedule is certified optimal (its ratio interval ends "
+    "at 1)",
+    "mean bound": "mean bound the method reported (exact and bound methods; lower when "
+    "minimising, upper when maximising)",
+    "mean time s, max time s": "the method's runtime, mean and largest (wall time of the "
+    "whole method; of the worker for failed rows)",
+}
+
+
 def _cells(summary: pd.DataFrame, latex: bool = False) -> list[list[str]]:
     out = []
     for _, line in summary.iterrows():
         cells = []
         for col in SUMMARY_COLUMNS:
             if col.startswith("ratio_"):
-                cells.append(_ratio(line[f"{col}_lo"], line[f"{col}_hi"], latex))
+                cells.append(ratio_text(line[f"{col}_lo"], line[f"{col}_hi"]))
             elif col in ("exact", "certified_opt"):
                 cells.append(_share(line[col]).replace("%", r"\%") if latex else _share(line[col]))
             elif col in ("rows", "solved", "errors", "time_limits"):
@@ -312,7 +333,8 @@ def ratio_note(frame: pd.DataFrame) -> str:
         parts.append("optimum / heuristic when maximising")
     return (
         "ratio = " + "; ".join(parts) + ". A single number: optimum proven on every row; "
-        "[lo, hi]: certified interval from the best schedule and the best bound."
+        "[lo, hi]: certified interval from the best schedule and the best bound; "
+        "[lo, no bound]: no finite bound on the optimum is known, the ratio is at least lo."
     )
 
 

@@ -55,6 +55,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ddlsched import cli_types
 from ddlsched.errors import DdlschedError
 from ddlsched.params import NoParams, param, parse_assignments
 from ddlsched.problems.asrpt import (
@@ -75,7 +76,7 @@ from ddlsched.registry import (
     run_method,
 )
 from ddlsched.solvers.result import Outcome, Status
-from ddlsched.workloads.asrpt import PRESETS
+from ddlsched.workloads.asrpt import PRESET_PARAMS, PRESETS
 from ddlsched.workloads.asrpt import generate as _generate_preset
 
 __all__ = ["FAMILY", "POLICIES", "simulate_window"]
@@ -362,10 +363,10 @@ def _jobs(text: str) -> int | str:
     if text == "all":
         return text
     try:
-        return int(text)
-    except ValueError:
+        return cli_types.count()(text)
+    except argparse.ArgumentTypeError:
         raise argparse.ArgumentTypeError(
-            f"expected a number of jobs or 'all', got {text!r}"
+            f"expected a number of jobs >= 1 or 'all', got {text!r}"
         ) from None
 
 
@@ -386,16 +387,31 @@ def _simulate_command(subparsers: Any) -> None:
     p.add_argument(
         "--jobs", type=_jobs, default=None, help="window length, or 'all' (default: 1000)"
     )
-    p.add_argument("--start", type=int, default=None, help="window start in the test split")
+    p.add_argument(
+        "--start",
+        type=cli_types.non_negative(),
+        default=None,
+        help="window start in the test split, >= 0 (default: seeded random)",
+    )
     p.add_argument("--predictor", default="rf", help="rf (default), mean, median, perfect, noisy")
-    p.add_argument("--seed", type=int, default=0, help="seed (configurations, window, predictor)")
+    p.add_argument(
+        "--seed",
+        type=cli_types.seed,
+        default=0,
+        help="seed (configurations, window, predictor), >= 0",
+    )
     p.add_argument(
         "--set", action="append", metavar="KEY=VALUE", help="preset parameter (repeatable)"
     )
     p.add_argument(
         "--param", action="append", metavar="KEY=VALUE", help="policy parameter (repeatable)"
     )
-    p.add_argument("--time-limit", type=float, default=None, help="seconds (default: no limit)")
+    p.add_argument(
+        "--time-limit",
+        type=cli_types.seconds,
+        default=None,
+        help="seconds, finite (default: no limit)",
+    )
     p.add_argument("--json", action="store_true", help="print the metrics as one JSON object")
     p.set_defaults(func=_cmd_simulate)
 
@@ -409,6 +425,7 @@ FAMILY = register_family(
         from_dict=AsrptInstance.from_dict,
         generate=generate,
         presets=tuple(PRESETS),
+        preset_params=PRESET_PARAMS,
         evaluate=evaluate,
         objective=lambda evaluation: evaluation.total_completion_s,
         evaluation_summary=_summary,

@@ -44,7 +44,7 @@ from ddlsched.problems.debug import (
 )
 from ddlsched.registry import Family, RunContext, register_family, register_method
 from ddlsched.solvers.result import Claim, Outcome, Status
-from ddlsched.workloads.debug import PRESETS, generate
+from ddlsched.workloads.debug import PRESET_PARAMS, PRESETS, generate
 
 __all__ = ["FAMILY", "DebugInstance", "generate"]
 
@@ -57,6 +57,7 @@ FAMILY = register_family(
         from_dict=DebugInstance.from_dict,
         generate=generate,
         presets=PRESETS,
+        preset_params=PRESET_PARAMS,
         evaluate=evaluate,
         objective=lambda evaluation: evaluation.value,
         schedule_to_json=schedule_to_json,

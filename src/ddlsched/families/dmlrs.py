@@ -69,7 +69,7 @@ from ddlsched.registry import (
 )
 from ddlsched.solvers.limits import SolveLimits
 from ddlsched.solvers.result import Outcome, Status
-from ddlsched.workloads.dmlrs import PRESETS, generate
+from ddlsched.workloads.dmlrs import PRESET_PARAMS, PRESETS, generate
 
 __all__ = ["FAMILY", "OasisParams", "PdOrsParams"]
 
@@ -101,6 +101,7 @@ FAMILY = register_family(
         from_dict=DmlrsInstance.from_dict,
         generate=generate,
         presets=PRESETS,
+        preset_params=PRESET_PARAMS,
         evaluate=evaluate,
         objective=lambda evaluation: evaluation.total_utility,
         evaluation_summary=_summary,

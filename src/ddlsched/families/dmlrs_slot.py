@@ -55,7 +55,7 @@ from ddlsched.problems.dmlrs_slot import (
 from ddlsched.registry import Family, RunContext, register_family, register_method
 from ddlsched.solvers.limits import SolveLimits
 from ddlsched.solvers.result import Outcome, Status
-from ddlsched.workloads.dmlrs_slot import PRESETS
+from ddlsched.workloads.dmlrs_slot import PRESET_PARAMS, PRESETS
 from ddlsched.workloads.dmlrs_slot import generate as _generate
 
 __all__ = ["FAMILY", "RoundingParams", "generate"]
@@ -85,6 +85,7 @@ FAMILY = register_family(
         from_dict=SlotInstance.from_dict,
         generate=generate,
         presets=PRESETS,
+        preset_params=PRESET_PARAMS,
         evaluate=evaluate,
         objective=lambda evaluation: evaluation.cost,
         evaluation_summary=_summary,

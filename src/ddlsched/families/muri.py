@@ -44,7 +44,7 @@ from ddlsched.problems.muri import (
 from ddlsched.registry import Family, RunContext, register_family, register_method
 from ddlsched.solvers.limits import SolveLimits
 from ddlsched.solvers.result import Outcome
-from ddlsched.workloads.muri import PRESETS, generate
+from ddlsched.workloads.muri import PRESET_PARAMS, PRESETS, generate
 
 __all__ = ["FAMILY"]
 
@@ -66,6 +66,7 @@ FAMILY = register_family(
         from_dict=MuriGroupingInstance.from_dict,
         generate=generate,
         presets=tuple(PRESETS),
+        preset_params=PRESET_PARAMS,
         evaluate=evaluate,
         objective=lambda evaluation: evaluation.total_efficiency,
         evaluation_summary=_summary,

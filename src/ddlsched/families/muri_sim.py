@@ -44,6 +44,7 @@ import json
 import math
 from typing import Any
 
+from ddlsched import cli_types
 from ddlsched.errors import DdlschedError
 from ddlsched.params import NoParams, parse_assignments
 from ddlsched.problems.muri_sim import (
@@ -62,7 +63,7 @@ from ddlsched.registry import (
     run_method,
 )
 from ddlsched.solvers.result import Outcome, Status
-from ddlsched.workloads.muri_sim import PRESETS, generate
+from ddlsched.workloads.muri_sim import PRESET_PARAMS, PRESETS, generate
 
 __all__ = ["FAMILY", "simulate_trace"]
 
@@ -150,15 +151,33 @@ def _simulate_command(subparsers: Any) -> None:
     p.add_argument(
         "--policy", required=True, help="srtf, srsf, tiresias, themis, antman, muri-s, muri-l"
     )
-    p.add_argument("--mode", default="reference", help="reference (default) or paper")
     p.add_argument(
-        "--seed", type=int, default=0, help="seed of the profile assignment (philly/itp)"
+        "--mode",
+        type=cli_types.choice(("reference", "paper"), "simulator mode"),
+        default="reference",
+        help="reference (default) or paper",
     )
-    p.add_argument("--limit", type=int, default=None, help="only the first N jobs of the trace")
     p.add_argument(
-        "--set", action="append", metavar="KEY=VALUE", help="simulator knob (repeatable)"
+        "--seed",
+        type=cli_types.seed,
+        default=0,
+        help="seed of the profile assignment (philly/itp), >= 0",
     )
-    p.add_argument("--time-limit", type=float, default=None, help="seconds (default: no limit)")
+    p.add_argument(
+        "--limit", type=cli_types.count(), default=None, help="only the first N (>= 1) jobs"
+    )
+    p.add_argument(
+        "--set",
+        action="append",
+        metavar="KEY=VALUE",
+        help="simulator knob, a SimConfig field (repeatable)",
+    )
+    p.add_argument(
+        "--time-limit",
+        type=cli_types.seconds,
+        default=None,
+        help="seconds, finite (default: no limit)",
+    )
     p.add_argument("--json", action="store_true", help="print the metrics as one JSON object")
     p.set_defaults(func=_cmd_simulate)
 
@@ -172,6 +191,7 @@ FAMILY = register_family(
         from_dict=TraceRun.from_dict,
         generate=generate,
         presets=PRESETS,
+        preset_params=PRESET_PARAMS,
         evaluate=evaluate,
         objective=lambda metrics: metrics.average_jct_s,
         evaluation_summary=_summary,

@@ -47,7 +47,7 @@ from ddlsched.problems.placement import (
 from ddlsched.registry import Family, RunContext, register_family, register_method
 from ddlsched.solvers.limits import SolveLimits
 from ddlsched.solvers.result import Outcome
-from ddlsched.workloads.placement import PRESETS, generate
+from ddlsched.workloads.placement import PRESET_PARAMS, PRESETS, generate
 
 __all__ = ["FAMILY"]
 
@@ -60,6 +60,7 @@ FAMILY = register_family(
         from_dict=PlacementInstance.from_dict,
         generate=generate,
         presets=tuple(PRESETS),
+        preset_params=PRESET_PARAMS,
         evaluate=evaluate,
         objective=lambda evaluation: evaluation.iteration_time_s,
         schedule_to_json=placement_to_json,

@@ -56,7 +56,7 @@ from ddlsched.problems.rar import (
 from ddlsched.registry import Family, RunContext, register_family, register_method
 from ddlsched.solvers.limits import SolveLimits
 from ddlsched.solvers.result import Outcome, Status
-from ddlsched.workloads.rar import PRESETS, generate
+from ddlsched.workloads.rar import PRESET_PARAMS, PRESETS, generate
 
 __all__ = ["FAMILY"]
 
@@ -79,6 +79,7 @@ FAMILY = register_family(
         from_dict=RarInstance.from_dict,
         generate=generate,
         presets=tuple(PRESETS),
+        preset_params=PRESET_PARAMS,
         evaluate=evaluate,
         objective=lambda evaluation: float(evaluation.makespan),
         evaluation_summary=_summary,

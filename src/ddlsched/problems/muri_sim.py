@@ -75,6 +75,10 @@ __all__ = [
 SCHEMA_VERSION = 1
 MODES = ("reference", "paper")
 MAX_ROUND_S = 1e9  # a round longer than ~30 years is a unit error (and overflows event times)
+#: Largest simulated cluster: the simulators keep state per node (100,000 nodes: ~2 s on a
+#: 20-job trace; 10^8 ran for minutes) and per GPU of a node.
+MAX_NODES = 100_000
+MAX_GPUS_PER_NODE = 1024
 #: Event-merge windows of the simulators: completion groups join ends within 1e-9
 #: relative of the event time, and arrivals/completions (Muri) or completions (AntMan)
 #: within 1e-4 s. A job may end that much early; the evaluator accepts a left-over of
@@ -151,6 +155,9 @@ class SimConfig:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise DdlschedError(f"{name} must be a positive integer, got {v!r}")
+        for name, most in (("num_nodes", MAX_NODES), ("gpus_per_node", MAX_GPUS_PER_NODE)):
+            if getattr(self, name) > most:
+                raise DdlschedError(f"{name} must be at most {most}, got {getattr(self, name)}")
         if self.gpus_per_node & (self.gpus_per_node - 1):
             raise DdlschedError("gpus_per_node must be a power of two")
         if self.period_model not in ("staged", "eq3"):

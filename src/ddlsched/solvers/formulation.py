@@ -43,6 +43,7 @@ from typing import Any, Protocol, TypeVar
 
 import pyomo.environ as pyo
 
+from ddlsched import progress
 from ddlsched.deadline import Deadline
 from ddlsched.errors import TimeLimitReached
 from ddlsched.solvers.backends import ModelSolve, SolveLimits, solve_model
@@ -152,14 +153,17 @@ def _solve_once(
     cap: float | None = None,
 ) -> _Solved:
     started = time.perf_counter()
+    progress.phase(f"building the {formulation.name} model ({backend})")
     with deadline.interrupting(f"building the {formulation.name} model"):
         model = formulation.build(instance, deadline)
     scale = formulation.objective_scale(instance)
     if cap is not None:
         _cap(model, formulation.sense, scale * cap)
     build_s = time.perf_counter() - started
+    progress.phase(f"solving {formulation.name} with {backend}")
     solve = solve_model(model, backend, _limits_for(formulation, backend, limits), deadline)
     bound = None if solve.bound is None else solve.bound / scale
+    progress.incumbent(solve.incumbent and solve.incumbent / scale, bound, formulation.name)
     if not solve.has_solution:
         return _Solved(solve, None, None, None, bound, build_s)
     schedule = formulation.decode(model, instance)
@@ -189,6 +193,7 @@ def _cross_check(
     if deadline.remaining_s() <= 1e-3:
         report.update(status=_NOT_RUN, agree=None)
         return first, None, report
+    progress.phase(f"cross-check of {formulation.name} with {other}")
     try:
         second = _solve_once(formulation, instance, other, limits, deadline, cap=first.value)
     except TimeLimitReached:  # the limit came while building the second model

@@ -150,6 +150,7 @@ import pandas as pd
 from ddlsched.datadir import data_dir, data_file
 from ddlsched.errors import DdlschedError, InvalidInstanceError
 from ddlsched.jsonio import require_int, require_number
+from ddlsched.params import declare, signature_params
 from ddlsched.problems.asrpt import AsrptInstance, Cluster, Job, JobConfig, prediction_error
 from ddlsched.rng import make_rng
 from ddlsched.workloads.asrpt_pool import draw_configuration, map_trace_model
@@ -169,7 +170,9 @@ __all__ = [
     "DEFAULT_JOBS",
     "REFERENCE_B_INTER",
     "REFERENCE_B_INTRA",
+    "TESTBED_PARAMS",
     "TRAIN_SHARE",
+    "WINDOW_PARAMS",
     "AlphaMinOf",
     "TraceTable",
     "build_window",
@@ -860,3 +863,64 @@ def testbed_preset(
             ),
         },
     )
+
+
+# --------------------------------------------------------------------------- preset parameters
+
+_INJECTED = ("alpha_min_of", "delay")  # alpha_min_of: by the family; delay: refused with a hint
+_COMMON = {
+    "trace": declare(
+        "trace: philly[:vc], itp[:clusterNN], trace1..trace4, tiresias, a Muri-format .csv path, "
+        "pai:PATH"
+    ),
+    "start": declare(
+        "window start, an index into the test split (default: seeded random)",
+        minimum=0,
+        maximum=10_000_000,
+    ),
+    "predictor": declare("iteration predictor trained on the training split", choices=PREDICTORS),
+    "sigma": declare("log-normal error of the noisy predictor", minimum=0, maximum=10),
+}
+#: Parameters of the presets ``trace`` and ``paper`` (``ddlsched presets asrpt``).
+WINDOW_PARAMS = signature_params(
+    _window_preset,
+    "AsrptWindowParams",
+    {
+        **_COMMON,
+        "jobs": declare(
+            "window length, or 'all' (default: 1000 for trace, 5 % of the trace for paper)",
+            minimum=1,
+            maximum=10_000_000,
+            choices=("all",),
+        ),
+        "single_gpu_share": declare(
+            "share p of single-GPU jobs (Fig. 7 sweep; default: the trace's)", minimum=0, maximum=1
+        ),
+        "nic_gbps": declare(
+            "inter-server NIC, Gbps", minimum=0, maximum=100_000, exclusive_minimum=True
+        ),
+        "servers": declare("servers", minimum=1, maximum=100_000),
+        "gpus_per_server": declare("GPUs per server", minimum=1, maximum=1024),
+        "window_from": declare(
+            "test: windows from the test split (the paper); all: the whole trace",
+            choices=WINDOW_FROM,
+        ),
+        "max_job_gpus": declare(
+            "keep jobs of at most this many GPUs", minimum=1, maximum=1_000_000
+        ),
+    },
+    exclude=("preset", "default_jobs", *_INJECTED),
+)
+#: Parameters of the preset ``testbed``.
+TESTBED_PARAMS = signature_params(
+    testbed_preset,
+    "AsrptTestbedParams",
+    {
+        **_COMMON,
+        "jobs": declare("window length", minimum=1, maximum=10_000_000),
+        "scale": declare(
+            "factor on arrivals and iterations", minimum=0, maximum=1000, exclusive_minimum=True
+        ),
+    },
+    exclude=_INJECTED,
+)

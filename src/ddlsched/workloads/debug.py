@@ -5,23 +5,37 @@ from __future__ import annotations
 from typing import Any
 
 from ddlsched.errors import InvalidInstanceError, UnknownMethodError
+from ddlsched.params import checked_kwargs, declare, signature_params
 from ddlsched.problems.debug import DebugInstance
 from ddlsched.rng import make_rng
 
-__all__ = ["PRESETS", "generate"]
+__all__ = ["PRESETS", "PRESET_PARAMS", "generate"]
 
 PRESETS = ("default",)
 
 
-def generate(preset: str, seed: int, size: int | None = None, **params: Any) -> DebugInstance:
+def default(seed: int = 0, *, size: int | None = None) -> DebugInstance:
     """Preset ``default``: size 1-10 and value 10-100 drawn from ``seed``; ``size`` overrides."""
-    if preset not in PRESETS:
-        raise UnknownMethodError(f"unknown debug preset {preset!r} (choose from default)")
-    if params:
-        raise InvalidInstanceError(
-            f"debug: unknown preset parameter(s) {', '.join(sorted(params))}"
-        )
     rng = make_rng(seed)
     drawn_size = int(rng.integers(1, 11))
     value = float(rng.integers(10, 101))
-    return DebugInstance(size=int(size) if size is not None else drawn_size, value=value)
+    return DebugInstance(size=size if size is not None else drawn_size, value=value)
+
+
+PRESET_PARAMS = {
+    "default": signature_params(
+        default,
+        "DebugDefaultParams",
+        {"size": declare("instance size (default: 1-10, drawn)", minimum=1, maximum=1_000_000_000)},
+    )
+}
+
+
+def generate(preset: str, seed: int = 0, **params: Any) -> DebugInstance:
+    """Preset ``default`` (:func:`default`), its parameters checked."""
+    if preset not in PRESETS:
+        raise UnknownMethodError(f"unknown debug preset {preset!r} (choose from default)")
+    where = f"debug preset {preset!r}"
+    return default(
+        seed, **checked_kwargs(PRESET_PARAMS[preset], params, where, InvalidInstanceError)
+    )

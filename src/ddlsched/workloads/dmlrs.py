@@ -30,6 +30,11 @@ Every generated instance records in ``meta`` its preset, seed and the
 share of jobs that cannot finish by ``T`` even alone at their fastest
 (``a_i + d_min_i - 1 > T``; kept, they earn 0 for everyone:
 ``unfinishable_share``).
+
+Preset parameters (``--set``) are typed and ranged by :data:`PRESET_PARAMS`,
+derived from the generators' signatures (:func:`ddlsched.params.signature_params`);
+the maxima are the instance's own (:data:`~ddlsched.problems.dmlrs.MAX_JOBS`
+and its siblings: 100,000 jobs take about 1.5 s).
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from ddlsched.errors import InvalidInstanceError, UnknownMethodError
+from ddlsched.params import checked_kwargs, declare, signature_params
 from ddlsched.problems.dmlrs import (
     DEFAULT_RESOURCES,
     MAX_JOBS,
@@ -53,7 +59,14 @@ from ddlsched.problems.dmlrs import (
 )
 from ddlsched.rng import make_rng
 
-__all__ = ["PAPER_CAPACITY", "PRESETS", "TINY_CAPACITY", "generate", "unfinishable_share"]
+__all__ = [
+    "PAPER_CAPACITY",
+    "PRESETS",
+    "PRESET_PARAMS",
+    "TINY_CAPACITY",
+    "generate",
+    "unfinishable_share",
+]
 
 PRESETS = ("paper", "tiny", "micro", "trace")
 #: Machine capacity of ``paper`` (ours): GPU, CPU, memory GB, storage GB.
@@ -77,20 +90,12 @@ def unfinishable_share(instance: DmlrsInstance) -> float:
     return late / len(instance.jobs)
 
 
-def _int_param(params: dict[str, Any], name: str, default: int, low: int, high: int) -> int:
-    value = params.pop(name, default)
+def _int_param(name: str, value: Any, low: int, high: int) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise InvalidInstanceError(f"{name}: expected an integer, got {value!r}")
     if not low <= value <= high:
         raise InvalidInstanceError(f"{name}: must be in {low}..{high}, got {value!r}")
     return int(value)
-
-
-def _no_more(preset: str, params: dict[str, Any]) -> None:
-    if params:
-        raise InvalidInstanceError(
-            f"preset {preset!r}: unknown parameter(s) {', '.join(sorted(params))}"
-        )
 
 
 def _paper_jobs(rng: np.random.Generator, arrivals: np.ndarray) -> tuple[DmlrsJob, ...]:
@@ -151,18 +156,17 @@ def _finish(instance: DmlrsInstance, preset: str, seed: int, **extra: Any) -> Dm
     return instance
 
 
-def _sizes(params: dict[str, Any], jobs: int, machines: int, slots: int) -> tuple[int, int, int]:
+def _sizes(jobs: Any, machines: Any, slots: Any) -> tuple[int, int, int]:
     return (
-        _int_param(params, "jobs", jobs, 1, MAX_JOBS),
-        _int_param(params, "machines", machines, 1, MAX_MACHINES),
-        _int_param(params, "slots", slots, 1, MAX_SLOTS),
+        _int_param("jobs", jobs, 1, MAX_JOBS),
+        _int_param("machines", machines, 1, MAX_MACHINES),
+        _int_param("slots", slots, 1, MAX_SLOTS),
     )
 
 
-def paper(seed: int = 0, **params: Any) -> DmlrsInstance:
+def paper(seed: int = 0, *, jobs: int = 50, machines: int = 100, slots: int = 20) -> DmlrsInstance:
     """The ``paper`` preset (module docstring)."""
-    n, machines, slots = _sizes(params, 50, 100, 20)
-    _no_more("paper", params)
+    n, machines, slots = _sizes(jobs, machines, slots)
     rng = make_rng(seed)
     arrivals = rng.integers(1, slots + 1, n)
     instance = _instance(slots, PAPER_CAPACITY, machines, _paper_jobs(rng, arrivals))
@@ -212,32 +216,41 @@ def _small(
     return _finish(instance, preset, seed)
 
 
-def tiny(seed: int = 0, **params: Any) -> DmlrsInstance:
+def tiny(
+    seed: int = 0,
+    *,
+    jobs: int | None = None,
+    machines: int | None = None,
+    slots: int | None = None,
+) -> DmlrsInstance:
     """The ``tiny`` preset (module docstring); ``jobs``, ``machines``, ``slots`` may be fixed."""
     rng = make_rng(seed)
-    n = int(rng.integers(2, 5))
-    machines = int(rng.integers(1, 4))
-    slots = int(rng.integers(3, 7))
-    n, machines, slots = _sizes(params, n, machines, slots)
-    _no_more("tiny", params)
+    drawn = (int(rng.integers(2, 5)), int(rng.integers(1, 4)), int(rng.integers(3, 7)))
+    given = (jobs, machines, slots)
+    n, machines, slots = _sizes(*(d if g is None else g for d, g in zip(drawn, given, strict=True)))
     return _small(rng, n, machines, slots, 4, seed, "tiny")
 
 
-def micro(seed: int = 0, **params: Any) -> DmlrsInstance:
+def micro(seed: int = 0) -> DmlrsInstance:
     """The ``micro`` preset: 2 jobs, 2 machines, ``T <= 3``, ``F <= 2`` (brute-force size)."""
-    _no_more("micro", params)
     rng = make_rng(seed)
     slots = int(rng.integers(2, 4))
     return _small(rng, 2, 2, slots, 2, seed, "micro")
 
 
-def trace(seed: int = 0, **params: Any) -> DmlrsInstance:
+def trace(
+    seed: int = 0,
+    *,
+    jobs: int = 50,
+    machines: int = 100,
+    slots: int = 20,
+    trace: str = "philly",
+) -> DmlrsInstance:
     """The ``trace`` preset: a Philly or ITP window's arrivals, ``paper`` everything else."""
     from ddlsched.workloads.traces import ITP_CLUSTERS, read_itp, read_philly
 
-    n, machines, slots = _sizes(params, 50, 100, 20)
-    name = params.pop("trace", "philly")
-    _no_more("trace", params)
+    n, machines, slots = _sizes(jobs, machines, slots)
+    name = trace
     if name == "philly":
         raw = read_philly()
     elif name == "itp":
@@ -268,6 +281,28 @@ def trace(seed: int = 0, **params: Any) -> DmlrsInstance:
 
 _PRESETS = {"paper": paper, "tiny": tiny, "micro": micro, "trace": trace}
 
+_SIZES = {
+    "jobs": declare("jobs", minimum=1, maximum=MAX_JOBS),
+    "machines": declare("machines", minimum=1, maximum=MAX_MACHINES),
+    "slots": declare("slots T", minimum=1, maximum=MAX_SLOTS),
+}
+_DRAWN = {
+    "jobs": declare("jobs (default: 2-4, drawn)", minimum=1, maximum=MAX_JOBS),
+    "machines": declare("machines (default: 1-3, drawn)", minimum=1, maximum=MAX_MACHINES),
+    "slots": declare("slots T (default: 3-6, drawn)", minimum=1, maximum=MAX_SLOTS),
+}
+#: The typed parameters of every preset (``ddlsched presets dmlrs``).
+PRESET_PARAMS = {
+    "paper": signature_params(paper, "DmlrsPaperParams", _SIZES),
+    "tiny": signature_params(tiny, "DmlrsTinyParams", _DRAWN),
+    "micro": signature_params(micro, "DmlrsMicroParams", {}),
+    "trace": signature_params(
+        trace,
+        "DmlrsTraceParams",
+        {**_SIZES, "trace": declare("arrivals of philly, itp or itp:clusterNN")},
+    ),
+}
+
 
 def generate(preset: str, seed: int = 0, **params: Any) -> DmlrsInstance:
     """A ``dmlrs`` instance of ``preset`` (module docstring) from ``seed``."""
@@ -277,4 +312,5 @@ def generate(preset: str, seed: int = 0, **params: Any) -> DmlrsInstance:
         raise UnknownMethodError(
             f"unknown preset {preset!r} for family dmlrs (choose from {', '.join(PRESETS)})"
         ) from None
-    return build(seed, **params)
+    where = f"dmlrs preset {preset!r}"
+    return build(seed, **checked_kwargs(PRESET_PARAMS[preset], params, where, InvalidInstanceError))

@@ -20,6 +20,9 @@ the spec is silent):
 
 The other instances of the family are the files PD-ORS writes with
 ``--param dump_slot_problems=DIR`` (read with ``ddlsched solve dmlrs_slot FILE``).
+
+Preset parameters (``--set``) are typed and ranged by :data:`PRESET_PARAMS`,
+derived from :func:`synthetic`'s signature (:func:`ddlsched.params.signature_params`).
 """
 
 from __future__ import annotations
@@ -30,12 +33,20 @@ from typing import Any
 import numpy as np
 
 from ddlsched.errors import InvalidInstanceError, UnknownMethodError
-from ddlsched.problems.dmlrs import DmlrsInstance, samples_in_slot, workers_needed
+from ddlsched.params import checked_kwargs, declare, signature_params
+from ddlsched.problems.dmlrs import (
+    MAX_JOBS,
+    MAX_MACHINES,
+    MAX_SLOTS,
+    DmlrsInstance,
+    samples_in_slot,
+    workers_needed,
+)
 from ddlsched.problems.dmlrs_slot import SlotInstance
 from ddlsched.rng import make_rng
 from ddlsched.workloads.dmlrs import paper
 
-__all__ = ["PRESETS", "generate"]
+__all__ = ["PRESETS", "PRESET_PARAMS", "generate"]
 
 PRESETS = ("synthetic",)
 
@@ -43,14 +54,19 @@ PRESETS = ("synthetic",)
 PricesOf = Callable[[DmlrsInstance], Callable[[np.ndarray, np.ndarray], np.ndarray]]
 
 
-def synthetic(seed: int = 0, *, prices_of: PricesOf, **params: Any) -> SlotInstance:
+def synthetic(
+    seed: int = 0,
+    *,
+    prices_of: PricesOf,
+    jobs: int = 50,
+    machines: int = 100,
+    slots: int = 20,
+    load: float = 1.0,
+    demand_share: float | None = None,
+    internal: bool = False,
+) -> SlotInstance:
     """The ``synthetic`` preset (module docstring)."""
-    jobs = params.pop("jobs", 50)
-    machines = params.pop("machines", 100)
-    slots = params.pop("slots", 20)
-    load = params.pop("load", 1.0)
-    share = params.pop("demand_share", None)
-    internal = params.pop("internal", False)
+    share = demand_share
     if not isinstance(internal, bool):
         raise InvalidInstanceError(f"internal: expected true or false, got {internal!r}")
     for name, value, ok in (
@@ -63,10 +79,6 @@ def synthetic(seed: int = 0, *, prices_of: PricesOf, **params: Any) -> SlotInsta
     ):
         if isinstance(value, bool) or not ok:
             raise InvalidInstanceError(f"{name}: expected a number in (0, 1], got {value!r}")
-    if params:
-        raise InvalidInstanceError(
-            f"preset 'synthetic': unknown parameter(s) {', '.join(sorted(params))}"
-        )
     base = paper(seed, jobs=jobs, machines=machines, slots=slots)
     price = prices_of(base)
     rng = make_rng(seed).spawn(1)[0]  # a stream of its own: the paper instance used seed
@@ -100,6 +112,31 @@ def synthetic(seed: int = 0, *, prices_of: PricesOf, **params: Any) -> SlotInsta
     )
 
 
+#: The typed parameters of the preset (``ddlsched presets dmlrs_slot``).
+PRESET_PARAMS = {
+    "synthetic": signature_params(
+        synthetic,
+        "DmlrsSlotSyntheticParams",
+        {
+            "jobs": declare(
+                "jobs of the paper instance behind the prices", minimum=1, maximum=MAX_JOBS
+            ),
+            "machines": declare("machines (and their loads)", minimum=1, maximum=MAX_MACHINES),
+            "slots": declare("slots T of the paper instance", minimum=1, maximum=MAX_SLOTS),
+            "load": declare("machine loads rho ~ U[0, load C)", minimum=0, maximum=1),
+            "demand_share": declare(
+                "demand D = max(1, round(share F)) (default: D uniform in 1..F)",
+                minimum=0,
+                maximum=1,
+                exclusive_minimum=True,
+            ),
+            "internal": declare("give the instance demand_internal (the internal method's)"),
+        },
+        exclude=("prices_of",),
+    )
+}
+
+
 def generate(preset: str, seed: int = 0, *, prices_of: PricesOf, **params: Any) -> SlotInstance:
     """A ``dmlrs_slot`` instance of ``preset`` from ``seed`` (``prices_of``: the family's)."""
     if preset != "synthetic":
@@ -107,4 +144,7 @@ def generate(preset: str, seed: int = 0, *, prices_of: PricesOf, **params: Any) 
             f"unknown preset {preset!r} for family dmlrs_slot (choose from {', '.join(PRESETS)}; "
             "or a file dumped by pd_ors --param dump_slot_problems=DIR)"
         )
-    return synthetic(seed, prices_of=prices_of, **params)
+    kwargs = checked_kwargs(
+        PRESET_PARAMS[preset], params, f"dmlrs_slot preset {preset!r}", InvalidInstanceError
+    )
+    return synthetic(seed, prices_of=prices_of, **kwargs)

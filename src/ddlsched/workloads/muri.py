@@ -23,21 +23,28 @@ bottleneck resource uniformly; its time there is uniform in [60, 100] ms
 and uniform in [0, 40] ms on every other resource. Parameters:
 ``num_jobs``, ``num_resources``, ``max_group_size``, ``gpu_choices`` (a list
 of GPU counts drawn uniformly; default ``[1]``, one bucket).
+
+Preset parameters (``--set``) are typed and ranged by :data:`PRESET_PARAMS`,
+derived from the generators' signatures with each preset's defaults
+(:func:`ddlsched.params.signature_params`). 100,000 jobs take about 1.5 s.
 """
 
 from __future__ import annotations
 
 import csv
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from ddlsched.errors import InvalidInstanceError, UnknownMethodError
+from ddlsched.params import checked_kwargs, declare, signature_params
 from ddlsched.problems.muri import MuriGroupingInstance, MuriJob
 from ddlsched.rng import make_rng
 
-__all__ = ["PRESETS", "generate", "synthetic", "trace_sample"]
+__all__ = ["MAX_JOBS", "PRESETS", "PRESET_PARAMS", "generate", "synthetic", "trace_sample"]
+
+#: Most jobs a preset generates.
+MAX_JOBS = 100_000
 
 
 def synthetic(
@@ -45,7 +52,7 @@ def synthetic(
     num_jobs: int,
     num_resources: int,
     max_group_size: int | None = None,
-    gpu_choices: Sequence[int] = (1,),
+    gpu_choices: tuple[int, ...] = (1,),
     name: str = "",
 ) -> MuriGroupingInstance:
     """Jobs with one bottleneck resource each (see the module docstring)."""
@@ -69,7 +76,10 @@ def synthetic(
 
 
 def trace_sample(
-    seed: int | np.random.Generator, num_jobs: int = 16, trace: str = "trace1", name: str = ""
+    seed: int | np.random.Generator,
+    num_jobs: int = 16,
+    trace: str = "trace1",
+    name: str = "",
 ) -> MuriGroupingInstance:
     """Jobs drawn from the rows of a vendored Muri trace (GPU count and resource times)."""
     from ddlsched.datadir import data_file
@@ -95,12 +105,48 @@ def _preset(defaults: dict[str, Any], fn=synthetic):
     return make
 
 
+_DEFAULTS: dict[str, dict[str, Any]] = {
+    "small": {"num_jobs": 8, "num_resources": 2, "name": "small"},
+    "k3": {"num_jobs": 12, "num_resources": 3, "name": "k3"},
+    "k4": {"num_jobs": 12, "num_resources": 4, "name": "k4"},
+    "bucket40": {"num_jobs": 40, "num_resources": 4, "name": "bucket40"},
+}
 PRESETS = {
-    "small": _preset({"num_jobs": 8, "num_resources": 2, "name": "small"}),
-    "k3": _preset({"num_jobs": 12, "num_resources": 3, "name": "k3"}),
-    "k4": _preset({"num_jobs": 12, "num_resources": 4, "name": "k4"}),
-    "bucket40": _preset({"num_jobs": 40, "num_resources": 4, "name": "bucket40"}),
+    **{name: _preset(defaults) for name, defaults in _DEFAULTS.items()},
     "trace": _preset({"num_jobs": 16}, trace_sample),
+}
+
+_NUM_JOBS = declare("number of jobs", minimum=1, maximum=MAX_JOBS)
+_NAME = declare("instance name (a label)")
+_SYNTHETIC = {
+    "num_jobs": _NUM_JOBS,
+    "num_resources": declare(
+        "resources k (the interleaving slots of a group)", minimum=1, maximum=64
+    ),
+    "max_group_size": declare("jobs per group at most (default: k)", minimum=1, maximum=64),
+    "gpu_choices": declare(
+        "GPU counts drawn uniformly (one bucket per count)", minimum=1, maximum=1024
+    ),
+    "name": _NAME,
+}
+#: The typed parameters of every preset (``ddlsched presets muri``).
+PRESET_PARAMS = {
+    **{
+        name: signature_params(
+            synthetic, f"Muri{name.title()}Params", _SYNTHETIC, defaults=defaults
+        )
+        for name, defaults in _DEFAULTS.items()
+    },
+    "trace": signature_params(
+        trace_sample,
+        "MuriTraceParams",
+        {
+            "num_jobs": _NUM_JOBS,
+            "trace": declare("Muri trace of the data directory: trace1..trace4"),
+            "name": _NAME,
+        },
+        defaults={"num_jobs": 16},
+    ),
 }
 
 
@@ -112,7 +158,5 @@ def generate(preset: str, seed: int = 0, **params: Any) -> MuriGroupingInstance:
         raise UnknownMethodError(
             f"unknown muri preset {preset!r} (choose from {', '.join(PRESETS)})"
         ) from None
-    try:
-        return make(seed, **params)
-    except TypeError as exc:
-        raise InvalidInstanceError(f"preset {preset!r}: {exc}") from None
+    where = f"muri preset {preset!r}"
+    return make(seed, **checked_kwargs(PRESET_PARAMS[preset], params, where, InvalidInstanceError))

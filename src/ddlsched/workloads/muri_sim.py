@@ -12,32 +12,46 @@ from __future__ import annotations
 from typing import Any
 
 from ddlsched.errors import InvalidInstanceError, UnknownMethodError
+from ddlsched.params import checked_kwargs, declare, signature_params
 from ddlsched.problems.muri_sim import TraceRun
 
-__all__ = ["PRESETS", "generate"]
+__all__ = ["PRESETS", "PRESET_PARAMS", "generate", "trace"]
 
 PRESETS = ("trace",)
-_PARAMS = ("trace", "mode", "limit", "knobs")
+
+
+def trace(
+    seed: int = 0,
+    *,
+    trace: str,
+    mode: str = "reference",
+    limit: int | None = None,
+    knobs: dict[str, Any] | None = None,
+) -> TraceRun:
+    """Preset ``trace``: ``trace`` (required), ``mode``, ``limit``, ``knobs``."""
+    return TraceRun.create(trace=trace, mode=mode, seed=seed, limit=limit, knobs=knobs)
+
+
+#: The typed parameters of the preset (``ddlsched presets muri_sim``).
+PRESET_PARAMS = {
+    "trace": signature_params(
+        trace,
+        "MuriSimTraceParams",
+        {
+            "trace": declare("trace1..4, trace1_pr.., philly, itp:NAME, tiresias, or a CSV path"),
+            "mode": declare("simulator model", choices=("reference", "paper")),
+            "limit": declare("only the first N jobs of the trace", minimum=1, maximum=10_000_000),
+            "knobs": declare("simulator knobs (SimConfig fields), checked by the simulator"),
+        },
+    )
+}
 
 
 def generate(preset: str, seed: int = 0, **params: Any) -> TraceRun:
-    """Preset ``trace``: parameters ``trace`` (required), ``mode``, ``limit``, ``knobs``."""
+    """Preset ``trace`` (:func:`trace`), its parameters checked against :data:`PRESET_PARAMS`."""
     if preset not in PRESETS:
         raise UnknownMethodError(
             f"unknown muri_sim preset {preset!r} (choose from {', '.join(PRESETS)})"
         )
-    unknown = sorted(set(params) - set(_PARAMS))
-    if unknown:
-        raise InvalidInstanceError(
-            f"muri_sim: unknown preset parameter(s) {', '.join(unknown)} "
-            f"(known: {', '.join(_PARAMS)})"
-        )
-    if "trace" not in params:
-        raise InvalidInstanceError("muri_sim: preset 'trace' needs the parameter trace=NAME")
-    return TraceRun.create(
-        trace=params["trace"],
-        mode=params.get("mode", "reference"),
-        seed=seed,
-        limit=params.get("limit"),
-        knobs=params.get("knobs"),
-    )
+    where = f"muri_sim preset {preset!r}"
+    return trace(seed, **checked_kwargs(PRESET_PARAMS[preset], params, where, InvalidInstanceError))

@@ -21,6 +21,9 @@ the boundary transfer time at ``B_inter`` to each stage's cost).
 stage times uniform in 5-20 ms forward and 1-2.5x that backward, boundary
 volumes 1-50 MB split over the replicas (consistent by construction),
 parameters 1-200 MB.
+
+Preset parameters (``--set``) are typed and ranged by :data:`PRESET_PARAMS`,
+derived from the generators' signatures (:func:`ddlsched.params.signature_params`).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ddlsched.errors import InvalidInstanceError, UnknownMethodError
+from ddlsched.params import checked_kwargs, declare, signature_params
 from ddlsched.problems.placement import PlacementInstance, Stage
 from ddlsched.rng import make_rng
 
@@ -35,6 +39,7 @@ __all__ = [
     "B_INTER_10GBPS",
     "B_INTRA_NVLINK",
     "PRESETS",
+    "PRESET_PARAMS",
     "TABLE2_MODELS",
     "Table2Model",
     "availability_pattern",
@@ -169,6 +174,39 @@ def small(
 
 PRESETS = {"small": small, "table2": table2}
 
+_ALLREDUCE = declare("AllReduce: rar (ring) or tar (tree)", choices=("rar", "tar"))
+#: The typed parameters of every preset (``ddlsched presets placement``).
+PRESET_PARAMS = {
+    "small": signature_params(
+        small,
+        "PlacementSmallParams",
+        {
+            "num_stages": declare("pipeline stages (default: 2-4, drawn)", minimum=1, maximum=1000),
+            "max_replicas": declare("replicas per stage: 1..this, drawn", minimum=1, maximum=1000),
+            "gpus_per_server": declare("GPUs per server", minimum=1, maximum=1024),
+            "allreduce": _ALLREDUCE,
+        },
+    ),
+    "table2": signature_params(
+        table2,
+        "PlacementTable2Params",
+        {
+            "model": declare("Table II model", choices=tuple(TABLE2_MODELS)),
+            "num_gpus": declare(
+                "GPUs of the job (default: the model's)", minimum=1, maximum=10_000
+            ),
+            "num_stages": declare(
+                "pipeline stages (default: the model's; at most its layers)",
+                minimum=1,
+                maximum=1000,
+            ),
+            "allreduce": _ALLREDUCE,
+            "gpus_per_server": declare("GPUs per server", minimum=1, maximum=1024),
+            "comm_aware_cuts": declare("stage cuts also weigh the boundary transfer at B_inter"),
+        },
+    ),
+}
+
 
 def generate(preset: str, seed: int = 0, **params) -> PlacementInstance:
     """Generate a ``placement`` instance from a named preset (``small`` or ``table2``)."""
@@ -178,15 +216,9 @@ def generate(preset: str, seed: int = 0, **params) -> PlacementInstance:
         raise UnknownMethodError(
             f"unknown placement preset {preset!r} (choose from {', '.join(PRESETS)})"
         ) from None
-    for name in ("gpus_per_server", "max_replicas", "num_stages", "num_gpus"):
-        value = params.get(name)
-        if value is not None and (
-            isinstance(value, bool) or not isinstance(value, int) or value < 1
-        ):
-            raise InvalidInstanceError(
-                f"preset {preset!r}: {name} must be a positive integer, got {value!r}"
-            )
+    where = f"placement preset {preset!r}"
+    kwargs = checked_kwargs(PRESET_PARAMS[preset], params, where, InvalidInstanceError)
     try:
-        return factory(seed, **params)
+        return factory(seed, **kwargs)
     except (TypeError, ValueError) as exc:
         raise InvalidInstanceError(f"preset {preset!r}: {exc}") from None

@@ -28,6 +28,11 @@ contention itself has no effect. Pass ``xi1=...`` to study contention.
 instances of the exact ratio tables. It uses the spec's example network
 (``b_e = 1, b_i = 20, C = 50, alpha = 0.1, xi1 = 1, xi2 = 0.002``), where
 contention is active (``k_j = p_j``).
+
+Preset parameters (``--set``) are typed and ranged by :data:`PRESET_PARAMS`,
+derived from the generators' signatures (:func:`ddlsched.params.signature_params`);
+:func:`generate` checks them before generating. The maxima keep a
+generation within a few seconds (10,000 jobs on 1,000 servers: about 2 s).
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ import math
 import numpy as np
 
 from ddlsched.errors import InvalidInstanceError, UnknownMethodError
+from ddlsched.params import checked_kwargs, declare, signature_params
 from ddlsched.problems.rar import (
     Network,
     RarInstance,
@@ -50,11 +56,24 @@ from ddlsched.problems.rar import (
 )
 from ddlsched.rng import make_rng
 
-__all__ = ["PAPER_JOB_MIX", "PRESETS", "check_paper_ranges", "generate", "paper", "small"]
+__all__ = [
+    "MAX_JOBS",
+    "PAPER_JOB_MIX",
+    "PRESETS",
+    "PRESET_PARAMS",
+    "check_paper_ranges",
+    "generate",
+    "paper",
+    "small",
+]
 
 PAPER_JOB_MIX = ((1, 80), (2, 14), (4, 26), (8, 30), (16, 8), (32, 2))
 PAPER_SERVER_SIZES = (4, 8, 16, 32)
 OVERHEAD_BUDGET = 0.15
+#: Most jobs a preset generates (``num_jobs``, the sum of ``job_mix`` counts).
+MAX_JOBS = 10_000
+MAX_SERVERS = 1_000
+MAX_HORIZON = 100_000
 
 
 def _comm_share(job_gpus: int, grad_size: float) -> float:
@@ -119,6 +138,9 @@ def paper(
     and ``horizon`` are the knobs of the server sweep (Fig. 6: 10-20 servers,
     ``T = 1500``).
     """
+    total = sum(count for _, count in job_mix)
+    if total > MAX_JOBS:
+        raise InvalidInstanceError(f"job_mix: at most {MAX_JOBS} jobs in all, got {total}")
     rng = make_rng(seed)
     xi1 = xi2 if xi1 is None else xi1
     network = Network(b_e=1.0, b_i=20.0, C=50.0, alpha=alpha, xi1=xi1, xi2=xi2)
@@ -240,16 +262,64 @@ def small(
 
 PRESETS = {"small": small, "paper": paper}
 
+#: The typed parameters of every preset (``ddlsched presets rar``).
+PRESET_PARAMS = {
+    "small": signature_params(
+        small,
+        "RarSmallParams",
+        {
+            "num_jobs": declare(
+                "number of jobs (default: 4-8, drawn)", minimum=1, maximum=MAX_JOBS
+            ),
+            "num_servers": declare(
+                "servers of 2-4 GPUs (default: 2-3, drawn)", minimum=1, maximum=MAX_SERVERS
+            ),
+            "max_horizon": declare(
+                "cap on the horizon T, slots (iterations shrink until the serial makespan fits)",
+                minimum=1,
+                maximum=MAX_HORIZON,
+            ),
+        },
+    ),
+    "paper": signature_params(
+        paper,
+        "RarPaperParams",
+        {
+            "num_servers": declare(
+                "servers of 4, 8, 16 or 32 GPUs (drawn)", minimum=1, maximum=MAX_SERVERS
+            ),
+            "horizon": declare("horizon T, slots", minimum=1, maximum=MAX_HORIZON),
+            "xi1": declare(
+                "contention coefficient xi1 (default: xi2, the paper's xi1 = xi2)",
+                minimum=0,
+                maximum=1,
+                exclusive_minimum=True,
+            ),
+            "xi2": declare("per-server overhead xi2", minimum=0, maximum=1, exclusive_minimum=True),
+            "alpha": declare("bandwidth degradation alpha of f(alpha, k)", minimum=0, maximum=100),
+            "job_mix": declare(
+                f"[GPUs per job, number of jobs] pairs (at most {MAX_JOBS} jobs in all)",
+                minimum=1,
+                maximum=MAX_JOBS,
+            ),
+        },
+    ),
+}
+
 
 def generate(preset: str, seed: int = 0, **params) -> RarInstance:
-    """Generate a ``rar`` instance from a named preset (``small`` or ``paper``)."""
+    """Generate a ``rar`` instance from a named preset (``small`` or ``paper``).
+
+    ``params`` are checked against the preset's :data:`PRESET_PARAMS` first
+    (unknown names, types, ranges: an :class:`InvalidInstanceError` naming
+    the parameter).
+    """
     try:
         factory = PRESETS[preset]
     except KeyError:
         raise UnknownMethodError(
             f"unknown rar preset {preset!r} (choose from {', '.join(PRESETS)})"
         ) from None
-    try:
-        return factory(seed, **params)
-    except TypeError as exc:
-        raise InvalidInstanceError(f"preset {preset!r}: {exc}") from None
+    where = f"rar preset {preset!r}"
+    kwargs = checked_kwargs(PRESET_PARAMS[preset], params, where, InvalidInstanceError)
+    return factory(seed, **kwargs)
