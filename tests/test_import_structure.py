@@ -36,6 +36,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "ddlsched.params",
             "ddlsched.progress",
             "ddlsched.cli_types",
+            "ddlsched.memory",
         ),
     ),
     ("solvers", ("ddlsched.solvers",)),

@@ -176,3 +176,17 @@ def test_json_output_never_holds_nan_or_infinity():
     data = _jsonable({"a": [math.nan, np.float32("inf"), 1.5], "b": {"c": -math.inf}})
     assert data == {"a": [None, None, 1.5], "b": {"c": None}}
     json.dumps(data, allow_nan=False)
+
+
+def test_memory_budget_flag_applies_to_the_run_only(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv(memory.ENV_VAR, raising=False)
+    before = memory.budget_bytes()
+    path = tmp_path / "p.json"
+    get_family("placement").generate("table2", 0, num_gpus=512).save(path)
+    args = ["solve", "placement", str(path), "--method", "heavy_edge", "--memory-budget", "1"]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "memory budget of 1 MiB" in err[0]
+    assert memory.budget_bytes() == before  # restored
+    assert main([*args[:-1], "0"]) == 2
+    assert "--memory-budget" in capsys.readouterr().err

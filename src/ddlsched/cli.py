@@ -414,6 +414,16 @@ def _family_argument(p: argparse.ArgumentParser, optional: bool = False) -> None
     lazy_help(action, (lambda: _family_help() + "; default: all") if optional else _family_help)
 
 
+def _memory_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--memory-budget",
+        type=cli_types.megabytes,
+        metavar="MB",
+        help="memory a method may allocate, MiB; larger models are refused before they are "
+        "built (default: $DDLSCHED_MEMORY_BUDGET_MB, else half the machine's memory)",
+    )
+
+
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The argument parser; family commands (``simulate FAMILY``) only when ``argv`` uses them."""
     parser = _Parser(
@@ -496,6 +506,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress line on stderr")
+    _memory_argument(p)
     p.set_defaults(func=_cmd_solve)
 
     p = sub.add_parser("compare", help="all methods on generated instances, with ratios")
@@ -523,6 +534,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         "--set", action="append", metavar="KEY=VALUE", help="preset parameter, VALUE in JSON"
     )
     p.add_argument("--detail", action="store_true", help="also print every (seed, method) row")
+    _memory_argument(p)
     p.set_defaults(func=_cmd_compare)
 
     from ddlsched.bench.cli import add_bench_commands
@@ -571,6 +583,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             level=logging.INFO if args.verbose else logging.WARNING,
             format="%(levelname)s %(name)s: %(message)s",
         )
+        if getattr(args, "memory_budget", None) is not None:
+            from ddlsched.memory import budget_for
+
+            with budget_for(args.memory_budget):  # this process and the workers it starts
+                return int(args.func(args) or 0)
         return int(args.func(args) or 0)
     except DdlschedError as exc:
         print(f"ddlsched: error: {exc}", file=sys.stderr)

@@ -111,6 +111,17 @@ def seconds(text: str) -> float:
     return value
 
 
+def megabytes(text: str) -> float:
+    """A memory size in MiB: a finite number ``>= 1``."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise _Error(f"expected a number of MiB (>= 1), got {text!r}") from None
+    if not math.isfinite(value) or value < 1:
+        raise _Error(f"expected a number of MiB, finite and >= 1, got {text!r}")
+    return value
+
+
 def names(text: str) -> list[str]:
     """``a,b,c``: a comma-separated list of non-empty names (spaces around names ignored)."""
     items = [item.strip() for item in text.split(",")]

@@ -30,6 +30,8 @@ from __future__ import annotations
 import math
 import os
 import resource
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from ddlsched.errors import DdlschedError, ModelTooLargeError
 
@@ -37,6 +39,7 @@ __all__ = [
     "DEFAULT_SHARE",
     "ENV_VAR",
     "budget_bytes",
+    "budget_for",
     "format_bytes",
     "model_bytes",
     "require_memory",
@@ -67,6 +70,23 @@ def set_budget_mb(megabytes: float | None) -> None:
     if not (math.isfinite(megabytes) and megabytes >= 1):
         raise DdlschedError(f"memory budget must be at least 1 MiB, got {megabytes!r}")
     _override_bytes = int(megabytes * 2**20)
+
+
+@contextmanager
+def budget_for(megabytes: float) -> Iterator[None]:
+    """Within the block, the budget is ``megabytes`` here and in processes started here."""
+    saved_env = os.environ.get(ENV_VAR)
+    saved = _override_bytes
+    set_budget_mb(megabytes)
+    os.environ[ENV_VAR] = repr(float(megabytes))
+    try:
+        yield
+    finally:
+        globals()["_override_bytes"] = saved
+        if saved_env is None:
+            os.environ.pop(ENV_VAR, None)
+        else:
+            os.environ[ENV_VAR] = saved_env
 
 
 def _physical_bytes() -> int:
