@@ -46,9 +46,17 @@ _BOM = b"\xef\xbb\xbf"
 
 
 class InputFileError(InvalidInstanceError):
-    """A file refused by the gate; the message is ``<path>: <detail>``."""
+    """A file refused by the gate; the message is ``<path>: <detail>``.
 
-    def __init__(self, path: str | Path, detail: str) -> None:
+    ``InputFileError(message)`` (one argument, as code re-raising an error
+    with a prefix does) keeps ``message`` whole, ``path`` ``None``.
+    """
+
+    def __init__(self, path: str | Path, detail: str | None = None) -> None:
+        if detail is None:
+            self.path, self.detail = None, str(path)
+            super().__init__(str(path))
+            return
         self.path = str(path)
         self.detail = detail
         super().__init__(f"{path}: {detail}")
