@@ -170,7 +170,10 @@ class Family:
     result's ``info`` (what ``ddlsched solve`` shows);
     ``simulate_command(subparsers)`` adds ``ddlsched simulate NAME`` (a
     family with a simulator; it must not import solvers); ``worst_case``
-    opens the family to ``ddlsched bench worstcase``.
+    opens the family to ``ddlsched bench worstcase``; ``check_instance(instance)``
+    reads what a method would read before it runs and raises
+    :class:`~ddlsched.errors.DdlschedError` if that fails (a lazy instance's
+    trace file), so that ``ddlsched bench validate`` finds it before a run.
     """
 
     name: str
@@ -190,6 +193,7 @@ class Family:
     simulate_command: Callable[[Any], None] | None = None
     internal: bool = False  # hidden from listings (test and timing families)
     worst_case: WorstCaseSpace | None = None
+    check_instance: Callable[[Any], None] | None = None
 
     def __post_init__(self) -> None:
         if self.sense not in ("min", "max"):

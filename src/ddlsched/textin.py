@@ -178,6 +178,8 @@ def check_tree(
         node, where, depth = stack.pop()
         if isinstance(node, dict | list):
             if depth >= max_depth:
+                if len(where) > 60:
+                    where = f"{where[:40]}...{where[-15:]}"
                 return where or "(top level)", f"nested more than {max_depth} levels deep"
             if isinstance(node, dict):
                 children = [(v, f"{where}.{k}" if where else str(k)) for k, v in node.items()]
