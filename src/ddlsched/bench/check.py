@@ -109,8 +109,8 @@ class _OutOfTime(BaseException):
 
 @contextlib.contextmanager
 def _deadline(seconds: float) -> Iterator[None]:
-    """Interrupt the block after ``seconds`` (main thread, no other timer armed); else a
-    no-op, and the budget is only checked between instances."""
+    """Interrupt the block after ``seconds`` (main thread, no other timer armed; never
+    inside an import); else a no-op, and the budget is only checked between instances."""
     usable = (
         hasattr(signal, "setitimer")
         and threading.current_thread() is threading.main_thread()
@@ -121,6 +121,13 @@ def _deadline(seconds: float) -> Iterator[None]:
         return
 
     def expire(signum: int, frame: Any) -> None:
+        # Never inside an import: a module interrupted half-way stays broken for the
+        # rest of the process (seen: asyncio without base_events). Try again soon.
+        while frame is not None:
+            if frame.f_code.co_filename.startswith("<frozen importlib"):
+                signal.setitimer(signal.ITIMER_REAL, 0.02)
+                return
+            frame = frame.f_back
         raise _OutOfTime
 
     previous = signal.signal(signal.SIGALRM, expire)

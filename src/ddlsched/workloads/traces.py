@@ -40,7 +40,7 @@ Every file goes through the input gate (:mod:`ddlsched.textin`): a regular
 file of at most :data:`MAX_TRACE_BYTES`, strict UTF-8 (a byte-order mark is
 tolerated). Errors are one line: a missing data file names the file and
 ``DDLSCHED_DATA`` (:func:`~ddlsched.datadir.data_file`); a file missing a
-column names the file and the columns; an empty file, or one without a
+column (or naming one twice) names the file and the columns; an empty file, or one without a
 data row, names the file; a malformed row (wrong field count, a value that
 is not a number, not finite, or above :data:`MAX_TRACE_NUMBER` in
 magnitude, e.g. ``2**70``, ``inf``, ``nan``) names the file, the line, the
@@ -185,6 +185,11 @@ def read_csv_columns(
         else:
             names = list(header)
         names = [name.strip() for name in names]
+        twice = sorted({name for name in names if names.count(name) > 1})
+        if twice:
+            raise InvalidInstanceError(
+                f"{path}: column(s) {', '.join(map(repr, twice))} named twice in the header"
+            )
         missing = [name for name in required if name not in names]
         if missing:
             raise InvalidInstanceError(
