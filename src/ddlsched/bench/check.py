@@ -158,6 +158,7 @@ class _Collector:
         self.found: dict[tuple[str, str], Problem] = {}
 
     def add(self, where: str, message: str, tasks: int, instance: str | None = None) -> None:
+        message = " ".join(message.split())  # one line, whatever the exception said
         problem = self.found.setdefault((where, message), Problem(where, message))
         problem.tasks += tasks
         if instance is not None:
