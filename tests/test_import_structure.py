@@ -30,6 +30,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "ddlsched",  # the package __init__ (version only)
             "ddlsched.errors",
             "ddlsched.rng",
+            "ddlsched.textin",
             "ddlsched.jsonio",
             "ddlsched.datadir",
             "ddlsched.deadline",

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ddlsched.errors import InvalidInstanceError
+from ddlsched.textin import InputFileError, check_tree, decode_utf8, nesting_position, read_bytes
 
 T = TypeVar("T")
 
@@ -28,6 +29,8 @@ __all__ = [
 #: The largest JSON file read (bytes): checked before reading (a stray multi-GB file or
 #: ``/dev/zero`` is refused, never read into memory).
 MAX_JSON_BYTES = 256 * 1024 * 1024
+#: The deepest nesting of lists and objects (instance and profile files need fewer than 10).
+MAX_JSON_NESTING = 64
 #: The most digits an integer literal may have (Python refuses above 4,300 with a
 #: ValueError; no field of any family needs more than a few).
 MAX_INT_DIGITS = 30
@@ -62,37 +65,17 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 def read_json(path: str | Path) -> Any:
     """Read a JSON file through one strict gate; every failure is one line naming the file.
 
-    Refused: a missing or unreadable file, anything that is not a regular file, more than
-    :data:`MAX_JSON_BYTES`, invalid UTF-8 (a byte-order mark is tolerated), invalid JSON
-    (line and column), nesting deeper than Python's recursion limit, ``NaN``,
-    ``Infinity`` and numbers that overflow a float, integers of more than
-    :data:`MAX_INT_DIGITS` digits, and an object with a duplicate key.
+    Refused: what :mod:`ddlsched.textin` refuses (a missing or unreadable file,
+    anything that is not a regular file, more than :data:`MAX_JSON_BYTES`,
+    invalid UTF-8 with the line and column of the bad byte; a byte-order mark
+    is tolerated), invalid JSON (line and column), nesting deeper than
+    :data:`MAX_JSON_NESTING` levels, ``NaN``, ``Infinity`` and numbers that
+    overflow a float, integers of more than :data:`MAX_INT_DIGITS` digits,
+    and an object with a duplicate key.
     """
-    path = Path(path)
+    text = decode_utf8(read_bytes(path, max_bytes=MAX_JSON_BYTES, what="a JSON file"), path)
     try:
-        if not path.is_file():
-            if path.exists():
-                raise InvalidInstanceError(f"{path}: not a regular file")
-            raise InvalidInstanceError(f"{path}: no such file")
-        size = path.stat().st_size
-        if size > MAX_JSON_BYTES:
-            raise InvalidInstanceError(
-                f"{path}: {size:,} bytes, more than the {MAX_JSON_BYTES:,} a JSON file may have"
-            )
-        with path.open("rb") as handle:
-            raw = handle.read(MAX_JSON_BYTES + 1)
-    except OSError as exc:
-        raise InvalidInstanceError(f"{path}: cannot read ({exc.strerror})") from None
-    if len(raw) > MAX_JSON_BYTES:
-        raise InvalidInstanceError(f"{path}: more than {MAX_JSON_BYTES:,} bytes")
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InvalidInstanceError(
-            f"{path}: not UTF-8 (byte {exc.start}: {raw[exc.start : exc.start + 1]!r})"
-        ) from None
-    try:
-        return json.loads(
+        data = json.loads(
             text,
             object_pairs_hook=_no_duplicates,
             parse_constant=_reject_constant,
@@ -100,13 +83,21 @@ def read_json(path: str | Path) -> Any:
             parse_int=_bounded_int,
         )
     except json.JSONDecodeError as exc:
-        raise InvalidInstanceError(
-            f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+        raise InputFileError(
+            path, f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
         ) from None
     except RecursionError:
-        raise InvalidInstanceError(f"{path}: JSON nested too deeply") from None
+        where = nesting_position(text, MAX_JSON_NESTING)
+        at = f" (line {where[0]}, column {where[1]})" if where else ""
+        raise InputFileError(
+            path, f"JSON nested too deeply: more than {MAX_JSON_NESTING} levels{at}"
+        ) from None
     except ValueError as exc:
-        raise InvalidInstanceError(f"{path}: not valid JSON ({exc})") from None
+        raise InputFileError(path, f"not valid JSON ({exc})") from None
+    bad = check_tree(data, max_depth=MAX_JSON_NESTING)
+    if bad is not None:
+        raise InputFileError(path, f"JSON nested too deeply: {bad[0]}: {bad[1]}")
+    return data
 
 
 def load_instance(from_dict: Callable[[Any], T], path: str | Path) -> T:

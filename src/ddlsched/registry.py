@@ -174,7 +174,11 @@ class Family:
     family with a simulator; it must not import solvers); ``worst_case``
     opens the family to ``ddlsched bench worstcase``; ``preset_params`` maps
     each preset to its typed parameter class (:mod:`ddlsched.params`; what
-    ``generate`` checks ``--set`` against and ``ddlsched presets`` lists).
+    ``generate`` checks ``--set`` against and ``ddlsched presets`` lists);
+    ``check_instance(instance)`` reads what a method would read before it
+    runs and raises :class:`~ddlsched.errors.DdlschedError` if that fails (a
+    lazy instance's trace file), so that ``ddlsched bench validate`` finds it
+    before a run.
     """
 
     name: str
@@ -195,6 +199,7 @@ class Family:
     internal: bool = False  # hidden from listings (test and timing families)
     worst_case: WorstCaseSpace | None = None
     preset_params: Mapping[str, type] = field(default_factory=dict)
+    check_instance: Callable[[Any], None] | None = None
 
     def __post_init__(self) -> None:
         if self.sense not in ("min", "max"):

@@ -300,10 +300,21 @@ def _cmd_status(args: argparse.Namespace) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    from ddlsched.bench.suite import load_suite
+    from ddlsched.bench.suite import SuiteCheckError, load_suite
     from ddlsched.bench.tasks import expand
 
-    suite = load_suite(args.suite)
+    try:
+        suite = load_suite(args.suite)
+    except SuiteCheckError as exc:
+        check = exc.check
+        if len(check.problems) > 1:  # one line per problem, then the verdict
+            for line in check.lines():
+                print(line, file=sys.stderr)
+            raise DdlschedError(
+                f"{args.suite}: {len(check.problems)} problems (above) would fail "
+                f"{check.failing:,} of {check.tasks:,} task(s)"
+            ) from None
+        raise
     tasks = expand(suite)
     instances = len({t.instance_key for t in tasks})
     worst = sum(t.kill_after_s for t in tasks)
@@ -312,6 +323,8 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         f"{len(tasks)} task(s), output {suite.output_dir()}; worst case "
         f"{_hours(worst)} of task time"
     )
+    for note in suite.checked.notes if suite.checked is not None else ():
+        print(f"note: {note}")
     if args.json:
         print(json.dumps([t.key for t in tasks]))
     return 0

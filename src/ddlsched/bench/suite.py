@@ -13,15 +13,16 @@ bound), the limits of one task and where results go::
     output = "results/quick"           # default results/<name> (relative to the cwd)
 
     [limits]
-    time_limit_s = 20                  # handed to every method (solver limit)
-    kill_after_s = 40                  # wall clock per task; the worker is killed after
-    memory_mb = 4096                   # address-space limit of a worker (optional)
+    time_limit_s = 20                  # handed to every method (solver limit; > 0, finite)
+    kill_after_s = 40                  # wall clock per task, >= 1 s; the worker is killed after
+    memory_mb = 4096                   # address-space limit of a worker, >= 256 (optional)
     backend = "highs"                  # MILP backend of exact methods
+    max_tasks = 200000                 # refuse a suite of more tasks (default 200,000)
 
     [[instances]]
     family = "rar"
     preset = "small"
-    seeds = [0, 1, 2]                  # or { first = 0, count = 10 }
+    seeds = [0, 1, 2]                  # or { first = 0, count = 10 } (at most 100,000)
     params = { }                       # preset parameters
     sweep = { }                        # parameter -> list: one instance per combination
     group = "small"                    # table row group (default: the preset)
@@ -50,6 +51,18 @@ family's generator decides what its parameters mean.
 Every problem is reported as one :class:`SuiteError` line naming the file and
 the field, e.g. ``quick.toml: instances[0].seeds: expected a list of
 non-negative integers, got 'x'``.
+
+The file goes through the input gate (:mod:`ddlsched.textin`: a regular file
+of at most :data:`MAX_SUITE_BYTES`, strict UTF-8, a byte-order mark
+tolerated); a TOML syntax error names its line and column; nesting deeper
+than :data:`MAX_SUITE_NESTING` levels, integers outside the 64-bit range
+(TOML's own) and ``nan``/``inf`` floats are refused, naming the field and
+the value. :func:`load_suite` then checks the registry (families, presets,
+methods, parameter names, files), the suite's size (``limits.max_tasks``,
+counted without building a task) and, with :mod:`ddlsched.bench.check`,
+everything a run would check task by task (method parameter values,
+backends, each instance generated or loaded), so that a suite that loads
+never fails a task for a reason known in advance.
 """
 
 from __future__ import annotations
@@ -58,6 +71,7 @@ import glob
 import hashlib
 import itertools
 import json
+import math
 import re
 import tomllib
 from collections.abc import Mapping, Sequence
@@ -67,19 +81,40 @@ from typing import Any
 
 from ddlsched.deadline import DEFAULT_TIME_LIMIT_S
 from ddlsched.errors import DdlschedError
+from ddlsched.textin import InputFileError, check_tree, decode_utf8, nesting_position, read_bytes
 
 __all__ = [
+    "DEFAULT_MAX_TASKS",
+    "MAX_SEEDS",
+    "MAX_SUITE_BYTES",
+    "MAX_SUITE_NESTING",
+    "MIN_KILL_AFTER_S",
+    "MIN_MEMORY_MB",
     "InstanceSet",
     "Limits",
     "MethodSpec",
     "Suite",
+    "SuiteCheckError",
     "SuiteError",
     "load_suite",
     "parse_suite",
 ]
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9_.-]+$")
-_MAX_SEEDS = 1_000_000
+#: The most seeds one seed list or ``{first, count}`` may name.
+MAX_SEEDS = 100_000
+#: The most tasks a suite may have unless its ``[limits] max_tasks`` says otherwise
+#: (counted from the suite's shape before any task is built).
+DEFAULT_MAX_TASKS = 200_000
+#: The smallest ``memory_mb`` (MiB): below it a worker cannot even import its solvers.
+MIN_MEMORY_MB = 256
+#: The shortest ``kill_after_s`` (s): below it a worker is killed while it starts.
+MIN_KILL_AFTER_S = 1.0
+#: The largest suite file (bytes), checked before reading.
+MAX_SUITE_BYTES = 4 * 1024 * 1024
+#: The deepest nesting of arrays and tables in a suite file.
+MAX_SUITE_NESTING = 32
+_INT64_MAX = 2**63 - 1
 
 
 class SuiteError(DdlschedError, ValueError):
@@ -104,6 +139,18 @@ class SuiteError(DdlschedError, ValueError):
         return SuiteError(self.field_path, self.message, source)
 
 
+class SuiteCheckError(SuiteError):
+    """What :func:`ddlsched.bench.check.check_suite` found, as one error.
+
+    ``check`` (a :class:`~ddlsched.bench.check.SuiteCheck`) has every
+    problem, one line each (``check.lines()``), with the tasks it would fail.
+    """
+
+    def __init__(self, check: Any) -> None:
+        self.check = check
+        super().__init__("", check.summary(), check.source)
+
+
 # --------------------------------------------------------------------------- value checks
 
 
@@ -122,10 +169,24 @@ def _check_name(name: str, value: Any) -> str:
 
 
 def _check_positive(name: str, value: Any, allow_none: bool = False) -> float | None:
+    """A time limit: a finite number of seconds > 0."""
     if value is None and allow_none:
         return None
-    if not _is_number(value) or not value > 0:
-        raise SuiteError(name, f"expected a positive number, got {value!r}")
+    if not _is_number(value) or not value > 0 or not math.isfinite(value):
+        raise SuiteError(name, f"expected a positive finite number of seconds, got {value!r}")
+    return float(value)
+
+
+def _check_kill_after(name: str, value: Any) -> float | None:
+    """A kill deadline: ``None`` or a finite number of seconds >= :data:`MIN_KILL_AFTER_S`."""
+    if value is None:
+        return None
+    if not _is_number(value) or not math.isfinite(value) or not value >= MIN_KILL_AFTER_S:
+        raise SuiteError(
+            name,
+            f"expected a finite number of seconds >= {MIN_KILL_AFTER_S:g} "
+            f"(a worker needs that to start), got {value!r}",
+        )
     return float(value)
 
 
@@ -136,20 +197,36 @@ def _check_seeds(name: str, value: Any) -> tuple[int, ...]:
         if unknown:
             raise SuiteError(f"{name}.{unknown[0]}", "unknown field (expected first, count)")
         first, count = value.get("first", 0), value.get("count")
-        if not _is_int(first) or first < 0:
+        if not _is_int(first) or not 0 <= first <= _INT64_MAX:
             raise SuiteError(f"{name}.first", f"expected a non-negative integer, got {first!r}")
-        if not _is_int(count) or not 1 <= count <= _MAX_SEEDS:
-            raise SuiteError(f"{name}.count", f"expected a positive integer, got {count!r}")
+        if not _is_int(count) or not 1 <= count <= MAX_SEEDS:
+            raise SuiteError(
+                f"{name}.count", f"expected an integer from 1 to {MAX_SEEDS:,}, got {count!r}"
+            )
+        if first + count - 1 > _INT64_MAX:
+            raise SuiteError(f"{name}", f"seeds beyond 2**63 - 1 (first {first}, count {count})")
         return tuple(range(first, first + count))
     if (
         not isinstance(value, (list, tuple))
         or not value
-        or not all(_is_int(s) and s >= 0 for s in value)
+        or not all(_is_int(s) and 0 <= s <= _INT64_MAX for s in value)
     ):
-        raise SuiteError(name, f"expected a list of non-negative integers, got {value!r}")
+        shown = value if not isinstance(value, (list, tuple)) or len(value) <= 20 else "[...]"
+        raise SuiteError(name, f"expected a list of non-negative integers, got {shown!r}")
+    if len(value) > MAX_SEEDS:
+        raise SuiteError(name, f"{len(value):,} seeds, more than {MAX_SEEDS:,}")
     if len(set(value)) != len(value):
-        raise SuiteError(name, f"seeds repeat: {list(value)!r}")
+        raise SuiteError(name, "seeds repeat: " + _first_repeat(value))
     return tuple(value)
+
+
+def _first_repeat(values: Sequence[Any]) -> str:
+    seen: set[Any] = set()
+    for value in values:
+        if value in seen:
+            return f"{value!r} is listed twice"
+        seen.add(value)
+    return ""  # pragma: no cover
 
 
 def _check_params(name: str, value: Any) -> dict[str, Any]:
@@ -196,21 +273,32 @@ class Limits:
     ``time_limit_s`` is handed to the method (``RunOptions.time_limit_s``);
     ``kill_after_s`` is the wall-clock deadline after which the platform
     kills the worker process and records a ``time_limit`` row (default
-    ``1.5 * time_limit_s + 10``); ``memory_mb`` caps a worker's address
-    space (Linux ``RLIMIT_AS``; ``None``: no cap).
+    ``1.5 * time_limit_s + 10``; at least :data:`MIN_KILL_AFTER_S`);
+    ``memory_mb`` caps a worker's address space (Linux ``RLIMIT_AS``; at
+    least :data:`MIN_MEMORY_MB`; ``None``: no cap); ``max_tasks`` is the most
+    tasks the suite may have (:data:`DEFAULT_MAX_TASKS`).
     """
 
     time_limit_s: float = DEFAULT_TIME_LIMIT_S
     kill_after_s: float | None = None
     memory_mb: int | None = None
     backend: str = "highs"
+    max_tasks: int = DEFAULT_MAX_TASKS
 
     def __post_init__(self) -> None:
         _check_positive("time_limit_s", self.time_limit_s)
-        _check_positive("kill_after_s", self.kill_after_s, allow_none=True)
-        if self.memory_mb is not None and (not _is_int(self.memory_mb) or self.memory_mb < 64):
-            raise SuiteError("memory_mb", f"expected an integer >= 64, got {self.memory_mb!r}")
+        _check_kill_after("kill_after_s", self.kill_after_s)
+        if self.memory_mb is not None and (
+            not _is_int(self.memory_mb) or not MIN_MEMORY_MB <= self.memory_mb <= 2**40
+        ):
+            raise SuiteError(
+                "memory_mb",
+                f"expected an integer number of MiB >= {MIN_MEMORY_MB} (a worker needs that "
+                f"to import its solvers), got {self.memory_mb!r}",
+            )
         _check_name("backend", self.backend)
+        if not _is_int(self.max_tasks) or not self.max_tasks >= 1:
+            raise SuiteError("max_tasks", f"expected a positive integer, got {self.max_tasks!r}")
 
     def kill_deadline(self, time_limit_s: float) -> float:
         return self.kill_after_s if self.kill_after_s is not None else 1.5 * time_limit_s + 10.0
@@ -253,6 +341,10 @@ class InstanceSet:
     def group_name(self) -> str:
         return self.group or self.preset or "files"
 
+    def points(self) -> list[dict[str, Any]]:
+        """The preset's parameters at every sweep point."""
+        return sweep_points(self.params, self.sweep)
+
 
 @dataclass(frozen=True)
 class MethodSpec:
@@ -286,7 +378,7 @@ class MethodSpec:
             raise SuiteError(f"sweep.{overlap[0]}", "also given in params")
         _check_seeds("seeds", self.seeds)
         _check_positive("time_limit_s", self.time_limit_s, allow_none=True)
-        _check_positive("kill_after_s", self.kill_after_s, allow_none=True)
+        _check_kill_after("kill_after_s", self.kill_after_s)
         if self.backend is not None:
             _check_name("backend", self.backend)
 
@@ -317,6 +409,10 @@ class Suite:
     base_dir: Path = Path(".")
     source: str | None = None  # the suite file, when loaded from one
     text_sha256: str | None = None  # hash of the file's bytes
+    #: What :func:`load_suite`'s per-task checks found (a
+    #: :class:`ddlsched.bench.check.SuiteCheck`: notes such as instances left
+    #: unchecked by the time budget), ``None`` when they did not run.
+    checked: Any = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         _check_name("suite.name", self.name)
@@ -381,10 +477,57 @@ class Suite:
     def output_dir(self) -> Path:
         return Path(self.output) if self.output else Path("results") / self.name
 
+    # ----------------------------------------------------------------- size, counted
+
+    def instance_count(self, inst: InstanceSet) -> int:
+        """How many instances ``inst`` names (sweep points x seeds, or matching files)."""
+        if inst.preset is None:
+            return sum(len(self.expand_files(pattern)) for pattern in inst.files)
+        return math.prod(len(values) for values in inst.sweep.values()) * len(inst.seeds)
+
+    def applies(self, spec: MethodSpec, inst: InstanceSet) -> bool:
+        """Whether the method ``spec`` runs on the instances of ``inst``."""
+        if self.family_of(spec) != inst.family:
+            return False
+        return not spec.groups or inst.group_name in spec.groups
+
+    @staticmethod
+    def runs_per_instance(spec: MethodSpec) -> int:
+        """Tasks of ``spec`` on one instance: sweep points x seeds."""
+        return math.prod(len(values) for values in spec.sweep.values()) * len(spec.seeds)
+
+    def tasks_per_instance(self, inst: InstanceSet) -> int:
+        """Tasks on each instance of ``inst``: every applicable method's runs."""
+        return sum(self.runs_per_instance(m) for m in self.methods if self.applies(m, inst))
+
+    def task_count(self) -> int:
+        """The number of tasks, counted from the suite's shape (no task is built).
+
+        An upper bound of ``len(expand(suite))``: a run listed twice counts twice.
+        """
+        return sum(self.instance_count(i) * self.tasks_per_instance(i) for i in self.instances)
+
+    def check_size(self) -> int:
+        """:meth:`task_count`, refused above ``limits.max_tasks`` (fast: nothing is built)."""
+        total = self.task_count()
+        if total > self.limits.max_tasks:
+            sizes = ", ".join(
+                f"instances[{k}]: {self.instance_count(inst):,} x {self.tasks_per_instance(inst):,}"
+                for k, inst in enumerate(self.instances)
+            )
+            raise SuiteError(
+                "",
+                f"{total:,} tasks, more than limits.max_tasks = {self.limits.max_tasks:,} "
+                f"(instances x tasks per instance: {sizes}); raise [limits] max_tasks "
+                "if you mean it",
+                self.source,
+            )
+        return total
+
     def validate_against_registry(self) -> None:
-        """Check families, presets, methods, method parameters (names and values) and
-        reference kinds."""
-        from ddlsched.params import build_params
+        """Check families, presets, methods, instance files and reference kinds (what
+        :func:`ddlsched.bench.tasks.expand` needs); method parameters and backends are
+        :mod:`ddlsched.bench.check`'s (grouped, with the tasks they affect)."""
         from ddlsched.registry import get_family, get_method
 
         for i, inst in enumerate(self.instances):
@@ -410,21 +553,6 @@ class Suite:
                 method = get_method(fam_name, spec.name)
             except DdlschedError as exc:
                 raise SuiteError(f"methods[{i}].name", str(exc), self.source) from None
-            for key in [*spec.params, *spec.sweep]:
-                if key not in method.params:
-                    known = ", ".join(sorted(method.params)) or "none"
-                    raise SuiteError(
-                        f"methods[{i}].params.{key}",
-                        f"method {fam_name}.{spec.name} has no parameter {key!r} (known: {known})",
-                        self.source,
-                    )
-            for label, point in spec.variants():  # every value, as the registry will check it
-                try:
-                    build_params(method.params_type, point, f"method {fam_name}.{spec.name}")
-                except DdlschedError as exc:
-                    raise SuiteError(
-                        f"methods[{i}].params ({label})", str(exc), self.source
-                    ) from None
             is_reference = set(self.reference) & {lb for lb, _ in spec.variants()}
             if is_reference and method.kind not in ("exact", "bound"):
                 raise SuiteError(
@@ -500,7 +628,7 @@ def parse_suite(
         limits_table = _take(
             top.get("limits", {}),
             "limits",
-            ["time_limit_s", "kill_after_s", "memory_mb", "backend"],
+            ["time_limit_s", "kill_after_s", "memory_mb", "backend", "max_tasks"],
         )
         limits = _build(Limits, "limits", limits_table)
         raw_instances = top.get("instances", [])
@@ -583,21 +711,84 @@ def parse_suite(
         raise exc.in_file(source) if source else exc from None
 
 
-def load_suite(path: str | Path, *, check_registry: bool = True) -> Suite:
-    """Read and validate a suite file; ``check_registry`` also checks names exist."""
+def _toml_scalar(value: Any) -> str | None:
+    """Why a parsed TOML value is refused in a suite, or ``None``."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{value!r} is not a finite number (nan and inf are refused in suites)"
+    if _is_int(value) and not -_INT64_MAX - 1 <= value <= _INT64_MAX:
+        return f"{value} is outside TOML's 64-bit integer range"
+    return None
+
+
+def _read_toml(path: Path) -> tuple[dict[str, Any], bytes]:
+    """The parsed suite file and its bytes, through the input gate; errors are SuiteErrors."""
+    source = str(path)
+    try:
+        raw = read_bytes(path, max_bytes=MAX_SUITE_BYTES, what="a suite file")
+        text = decode_utf8(raw, path)
+    except InputFileError as exc:
+        raise SuiteError("", exc.detail, source) from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        message = str(exc)
+        match = re.fullmatch(r"(.*) \(at line (\d+), column (\d+)\)", message, re.DOTALL)
+        if match:
+            where = f"line {match.group(2)}, column {match.group(3)}: {match.group(1)}"
+        else:
+            where = message.replace(" (at end of document)", " at the end of the file")
+        raise SuiteError("", f"not valid TOML ({where})", source) from None
+    except RecursionError:
+        at = nesting_position(text, MAX_SUITE_NESTING, toml=True)
+        where = f"line {at[0]}, column {at[1]}: " if at else ""
+        raise SuiteError(
+            "", f"not valid TOML ({where}nested more than {MAX_SUITE_NESTING} levels deep)", source
+        ) from None
+    except ValueError as exc:  # Python refuses integers of more than 4,300 digits
+        digits = re.search(r"[0-9][0-9_]{19,}", text)
+        where = ""
+        if digits:
+            line = text.count("\n", 0, digits.start()) + 1
+            column = digits.start() - text.rfind("\n", 0, digits.start())
+            where = f"line {line}, column {column}: "
+        detail = "an integer outside TOML's 64-bit range" if "digits" in str(exc) else str(exc)
+        raise SuiteError("", f"not valid TOML ({where}{detail})", source) from None
+    bad = check_tree(data, max_depth=MAX_SUITE_NESTING, scalar=_toml_scalar)
+    if bad is not None:
+        raise SuiteError(bad[0], bad[1], source)
+    return data, raw
+
+
+def load_suite(
+    path: str | Path,
+    *,
+    check_registry: bool = True,
+    instance_budget_s: float | None = None,
+) -> Suite:
+    """Read and validate a suite file.
+
+    Always: the input gate, the schema and the size (``limits.max_tasks``).
+    ``check_registry``: also that every name exists, then every check a run
+    would make task by task (:func:`ddlsched.bench.check.check_suite`: method
+    parameter values and backends; every instance generated or loaded, within
+    ``instance_budget_s`` seconds (default :data:`ddlsched.bench.check.DEFAULT_BUDGET_S`,
+    or ``$DDLSCHED_CHECK_BUDGET_S``; 0: none is). The problems found are one
+    :class:`~ddlsched.bench.check.SuiteCheckError`; what was left unchecked is in
+    ``suite.checked.notes``.
+    """
     path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise SuiteError("", f"cannot read suite file: {exc.strerror}", str(path)) from None
-    try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise SuiteError("", f"not valid TOML: {exc}", str(path)) from None
+    data, raw = _read_toml(path)
     suite = parse_suite(data, base_dir=path.resolve().parent, source=str(path))
     suite = _with_hash(suite, hashlib.sha256(raw).hexdigest())
+    suite.check_size()
     if check_registry:
+        from ddlsched.bench.check import check_suite
+
         suite.validate_against_registry()
+        report = check_suite(suite, budget_s=instance_budget_s)
+        if report.problems:
+            raise SuiteCheckError(report)
+        object.__setattr__(suite, "checked", report)
     return suite
 
 

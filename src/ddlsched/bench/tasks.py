@@ -103,8 +103,11 @@ def _digest(payload: Any) -> str:
 
 @functools.cache
 def _file_sha256(path: str) -> str:
-    with open(path, "rb") as fh:
-        return hashlib.sha256(fh.read()).hexdigest()
+    from ddlsched.jsonio import MAX_JSON_BYTES
+    from ddlsched.textin import read_bytes
+
+    raw = read_bytes(path, max_bytes=MAX_JSON_BYTES, what="an instance file")  # the input gate
+    return hashlib.sha256(raw).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -182,10 +185,14 @@ def _instance_id(preset: str, seed: int, point: dict[str, Any], swept: list[str]
 
 
 def expand(suite: Suite) -> list[Task]:
-    """All tasks of a suite, in a stable order (instance set, instance, method, seed)."""
+    """All tasks of a suite, in a stable order (instance set, instance, method, seed).
+
+    A suite of more than ``limits.max_tasks`` tasks is refused before any is built.
+    """
     from ddlsched import __version__
     from ddlsched.registry import get_method
 
+    suite.check_size()
     tasks: list[Task] = []
     seen: set[str] = set()
     for inst_set in suite.instances:

@@ -83,6 +83,13 @@ def _make_method(policy: str) -> None:
         return Outcome(schedule, info={"trace": instance.trace, "mode": instance.mode})
 
 
+def _check_trace(instance: TraceRun) -> None:
+    """Read the trace a method would read (bench validate: a bad trace fails no task)."""
+    from ddlsched.workloads.muri_traces import load_trace
+
+    load_trace(instance.trace, seed=instance.seed, limit=instance.limit)
+
+
 def _policies() -> tuple[str, ...]:
     from ddlsched.sim.muri import POLICIES
 
@@ -200,5 +207,6 @@ FAMILY = register_family(
         smoke=("trace", {"trace": "tiresias", "limit": 30}),
         summary="Muri trace simulation: seven scheduling policies on a trace",
         simulate_command=_simulate_command,
+        check_instance=_check_trace,
     )
 )

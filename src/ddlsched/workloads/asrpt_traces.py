@@ -326,7 +326,7 @@ def load_table(trace: str) -> TraceTable:
         )
     elif kind == "muri" and arg.endswith(".csv"):
         path = Path(arg)
-        if not path.is_file():
+        if not path.exists():  # anything else (a directory, a device) is the gate's to refuse
             raise DdlschedError(f"trace: file not found: {arg}")
         stamp = (path.stat().st_size, path.stat().st_mtime_ns)
     else:
@@ -339,6 +339,8 @@ def _load_table(kind: str, arg: str, stamp: tuple[Any, ...]) -> TraceTable:
     try:
         return _build_table(kind, arg)
     except DdlschedError as exc:
+        if arg and str(exc).startswith(arg):  # a file given by path: its error names it
+            raise
         label = f"{kind}:{arg}" if arg else kind
         raise type(exc)(f"trace {label}: {exc}") from None
 

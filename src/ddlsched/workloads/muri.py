@@ -31,7 +31,6 @@ derived from the generators' signatures with each preset's defaults
 
 from __future__ import annotations
 
-import csv
 from typing import Any
 
 import numpy as np
@@ -83,17 +82,17 @@ def trace_sample(
 ) -> MuriGroupingInstance:
     """Jobs drawn from the rows of a vendored Muri trace (GPU count and resource times)."""
     from ddlsched.datadir import data_file
+    from ddlsched.workloads.traces import read_muri
 
-    path = data_file("traces", "muri", f"{trace}.csv")
-    with path.open(newline="") as fh:
-        rows = list(csv.DictReader(fh))
+    raw = read_muri(data_file("traces", "muri", f"{trace}.csv"), trace)  # the input gate
     rng = make_rng(seed)
-    picks = rng.integers(len(rows), size=num_jobs)
+    picks = rng.integers(len(raw), size=num_jobs)
     jobs = []
     for i, r in enumerate(picks):
-        row = rows[int(r)]
-        times = tuple(float(row[f"resource_time_{j}"]) for j in range(3))
-        jobs.append(MuriJob(f"{row['model_name']}-{row['job_id']}-{i}", int(row["num_gpu"]), times))
+        row = int(r)
+        times = tuple(float(t) for t in raw.extra["resource_time_ms"][row])
+        label = f"{raw.extra['model'][row]}-{raw.job_id[row]}-{i}"
+        jobs.append(MuriJob(label, int(raw.num_gpus[row]), times))
     return MuriGroupingInstance(tuple(jobs), 3, None, name or f"{trace} sample")
 
 

@@ -257,7 +257,7 @@ def load_trace(name: str, seed: int = 0, limit: int | None = None) -> MuriTrace:
         trace = _tiresias(seed)
     elif name.endswith(".csv"):
         path = Path(name)
-        if not path.is_file():
+        if not path.exists():  # anything else (a directory, a device) is the gate's to refuse
             raise DdlschedError(f"trace file not found: {name}")
         trace = _read_muri_csv(path, path.stem)
     else:

@@ -36,9 +36,13 @@ duration is the last task end minus the first task start. Choices:
 * a job's group is the ``group`` of its ``inst_id`` in the group tag table
   (the first row of an ``inst_id`` wins); an absent table or an empty
   ``group`` leaves it empty and the family falls back on (user, GPUs);
+* every file goes through the input gate (:mod:`ddlsched.textin`: regular
+  files, size cap, strict UTF-8 with a byte-order mark tolerated);
 * a file missing a column (its ``.header`` lacks a name, or a headerless
   file's rows have fewer fields than the schema) is a one-line error
-  naming the file; so is a missing job or task table;
+  naming the file; so is a missing or empty job or task table, a
+  ``job_name`` twice in the job table (both lines named), and a numeric
+  field that is not a finite number within 2**53 (``inf``, ``nan``);
 * job ids are ``job_name``; jobs come in job-table order.
 
 The result is a :class:`~ddlsched.workloads.traces.RawTrace` with extra
@@ -54,7 +58,8 @@ from pathlib import Path
 import numpy as np
 
 from ddlsched.errors import DdlschedError, InvalidInstanceError
-from ddlsched.workloads.traces import RawTrace, convert, read_csv_columns
+from ddlsched.textin import read_text
+from ddlsched.workloads.traces import RawTrace, convert, read_csv_columns, trace_float
 
 __all__ = ["PAI_SCHEMA", "read_pai"]
 
@@ -81,27 +86,24 @@ _NEEDED = {
     "pai_group_tag_table": ("inst_id", "group"),
 }
 _GPU_TOL = 1e-9
+_MAX_HEADER_BYTES = 1024 * 1024
 
 
 def _number(value: str) -> float:
-    """A finite float, or NaN for an empty field (an infinite value is malformed)."""
+    """A finite float, or NaN for an empty field (``inf``, ``nan`` and 2**70 are malformed)."""
     value = value.strip()
     if not value:
         return math.nan
-    number = float(value)
-    if math.isinf(number):
-        raise ValueError(f"{value!r} is not finite")
-    return number
+    return trace_float(value)
 
 
-def _header(directory: Path, table: str, csv_path: Path) -> list[str]:
+def _header(directory: Path, table: str) -> list[str]:
+    """The columns of ``table``: its ``.header`` file's names, else the schema's order."""
     header_path = directory / f"{table}.header"
-    if header_path.is_file():
-        try:
-            text = header_path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise DdlschedError(f"cannot read {header_path}: {exc}") from None
-        names = next(csv.reader([text.strip()]), [])
+    if header_path.exists():
+        text = read_text(header_path, max_bytes=_MAX_HEADER_BYTES, what="a PAI .header file")
+        lines = text.splitlines()
+        names = [name.strip() for name in next(csv.reader(lines[:1]), [])]
         missing = [name for name in _NEEDED[table] if name not in names]
         if missing:
             raise InvalidInstanceError(
@@ -109,31 +111,24 @@ def _header(directory: Path, table: str, csv_path: Path) -> list[str]:
                 f"(the {table} schema: {', '.join(PAI_SCHEMA[table])})"
             )
         return names
-    schema = list(PAI_SCHEMA[table])
-    # headerless: a first row with fewer fields than the schema is a missing column
-    try:
-        with csv_path.open(newline="", encoding="utf-8") as fh:
-            first = next((row for row in csv.reader(fh) if row), None)
-    except OSError as exc:
-        raise DdlschedError(f"cannot read trace {csv_path}: {exc.strerror}") from None
-    except (UnicodeDecodeError, csv.Error):
-        raise InvalidInstanceError(f"{csv_path}: not a text (UTF-8) CSV file") from None
-    if first is not None and len(first) < len(schema):
-        raise InvalidInstanceError(
-            f"{csv_path}: {len(first)} columns, the {table} schema has {len(schema)} "
-            f"({', '.join(schema)}): a column is missing"
-        )
-    return schema
+    return list(PAI_SCHEMA[table])
 
 
 def _table(directory: Path, table: str, *, required: bool) -> tuple[dict, list[int], Path] | None:
     path = directory / f"{table}.csv"
-    if not path.is_file():
+    if not path.exists():
         if required:
             raise DdlschedError(f"PAI trace: file not found: {path}")
         return None
-    names = _header(directory, table, path)
-    cols, lines = read_csv_columns(path, _NEEDED[table], kind=f"PAI {table}", header=names)
+    names = _header(directory, table)
+    cols, lines = read_csv_columns(
+        path,
+        _NEEDED[table],
+        kind=f"PAI {table}",
+        header=names,
+        unique="job_name" if table == "pai_job_table" else None,
+        allow_empty=not required,
+    )
     return cols, lines, path
 
 

@@ -36,17 +36,23 @@ Formats (columns by header name; extra columns are ignored):
   submit_time,iterations,model_name,duration,interval`` (seconds); extra
   columns ``model`` and ``iterations``.
 
-Errors are one line: a missing file names the file and ``DDLSCHED_DATA``
-(:func:`~ddlsched.datadir.data_file`); a file missing a column names the
-file and the columns; a malformed row (wrong field count, a value that is
-not a number) names the file, the line and the column. Blank lines are
-skipped.
+Every file goes through the input gate (:mod:`ddlsched.textin`): a regular
+file of at most :data:`MAX_TRACE_BYTES`, strict UTF-8 (a byte-order mark is
+tolerated). Errors are one line: a missing data file names the file and
+``DDLSCHED_DATA`` (:func:`~ddlsched.datadir.data_file`); a file missing a
+column (or naming one twice) names the file and the columns; an empty file, or one without a
+data row, names the file; a malformed row (wrong field count, a value that
+is not a number, not finite, or above :data:`MAX_TRACE_NUMBER` in
+magnitude, e.g. ``2**70``, ``inf``, ``nan``) names the file, the line, the
+column and the value; a job id seen twice in one file (ITP, Muri,
+Tiresias) names the id and both lines. Blank lines are skipped.
 """
 
 from __future__ import annotations
 
 import csv
 import datetime as _dt
+import io
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -56,18 +62,31 @@ from typing import Any
 import numpy as np
 
 from ddlsched.datadir import data_file
-from ddlsched.errors import DdlschedError, InvalidInstanceError, UnknownMethodError
+from ddlsched.errors import InvalidInstanceError, UnknownMethodError
+from ddlsched.textin import read_text
 
 __all__ = [
     "ITP_CLUSTERS",
+    "MAX_TRACE_BYTES",
+    "MAX_TRACE_NUMBER",
     "RawTrace",
+    "bounded",
     "convert",
     "read_csv_columns",
     "read_itp",
     "read_muri",
     "read_philly",
     "read_tiresias",
+    "trace_float",
+    "trace_int",
 ]
+
+#: The largest trace file read (bytes): checked before reading, so a stray multi-GB file
+#: or ``/dev/zero`` is refused, never read into memory.
+MAX_TRACE_BYTES = 1024 * 1024 * 1024
+#: The largest magnitude of a number in a trace: 2**53 (integers exact as floats, far
+#: inside int64, so no later conversion overflows).
+MAX_TRACE_NUMBER = 2**53
 
 #: The ten ITP cluster files of ElasticFlow's raw traces.
 ITP_CLUSTERS = tuple(f"cluster{i:02d}" for i in range(1, 11))
@@ -139,81 +158,137 @@ def read_csv_columns(
     *,
     kind: str,
     header: Sequence[str] | None = None,
+    unique: str | None = None,
+    allow_empty: bool = False,
 ) -> tuple[dict[str, list[str]], list[int]]:
     """Read the named columns of a CSV file as strings, with the line of each row.
 
-    ``header`` given: the file has no header row and these are its columns
-    (headerless formats such as PAI). A column of ``required`` absent from
-    the header is a one-line error naming the file and ``kind`` (the
-    format); a row whose field count differs from the header's is an error
-    naming the file and the line. Columns of ``optional`` absent from the
-    header are absent from the result.
+    The file goes through the input gate (:mod:`ddlsched.textin`): a regular
+    file of at most :data:`MAX_TRACE_BYTES`, strict UTF-8 (a byte-order mark
+    is tolerated). ``header`` given: the file has no header row and these
+    are its columns (headerless formats such as PAI). A column of
+    ``required`` absent from the header is a one-line error naming the file
+    and ``kind`` (the format); a row whose field count differs from the
+    header's is an error naming the file and the line; so is a value of the
+    column ``unique`` (job ids) seen on an earlier line, and a file without
+    a data row (unless ``allow_empty``). Columns of ``optional`` absent from
+    the header are absent from the result.
     """
+    text = read_text(path, max_bytes=MAX_TRACE_BYTES, what=f"a {kind} file")
+    reader = csv.reader(io.StringIO(text, newline=""))
     try:
-        with path.open(newline="", encoding="utf-8") as fh:
-            reader = csv.reader(fh)
-            if header is None:
-                try:
-                    names = next(reader)
-                except StopIteration:
-                    raise InvalidInstanceError(f"{path}: empty file (no header row)") from None
-            else:
-                names = list(header)
-            names = [name.strip() for name in names]
-            missing = [name for name in required if name not in names]
-            if missing:
+        if header is None:
+            try:
+                names = next(reader)
+            except StopIteration:
+                raise InvalidInstanceError(f"{path}: empty file (no header row)") from None
+        else:
+            names = list(header)
+        names = [name.strip() for name in names]
+        twice = sorted({name for name in names if names.count(name) > 1})
+        if twice:
+            raise InvalidInstanceError(
+                f"{path}: column(s) {', '.join(map(repr, twice))} named twice in the header"
+            )
+        missing = [name for name in required if name not in names]
+        if missing:
+            raise InvalidInstanceError(
+                f"{path}: missing column(s) {', '.join(missing)} "
+                f"(a {kind} file needs {', '.join(required)})"
+            )
+        wanted = [name for name in (*required, *optional) if name in names]
+        where = [names.index(name) for name in wanted]
+        width = len(names)
+        columns: dict[str, list[str]] = {name: [] for name in wanted}
+        lists = [columns[name] for name in wanted]
+        lines: list[int] = []
+        key = names.index(unique) if unique is not None else None
+        seen: dict[str, int] = {}
+        for row in reader:
+            if not row:
+                continue
+            if len(row) < width and header is not None and not lines:
                 raise InvalidInstanceError(
-                    f"{path}: missing column(s) {', '.join(missing)} "
-                    f"(a {kind} file needs {', '.join(required)})"
+                    f"{path}: {len(row)} columns, the {kind} schema has {width} "
+                    f"({', '.join(names)}): a column is missing"
                 )
-            wanted = [name for name in (*required, *optional) if name in names]
-            where = [names.index(name) for name in wanted]
-            width = len(names)
-            columns: dict[str, list[str]] = {name: [] for name in wanted}
-            lists = [columns[name] for name in wanted]
-            lines: list[int] = []
-            for row in reader:
-                if not row:
-                    continue
-                if len(row) != width:
+            if len(row) != width:
+                raise InvalidInstanceError(
+                    f"{path}, line {reader.line_num}: malformed row "
+                    f"({len(row)} fields, the {kind} format has {width})"
+                )
+            if key is not None:
+                first = seen.setdefault(row[key], reader.line_num)
+                if first != reader.line_num:
                     raise InvalidInstanceError(
-                        f"{path}, line {reader.line_num}: malformed row "
-                        f"({len(row)} fields, the {kind} format has {width})"
+                        f"{path}, line {reader.line_num}: duplicate {unique} {row[key]!r} "
+                        f"(also on line {first})"
                     )
-                for values, k in zip(lists, where, strict=True):
-                    values.append(row[k])
-                lines.append(reader.line_num)
-    except OSError as exc:
-        raise DdlschedError(f"cannot read trace {path}: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise InvalidInstanceError(f"{path}: not a text (UTF-8) CSV file") from None
+            for values, k in zip(lists, where, strict=True):
+                values.append(row[k])
+            lines.append(reader.line_num)
     except csv.Error as exc:
-        raise InvalidInstanceError(f"{path}: not a CSV file ({exc})") from None
+        raise InvalidInstanceError(
+            f"{path}, line {reader.line_num}: not a CSV file ({exc})"
+        ) from None
+    if not lines and not allow_empty:
+        raise InvalidInstanceError(f"{path}: no data rows (a {kind} file needs at least one job)")
     return columns, lines
 
 
 def convert(
     path: Path, lines: Sequence[int], column: str, values: Sequence[str], fn: Callable[[str], Any]
 ) -> list[Any]:
-    """``[fn(v) for v in values]``; a failure names the file, the line and the column."""
+    """``[fn(v) for v in values]``; a failure names the file, the line, the column and the value.
+
+    ``fn`` raises ``ValueError`` (its text, if any, ends the message),
+    ``TypeError`` or ``OverflowError`` for a value it refuses.
+    """
     try:
         return [fn(v) for v in values]
     except (ValueError, TypeError, OverflowError):
         for line, value in zip(lines, values, strict=True):
             try:
                 fn(value)
-            except (ValueError, TypeError, OverflowError):
+            except (ValueError, TypeError, OverflowError) as exc:
+                reason = f": {exc}" if isinstance(exc, _Refused) else ""
                 raise InvalidInstanceError(
-                    f"{path}, line {line}: malformed row (column {column}: {value!r})"
+                    f"{path}, line {line}: malformed row (column {column}: {value!r}){reason}"
                 ) from None
         raise  # pragma: no cover - the scan finds the failing value
+
+
+class _Refused(ValueError):
+    """A value that parses but is refused (not finite, out of range); the text says why."""
+
+
+def bounded(number: float | int) -> float | int:
+    """``number`` if finite and within :data:`MAX_TRACE_NUMBER` in magnitude, else refused."""
+    if isinstance(number, float) and not math.isfinite(number):
+        raise _Refused("not a finite number")
+    if abs(number) > MAX_TRACE_NUMBER:
+        raise _Refused("out of range (magnitude above 2**53)")
+    return number
+
+
+def trace_float(text: str) -> float:
+    """A finite float of a trace field, at most :data:`MAX_TRACE_NUMBER` in magnitude."""
+    return float(bounded(float(text)))
+
+
+def trace_int(text: str) -> int:
+    """An integer of a trace field, at most :data:`MAX_TRACE_NUMBER` in magnitude."""
+    text = text.strip()
+    if len(text.lstrip("+-")) > 30:
+        raise _Refused("out of range (magnitude above 2**53)")
+    return int(bounded(int(text)))
 
 
 def _checked(path, lines, column, values, fn, minimum):
     def parse(text: str) -> Any:
         value = fn(text)
-        if not math.isfinite(value) or (minimum is not None and value < minimum):
-            raise ValueError(text)
+        if minimum is not None and value < minimum:
+            raise _Refused(f"must be >= {minimum}")
         return value
 
     return convert(path, lines, column, values, parse)
@@ -227,7 +302,7 @@ def _floats(
     minimum: float | None = None,
 ) -> np.ndarray:
     """Finite floats (at least ``minimum``); a bad value names the file, line and column."""
-    return np.array(_checked(path, lines, column, values, float, minimum), dtype=float)
+    return np.array(_checked(path, lines, column, values, trace_float, minimum), dtype=float)
 
 
 def _ints(
@@ -238,7 +313,7 @@ def _ints(
     minimum: int | None = None,
 ) -> np.ndarray:
     """Integers (at least ``minimum``); a bad value names the file, line and column."""
-    return np.array(_checked(path, lines, column, values, int, minimum), dtype=np.int64)
+    return np.array(_checked(path, lines, column, values, trace_int, minimum), dtype=np.int64)
 
 
 # --------------------------------------------------------------------------- formats
@@ -272,7 +347,7 @@ def read_philly(path: Path | None = None) -> RawTrace:
 
 def _read_itp_file(path: Path, cluster: str) -> RawTrace:
     cols, lines = read_csv_columns(
-        path, ("job_id", "submission_time", "duration", "num_gpu"), kind="ITP"
+        path, ("job_id", "submission_time", "duration", "num_gpu"), kind="ITP", unique="job_id"
     )
     return RawTrace(
         name=f"itp:{cluster}",
@@ -322,24 +397,28 @@ _MURI_REQUIRED = (
 )
 
 
+def _int_or_zero(text: str) -> int:
+    return trace_int(text) if text else 0
+
+
 def read_muri(path: Path, name: str | None = None) -> RawTrace:
     """A Muri-format trace (ms); see the module docstring for the parsing rules."""
     path = Path(path)
     cols, lines = read_csv_columns(
-        path, _MURI_REQUIRED, ("batch_size", "priority"), kind="Muri trace"
+        path, _MURI_REQUIRED, ("batch_size", "priority"), kind="Muri trace", unique="job_id"
     )
     n = len(lines)
     submit_ms = np.array(
-        convert(path, lines, "submit_time", cols["submit_time"], lambda v: float(int(v))),
+        convert(path, lines, "submit_time", cols["submit_time"], lambda v: float(trace_int(v))),
         dtype=float,
     )
     duration_ms = np.array(
-        convert(path, lines, "duration", cols["duration"], lambda v: float(int(float(v)))),
+        convert(path, lines, "duration", cols["duration"], lambda v: float(int(trace_float(v)))),
         dtype=float,
     )
     resource = np.array(
         [
-            convert(path, lines, f"resource_time_{j}", cols[f"resource_time_{j}"], float)
+            convert(path, lines, f"resource_time_{j}", cols[f"resource_time_{j}"], trace_float)
             for j in range(3)
         ],
         dtype=float,
@@ -348,7 +427,7 @@ def read_muri(path: Path, name: str | None = None) -> RawTrace:
     job_number = _ints(path, lines, "job_id", cols["job_id"])
     batch = (
         np.array(
-            convert(path, lines, "batch_size", cols["batch_size"], lambda v: int(v or 0)),
+            convert(path, lines, "batch_size", cols["batch_size"], _int_or_zero),
             dtype=np.int64,
         )
         if "batch_size" in cols
@@ -356,7 +435,7 @@ def read_muri(path: Path, name: str | None = None) -> RawTrace:
     )
     priority = (
         np.array(
-            convert(path, lines, "priority", cols["priority"], lambda v: int(v or 0)),
+            convert(path, lines, "priority", cols["priority"], _int_or_zero),
             dtype=np.int64,
         )
         if "priority" in cols
@@ -390,6 +469,7 @@ def read_tiresias(path: Path | None = None) -> RawTrace:
         path,
         ("job_id", "num_gpu", "submit_time", "iterations", "model_name", "duration"),
         kind="Tiresias trace",
+        unique="job_id",
     )
     return RawTrace(
         name="tiresias",

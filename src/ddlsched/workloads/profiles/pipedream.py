@@ -22,12 +22,15 @@ import re
 from pathlib import Path
 
 from ddlsched.errors import InvalidInstanceError
+from ddlsched.textin import read_text
 from ddlsched.workloads.profiles.base import Layer, ModelProfile, cut_bytes
 
 __all__ = ["load_pipedream", "parse_pipedream"]
 
 _ATTR = re.compile(r"(\w+)=(\[[^\]]*\]|[-+0-9.eE]+)")
 _IMAGENET_SAMPLE_BYTES = 3 * 224 * 224 * 4
+#: The largest graph.txt read (bytes; PipeDream's are below 100 kB).
+MAX_GRAPH_BYTES = 64 * 1024 * 1024
 
 
 def _number(text: str) -> float:
@@ -136,4 +139,5 @@ def load_pipedream(model: str, path: Path | None = None) -> ModelProfile:
     from ddlsched.datadir import data_file
 
     path = path or data_file("profiles", "pipedream", model, "graph.txt")
-    return parse_pipedream(Path(path).read_text(encoding="utf-8"), model, str(path))
+    text = read_text(path, max_bytes=MAX_GRAPH_BYTES, what="a PipeDream graph.txt")
+    return parse_pipedream(text, model, str(path))

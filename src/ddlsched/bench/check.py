@@ -1,0 +1,336 @@
+"""Everything a run of a suite would check task by task, checked before any task runs.
+
+:func:`check_suite` is what :func:`ddlsched.bench.suite.load_suite` calls
+(so ``ddlsched bench validate`` and ``ddlsched bench run`` both do): a suite
+that passes fails no task for a reason known in advance. Per task, a run
+checks
+
+* the backend (``RunOptions``): each method's (or ``[limits]``'s) backend
+  must be a known one;
+* the method's parameters against its typed parameter class
+  (:func:`ddlsched.params.build_params`), for every sweep point;
+* the instance: built from its generator recipe (the family's
+  ``generate(preset, seed, **params)``) or loaded from its file (the
+  family's ``load``, through the input gate), then the family's
+  ``check_instance`` hook if it has one (what a method reads before it runs,
+  e.g. ``muri_sim``'s trace).
+
+Instances are tried in rounds, the first seed of every (preset, parameters)
+point and every file first, then the second seeds, and so on, within a time
+budget (:data:`DEFAULT_BUDGET_S`, ``$DDLSCHED_CHECK_BUDGET_S`` or the
+``budget_s`` argument); on the main thread the budget also interrupts a
+generator that would not return (a huge instance). What the budget left
+unchecked is a note, not an error.
+
+Problems are grouped: one :class:`Problem` per distinct (field, message),
+with the number of tasks it would fail; ``load_suite`` raises them together
+as one :class:`~ddlsched.bench.suite.SuiteCheckError` (one line: the
+problem, or the first of several and their count; :meth:`SuiteCheck.lines`
+lists them all).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ddlsched.errors import DdlschedError
+
+__all__ = ["DEFAULT_BUDGET_S", "Problem", "SuiteCheck", "check_suite"]
+
+# The suite (a ddlsched.bench.suite.Suite) is used through its methods, not imported:
+# ddlsched.bench.suite calls this module, never the other way round.
+Suite = Any
+InstanceSet = Any
+
+#: Seconds spent generating and loading instances, by default.
+DEFAULT_BUDGET_S = 30.0
+_BUDGET_ENV = "DDLSCHED_CHECK_BUDGET_S"
+_EXAMPLES = 1  # instance ids shown per problem
+
+
+@dataclass
+class Problem:
+    """One distinct problem: where (a suite field), what, and how many tasks it fails."""
+
+    where: str
+    message: str
+    tasks: int = 0
+    instances: list[str] = field(default_factory=list)  # the instances that have it
+
+    def text(self, total: int) -> str:
+        where = self.where
+        if self.instances:
+            more = len(self.instances) - _EXAMPLES
+            shown = ", ".join(self.instances[:_EXAMPLES])
+            where += f" ({shown}" + (f" and {more} more instance(s))" if more > 0 else ")")
+        return f"{where}: {self.message} [{self.tasks:,} of {total:,} task(s)]"
+
+
+@dataclass
+class SuiteCheck:
+    """What :func:`check_suite` found."""
+
+    source: str | None
+    tasks: int  # tasks of the suite (counted)
+    failing: int = 0  # tasks at least one problem would fail
+    problems: list[Problem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    instances_total: int = 0
+    instances_checked: int = 0
+
+    def lines(self) -> list[str]:
+        """One line per problem: ``<file>: <field> (<instance>): <message> [n of N task(s)]``."""
+        prefix = f"{self.source}: " if self.source else ""
+        return [prefix + p.text(self.tasks) for p in self.problems]
+
+    def summary(self) -> str:
+        """One line: the problem, or how many there are and the first."""
+        if len(self.problems) == 1:
+            return self.problems[0].text(self.tasks)
+        return (
+            f"{len(self.problems)} problems would fail {self.failing:,} of {self.tasks:,} "
+            f"task(s); the first: {self.problems[0].text(self.tasks)} "
+            "(ddlsched bench validate lists them all)"
+        )
+
+
+class _OutOfTime(BaseException):
+    """The budget ran out inside a generator (a BaseException: no ``except Exception``
+    of the generator swallows it)."""
+
+
+@contextlib.contextmanager
+def _deadline(seconds: float) -> Iterator[None]:
+    """Interrupt the block after ``seconds`` (main thread, no other timer armed; never
+    inside an import); else a no-op, and the budget is only checked between instances."""
+    usable = (
+        hasattr(signal, "setitimer")
+        and threading.current_thread() is threading.main_thread()
+        and signal.getitimer(signal.ITIMER_REAL)[0] == 0
+    )
+    if not usable:
+        yield
+        return
+
+    def expire(signum: int, frame: Any) -> None:
+        # Never inside an import: a module interrupted half-way stays broken for the
+        # rest of the process (seen: asyncio without base_events). Try again soon.
+        while frame is not None:
+            if frame.f_code.co_filename.startswith("<frozen importlib"):
+                signal.setitimer(signal.ITIMER_REAL, 0.02)
+                return
+            frame = frame.f_back
+        raise _OutOfTime
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, max(seconds, 0.001))
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _budget(budget_s: float | None) -> float:
+    if budget_s is None:
+        text = os.environ.get(_BUDGET_ENV)
+        if not text:
+            return DEFAULT_BUDGET_S
+        try:
+            budget_s = float(text)
+        except ValueError:
+            raise DdlschedError(f"{_BUDGET_ENV}: expected seconds, got {text!r}") from None
+    if not math.isfinite(budget_s) or budget_s < 0:
+        raise DdlschedError(f"instance check budget: expected seconds >= 0, got {budget_s!r}")
+    return budget_s
+
+
+class _Collector:
+    def __init__(self) -> None:
+        self.found: dict[tuple[str, str], Problem] = {}
+
+    def add(self, where: str, message: str, tasks: int, instance: str | None = None) -> None:
+        message = " ".join(message.split())  # one line, whatever the exception said
+        problem = self.found.setdefault((where, message), Problem(where, message))
+        problem.tasks += tasks
+        if instance is not None:
+            problem.instances.append(instance)
+
+
+def _instance_id(inst: InstanceSet, seed: int, point: dict[str, Any]) -> str:
+    suffix = "".join(f",{k}={point[k]}" for k in inst.sweep)
+    return f"{inst.preset}/s{seed}{suffix}"
+
+
+def _instances(suite: Suite) -> list[tuple[int, int, InstanceSet, Any]]:
+    """``(round, set index, set, recipe)`` of every instance that some task uses, in
+    checking order (round 0: each point's first seed and every file)."""
+    out = []
+    for k, inst in enumerate(suite.instances):
+        if suite.tasks_per_instance(inst) == 0:
+            continue
+        if inst.preset is None:
+            for pattern in inst.files:
+                out.extend((0, k, inst, path) for path in suite.expand_files(pattern))
+            continue
+        for point in inst.points():
+            out.extend((r, k, inst, (seed, point)) for r, seed in enumerate(inst.seeds))
+    out.sort(key=lambda item: item[0])  # stable: rounds, then suite order
+    return out
+
+
+def _build(suite: Suite, inst: InstanceSet, recipe: Any) -> None:
+    from ddlsched.registry import get_family
+
+    fam = get_family(inst.family)
+    if inst.preset is None:
+        instance = fam.load(recipe)
+    else:
+        seed, point = recipe
+        instance = fam.generate(inst.preset, seed, **point)
+    if fam.check_instance is not None:
+        fam.check_instance(instance)
+
+
+def _label(suite: Suite, inst: InstanceSet, recipe: Any) -> str:
+    if inst.preset is None:
+        try:
+            return os.path.relpath(recipe, suite.base_dir)
+        except ValueError:
+            return str(recipe)
+    seed, point = recipe
+    return _instance_id(inst, seed, point)
+
+
+def _check_methods(suite: Suite, found: _Collector) -> dict[tuple[int, str], bool]:
+    """Backends and parameter values; ``{(method index, label): fails}``."""
+    from ddlsched.params import build_params
+    from ddlsched.registry import get_method
+    from ddlsched.solvers.result import BACKENDS
+
+    bad: dict[tuple[int, str], bool] = {}
+    for i, spec in enumerate(suite.methods):
+        fam = suite.family_of(spec)
+        method = get_method(fam, spec.name)
+        on = sum(
+            suite.instance_count(inst) for inst in suite.instances if suite.applies(spec, inst)
+        )
+        per_variant = on * len(spec.seeds)
+        backend = spec.backend or suite.limits.backend
+        backend_bad = backend not in BACKENDS
+        if backend_bad:
+            where = f"methods[{i}].backend" if spec.backend else "limits.backend"
+            found.add(
+                where,
+                f"unknown backend {backend!r} (choose from {', '.join(BACKENDS)})",
+                per_variant * len(spec.variants()),
+            )
+        unknown = [key for key in [*spec.params, *spec.sweep] if key not in method.params]
+        for key in unknown:
+            known = ", ".join(sorted(method.params)) or "none"
+            found.add(
+                f"methods[{i}].params.{key}",
+                f"method {fam}.{spec.name} has no parameter {key!r} (known: {known})",
+                per_variant * len(spec.variants()),
+            )
+        for label, point in spec.variants():
+            if unknown:
+                bad[(i, label)] = True
+                continue
+            fails = backend_bad
+            try:
+                build_params(method.params_type, point, f"method {fam}.{spec.name}")
+            except DdlschedError as exc:
+                found.add(f"methods[{i}].params ({label})", str(exc), per_variant)
+                fails = True
+            bad[(i, label)] = fails
+    return bad
+
+
+def check_suite(suite: Suite, *, budget_s: float | None = None) -> SuiteCheck:
+    """Check every task of ``suite`` as a run would, before it runs (module docstring).
+
+    Returns the :class:`SuiteCheck`: its problems (which
+    :func:`~ddlsched.bench.suite.load_suite` raises as one
+    :class:`~ddlsched.bench.suite.SuiteCheckError`) and notes. ``budget_s``: seconds
+    for generating and loading instances (``None``: ``$DDLSCHED_CHECK_BUDGET_S``
+    or :data:`DEFAULT_BUDGET_S`; 0: no instance is built).
+    """
+    budget = _budget(budget_s)
+    report = SuiteCheck(source=suite.source, tasks=suite.task_count())
+    found = _Collector()
+    method_bad = _check_methods(suite, found)
+    # tasks each instance set's instances lose to bad methods alone
+    lost_per_instance = [
+        sum(
+            len(spec.seeds)
+            for i, spec in enumerate(suite.methods)
+            if suite.applies(spec, inst)
+            for label, _ in spec.variants()
+            if method_bad[(i, label)]
+        )
+        for inst in suite.instances
+    ]
+    failing = sum(
+        suite.instance_count(inst) * lost
+        for inst, lost in zip(suite.instances, lost_per_instance, strict=True)
+    )
+
+    items = _instances(suite)
+    report.instances_total = len(items)
+    started = time.monotonic()
+    unchecked_rounds: set[int] = set()
+    if budget > 0:
+        for position, (_round, k, inst, recipe) in enumerate(items):
+            left = budget - (time.monotonic() - started)
+            if left <= 0:
+                unchecked_rounds.update(item[0] for item in items[position:])
+                break
+            per_instance = suite.tasks_per_instance(inst)
+            try:
+                with _deadline(left):
+                    _build(suite, inst, recipe)
+            except _OutOfTime:
+                unchecked_rounds.update(item[0] for item in items[position:])
+                report.notes.append(
+                    f"instances[{k}] ({_label(suite, inst, recipe)}): not checked, still "
+                    f"being built when the {budget:g} s budget ran out"
+                )
+                break
+            except MemoryError:
+                message = "MemoryError: the instance does not fit in memory"
+            except DdlschedError as exc:
+                message = str(exc)
+            except Exception as exc:  # a run would record the same error row
+                message = f"{type(exc).__name__}: {exc}"
+            else:
+                report.instances_checked += 1
+                continue
+            report.instances_checked += 1
+            found.add(f"instances[{k}]", message, per_instance, _label(suite, inst, recipe))
+            failing += per_instance - lost_per_instance[k]
+    if budget == 0 and items:
+        report.notes.append(
+            f"instances: none of {len(items):,} built (budget 0 s; ${_BUDGET_ENV} sets it)"
+        )
+    elif report.instances_checked < report.instances_total:
+        how = (
+            "each preset point and file was built once"
+            if 0 not in unchecked_rounds
+            else "some preset points or files were not built at all"
+        )
+        report.notes.append(
+            f"instances: {report.instances_checked:,} of {report.instances_total:,} built "
+            f"within the {budget:g} s budget ({how}; ${_BUDGET_ENV} sets the budget)"
+        )
+    report.problems = list(found.found.values())
+    report.failing = failing
+    return report
