@@ -21,8 +21,9 @@ import math
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from types import FrameType
 
 from ddlsched.errors import TimeLimitReached
 
@@ -84,16 +85,23 @@ class Deadline:
         return child
 
     @contextmanager
-    def interrupting(self, what: str = "the method") -> Iterator[None]:
-        """Raise :class:`~ddlsched.errors.TimeLimitReached` inside the block at the deadline.
+    def interrupting(
+        self, what: str = "the method", error: Callable[[str], BaseException] = TimeLimitReached
+    ) -> Iterator[None]:
+        """Raise ``error(message)`` (:class:`~ddlsched.errors.TimeLimitReached`) inside the
+        block at the deadline.
 
         For work that cannot check the deadline itself: Pyomo constructing a
         block of constraints, a pure-Python library routine (networkx's
         matching). A ``SIGALRM`` timer interrupts the main thread at the next
         Python bytecode once the deadline passes (a C call, e.g. a solver,
-        finishes first, so never wrap a solve that has its own limit). A no-op
-        off the main thread (Dask workers), without a finite deadline, or when
-        a timer is already running (an outer block then interrupts).
+        finishes first, so never wrap a solve that has its own limit). Never
+        inside an import (a module interrupted half-way stays broken for the
+        rest of the process): it tries again 20 ms later; and again 50 ms
+        later if the exception landed where Python swallows it (a destructor,
+        a gc callback). A no-op off the main thread (Dask workers), without a
+        finite deadline, or when a timer is already running (an outer block
+        then interrupts).
         """
         if (
             not math.isfinite(self._end)
@@ -103,11 +111,15 @@ class Deadline:
             yield
             return
 
-        def expire(signum: int, frame: object) -> None:
-            # again in 50 ms, in case this one lands where Python swallows exceptions (a
-            # destructor, a gc callback); the block's exit cancels it
-            signal.setitimer(signal.ITIMER_REAL, 0.05)
-            raise TimeLimitReached(f"time limit of {self.limit_s:g} s reached in {what}")
+        def expire(signum: int, frame: FrameType | None) -> None:
+            caller = frame
+            while caller is not None:
+                if caller.f_code.co_filename.startswith("<frozen importlib"):
+                    signal.setitimer(signal.ITIMER_REAL, 0.02)
+                    return
+                caller = caller.f_back
+            signal.setitimer(signal.ITIMER_REAL, 0.05)  # cancelled when the block exits
+            raise error(f"time limit of {self.limit_s:g} s reached in {what}")
 
         previous = signal.signal(signal.SIGALRM, expire)
         try:

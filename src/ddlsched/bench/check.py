@@ -31,16 +31,13 @@ lists them all).
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
-import signal
-import threading
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ddlsched.deadline import Deadline
 from ddlsched.errors import DdlschedError
 
 __all__ = ["DEFAULT_BUDGET_S", "Problem", "SuiteCheck", "check_suite"]
@@ -104,39 +101,7 @@ class SuiteCheck:
 
 class _OutOfTime(BaseException):
     """The budget ran out inside a generator (a BaseException: no ``except Exception``
-    of the generator swallows it)."""
-
-
-@contextlib.contextmanager
-def _deadline(seconds: float) -> Iterator[None]:
-    """Interrupt the block after ``seconds`` (main thread, no other timer armed; never
-    inside an import); else a no-op, and the budget is only checked between instances."""
-    usable = (
-        hasattr(signal, "setitimer")
-        and threading.current_thread() is threading.main_thread()
-        and signal.getitimer(signal.ITIMER_REAL)[0] == 0
-    )
-    if not usable:
-        yield
-        return
-
-    def expire(signum: int, frame: Any) -> None:
-        # Never inside an import: a module interrupted half-way stays broken for the
-        # rest of the process (seen: asyncio without base_events). Try again soon.
-        while frame is not None:
-            if frame.f_code.co_filename.startswith("<frozen importlib"):
-                signal.setitimer(signal.ITIMER_REAL, 0.02)
-                return
-            frame = frame.f_back
-        raise _OutOfTime
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, max(seconds, 0.001))
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+    of the generator swallows it; raised by :meth:`Deadline.interrupting`)."""
 
 
 def _budget(budget_s: float | None) -> float:
@@ -296,7 +261,7 @@ def check_suite(suite: Suite, *, budget_s: float | None = None) -> SuiteCheck:
                 break
             per_instance = suite.tasks_per_instance(inst)
             try:
-                with _deadline(left):
+                with Deadline(max(left, 1e-3)).interrupting("checking instances", _OutOfTime):
                     _build(suite, inst, recipe)
             except _OutOfTime:
                 unchecked_rounds.update(item[0] for item in items[position:])
