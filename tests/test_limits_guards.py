@@ -190,3 +190,20 @@ def test_memory_budget_flag_applies_to_the_run_only(tmp_path, capsys, monkeypatc
     assert memory.budget_bytes() == before  # restored
     assert main([*args[:-1], "0"]) == 2
     assert "--memory-budget" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("method", ["exact", "timeindexed", "load_lb", "sjf_bco"])
+def test_a_ten_million_slot_horizon_is_answered_quickly(method, tmp_path, capsys):
+    fam = get_family("rar")
+    data = fam.generate("small", 3).to_dict()
+    data["horizon"] = 10_000_000
+    path = tmp_path / "h.json"
+    path.write_text(json.dumps(data))
+    started = time.monotonic()
+    code = main(["solve", "rar", str(path), "--method", method, "--time-limit", "10", "--json"])
+    out, err = capsys.readouterr()
+    assert time.monotonic() - started < 12
+    if code == 2:  # refused before building, one line naming a parameter that shrinks it
+        assert len(err.strip().splitlines()) == 1 and "--param" in err
+    else:
+        assert code == 0 and json.loads(out)["status"] in ("optimal", "feasible", "bound_only")

@@ -107,6 +107,11 @@ def load_instance(from_dict: Callable[[Any], T], path: str | Path) -> T:
         return from_dict(data)
     except InvalidInstanceError as exc:
         raise InvalidInstanceError(f"{path}: {exc}") from None
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError, OverflowError) as exc:
+        # a field of a type no check foresaw (a list where a name belongs): still one line
+        raise InvalidInstanceError(
+            f"{path}: malformed instance ({type(exc).__name__}: {exc})"
+        ) from None
 
 
 def write_json(path: str | Path, data: Any) -> None:

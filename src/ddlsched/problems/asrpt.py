@@ -292,7 +292,7 @@ class AsrptInstance:
         if not isinstance(job.id, str) or not job.id:
             raise InvalidInstanceError(f"{where}.id: expected a non-empty string, got {job.id!r}")
         require_number(job.arrival_s, f"{where}.arrival_s (job {job.id})", minimum=0)
-        if job.config not in self.configs:
+        if not isinstance(job.config, str) or job.config not in self.configs:
             raise InvalidInstanceError(
                 f"{where}.config: unknown configuration {job.config!r} (job {job.id})"
             )
