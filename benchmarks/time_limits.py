@@ -47,11 +47,11 @@ CASES = [
     ),
     ("muri exact, 70 jobs k = 4", "muri", "bucket40", 0, ["num_jobs=70"], "exact", []),
     (
-        "placement exact (aggregated), 40,000 GPUs",
+        "placement exact (aggregated), 10,000 GPUs",
         "placement",
         "table2",
         0,
-        ["num_gpus=40000"],
+        ["num_gpus=10000"],
         "exact",
         [],
     ),
