@@ -100,26 +100,26 @@ def non_negative(maximum: int | None = None) -> Callable[[str], int]:
 seed = _ranged(0, MAX_SEED, f"a seed in 0..{MAX_SEED}")
 
 
-def seconds(text: str) -> float:
-    """A time limit in seconds: a finite number ``> 0``."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise _Error(f"expected a time limit in seconds (a number > 0), got {text!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise _Error(f"expected a time limit in seconds, finite and > 0, got {text!r}")
-    return value
+def _finite(what: str, minimum: float, inclusive: bool) -> Callable[[str], float]:
+    """A finite number above ``minimum`` (``>=`` when ``inclusive``, else ``>``)."""
+    relation = f"{'>=' if inclusive else '>'} {minimum:g}"
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise _Error(f"expected {what} (a number {relation}), got {text!r}") from None
+        if not math.isfinite(value) or not (value >= minimum if inclusive else value > minimum):
+            raise _Error(f"expected {what}, finite and {relation}, got {text!r}")
+        return value
+
+    return parse
 
 
-def megabytes(text: str) -> float:
-    """A memory size in MiB: a finite number ``>= 1``."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise _Error(f"expected a number of MiB (>= 1), got {text!r}") from None
-    if not math.isfinite(value) or value < 1:
-        raise _Error(f"expected a number of MiB, finite and >= 1, got {text!r}")
-    return value
+#: A time limit in seconds: a finite number ``> 0``.
+seconds = _finite("a time limit in seconds", 0, inclusive=False)
+#: A memory size in MiB: a finite number ``>= 1``.
+megabytes = _finite("a number of MiB", 1, inclusive=True)
 
 
 def names(text: str) -> list[str]:
