@@ -349,6 +349,28 @@ def test_stale_temporary_files_are_removed_when_the_store_is_next_opened(tmp_pat
     assert remove_stale_temps(out, out / "rows") == []
 
 
+def test_a_kill_mid_compaction_duplicates_no_row(tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    store = ResultStore(out, flush_interval_s=0)
+    store.lock()
+    store.add(row("a"))
+    store.add(row("b"))
+    # Killed after writing the merged part, before removing the parts it replaces.
+    monkeypatch.setattr(ResultStore, "_remove", staticmethod(lambda parts: None))
+    store.compact()
+    monkeypatch.undo()
+    store.unlock()
+    assert len(list((out / "rows").glob("part-*.parquet"))) == 3
+    assert read_rows(out, dedupe=False).column("key").to_pylist() == ["a", "b"]
+    store = ResultStore(out, flush_interval_s=0)
+    store.lock()  # the next run removes the replaced parts
+    assert [p.name.endswith("-compact.parquet") for p in (out / "rows").iterdir()] == [True]
+    store.add(row("c"))
+    store.compact()
+    store.unlock()
+    assert read_rows(out, dedupe=False).column("key").to_pylist() == ["a", "b", "c"]
+
+
 # --------------------------------------------------------------------------- 3. killed or running
 
 

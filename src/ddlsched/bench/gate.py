@@ -17,6 +17,7 @@ Both raise :class:`~ddlsched.errors.StoreError` naming the file.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ import pyarrow.parquet as pq
 
 from ddlsched.errors import DdlschedError, StoreError
 
-__all__ = ["REQUIRED_COLUMNS", "read_manifest", "read_part"]
+__all__ = ["REQUIRED_COLUMNS", "merged_parts", "read_manifest", "read_part"]
 
 #: Columns without which a Parquet file is not a result part.
 REQUIRED_COLUMNS = ("key", "family", "method", "status")
@@ -55,6 +56,18 @@ def read_part(path: Path, schema: pa.Schema) -> pa.Table:
     if table.column("key").null_count:
         raise StoreError(f"{path}: not a result part (a row without a key)")
     return table
+
+
+def merged_parts(path: Path, key: bytes) -> list[str]:
+    """The part names a compacted part records under metadata ``key`` (it replaces them)."""
+    try:
+        metadata = pq.read_schema(path).metadata or {}
+        names = json.loads(metadata.get(key, b"[]"))
+    except (OSError, ValueError, pa.ArrowException) as exc:
+        raise StoreError(f"{path}: unreadable result part ({_reason(exc)})") from None
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise StoreError(f"{path}: not a result part (bad list of merged parts)")
+    return names
 
 
 def read_manifest(path: Path) -> dict[str, Any]:

@@ -19,7 +19,9 @@ A row's ``key`` is its task's content hash. A key has several rows when a
 failed row was run again (``bench run --retry``): parts are named so that
 their names sort in the order they were written (run start time to the
 microsecond, then a sequence number), and :func:`read_rows` keeps the latest
-row of each key (``dedupe=False`` gives the whole history).
+row of each key (``dedupe=False`` gives the whole history). A complete run
+merges the parts into one (:meth:`ResultStore.compact`); the merged part
+names the parts it replaces, so a kill in the middle duplicates no row.
 
 A fault while writing (a full disk, a directory made read-only) is a one-line
 :class:`~ddlsched.errors.StoreError` naming the file; a corrupt file read
@@ -45,8 +47,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ddlsched.bench.files import atomic_write, remove_stale_temps, store_error
+from ddlsched.bench.gate import merged_parts, read_part
 from ddlsched.bench.gate import read_manifest as _read_manifest_file
-from ddlsched.bench.gate import read_part
 from ddlsched.bench.runstate import close_dead_runs
 from ddlsched.errors import DdlschedError
 
@@ -113,6 +115,8 @@ SCHEMA = pa.schema(
 _ROWS_DIR = "rows"
 _MANIFEST = "manifest.json"
 _STAMP = "%Y%m%dT%H%M%S%f"  # run ids; an older format had no microseconds
+_COMPACT_SUFFIX = "-compact.parquet"
+_MERGED = b"ddlsched.merged_parts"  # Parquet metadata of a compacted part: what it replaces
 
 
 def git_commit(path: Path | None = None) -> dict[str, Any]:
@@ -162,6 +166,16 @@ def _parts(rows_dir: Path) -> list[Path]:
     return sorted(rows_dir.glob("part-*.parquet")) if rows_dir.is_dir() else []
 
 
+def _live_parts(rows_dir: Path) -> tuple[list[Path], list[Path]]:
+    """The parts to read, and those a compacted part replaces (left by a kill mid-compaction)."""
+    parts = _parts(rows_dir)
+    replaced: set[str] = set()
+    for part in parts:
+        if part.name.endswith(_COMPACT_SUFFIX):
+            replaced.update(merged_parts(part, _MERGED))
+    return [p for p in parts if p.name not in replaced], [p for p in parts if p.name in replaced]
+
+
 def _latest_per_key(table: pa.Table) -> list[int]:
     """Indices of the last row of each key, in table order."""
     last: dict[str, int] = {}
@@ -180,7 +194,8 @@ def read_rows(directory: str | Path, dedupe: bool = True) -> pa.Table:
     """
     if not Path(directory).is_dir():
         raise DdlschedError(f"no results directory {directory}")
-    tables = [read_part(part, SCHEMA) for part in _parts(Path(directory) / _ROWS_DIR)]
+    live, _ = _live_parts(Path(directory) / _ROWS_DIR)
+    tables = [read_part(part, SCHEMA) for part in live]
     if not tables:
         return SCHEMA.empty_table()
     table = pa.concat_tables(tables)
@@ -243,8 +258,9 @@ class ResultStore:
 
         Two runs writing into one directory would run the same tasks twice;
         the second is refused with a one-line error. With the lock held, the
-        temporary files of interrupted writes are removed, and this run's
-        parts are named to sort after every existing one.
+        temporary files of interrupted writes and the parts a compacted part
+        replaces are removed, and this run's parts are named to sort after
+        every existing one.
         """
         try:
             import fcntl
@@ -264,6 +280,7 @@ class ResultStore:
             ) from None
         self._lock_fd: int | None = fd
         remove_stale_temps(self.directory, self.rows_dir)
+        self._remove(_live_parts(self.rows_dir)[1])  # left by a kill mid-compaction
         parts = _parts(self.rows_dir)
         if parts and f"part-{self._run_id}" <= parts[-1].name:
             self._run_id = f"{_stamp_after(parts[-1].name)}-{uuid.uuid4().hex[:8]}"
@@ -323,15 +340,25 @@ class ResultStore:
         atomic_write(path, sink.getvalue().to_pybytes())
 
     def compact(self) -> None:
-        """Merge all parts into one, history included (the new part first, then old ones go)."""
+        """Merge all parts into one, history included (the new part first, then old ones go).
+
+        The merged part names the parts it replaces (Parquet metadata), so a
+        kill between writing it and removing them duplicates nothing: readers
+        skip the replaced parts and the next run removes them.
+        """
         self.flush()
         parts = _parts(self.rows_dir)
         if len(parts) <= 1:
             return
         table = read_rows(self.directory, dedupe=False)
+        table = table.replace_schema_metadata({_MERGED: json.dumps([p.name for p in parts])})
         self._parts += 1
-        name = f"part-{self._run_id}-{self._parts:06d}-compact.parquet"
+        name = f"part-{self._run_id}-{self._parts:06d}{_COMPACT_SUFFIX}"
         self._write_part(self.rows_dir / name, table)
+        self._remove(parts)
+
+    @staticmethod
+    def _remove(parts: list[Path]) -> None:
         for part in parts:
             try:
                 part.unlink(missing_ok=True)
