@@ -12,6 +12,7 @@ __all__ = [
     "ModelTooLargeError",
     "SolverClaimError",
     "SolverError",
+    "StoreError",
     "TimeLimitReached",
     "UnknownMethodError",
 ]
@@ -72,4 +73,14 @@ class TimeLimitReached(DdlschedError):
 
     Raised by :meth:`ddlsched.deadline.Deadline.check`; the method pipeline
     turns it into a result with status ``time_limit_no_solution``.
+    """
+
+
+class StoreError(DdlschedError):
+    """A results directory cannot be written or read.
+
+    A full disk, a permission error, a corrupt or truncated results file:
+    the message is one line naming the file and the reason (``<path>:
+    cannot write (No space left on device)``). Rows written before the
+    fault are kept.
     """

@@ -9,9 +9,15 @@ Modules, in the order data flows through them:
 * :mod:`~ddlsched.bench.executors` (and :mod:`~ddlsched.bench.worker`, the
   sandbox process): the local process pool and Dask, with per-task kill
   deadlines and crash isolation;
-* :mod:`~ddlsched.bench.store`: append-only Parquet parts and a manifest;
+* :mod:`~ddlsched.bench.store`: append-only Parquet parts and a manifest,
+  written through :mod:`~ddlsched.bench.files` (atomic writes, one-line
+  faults, stale temporary files) and read through :mod:`~ddlsched.bench.gate`
+  (a corrupt file is one line naming it);
 * :mod:`~ddlsched.bench.runner`: :func:`~ddlsched.bench.runner.run_suite`,
-  resumable;
+  resumable; :mod:`~ddlsched.bench.retry`: which failed rows ``--retry``
+  runs again;
+* :mod:`~ddlsched.bench.status` and :mod:`~ddlsched.bench.runstate`:
+  ``bench status``, telling a killed run from a running one;
 * :mod:`~ddlsched.bench.ratios` (ratio rules), :mod:`~ddlsched.bench.aggregate`
   (interval statistics), :mod:`~ddlsched.bench.tables` (Markdown, LaTeX,
   CSV), :mod:`~ddlsched.bench.plots` (matplotlib);

@@ -3,14 +3,17 @@
 Commands::
 
     ddlsched bench run SUITE [--workers N] [--dask local|tcp://HOST:PORT] [--out DIR]
+                             [--retry failed|time_limit|error]
     ddlsched bench table RESULTS [--format md|latex|csv] [--output FILE] [--pool-groups]
     ddlsched bench plot RESULTS [--out DIR] [--format png|pdf]
     ddlsched bench status RESULTS
     ddlsched bench validate SUITE
 
 Errors are :class:`~ddlsched.errors.DdlschedError` lines (exit status 2),
-like the rest of the CLI; flags are checked by :mod:`ddlsched.cli_types`.
-``bench table --help`` explains every column of the ratio table
+like the rest of the CLI: a fault of the result store (a full disk, a
+directory made read-only) and a corrupt results file too, naming the file;
+flags are checked by :mod:`ddlsched.cli_types`. ``bench table --help``
+explains every column of the ratio table
 (:data:`ddlsched.bench.tables.COLUMN_HELP`).
 """
 
@@ -53,9 +56,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
         TimeRemainingColumn,
     )
 
+    from ddlsched.bench.retry import parse_retry
     from ddlsched.bench.runner import run_suite
     from ddlsched.bench.suite import load_suite
 
+    parse_retry(args.retry)  # an unknown kind is refused before anything runs
     suite = load_suite(args.suite)
     out = Path(args.out) if args.out else suite.output_dir()
     if threading.current_thread() is threading.main_thread():
@@ -80,15 +85,22 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
         try:
             summary = run_suite(
-                suite, out, workers=args.workers, dask=args.dask, on_progress=tick, limit=args.limit
+                suite,
+                out,
+                workers=args.workers,
+                dask=args.dask,
+                on_progress=tick,
+                limit=args.limit,
+                retry=args.retry,
             )
         except KeyboardInterrupt:
             bar.stop()
             err.print(f"interrupted: finished rows are in {out}; run the same command to resume")
             return 130
     statuses = ", ".join(f"{k} {v}" for k, v in sorted(summary.status_counts.items()))
+    retried = f" ({summary.retried} retried)" if args.retry else ""
     print(
-        f"{suite.name}: {summary.done} task(s) run, {summary.skipped} already stored, "
+        f"{suite.name}: {summary.done} task(s) run{retried}, {summary.skipped} already stored, "
         f"{summary.failed} failed ({statuses or 'none run'}) in {summary.elapsed_s:.1f} s "
         f"on {summary.executor} x{summary.workers}"
     )
@@ -161,7 +173,11 @@ def _cmd_plot(args: argparse.Namespace) -> int:
     from ddlsched.bench.plots import plot_results
 
     out = Path(args.out) if args.out else Path(args.results) / "plots"
-    paths = plot_results(args.results, out, fmt=args.format)
+    try:
+        paths = plot_results(args.results, out, fmt=args.format)
+    except OSError as exc:  # an unwritable --out, a full disk
+        path = exc.filename or out
+        raise DdlschedError(f"{path}: cannot write ({exc.strerror or exc})") from None
     for path in paths:
         print(path)
     if not paths:
@@ -225,77 +241,10 @@ def _cmd_worstcase(args: argparse.Namespace) -> int:
     return 0
 
 
-def _pending(directory: Path, manifest: dict[str, Any], keys: set[str]) -> int | None:
-    from ddlsched.bench.suite import load_suite
-    from ddlsched.bench.tasks import expand
-
-    for candidate in (manifest.get("suite_file"), directory / "suite.toml"):
-        if candidate and Path(candidate).is_file():
-            try:
-                suite = load_suite(candidate)
-            except DdlschedError:
-                continue
-            return sum(1 for t in expand(suite) if t.key not in keys)
-    return None
-
-
 def _cmd_status(args: argparse.Namespace) -> int:
-    from rich.table import Table
+    from ddlsched.bench.status import show_status
 
-    from ddlsched.bench.store import ResultStore, read_rows
-
-    directory = Path(args.results)
-    if not directory.is_dir():
-        raise DdlschedError(f"no results directory {directory}")
-    store = ResultStore(directory)
-    manifest = store.read_manifest()
-    table = read_rows(directory, dedupe=False)
-    frame = table.to_pandas()
-    keys = set(frame["key"]) if not frame.empty else set()
-    console = _console()
-    versions = manifest.get("versions", {})
-    git = manifest.get("git", {})
-    machine = manifest.get("machine", {})
-    console.print(f"[bold]{directory}[/bold]: suite {manifest.get('suite', '?')}")
-    console.print(
-        f"  suite file {manifest.get('suite_file')} sha256 {str(manifest.get('suite_sha256'))[:12]}"
-    )
-    console.print(
-        "  versions   " + ", ".join(f"{k} {v}" for k, v in versions.items() if v is not None)
-    )
-    console.print(f"  git        {git.get('commit')} (dirty: {git.get('dirty')})")
-    console.print(
-        f"  machine    {machine.get('hostname')} {machine.get('platform')} "
-        f"{machine.get('cpu_count')} cpus"
-    )
-    duplicates = len(frame) - len(keys)
-    console.print(
-        f"  rows       {len(keys)}" + (f" ({duplicates} duplicates)" if duplicates else "")
-    )
-    pending = _pending(directory, manifest, keys)
-    if pending is not None:
-        console.print(f"  pending    {pending} task(s) of the suite have no row yet")
-    for run in manifest.get("runs", [])[-5:]:
-        console.print(
-            f"  run {run.get('run_id')}: {run.get('state')} on {run.get('executor')} "
-            f"x{run.get('workers')}, {run.get('rows_written')} rows, "
-            f"{run.get('started_at')} -> {run.get('finished_at')}"
-        )
-    if not frame.empty:
-        counts = frame.groupby(["family", "label", "status"]).size().unstack(fill_value=0)
-        out = Table(title="rows by method and status")
-        out.add_column("family")
-        out.add_column("method")
-        for status in counts.columns:
-            out.add_column(str(status), justify="right")
-        for (family, label), line in counts.iterrows():
-            out.add_row(family, label, *(str(int(v)) for v in line))
-        console.print(out)
-        failed = frame[frame["status"].isin(["error", "time_limit"])]
-        for _, row in failed.head(args.errors).iterrows():
-            console.print(
-                f"  {row['status']}: {row['label']} on {row['instance_id']}: {row['error']}"
-            )
+    show_status(Path(args.results), _console(), errors=args.errors)
     return 0
 
 
@@ -388,6 +337,18 @@ def add_bench_commands(subparsers: Any) -> None:
     )
     p.add_argument("--out", help="results directory (default: the suite's output)")
     p.add_argument("--limit", type=cli_types.count(), help="run at most N (>= 1) pending tasks")
+    p.add_argument(
+        "--retry",
+        action="append",
+        metavar="KIND",
+        help="also run again the suite's tasks whose latest row is of this kind: 'failed' "
+        "(status error, time_limit or time_limit_no_solution), 'time_limit' (stopped by a "
+        "time limit, with or without a schedule) or 'error' (the method failed, its "
+        "worker crashed or ran out of memory); repeatable or comma-separated. Limits are not "
+        "part of a row's identity: after raising time_limit_s, kill_after_s or memory_mb, "
+        "this re-runs exactly the rows that failed; the new row replaces the old one in "
+        "tables, both stay in the history. 'bench status' counts them",
+    )
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_run)
 
@@ -428,7 +389,11 @@ def add_bench_commands(subparsers: Any) -> None:
     p.add_argument("--format", choices=("png", "pdf", "svg"), default="png")
     p.set_defaults(func=_cmd_plot)
 
-    p = sub.add_parser("status", help="manifest, row counts and failures of a results directory")
+    p = sub.add_parser(
+        "status",
+        help="manifest, runs (running, or killed), row counts, retries and failures "
+        "of a results directory",
+    )
     p.add_argument("results", help="results directory")
     p.add_argument(
         "--errors",

@@ -100,20 +100,27 @@ class Sandbox:
     # -- process management
 
     def _start(self) -> None:
-        child_read, parent_write = os.pipe()
-        parent_read, child_write = os.pipe()
-        # Kept open for the child's life; closed in kill().
-        self._stderr = tempfile.TemporaryFile(prefix="ddlsched-worker-")  # noqa: SIM115
-        env = dict(os.environ)
-        env.setdefault("PYTHONUNBUFFERED", "1")
-        # Solver threads would fight over cores the pool already shares out.
-        for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-            env.setdefault(var, "1")
-        if self.memory_mb:
-            # glibc reserves address space per thread arena; under RLIMIT_AS a
-            # many-threaded solver would otherwise fail long before using it.
-            env.setdefault("MALLOC_ARENA_MAX", "2")
         try:
+            self._spawn()
+        except OSError as exc:  # no file descriptors, no room for the log, no fork
+            self.kill()
+            where = f"{exc.filename}: " if exc.filename else ""
+            raise DdlschedError(
+                f"cannot start a benchmark worker: {where}{exc.strerror or exc}"
+            ) from None
+        self._wait_ready()
+
+    def _spawn(self) -> None:
+        child_read, parent_write = os.pipe()
+        try:
+            parent_read, child_write = os.pipe()
+        except OSError:
+            os.close(child_read)
+            os.close(parent_write)
+            raise
+        try:
+            # Kept open for the child's life; closed in kill().
+            self._stderr = tempfile.TemporaryFile(prefix="ddlsched-worker-")  # noqa: SIM115
             self._proc = subprocess.Popen(
                 [
                     sys.executable,
@@ -127,15 +134,34 @@ class Sandbox:
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=self._stderr,
-                env=env,
+                env=self._environment(),
                 close_fds=True,
             )
+        except BaseException:
+            os.close(parent_read)
+            os.close(parent_write)
+            raise
         finally:
             os.close(child_read)
             os.close(child_write)
         self._inbox = Connection(parent_write, readable=False)
         self._outbox = Connection(parent_read, writable=False)
         self.started_processes += 1
+
+    def _environment(self) -> dict[str, str]:
+        env = dict(os.environ)
+        env.setdefault("PYTHONUNBUFFERED", "1")
+        # Solver threads would fight over cores the pool already shares out.
+        for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+            env.setdefault(var, "1")
+        if self.memory_mb:
+            # glibc reserves address space per thread arena; under RLIMIT_AS a
+            # many-threaded solver would otherwise fail long before using it.
+            env.setdefault("MALLOC_ARENA_MAX", "2")
+        return env
+
+    def _wait_ready(self) -> None:
+        assert self._outbox is not None
         deadline = time.monotonic() + _STARTUP_TIMEOUT_S
         while True:
             if self._outbox.poll(min(1.0, max(0.0, deadline - time.monotonic()))):
@@ -359,9 +385,13 @@ _DASK_LOCK = threading.Lock()
 
 
 def _close_dask_sandboxes() -> None:
+    """Kill the sandboxes of this Dask worker (also its ``atexit`` handler: never raises)."""
     with _DASK_LOCK:
         for sandbox in _DASK_SANDBOXES.values():
-            sandbox.kill()
+            try:
+                sandbox.kill()
+            except Exception as exc:  # at exit, a traceback would be noise: log one line
+                log.warning("cannot stop benchmark worker %s: %s", sandbox.pid, exc)
         _DASK_SANDBOXES.clear()
 
 

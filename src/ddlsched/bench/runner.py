@@ -5,6 +5,13 @@ into the same results directory runs only the tasks whose key has no row
 yet, so an interrupted run (Ctrl-C, ``SIGTERM``, even ``kill -9``) resumes
 where it stopped: every row it had written is kept, a task that was running
 is run again.
+
+``retry`` (``bench run --retry``) also re-runs the suite's tasks whose latest
+row failed (see :mod:`ddlsched.bench.retry`). A fault of the result store (a
+full disk, a directory made read-only) ends the run with a one-line
+:class:`~ddlsched.errors.StoreError`; the rows flushed before it are kept,
+the executor's processes are stopped, and the end of the run is recorded if
+the manifest can still be written.
 """
 
 from __future__ import annotations
@@ -12,20 +19,21 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ddlsched.bench.executors import Executor, make_executor
+from ddlsched.bench.retry import FAILED_STATUSES, parse_retry, wants_retry
 from ddlsched.bench.store import ResultStore
 from ddlsched.bench.suite import Suite
-from ddlsched.bench.tasks import STATUS_TIME_LIMIT, Task, expand
+from ddlsched.bench.tasks import Task, expand
+from ddlsched.errors import StoreError
 
 __all__ = ["Progress", "RunSummary", "run_suite"]
 
 log = logging.getLogger(__name__)
 
-_FAILED = ("error", STATUS_TIME_LIMIT)
 _KIND_PRIORITY = {"exact": 0, "bound": 1, "heuristic": 2}
 
 
@@ -35,8 +43,8 @@ class Progress:
 
     total: int  # tasks of this run (pending at start)
     done: int = 0
-    failed: int = 0  # error or time_limit rows
-    skipped: int = 0  # tasks already in the store
+    failed: int = 0  # rows without a result (retry.FAILED_STATUSES)
+    skipped: int = 0  # tasks already in the store (and not retried)
     started_at: float = field(default_factory=time.monotonic)
     last: str = ""
 
@@ -59,6 +67,7 @@ class RunSummary:
     executor: str
     workers: int
     status_counts: dict[str, int] = field(default_factory=dict)
+    retried: int = 0  # tasks run again by ``retry`` (counted in ``done`` once run)
 
 
 def run_suite(
@@ -72,23 +81,70 @@ def run_suite(
     flush_interval_s: float = 1.0,
     limit: int | None = None,
     stop: threading.Event | None = None,
+    retry: Iterable[str] | None = None,
 ) -> RunSummary:
     """Run every task of ``suite`` that has no row in ``out`` yet.
 
     ``executor`` overrides ``workers``/``dask`` (and is not closed here);
     ``limit`` runs at most that many pending tasks (for smoke runs);
-    ``stop`` lets another thread end the run early (rows so far are kept).
-    A ``KeyboardInterrupt`` stops the run after flushing what finished and
-    propagates.
+    ``stop`` lets another thread end the run early (rows so far are kept);
+    ``retry`` (kinds ``failed``, ``time_limit``, ``error``, see
+    :mod:`ddlsched.bench.retry`) also runs the tasks whose latest row is of
+    those kinds again. A ``KeyboardInterrupt`` stops the run after flushing
+    what finished and propagates; a store fault raises a :class:`StoreError`.
     """
+    kinds = parse_retry(retry)
     directory = Path(out) if out is not None else suite.output_dir()
     tasks = expand(suite)
     store = ResultStore(directory, flush_interval_s=flush_interval_s)
     store.lock()
     try:
-        return _run(suite, store, tasks, workers, dask, executor, on_progress, limit, stop)
+        return _run(suite, store, tasks, workers, dask, executor, on_progress, limit, stop, kinds)
     finally:
         store.unlock()
+
+
+def _select(
+    tasks: list[Task], latest: dict[str, dict], kinds: frozenset[str], limit: int | None
+) -> tuple[list[Task], int, int]:
+    """The tasks to run (no row yet, or a latest row to retry), how many retry, how many skip."""
+    pending = [
+        t for t in tasks if t.key not in latest or (kinds and wants_retry(latest[t.key], kinds))
+    ]
+    skipped = len(tasks) - len(pending)
+    if limit is not None:
+        pending = pending[:limit]
+    # Longest first (LPT): exact formulations, then bounds, then heuristics,
+    # so that a slow exact solve does not start last and leave a tail.
+    pending.sort(key=lambda t: _KIND_PRIORITY.get(t.kind, 3))
+    return pending, sum(1 for t in pending if t.key in latest), skipped
+
+
+def _close(
+    store: ResultStore, executor: Executor | None, own_executor: bool, state: str
+) -> StoreError | None:
+    """Flush, stop the executor, compact and record the end; the first store fault, if any.
+
+    Every step is tried whatever failed before it, so that the executor's
+    processes are stopped and the rows that can be written are.
+    """
+    fault: StoreError | None = None
+    try:
+        store.flush()
+    except StoreError as exc:
+        fault, state = exc, "failed"
+    if own_executor and executor is not None:
+        executor.close()
+    if state == "complete":
+        try:
+            store.compact()
+        except StoreError as exc:
+            fault, state = exc, "failed"
+    try:
+        store.end_run(state)
+    except StoreError as exc:
+        fault = fault or exc
+    return fault
 
 
 def _run(
@@ -101,16 +157,10 @@ def _run(
     on_progress: Callable[[Progress], None] | None,
     limit: int | None,
     stop: threading.Event | None,
+    kinds: frozenset[str],
 ) -> RunSummary:
     directory = store.directory
-    finished = store.keys()
-    pending: list[Task] = [t for t in tasks if t.key not in finished]
-    if limit is not None:
-        pending = pending[:limit]
-    # Longest first (LPT): exact formulations, then bounds, then heuristics,
-    # so that a slow exact solve does not start last and leave a tail.
-    pending.sort(key=lambda t: _KIND_PRIORITY.get(t.kind, 3))
-    skipped = len(tasks) - len([t for t in tasks if t.key not in finished])
+    pending, retried, skipped = _select(tasks, store.latest(), kinds, limit)
     own_executor = executor is None
     stop = stop or threading.Event()
     progress = Progress(total=len(pending), skipped=skipped)
@@ -121,18 +171,25 @@ def _run(
         executor = make_executor(workers, dask)
     name = executor.name if executor is not None else "none"
     nworkers = executor.workers if executor is not None else 0
-    store.begin_run(suite, name, nworkers, len(tasks), len(pending))
+    try:
+        store.begin_run(suite, name, nworkers, len(tasks), len(pending), kinds)
+    except BaseException:
+        if own_executor and executor is not None:
+            executor.close()
+        raise
     log.info(
-        "suite %s: %d tasks, %d already stored, %d to run on %s (%d workers)",
+        "suite %s: %d tasks, %d already stored, %d to run (%d retried) on %s (%d workers)",
         suite.name,
         len(tasks),
         skipped,
         len(pending),
+        retried,
         name,
         nworkers,
     )
     if on_progress:
         on_progress(progress)
+    failure: BaseException | None = None
     try:
         if pending:
             assert executor is not None
@@ -141,7 +198,7 @@ def _run(
                     store.add(row)
                     progress.done += 1
                     counts[row["status"]] = counts.get(row["status"], 0) + 1
-                    if row["status"] in _FAILED:
+                    if row["status"] in FAILED_STATUSES:
                         progress.failed += 1
                         log.info(
                             "%s %s on %s: %s",
@@ -159,14 +216,16 @@ def _run(
     except KeyboardInterrupt:
         state = "interrupted"
         raise
+    except BaseException as exc:  # a store fault, a worker that cannot start, ...
+        failure = exc
+        raise
     finally:
         stop.set()
-        store.flush()
-        if own_executor and executor is not None:
-            executor.close()
-        if state == "complete":
-            store.compact()
-        store.end_run(state)
+        closing = _close(store, executor, own_executor, "failed" if failure else state)
+        if closing is not None:
+            if failure is None:
+                raise closing  # a store fault outranks an interruption
+            log.info("also: %s", closing)  # the first fault is the error shown
     return RunSummary(
         directory=directory,
         tasks=len(tasks),
@@ -178,4 +237,5 @@ def _run(
         executor=name,
         workers=nworkers,
         status_counts=counts,
+        retried=retried,
     )

@@ -6,18 +6,30 @@ Layout of a results directory::
                          machine, suite name and file hash, one entry per run
     suite.toml           copy of the suite file of the last run
     rows/part-*.parquet  result rows (schema :data:`SCHEMA`), never modified
+    .lock                the run lock (held by the run writing, see :meth:`ResultStore.lock`)
 
 Rows are buffered and written as a new part file at most every
 ``flush_interval_s`` (and at the end, and on interruption). A part is written
-to a temporary name, fsynced and renamed, so a run killed at any moment
-(``kill -9`` included) leaves only whole parts: every row it had written is
-kept and the next run skips it. A row's ``key`` is its task's content hash;
-readers keep the first row of a key should one ever appear twice.
+to a temporary name, fsynced and renamed (:mod:`ddlsched.bench.files`), so a
+run killed at any moment (``kill -9`` included) leaves only whole parts:
+every row it had written is kept and the next run skips it; the next run
+also removes the temporary file the killed one may have left.
+
+A row's ``key`` is its task's content hash. A key has several rows when a
+failed row was run again (``bench run --retry``): parts are named so that
+their names sort in the order they were written (run start time to the
+microsecond, then a sequence number), and :func:`read_rows` keeps the latest
+row of each key (``dedupe=False`` gives the whole history). A complete run
+merges the parts into one (:meth:`ResultStore.compact`); the merged part
+names the parts it replaces, so a kill in the middle duplicates no row.
+
+A fault while writing (a full disk, a directory made read-only) is a one-line
+:class:`~ddlsched.errors.StoreError` naming the file; a corrupt file read
+back is one too (:mod:`ddlsched.bench.gate`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
@@ -27,16 +39,27 @@ import subprocess
 import time
 import uuid
 from collections.abc import Iterable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from ddlsched.bench.files import atomic_write, remove_stale_temps, store_error
+from ddlsched.bench.gate import merged_parts, read_part
+from ddlsched.bench.gate import read_manifest as _read_manifest_file
+from ddlsched.bench.runstate import close_dead_runs
 from ddlsched.errors import DdlschedError
 
-__all__ = ["SCHEMA", "ResultStore", "git_commit", "machine_info", "read_rows"]
+__all__ = [
+    "SCHEMA",
+    "ResultStore",
+    "git_commit",
+    "machine_info",
+    "read_manifest",
+    "read_rows",
+]
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +114,9 @@ SCHEMA = pa.schema(
 
 _ROWS_DIR = "rows"
 _MANIFEST = "manifest.json"
+_STAMP = "%Y%m%dT%H%M%S%f"  # run ids; an older format had no microseconds
+_COMPACT_SUFFIX = "-compact.parquet"
+_MERGED = b"ddlsched.merged_parts"  # Parquet metadata of a compacted part: what it replaces
 
 
 def git_commit(path: Path | None = None) -> dict[str, Any]:
@@ -130,54 +156,85 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-
-
 def _table(rows: list[dict[str, Any]]) -> pa.Table:
     columns = {name: [row.get(name) for row in rows] for name in SCHEMA.names}
     return pa.Table.from_pydict(columns, schema=SCHEMA)
 
 
+def _parts(rows_dir: Path) -> list[Path]:
+    """Row parts in the order they were written (their names sort that way)."""
+    return sorted(rows_dir.glob("part-*.parquet")) if rows_dir.is_dir() else []
+
+
+def _live_parts(rows_dir: Path) -> tuple[list[Path], list[Path]]:
+    """The parts to read, and those a compacted part replaces (left by a kill mid-compaction)."""
+    parts = _parts(rows_dir)
+    replaced: set[str] = set()
+    for part in parts:
+        if part.name.endswith(_COMPACT_SUFFIX):
+            replaced.update(merged_parts(part, _MERGED))
+    return [p for p in parts if p.name not in replaced], [p for p in parts if p.name in replaced]
+
+
+def _latest_per_key(table: pa.Table) -> list[int]:
+    """Indices of the last row of each key, in table order."""
+    last: dict[str, int] = {}
+    for i, key in enumerate(table.column("key").to_pylist()):
+        last[key] = i
+    return sorted(last.values())
+
+
 def read_rows(directory: str | Path, dedupe: bool = True) -> pa.Table:
-    """All rows of a results directory (first row of each key when ``dedupe``)."""
-    rows_dir = Path(directory) / _ROWS_DIR
+    """All rows of a results directory: the latest row of each key, or every row.
+
+    ``dedupe=False`` is the history, in the order rows were written: a row
+    run again with ``bench run --retry`` is there with its earlier attempts.
+    A part that is not a readable result part raises a one-line
+    :class:`~ddlsched.errors.StoreError` naming it.
+    """
     if not Path(directory).is_dir():
         raise DdlschedError(f"no results directory {directory}")
-    parts = sorted(rows_dir.glob("part-*.parquet")) if rows_dir.is_dir() else []
-    tables = []
-    for part in parts:
-        try:
-            tables.append(pq.read_table(part, schema=SCHEMA))
-        except (OSError, pa.ArrowInvalid) as exc:
-            raise DdlschedError(f"unreadable result part {part}: {exc}") from None
+    live, _ = _live_parts(Path(directory) / _ROWS_DIR)
+    tables = [read_part(part, SCHEMA) for part in live]
     if not tables:
         return SCHEMA.empty_table()
     table = pa.concat_tables(tables)
     if dedupe and table.num_rows:
-        keys = table.column("key").to_pylist()
-        seen: set[str] = set()
-        keep = []
-        for i, key in enumerate(keys):
-            if key not in seen:
-                seen.add(key)
-                keep.append(i)
+        keep = _latest_per_key(table)
         if len(keep) != table.num_rows:
-            log.warning("%d duplicate row(s) ignored in %s", table.num_rows - len(keep), directory)
+            log.debug("%d earlier attempt(s) of rows in %s", table.num_rows - len(keep), directory)
             table = table.take(keep)
     return table
+
+
+def read_manifest(directory: str | Path) -> dict[str, Any]:
+    """The manifest of a results directory (``{}`` if none), through the read gate."""
+    return _read_manifest_file(Path(directory) / _MANIFEST)
+
+
+def _new_run_id() -> str:
+    return f"{datetime.now(UTC).strftime(_STAMP)}-{uuid.uuid4().hex[:8]}"
+
+
+def _stamp_after(part_name: str) -> str:
+    """A run-id time stamp that sorts after the part ``part_name`` (clock set back)."""
+    stamp = part_name.removeprefix("part-").split("-", 1)[0]
+    for fmt in (_STAMP, "%Y%m%dT%H%M%S"):
+        try:
+            return (datetime.strptime(stamp, fmt) + timedelta(microseconds=1)).strftime(_STAMP)
+        except ValueError:
+            continue
+    return datetime.now(UTC).strftime(_STAMP)
 
 
 class ResultStore:
     """An append-only store of rows in ``directory``.
 
     >>> store = ResultStore(tmp)                      # doctest: +SKIP
-    >>> store.add(row); store.flush()                 # doctest: +SKIP
+    >>> store.lock(); store.add(row); store.flush()   # doctest: +SKIP
+
+    Every write fault raises a one-line :class:`~ddlsched.errors.StoreError`
+    naming the file; rows flushed before it are kept.
     """
 
     def __init__(self, directory: str | Path, flush_interval_s: float = 1.0) -> None:
@@ -187,10 +244,10 @@ class ResultStore:
         try:
             self.rows_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise DdlschedError(f"cannot create results directory {directory}: {exc}") from None
+            raise store_error(exc.filename or self.rows_dir, exc, "cannot create") from None
         self._pending: list[dict[str, Any]] = []
         self._last_flush = time.monotonic()
-        self._run_id = f"{datetime.now(UTC).strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:8]}"
+        self._run_id = _new_run_id()
         self._parts = 0
         self.written = 0
 
@@ -200,26 +257,39 @@ class ResultStore:
         """Take the directory's run lock (released on close or when the process dies).
 
         Two runs writing into one directory would run the same tasks twice;
-        the second is refused with a one-line error.
+        the second is refused with a one-line error. With the lock held, the
+        temporary files of interrupted writes and the parts a compacted part
+        replaces are removed, and this run's parts are named to sort after
+        every existing one.
         """
         try:
             import fcntl
         except ImportError:  # pragma: no cover - not POSIX
             return
-        handle = open(self.directory / ".lock", "a+")  # noqa: SIM115 - held for the run
+        path = self.directory / ".lock"
         try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+        except OSError as exc:
+            raise store_error(path, exc, "cannot open the run lock") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            handle.close()
+            os.close(fd)
             raise DdlschedError(
                 f"another run is writing to {self.directory}; wait for it or use another --out"
             ) from None
-        self._lock_handle = handle
+        self._lock_fd: int | None = fd
+        remove_stale_temps(self.directory, self.rows_dir)
+        self._remove(_live_parts(self.rows_dir)[1])  # left by a kill mid-compaction
+        parts = _parts(self.rows_dir)
+        if parts and f"part-{self._run_id}" <= parts[-1].name:
+            self._run_id = f"{_stamp_after(parts[-1].name)}-{uuid.uuid4().hex[:8]}"
 
     def unlock(self) -> None:
-        handle, self._lock_handle = getattr(self, "_lock_handle", None), None
-        if handle is not None:
-            handle.close()
+        """Release the run lock (if held)."""
+        fd, self._lock_fd = getattr(self, "_lock_fd", None), None
+        if fd is not None:
+            os.close(fd)
 
     # -- rows
 
@@ -228,68 +298,107 @@ class ResultStore:
         table = read_rows(self.directory, dedupe=False)
         return set(table.column("key").to_pylist())
 
+    def latest(self) -> dict[str, dict[str, Any]]:
+        """The latest row of each stored key: its status, time-limit flag and limits."""
+        table = read_rows(self.directory)
+        columns = ["key", "status", "time_limit_hit", "time_limit_s", "kill_after_s"]
+        return {row["key"]: row for row in table.select(columns).to_pylist()}
+
     def add(self, row: dict[str, Any]) -> None:
+        """Buffer ``row``; write the buffer if ``flush_interval_s`` has passed."""
         self._pending.append(row)
         self.maybe_flush()
 
     def maybe_flush(self) -> None:
+        """Write the buffered rows if ``flush_interval_s`` has passed since the last write."""
         if self._pending and time.monotonic() - self._last_flush >= self.flush_interval_s:
             self.flush()
 
     def flush(self) -> None:
-        """Write pending rows as one new part (atomic rename)."""
+        """Write pending rows as one new part (atomic rename).
+
+        On a fault a :class:`StoreError` is raised and the rows stay pending
+        (a later flush may write them; rows never written are not in the
+        store, so the next run runs their tasks again).
+        """
         self._last_flush = time.monotonic()
         if not self._pending:
             return
         rows, self._pending = self._pending, []
-        table = _table(rows)
-        sink = pa.BufferOutputStream()
-        pq.write_table(table, sink, compression="zstd")
         self._parts += 1
         name = f"part-{self._run_id}-{self._parts:06d}.parquet"
-        _atomic_write(self.rows_dir / name, sink.getvalue().to_pybytes())
+        try:
+            self._write_part(self.rows_dir / name, _table(rows))
+        except BaseException:
+            self._pending[:0] = rows
+            raise
         self.written += len(rows)
 
-    def compact(self) -> None:
-        """Merge all parts into one (new part first, then the old ones are removed)."""
-        self.flush()
-        parts = sorted(self.rows_dir.glob("part-*.parquet"))
-        if len(parts) <= 1:
-            return
-        table = read_rows(self.directory)
+    def _write_part(self, path: Path, table: pa.Table) -> None:
         sink = pa.BufferOutputStream()
         pq.write_table(table, sink, compression="zstd")
+        atomic_write(path, sink.getvalue().to_pybytes())
+
+    def compact(self) -> None:
+        """Merge all parts into one, history included (the new part first, then old ones go).
+
+        The merged part names the parts it replaces (Parquet metadata), so a
+        kill between writing it and removing them duplicates nothing: readers
+        skip the replaced parts and the next run removes them.
+        """
+        self.flush()
+        parts = _parts(self.rows_dir)
+        if len(parts) <= 1:
+            return
+        table = read_rows(self.directory, dedupe=False)
+        table = table.replace_schema_metadata({_MERGED: json.dumps([p.name for p in parts])})
         self._parts += 1
-        name = f"part-{self._run_id}-{self._parts:06d}-compact.parquet"
-        _atomic_write(self.rows_dir / name, sink.getvalue().to_pybytes())
+        name = f"part-{self._run_id}-{self._parts:06d}{_COMPACT_SUFFIX}"
+        self._write_part(self.rows_dir / name, table)
+        self._remove(parts)
+
+    @staticmethod
+    def _remove(parts: list[Path]) -> None:
         for part in parts:
-            part.unlink(missing_ok=True)
+            try:
+                part.unlink(missing_ok=True)
+            except OSError as exc:
+                raise store_error(part, exc, "cannot remove after compaction") from None
 
     # -- manifest
 
     @property
     def manifest_path(self) -> Path:
+        """``manifest.json`` of the directory."""
         return self.directory / _MANIFEST
 
     def read_manifest(self) -> dict[str, Any]:
-        try:
-            return json.loads(self.manifest_path.read_text())
-        except FileNotFoundError:
-            return {}
-        except (OSError, json.JSONDecodeError) as exc:
-            raise DdlschedError(f"unreadable manifest {self.manifest_path}: {exc}") from None
+        """The manifest (``{}`` if none); a corrupt one is a one-line :class:`StoreError`."""
+        return read_manifest(self.directory)
 
     def write_manifest(self, manifest: dict[str, Any]) -> None:
+        """Replace the manifest (atomically)."""
         data = json.dumps(manifest, indent=2, sort_keys=False, default=str).encode()
-        _atomic_write(self.manifest_path, data)
+        atomic_write(self.manifest_path, data)
 
     def begin_run(
-        self, suite: Any, executor: str, workers: int, tasks: int, pending: int
+        self,
+        suite: Any,
+        executor: str,
+        workers: int,
+        tasks: int,
+        pending: int,
+        retry: Iterable[str] = (),
     ) -> dict[str, Any]:
-        """Record the start of a run (versions, commit, machine, suite hash) in the manifest."""
+        """Record the start of a run (versions, commit, machine, suite hash) in the manifest.
+
+        Earlier runs still recorded as ``running`` died without recording
+        their end (this run holds the lock): they are recorded as killed.
+        """
         from ddlsched.solvers.result import versions
 
         manifest = self.read_manifest()
+        close_dead_runs(self.directory, manifest)
         if manifest.get("suite_sha256") and manifest["suite_sha256"] != suite.sha256:
             log.warning(
                 "suite file changed since the last run into %s: old rows are kept",
@@ -307,8 +416,12 @@ class ResultStore:
             }
         )
         if suite.source:
-            with contextlib.suppress(OSError):
-                _atomic_write(self.directory / "suite.toml", Path(suite.source).read_bytes())
+            try:
+                data = Path(suite.source).read_bytes()
+            except OSError:  # the suite file went away since it was loaded: no copy
+                data = None
+            if data is not None:
+                atomic_write(self.directory / "suite.toml", data)
         run = {
             "run_id": self._run_id,
             "started_at": _now(),
@@ -317,8 +430,11 @@ class ResultStore:
             "workers": workers,
             "tasks": tasks,
             "pending_at_start": pending,
+            "retry": sorted(retry),
             "rows_written": 0,
             "state": "running",
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
             "suite_sha256": suite.sha256,
         }
         manifest.setdefault("runs", []).append(run)
@@ -334,5 +450,6 @@ class ResultStore:
         self.write_manifest(manifest)
 
     def extend(self, rows: Iterable[dict[str, Any]]) -> None:
+        """:meth:`add` each row."""
         for row in rows:
             self.add(row)

@@ -5,9 +5,21 @@
 row, a flat dict holding everything the tables and plots need (see
 :data:`ROW_FIELDS`). A task's :attr:`Task.key` is a content hash of the
 instance recipe (family, preset, parameters and seed, or the instance
-file's bytes), its group, the method, its parameters, seed, backend and
-time limit, and the ddlsched version, so a finished row is never recomputed by the same
+file's bytes), its group, the method, its parameters, seed and backend,
+and the ddlsched version, so a finished row is never recomputed by the same
 code and is recomputed by a new version.
+
+A row's identity leaves out the limits of the task (``time_limit_s``,
+``kill_after_s``, ``memory_mb``): they bound how long and how large a run may
+be, they do not define the experiment. Raising a limit in the suite therefore
+keeps every stored row (a plain re-run runs nothing new), and
+``bench run --retry failed`` (or ``time_limit``, ``error``; see
+:mod:`ddlsched.bench.retry`) re-runs exactly the rows that failed under the
+old limits: the new row has the same key and replaces the old one in tables,
+the old one stays in the store's history. Each row records the limits it ran
+under (``time_limit_s``, ``kill_after_s``). Two methods of one suite that
+differ only in their limits would share keys, so such a suite is refused
+(run that comparison into two results directories).
 
 Instances are regenerated in the worker from their recipe (generators are
 deterministic, bit for bit), so a task is a few hundred bytes whichever
@@ -29,7 +41,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from ddlsched.bench.suite import Suite, sweep_points
+from ddlsched.bench.suite import Suite, SuiteError, sweep_points
 from ddlsched.errors import DdlschedError
 
 __all__ = [
@@ -51,7 +63,7 @@ STATUS_TIME_LIMIT = "time_limit"
 
 #: The columns of a result row, in order (name, meaning).
 ROW_FIELDS: dict[str, str] = {
-    "key": "content hash of the task (instance recipe, group, method, params, seed, backend, time limit, version)",
+    "key": "content hash of the task (instance recipe, group, method, params, seed, backend, version)",
     "suite": "name of the suite that produced the row",
     "family": "problem family",
     "group": "instance group (table row group)",
@@ -173,7 +185,6 @@ class Task:
                 "params": self.params,
                 "seed": self.seed,
                 "backend": self.backend,
-                "time_limit_s": self.time_limit_s,
                 "version": self.version,
             }
         )
@@ -194,7 +205,7 @@ def expand(suite: Suite) -> list[Task]:
 
     suite.check_size()
     tasks: list[Task] = []
-    seen: set[str] = set()
+    seen: dict[str, str] = {}  # key -> label
     for inst_set in suite.instances:
         specs: list[InstanceSpec] = []
         if inst_set.preset is not None:
@@ -253,9 +264,18 @@ def expand(suite: Suite) -> list[Task]:
                             memory_mb=suite.limits.memory_mb,
                             version=__version__,
                         )
-                        if task.key in seen:  # the same run listed twice
-                            continue
-                        seen.add(task.key)
+                        if task.key in seen:
+                            if seen[task.key] == label:  # the same run listed twice
+                                continue
+                            raise SuiteError(
+                                "methods",
+                                f"{seen[task.key]!r} and {label!r} run the same tasks (a row is "
+                                "identified by instance, method, parameters, seed, backend and "
+                                "version, not by limits): give them different parameters, or "
+                                "run one of them into another results directory",
+                                suite.source,
+                            )
+                        seen[task.key] = label
                         tasks.append(task)
     return tasks
 
