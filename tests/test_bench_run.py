@@ -235,7 +235,7 @@ def test_memory_limit_turns_into_an_error_row(tmp_path):
     rows = {r["label"]: r for r in read_rows(tmp_path / "out").to_pylist()}
     assert rows["memory[megabytes=10]"]["status"] == "feasible"
     assert rows["memory[megabytes=4000]"]["status"] == "error"
-    assert "MemoryError" in rows["memory[megabytes=4000]"]["error"]
+    assert "ran out of memory" in rows["memory[megabytes=4000]"]["error"]  # one line, no trace
 
 
 def test_sandboxes_do_not_outlive_the_pool(tmp_path):

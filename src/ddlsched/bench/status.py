@@ -29,7 +29,7 @@ def suite_tasks(directory: Path, manifest: dict[str, Any]) -> list | None:
     for candidate in (manifest.get("suite_file"), directory / "suite.toml"):
         if candidate and Path(candidate).is_file():
             try:
-                return expand(load_suite(candidate))
+                return expand(load_suite(candidate, instance_budget_s=0))  # counts only
             except DdlschedError:
                 continue
     return None

@@ -16,7 +16,8 @@ fail on purpose; the conformance checks skip them.
 * ``noop``: the best schedule at once (platform overhead benchmark).
 * ``sleep``: sleeps ``seconds``, then the best schedule.
 * ``burn``: a deterministic CPU loop of ``iterations`` steps (speed-up benchmark).
-* ``hang``: never returns (time-limit tests). Hazardous.
+* ``hang``: never returns, with ``SIGALRM`` blocked so that the deadline's
+  interrupt cannot end it either (a stuck C call; kill tests). Hazardous.
 * ``crash``: kills its own process with ``SIGKILL`` (crash isolation). Hazardous.
 * ``fail``: raises a ``DdlschedError`` (an ``error`` result). Hazardous.
 * ``raise``: raises a ``RuntimeError`` (an unexpected exception). Hazardous.
@@ -102,6 +103,9 @@ def _burn(instance: DebugInstance, params: BurnParams, ctx: RunContext) -> Outco
 
 @register_method("debug", "hang", "heuristic", "never returns", hazardous=True)
 def _hang(instance: DebugInstance, params: NoParams, ctx: RunContext) -> Outcome:
+    # SIGALRM blocked: like a C call stuck past its limit, the deadline's interrupt
+    # cannot reach it; only the platform's kill_after_s ends it
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
     while True:
         time.sleep(3600)
 
