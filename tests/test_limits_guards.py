@@ -125,12 +125,60 @@ def test_interrupting_stops_pure_python_work_at_the_deadline():
     assert time.monotonic() - started < 1.0
 
 
-def test_interrupting_is_a_no_op_when_the_block_finishes_in_time():
-    deadline = Deadline(5.0)
-    with deadline.interrupting("quick work"):
+def test_interrupting_leaves_no_timer_and_restores_the_handler():
+    import signal
+
+    before = signal.getsignal(signal.SIGALRM)
+    with Deadline(5.0).interrupting("quick work"):
         total = sum(range(1000))
     assert total == 499500
-    time.sleep(0.01)  # no timer left behind
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    assert signal.getsignal(signal.SIGALRM) is before
+    with pytest.raises(TimeLimitReached), Deadline(0.05).interrupting("busy"):
+        while True:
+            pass
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    assert signal.getsignal(signal.SIGALRM) is before
+
+
+def test_a_huge_finite_limit_is_armed_in_steps():
+    with Deadline(1e12).interrupting("a long limit"):  # setitimer overflows near 1e10 s
+        pass
+
+
+def test_nested_blocks_interrupt_once_from_the_outer_deadline():
+    outer = Deadline(0.2)
+    started = time.monotonic()
+    inner = Deadline(100)  # its block is a no-op inside the outer one
+    with (
+        pytest.raises(TimeLimitReached, match="outer"),
+        outer.interrupting("outer"),
+        inner.interrupting("inner"),
+    ):
+        while True:
+            pass
+    assert time.monotonic() - started < 1.0
+
+
+def test_the_timer_never_raises_once_the_block_is_left(monkeypatch):
+    # the signal arriving during the block's teardown must not raise there
+    import signal
+
+    from ddlsched import deadline as deadline_module
+
+    fired = []
+    real = signal.setitimer
+
+    def setitimer(which, seconds, *rest):
+        if seconds == 0 and not fired:  # the teardown: deliver the alarm right now
+            fired.append(True)
+            signal.getsignal(signal.SIGALRM)(signal.SIGALRM, None)
+        return real(which, seconds, *rest)
+
+    monkeypatch.setattr(deadline_module.signal, "setitimer", setitimer)
+    with Deadline(0.001).interrupting("finished work"):
+        pass  # may be interrupted here, but not once left
+    assert fired
 
 
 def test_a_heuristic_that_runs_past_its_limit_stops_cleanly(monkeypatch):

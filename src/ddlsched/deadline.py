@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -28,6 +29,11 @@ from types import FrameType
 from ddlsched.errors import TimeLimitReached
 
 __all__ = ["DEFAULT_TIME_LIMIT_S", "Deadline"]
+
+#: Longest single arming of the interrupt timer (``setitimer`` overflows near 1e10 s).
+_ARM_MAX_S = 1e6
+#: Whether an :meth:`Deadline.interrupting` block is active (nested blocks are no-ops).
+_interrupting = False
 
 #: The default time limit of every method, in seconds (the only place it is written).
 DEFAULT_TIME_LIMIT_S = 60.0
@@ -103,15 +109,23 @@ class Deadline:
         finite deadline, or when a timer is already running (an outer block
         then interrupts).
         """
+        global _interrupting
         if (
-            not math.isfinite(self._end)
+            _interrupting
+            or not math.isfinite(self._end)
             or threading.current_thread() is not threading.main_thread()
-            or signal.getitimer(signal.ITIMER_REAL)[0] > 0
+            or signal.getitimer(signal.ITIMER_REAL)[0] > 0  # someone else's timer
         ):
             yield
             return
+        active = True
 
         def expire(signum: int, frame: FrameType | None) -> None:
+            if not active:  # the block is being left: never raise in its teardown
+                return
+            if not self.expired():  # armed in steps of at most _ARM_MAX_S
+                signal.setitimer(signal.ITIMER_REAL, min(self.remaining_s(), _ARM_MAX_S) + 1e-3)
+                return
             caller = frame
             while caller is not None:
                 if caller.f_code.co_filename.startswith("<frozen importlib"):
@@ -119,15 +133,20 @@ class Deadline:
                     return
                 caller = caller.f_back
             signal.setitimer(signal.ITIMER_REAL, 0.05)  # cancelled when the block exits
+            if isinstance(sys.exc_info()[1], error):  # our exception is unwinding: let it
+                return
             raise error(f"time limit of {self.limit_s:g} s reached in {what}")
 
         previous = signal.signal(signal.SIGALRM, expire)
+        _interrupting = True
         try:
-            signal.setitimer(signal.ITIMER_REAL, max(self.remaining_s(), 1e-4))
+            signal.setitimer(signal.ITIMER_REAL, max(min(self.remaining_s(), _ARM_MAX_S), 1e-4))
             yield
         finally:
+            active = False
             signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, previous)
+            signal.signal(signal.SIGALRM, previous if previous is not None else signal.SIG_DFL)
+            _interrupting = False
 
     def __repr__(self) -> str:
         return f"Deadline(limit_s={self.limit_s:g}, remaining_s={self.remaining_s():.3f})"

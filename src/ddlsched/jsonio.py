@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import math
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -24,6 +25,8 @@ __all__ = [
     "require_number",
     "write_json",
 ]
+
+log = logging.getLogger(__name__)
 
 
 #: The largest JSON file read (bytes): checked before reading (a stray multi-GB file or
@@ -107,10 +110,22 @@ def load_instance(from_dict: Callable[[Any], T], path: str | Path) -> T:
         return from_dict(data)
     except InvalidInstanceError as exc:
         raise InvalidInstanceError(f"{path}: {exc}") from None
-    except (TypeError, ValueError, KeyError, IndexError, AttributeError, OverflowError) as exc:
-        # a field of a type no check foresaw (a list where a name belongs): still one line
+    except (
+        TypeError,
+        ValueError,
+        KeyError,
+        IndexError,
+        AttributeError,
+        OverflowError,
+        ArithmeticError,
+        RecursionError,
+    ) as exc:
+        # a field of a type no check foresaw (a list where a name belongs): still one
+        # line; the traceback goes to the log (ddlsched -v) in case the file is valid
+        log.debug("unforeseen error reading %s", path, exc_info=True)
         raise InvalidInstanceError(
-            f"{path}: malformed instance ({type(exc).__name__}: {exc})"
+            f"{path}: malformed instance ({type(exc).__name__}: {exc}; unexpected: "
+            "please report it if the file is valid)"
         ) from None
 
 

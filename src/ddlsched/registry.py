@@ -123,6 +123,7 @@ class Method:
     summary: str
     params_type: type = NoParams
     hazardous: bool = False  # fails on purpose: hangs, crashes or raises (platform tests)
+    interruptible: bool = False  # pure Python throughout: interrupted at the deadline
 
     @property
     def params(self) -> dict[str, Any]:
@@ -248,20 +249,27 @@ def register_method(
     params: type = NoParams,
     *,
     hazardous: bool = False,
+    interruptible: bool = False,
 ) -> Callable[[Adapter], Adapter]:
     """Decorator registering ``run(instance, params, context) -> Outcome`` as a method.
 
     ``params`` is the method's parameter dataclass (:mod:`ddlsched.params`);
     ``hazardous`` marks a method that fails on purpose (hangs, kills its
     process, raises: the ``debug`` family's platform tests); the conformance
-    checks do not run it.
+    checks do not run it. ``interruptible`` marks a method that is pure
+    Python from end to end (no solver, nothing it must finish once started,
+    e.g. networkx's matching): :func:`run_method` interrupts it at the
+    deadline (:meth:`~ddlsched.deadline.Deadline.interrupting`), and it
+    reports ``time_limit_no_solution``. Others check the deadline themselves.
     """
     if kind not in METHOD_KINDS:
         raise ValueError(f"unknown method kind {kind!r}")
     param_specs(params)  # a bad parameter class fails at registration, not at run time
 
     def decorate(run: Adapter) -> Adapter:
-        _METHODS[(family, name)] = Method(family, name, kind, run, summary, params, hazardous)
+        _METHODS[(family, name)] = Method(
+            family, name, kind, run, summary, params, hazardous, interruptible
+        )
         return run
 
     return decorate
@@ -342,7 +350,7 @@ def run_method(
     try:
         params = build_params(method.params_type, options.params, where)
         context = RunContext(seed=options.seed, backend=options.backend, deadline=deadline)
-        if method.kind == "heuristic":  # long pure-Python work cannot check the deadline itself
+        if method.interruptible:  # long pure-Python work that cannot check the deadline itself
             with deadline.interrupting(f"{family}.{name}"):
                 outcome = method.run(instance, params, context)
         else:
@@ -353,15 +361,21 @@ def run_method(
     except TimeLimitReached as exc:
         outcome = Outcome(None, Status.TIME_LIMIT_NO_SOLUTION, info={"stopped": str(exc)})
         result = finish(fam, name, instance, outcome, seed=options.seed, runtime_s=0.0)
-    except (DdlschedError, MemoryError) as exc:
-        if isinstance(exc, MemoryError):  # an estimate below the budget was wrong: say so
-            exc = ModelTooLargeError(
-                f"{where} ran out of memory (the memory budget is {format_bytes(budget_bytes())}; "
-                "the process's memory or address-space limit was reached first)"
-            )
+    except MemoryError:
+        result = None  # handled below, once the frames holding the arrays are gone
+    except DdlschedError as exc:
         if raise_errors:
-            raise exc from None
+            raise
         outcome = Outcome(None, Status.ERROR, info={"error": str(exc)})
+        result = finish(fam, name, instance, outcome, seed=options.seed, runtime_s=0.0)
+    if result is None:  # an estimate below the budget was wrong: say so, on one line
+        failure = ModelTooLargeError(
+            f"{where} ran out of memory (the memory budget is {format_bytes(budget_bytes())}; "
+            "the process's memory or address-space limit was reached first)"
+        )
+        if raise_errors:
+            raise failure
+        outcome = Outcome(None, Status.ERROR, info={"error": str(failure)})
         result = finish(fam, name, instance, outcome, seed=options.seed, runtime_s=0.0)
     result.runtime_s = deadline.elapsed_s()
     progress.phase(f"{family}.{name}: {result.status}")

@@ -78,7 +78,13 @@ FAMILY = register_family(
 )
 
 
-@register_method("muri", "blossom", "heuristic", "max-weight matching into pairs (Sec. 4.1)")
+@register_method(
+    "muri",
+    "blossom",
+    "heuristic",
+    "max-weight matching into pairs (Sec. 4.1)",
+    interruptible=True,  # networkx's matching: pure Python, O(n^3)
+)
 def _blossom(instance: MuriGroupingInstance, params: NoParams, ctx: RunContext) -> Outcome:
     from ddlsched.heuristics.muri import blossom_grouping
 
@@ -96,6 +102,7 @@ class MultiroundParams:
     "heuristic",
     "multi-round Blossom grouping (Algorithm 1)",
     params=MultiroundParams,
+    interruptible=True,
 )
 def _multiround(
     instance: MuriGroupingInstance, params: MultiroundParams, ctx: RunContext

@@ -72,7 +72,11 @@ FAMILY = register_family(
 
 
 @register_method(
-    "placement", "heavy_edge", "heuristic", "Heavy-Edge greedy graph cut (Sec. IV-B), seeded"
+    "placement",
+    "heavy_edge",
+    "heuristic",
+    "Heavy-Edge greedy graph cut (Sec. IV-B), seeded",
+    interruptible=True,
 )
 def _heavy_edge(instance: PlacementInstance, params: NoParams, ctx: RunContext) -> Outcome:
     from ddlsched.heuristics.heavy_edge import heavy_edge

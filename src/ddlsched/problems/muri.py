@@ -159,7 +159,7 @@ class MuriGroupingInstance:
                     f"(num_resources), got {len(job.times)}"
                 )
         # periods and efficiencies add up to max_group_size * k of these times: keep them finite
-        total = math.fsum(sum(job.times) for job in self.jobs)
+        total = sum(sum(job.times) for job in self.jobs)  # inf on overflow
         if not math.isfinite(total * self.max_group_size * self.num_resources):
             raise InvalidInstanceError(
                 f"jobs: the resource times add up to {total:.3g}, too large to compute "
