@@ -86,6 +86,15 @@ CASES = [
         [],
     ),
     (
+        "dmlrs_slot ilp, synthetic 100,000 machines",
+        "dmlrs_slot",
+        "synthetic",
+        0,
+        ["machines=100000", "jobs=1000"],
+        "ilp",
+        [],
+    ),
+    (
         "muri_sim muri-l, trace 2 (5,755 jobs)",
         "muri_sim",
         "trace",
