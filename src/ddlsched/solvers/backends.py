@@ -217,7 +217,7 @@ def _solve_highs(
     nvars, nint, ncons = model_size(model)
     # HiGHS overruns its limit on large MIPs (a node or heuristic in progress) and the
     # solution then travels back through Pyomo: keep ~10 us a variable and row (at most
-    # 10 % of the time) for that (a 300,000-column slot ILP: 4.5 s past a 60 s limit)
+    # 10 % of the time) for that (the dmlrs_slot ILP on 100,000 machines ran 4.5 s past 60 s)
     solver.reserve_s = _RESERVE_S_PER_ELEMENT * (nvars + ncons)
     start = time.perf_counter()
     try:
