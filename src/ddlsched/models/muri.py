@@ -57,7 +57,7 @@ from ddlsched.problems.muri import (
 )
 from ddlsched.solvers.backends import SolveLimits
 from ddlsched.solvers.formulation import solve_formulation
-from ddlsched.solvers.limits import check_model_size
+from ddlsched.solvers.limits import MAX_MODEL_VARIABLES, check_model_size
 from ddlsched.solvers.result import Outcome, Status
 
 __all__ = [
@@ -148,6 +148,14 @@ def _check_enumeration(instance: MuriGroupingInstance, smallest: int) -> None:
             count += groups
             work += groups * math.perm(k - 1, size - 1) * size * k
     hint = "fewer jobs per GPU bucket or a smaller max_group_size"
+    # a pair survives pruning whenever interleaving helps (almost always): more pairs than
+    # the model may have is a refusal now, not after minutes of scoring
+    pairs = sum(math.comb(len(b), 2) for b in instance.buckets().values())
+    if instance.max_group_size >= 2 and pairs > MAX_MODEL_VARIABLES:
+        raise ModelTooLargeError(
+            f"muri exact: {pairs:,} job pairs alone (nearly all kept by the pruning) exceed "
+            f"the {MAX_MODEL_VARIABLES:,} variables ddlsched builds; {hint}"
+        )
     if count > MAX_CANDIDATES:
         raise ModelTooLargeError(
             f"muri exact: {count:,} candidate groups to enumerate, more than the "
