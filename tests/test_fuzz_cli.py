@@ -197,7 +197,7 @@ def test_solve_flags_get_one_line(limit, seed, backend, param, value, tmp_path, 
 def test_bench_flags_get_one_line(command, flag, value, tmp_path, capsys):
     suite = tmp_path / "s.toml"
     suite.write_text(
-        '[suite]\nname = "fuzz"\noutput = "out"\n[limits]\ntime_limit_s = 2\n'
+        f'[suite]\nname = "fuzz"\noutput = "{tmp_path / "out"}"\n[limits]\ntime_limit_s = 2\n'
         '[[instances]]\nfamily = "rar"\npreset = "small"\nseeds = { first = 0, count = 1 }\n'
         '[[methods]]\nname = "sjf_bco"\n'
     )
@@ -232,7 +232,7 @@ def test_malformed_suites_get_one_line(field, value, tmp_path, capsys):
     method = line if field == "method" else 'name = "sjf_bco"'
     mparams = line if field == "method_param" else ""
     text = (
-        f'[suite]\nname = "fuzz"\noutput = "out"\n[limits]\ntime_limit_s = 2\n{limits}\n'
+        f'[suite]\nname = "fuzz"\noutput = "{tmp_path / "out"}"\n[limits]\ntime_limit_s = 2\n{limits}\n'
         f'[[instances]]\nfamily = "rar"\npreset = "small"\n{seeds}\n{preset}\n'
         f"[[methods]]\n{method}\n{mparams}\n"
     )
