@@ -145,14 +145,12 @@ def test_master_matches_pyomo(seed):
     assert master.solve_lp().value == pytest.approx(lp.value)  # the LP is restored
 
 
-def test_time_limits_are_per_call_not_cumulative():
-    """HiGHS 1.14 counts ``time_limit`` on a clock that adds up over the runs of one
-    Highs object; each call must get its own budget (a regression: colgen's master
-    LP stopped with status time_limit once its solves had added up to the budget)."""
+def _random_master(num_columns: int) -> tuple[ColumnMaster, np.random.Generator]:
+    """A master LP of 50 jobs over 3,000 keys with random 40-key columns, and its generator."""
     rng = np.random.default_rng(0)
     num_keys = 3000
     master = ColumnMaster(50, rng.integers(5, 20, size=num_keys).astype(float))
-    for _ in range(400):
+    for _ in range(num_columns):
         keys = rng.choice(num_keys, size=40, replace=False)
         master.add_column(
             int(rng.integers(0, 50)),
@@ -160,6 +158,14 @@ def test_time_limits_are_per_call_not_cumulative():
             keys,
             rng.integers(1, 6, size=40).astype(float),
         )
+    return master, rng
+
+
+def test_time_limits_are_per_call_not_cumulative():
+    """HiGHS 1.14 counts ``time_limit`` on a clock that adds up over the runs of one
+    Highs object; each call must get its own budget (a regression: colgen's master
+    LP stopped with status time_limit once its solves had added up to the budget)."""
+    master, _ = _random_master(400)
     master.solve_lp()
     one = master._highs.getRunTime()
     budget = 3 * one + 0.05
@@ -178,17 +184,7 @@ def test_mip_time_limits_count_from_the_call():
     from ddlsched.deadline import Deadline
     from ddlsched.models.dmlrs import PricingSession
 
-    rng = np.random.default_rng(0)
-    num_keys = 3000
-    master = ColumnMaster(50, rng.integers(5, 20, size=num_keys).astype(float))
-    for _ in range(1500):
-        keys = rng.choice(num_keys, size=40, replace=False)
-        master.add_column(
-            int(rng.integers(0, 50)),
-            float(rng.uniform(1, 50)),
-            keys,
-            rng.integers(1, 6, size=40).astype(float),
-        )
+    master, rng = _random_master(1500)
     while master._highs.getRunTime() < 1.5:
         master._highs.clearSolver()
         master.solve_lp()
