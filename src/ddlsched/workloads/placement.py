@@ -3,18 +3,41 @@
 ``table2`` builds the Table II cases of the A-SRPT paper (Sec. V-B-2-e):
 one job of a given model and GPU count, servers of ``g = 8`` GPUs with a
 10 Gbps NIC (``B_inter = 1.25e9`` B/s) and 300 GB/s NVLink (``B_intra =
-3e11`` B/s), ring AllReduce, and a random *availability pattern*: the
-job's ``g_i`` GPUs are spread over servers whose free-GPU counts are drawn
-one after the other uniformly from ``1..min(g, still needed)`` until they
-add up to ``g_i`` (``sum_m avail_m = g_i``, the paper's setting; the
-draw is the seed's only use). The job comes from
-:mod:`ddlsched.workloads.profiles`: the model's profile (real or
-analytic), cut into balanced stages with replica counts by
-:func:`~ddlsched.workloads.profiles.planner.plan_stages`. Parameters:
-``model`` (see :data:`TABLE2_MODELS`), ``num_gpus``, ``num_stages``,
-``allreduce``, ``gpus_per_server``, ``comm_aware_cuts`` (default false:
-cuts balance compute only, the spec's "balanced-stage planner"; true adds
-the boundary transfer time at ``B_inter`` to each stage's cost).
+3e11`` B/s), the paper's interconnect (Sec. V-B-1-a), ring AllReduce, and
+a random *availability pattern*: the job's ``g_i`` GPUs are spread over
+servers whose free-GPU counts are drawn one after the other uniformly from
+``1..min(g, still needed)`` until they add up to ``g_i`` (``sum_m avail_m
+= g_i``, the paper's setting; the draw is the seed's only use). The job
+comes from :mod:`ddlsched.workloads.profiles`: the model's profile cut into
+stages with replica counts by the stage planner. Parameters: ``model``
+(see :data:`TABLE2_MODELS`), ``num_gpus``, ``num_stages``, ``allreduce``,
+``gpus_per_server``, and:
+
+* ``setting`` -- which profile stands for the model.
+  ``default``: the profiles of :data:`TABLE2_MODELS` as they are
+  (PipeDream's VGG-16 at mini-batch 128 in fp32, dnn-partitioning's and
+  Piper's BERTs, the full analytic GPTs in fp16 at 50 TFLOP/s).
+  ``paper``: the paper's own setting as far as it is stated
+  (:mod:`ddlsched.workloads.profiles.paper`, which lists every number the
+  paper gives and every assumption): VGG19 at Table I's mini-batch 32
+  (``vgg16``; derived from PipeDream's VGG-16 measurements), and the
+  paper's three-block profiling slice of GPT-175B (mini-batch 16) and GPT
+  6.7B (mini-batch 32) at sequence 512; fp32 activations, gradients and
+  parameters (assumed: PyTorch's default); same interconnect; default 4
+  stages for VGG19 and 3 (one block each) for the GPT slices, 16 GPUs
+  (the paper gives neither number for Table II). The BERT models have no
+  paper setting (Table II does not use them): asking for one is an error.
+* ``planner`` -- how stages and replica counts are chosen
+  (:mod:`ddlsched.workloads.profiles.planner`). ``compute`` (default; the
+  spec's "balanced-stage planner"): cuts balance compute time, then each
+  extra GPU to the stage of largest compute per replica. ``cut_cost``:
+  the same, with each stage's cost increased by its boundary transfer at
+  ``B_inter`` (cuts only; replica counts still by compute).
+  ``comm_aware``: cuts and replica counts chosen together to minimise an
+  Eq. (7)-style estimate of the bottleneck stage, compute plus boundary
+  activations plus ring AllReduce at ``B_inter``
+  (:func:`~ddlsched.workloads.profiles.planner.comm_aware_plan`), as the
+  communication-aware planner of the paper's ref. [20] would.
 
 ``small`` is a synthetic tiny job (2-4 stages of 1-3 replicas, servers of
 4 GPUs, exactly enough free GPUs) whose optimum a brute force can check:
@@ -38,9 +61,12 @@ from ddlsched.rng import make_rng
 __all__ = [
     "B_INTER_10GBPS",
     "B_INTRA_NVLINK",
+    "PAPER_SETTING",
+    "PLANNERS",
     "PRESETS",
     "PRESET_PARAMS",
     "TABLE2_MODELS",
+    "PaperSetting",
     "Table2Model",
     "availability_pattern",
     "generate",
@@ -71,6 +97,38 @@ TABLE2_MODELS: dict[str, Table2Model] = {
 }
 
 
+@dataclass(frozen=True)
+class PaperSetting:
+    """A Table II model under ``setting=paper``: its profile and default stage count."""
+
+    profile: str
+    num_stages: int
+    stands_for: str
+
+
+#: ``setting=paper``: the paper's profile of each model (``profiles/paper.py``).
+PAPER_SETTING: dict[str, PaperSetting] = {
+    "vgg16": PaperSetting("vgg19", 4, "VGG19, batch 32, fp32 (from PipeDream's VGG-16)"),
+    "gpt175b": PaperSetting("gpt-175b", 3, "GPT-175B 3-block slice, batch 16, fp32"),
+    "gpt6.7b": PaperSetting("gpt-6.7b", 3, "GPT 6.7B 3-block slice, batch 32, fp32"),
+}
+PLANNERS = ("compute", "cut_cost", "comm_aware")
+
+
+def _paper_profile(model: str):
+    from ddlsched.workloads.profiles.paper import gpt_slice_profile, vgg19_profile
+
+    try:
+        spec = PAPER_SETTING[model]
+    except KeyError:
+        raise InvalidInstanceError(
+            f"setting=paper: no paper profile for model {model!r} "
+            f"(Table II's models: {', '.join(PAPER_SETTING)})"
+        ) from None
+    profile = vgg19_profile() if spec.profile == "vgg19" else gpt_slice_profile(spec.profile)
+    return profile, spec
+
+
 def availability_pattern(seed: int, num_gpus: int, gpus_per_server: int = 8) -> tuple[int, ...]:
     """Free GPUs per server, drawn uniformly in ``1..min(g, left)`` until they sum to ``num_gpus``."""
     if num_gpus < 1:
@@ -92,10 +150,11 @@ def table2(
     num_stages: int | None = None,
     allreduce: str = "rar",
     gpus_per_server: int = 8,
-    comm_aware_cuts: bool = False,
+    setting: str = "default",
+    planner: str = "compute",
 ) -> PlacementInstance:
     """One Table II case: ``model`` on ``num_gpus`` GPUs, availability pattern from ``seed``."""
-    from ddlsched.workloads.profiles import load_profile, plan_stages
+    from ddlsched.workloads.profiles import comm_aware_plan, load_profile, plan_stages
 
     try:
         spec = TABLE2_MODELS[model]
@@ -103,19 +162,32 @@ def table2(
         raise UnknownMethodError(
             f"unknown table2 model {model!r} (choose from {', '.join(TABLE2_MODELS)})"
         ) from None
+    if setting == "paper":
+        profile, paper = _paper_profile(model)
+        default_stages, stands_for = paper.num_stages, paper.stands_for
+    elif setting == "default":
+        profile = load_profile(spec.profile)
+        default_stages, stands_for = spec.num_stages, spec.stands_for
+    else:
+        raise InvalidInstanceError(f"setting: choose default or paper, got {setting!r}")
     num_gpus = spec.num_gpus if num_gpus is None else num_gpus
-    num_stages = spec.num_stages if num_stages is None else num_stages
-    profile = load_profile(spec.profile)
-    if not isinstance(comm_aware_cuts, bool):
-        raise InvalidInstanceError(
-            f"comm_aware_cuts: expected true or false, got {comm_aware_cuts!r}"
+    num_stages = default_stages if num_stages is None else num_stages
+    if planner == "comm_aware":
+        plan = comm_aware_plan(
+            profile,
+            num_stages=num_stages,
+            num_gpus=num_gpus,
+            bandwidth_Bps=B_INTER_10GBPS / gpus_per_server,
         )
-    plan = plan_stages(
-        profile,
-        num_stages=num_stages,
-        num_gpus=num_gpus,
-        boundary_bandwidth_Bps=B_INTER_10GBPS if comm_aware_cuts else None,
-    )
+    elif planner in PLANNERS:
+        plan = plan_stages(
+            profile,
+            num_stages=num_stages,
+            num_gpus=num_gpus,
+            boundary_bandwidth_Bps=B_INTER_10GBPS if planner == "cut_cost" else None,
+        )
+    else:
+        raise InvalidInstanceError(f"planner: choose from {', '.join(PLANNERS)}, got {planner!r}")
     available = availability_pattern(seed, num_gpus, gpus_per_server)
     return PlacementInstance(
         gpus_per_server=gpus_per_server,
@@ -125,10 +197,10 @@ def table2(
         allreduce=allreduce,
         stages=plan.stages(),
         description=(
-            f"table2 {model} ({spec.stands_for}): profile {profile.name}, "
-            f"{num_stages} stages (layers {[list(b) for b in plan.bounds]}), "
-            f"replicas {list(plan.replicas)}, {num_gpus} GPUs, "
-            f"availability seed {seed}"
+            f"table2 {model} ({stands_for}; setting {setting}, planner {planner}): "
+            f"profile {profile.name}, {num_stages} stages "
+            f"(layers {[list(b) for b in plan.bounds]}), "
+            f"replicas {list(plan.replicas)}, {num_gpus} GPUs, availability seed {seed}"
         ),
     )
 
@@ -202,7 +274,16 @@ PRESET_PARAMS = {
             ),
             "allreduce": _ALLREDUCE,
             "gpus_per_server": declare("GPUs per server", minimum=1, maximum=1024),
-            "comm_aware_cuts": declare("stage cuts also weigh the boundary transfer at B_inter"),
+            "setting": declare(
+                "profiles: default (ours) or paper (Table I/II's batch, fp32, GPT 3-block slices)",
+                choices=("default", "paper"),
+            ),
+            "planner": declare(
+                "stage planner: compute (balanced compute), cut_cost (+ boundary transfer "
+                "in the cuts), comm_aware (cuts and replicas minimising compute + "
+                "activations + AllReduce at B_inter)",
+                choices=PLANNERS,
+            ),
         },
     ),
 }

@@ -11,7 +11,9 @@ Profiles are named ``<source>/<model>``:
 
 The real profiles are read from the shared data directory
 (:func:`ddlsched.datadir.data_file`), never copied into the repository.
-:func:`plan_stages` turns a profile into placement stages.
+:func:`plan_stages` (compute-balanced) and :func:`comm_aware_plan` turn a profile
+into placement stages; :mod:`.paper` rebuilds the A-SRPT paper's Table II
+profiles (VGG19 at batch 32, GPT three-block slices, fp32).
 """
 
 from __future__ import annotations
@@ -22,13 +24,14 @@ from ddlsched.workloads.profiles.base import Layer, ModelProfile, cut_bytes
 from ddlsched.workloads.profiles.dnn_partitioning import load_dnn_partitioning
 from ddlsched.workloads.profiles.pipedream import load_pipedream
 from ddlsched.workloads.profiles.piper import load_piper
-from ddlsched.workloads.profiles.planner import StagePlan, plan_stages
+from ddlsched.workloads.profiles.planner import StagePlan, comm_aware_plan, plan_stages
 
 __all__ = [
     "PROFILE_NAMES",
     "Layer",
     "ModelProfile",
     "StagePlan",
+    "comm_aware_plan",
     "cut_bytes",
     "gpt_profile",
     "load_dnn_partitioning",

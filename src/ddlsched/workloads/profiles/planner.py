@@ -11,7 +11,7 @@ which is not published with it):
    crossing the stage's cuts (forward activations and backward gradients),
    so that, like PipeDream's planner, the cuts avoid the layers whose
    outputs are huge. The Table II generator uses compute-balanced cuts by
-   default and passes the NIC bandwidth only with ``comm_aware_cuts=true``.
+   default and passes the NIC bandwidth only with ``planner=cut_cost``.
 2. **Replicas.** Start from ``k_s = 1``; give each of the remaining
    ``G - S`` GPUs to the stage with the largest ``T_s / k_s`` (lowest
    index on ties). This minimises ``max_s T_s / k_s`` for ``sum k_s = G``.
@@ -22,17 +22,48 @@ which is not published with it):
    Then ``dout_{s-1} k_{s-1} = din_s k_s`` (the boundary volume) and
    ``sum_s k_s (fwd_s + bwd_s)`` is the profile's total compute: the planner
    preserves the sum of layer times.
+
+**Communication-aware planner** (:func:`comm_aware_plan`, ``--set
+planner=comm_aware`` of the ``table2`` preset). The paper's configurations
+come from the planner of its ref. [20] (Luo et al., INFOCOM 2022), which
+weighs activation and AllReduce traffic; steps 1-2 above do not. This
+option chooses the cuts *and* the replica counts together (exact dynamic
+programme over ``(stages, last layer, GPUs used)``, ``sum k_s = G``
+exactly) minimising the largest per-replica stage cost, an Eq. (7)-style
+estimate with every transfer at the NIC bandwidth ``B``::
+
+    cost_s(k) = T_s / k + 2 (A_in + A_out) / (k B) + AR_s(k),
+    AR_s(1) = 0,  AR_s(k) = 2 (k - 1) h_s / (k B)  (ring, Eq. 6 over one NIC)
+
+(``A_in``, ``A_out``: activation bytes crossing the stage's cuts per
+mini-batch, ``h_s`` its parameter bytes). It is an estimate made before
+any placement exists: a replica is assumed to use a whole NIC (Eq. 5 gives
+it only ``x/g`` of one, and nothing when its neighbours share its server),
+so it is optimistic about bandwidth and pessimistic about locality. Among
+the plans of least bottleneck it takes the one of least total cost
+``sum_s cost_s`` (a second exact pass); remaining ties go to the earliest
+cut, then the fewest replicas of the earlier stage.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from ddlsched.errors import InvalidInstanceError
+from ddlsched.memory import require_memory
 from ddlsched.problems.placement import Stage
 from ddlsched.workloads.profiles.base import ModelProfile
 
-__all__ = ["StagePlan", "balanced_cuts", "plan_stages", "replica_counts"]
+__all__ = [
+    "StagePlan",
+    "balanced_cuts",
+    "comm_aware_plan",
+    "plan_stages",
+    "replica_counts",
+    "stage_costs",
+]
 
 
 @dataclass(frozen=True)
@@ -137,3 +168,89 @@ def plan_stages(
     bounds = balanced_cuts(times, num_stages, cut_cost)
     stage_times = [sum(times[a:b]) for a, b in bounds]
     return StagePlan(profile, bounds, replica_counts(stage_times, num_gpus))
+
+
+def stage_costs(profile: ModelProfile, num_gpus: int, bandwidth_Bps: float) -> np.ndarray:
+    """``C[p, i, k]``: the comm-aware cost of layers ``[p, i)`` as a stage of ``k`` replicas.
+
+    ``inf`` where ``i <= p`` or ``k = 0`` (see the module docstring for the formula).
+    """
+    layers = profile.layers
+    n = len(layers)
+    times = np.array([0.0] + [lay.fwd_s + lay.bwd_s for lay in layers]).cumsum()
+    params = np.array([0.0] + [lay.param_bytes for lay in layers]).cumsum()
+    a_in = np.array([profile.input_bytes] + [lay.out_bytes for lay in layers[:-1]])
+    a_out = np.array([lay.out_bytes for lay in layers[:-1]] + [0.0])  # after the last: none
+    p = np.arange(n + 1)[:, None]
+    i = np.arange(n + 1)[None, :]
+    valid = i > p
+    p_idx, i_idx = np.minimum(p, n - 1), np.maximum(i - 1, 0)
+    compute = (times[i] - times[p]) + 2.0 * (a_in[p_idx] + a_out[i_idx]) / bandwidth_Bps
+    h = params[i] - params[p]
+    k = np.arange(num_gpus + 1, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cost = compute[:, :, None] / k + 2.0 * (k - 1.0) * h[:, :, None] / (k * bandwidth_Bps)
+    cost[:, :, 0] = np.inf
+    cost[~valid] = np.inf
+    return cost
+
+
+def comm_aware_plan(
+    profile: ModelProfile, *, num_stages: int, num_gpus: int, bandwidth_Bps: float
+) -> StagePlan:
+    """Cuts and replica counts minimising the comm-aware bottleneck (module docstring)."""
+    n = profile.num_layers
+    if not 1 <= num_stages <= n:
+        raise InvalidInstanceError(f"num_stages: must be in 1..{n} (layers), got {num_stages}")
+    if num_gpus < num_stages:
+        raise InvalidInstanceError(f"num_gpus: {num_gpus} GPUs cannot hold {num_stages} stages")
+    if not bandwidth_Bps > 0:
+        raise InvalidInstanceError("bandwidth_Bps: must be > 0")
+    g = num_gpus
+    require_memory(
+        f"the comm-aware planner's tables ({n} layers, {g} GPUs)",
+        8.0 * (n + 1) * (g + 1) * (3 * (n + 1) + 2 * g),
+        "use fewer GPUs or the compute-balanced planner",
+    )
+    cost = stage_costs(profile, g, bandwidth_Bps)
+    u = np.arange(g + 1)[:, None]
+    kk = np.arange(1, g + 1)[None, :]
+    before = u - kk  # GPUs used by the earlier stages
+    ok = before >= 0
+    before = np.where(ok, before, 0)
+
+    def solve(combine, allowed):
+        """DP over stages: ``value[i, u]`` for the first ``i`` layers on ``u`` GPUs."""
+        value = np.full((n + 1, g + 1), np.inf)
+        value[0, 0] = 0.0
+        choice = []
+        for _ in range(num_stages):
+            new = np.full((n + 1, g + 1), np.inf)
+            arg = np.zeros((n + 1, g + 1, 2), dtype=int)
+            for i in range(1, n + 1):
+                c = allowed[:, i, 1:]  # (p, k)
+                prev = np.where(ok[None], value[:, before], np.inf)  # (p, u, k)
+                total = combine(prev, c[:, None, :])
+                flat = total.transpose(1, 0, 2).reshape(g + 1, -1)  # (u, p*k)
+                best = flat.argmin(axis=1)
+                new[i] = flat[np.arange(g + 1), best]
+                arg[i, :, 0], arg[i, :, 1] = np.divmod(best, g)
+            value = new
+            choice.append(arg)
+        return value, choice
+
+    value, _ = solve(np.maximum, cost)
+    bottleneck = value[n, g]
+    if not np.isfinite(bottleneck):
+        raise InvalidInstanceError("comm-aware planner: no feasible plan")
+    capped = np.where(cost <= bottleneck * (1 + 1e-9), cost, np.inf)
+    _, choice = solve(np.add, capped)
+    bounds, replicas = [], []
+    i, used = n, g
+    for arg in reversed(choice):
+        p, k = (int(x) for x in arg[i, used])
+        k += 1
+        bounds.append((p, i))
+        replicas.append(k)
+        i, used = p, used - k
+    return StagePlan(profile, tuple(reversed(bounds)), tuple(reversed(replicas)))
