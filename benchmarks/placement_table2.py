@@ -104,6 +104,7 @@ class Case:
     agg_bound_s: float | None = None
     diag_alpha_s: float | None = None  # the sum-growth diagnostic variant, when run
     cut_ratio: float | None = None  # cut weight of Heavy-Edge's placement / the optimum's
+    explained: str = ""  # the bottleneck rows of ``--bottlenecks``
     params: dict = field(default_factory=dict)
 
     @property
@@ -262,6 +263,8 @@ def run(args) -> list[Case]:
                 label, model, seed, inst.available, inst.replicas, he_alpha, he_time, *agg, *gpu
             )
             case.description, case.agg_bound_s, case.params = inst.description, agg_bound, params
+            if agg_schedule is not None and seed < args.first_seed + args.bottlenecks:
+                case.explained = explain(label, model, seed, inst, he_placement, agg_schedule)
             if agg_schedule is not None:
                 he_cut, opt_cut = cut_weight(inst, he_placement), cut_weight(inst, agg_schedule)
                 if he_cut is not None and opt_cut:
@@ -324,6 +327,22 @@ def _median_max_ms(values: list[float]) -> str:
     if not values:
         return "-"
     return f"{_fmt(statistics.median(values) * 1e3, 1)} / {_fmt(max(values) * 1e3, 1)}"
+
+
+def explain(label, model, seed, instance, he_placement, opt_placement) -> str:
+    """Markdown rows: each placement's counts and its bottleneck term (Eqs. 4-7)."""
+    rows = []
+    for name, placement in (("Heavy-Edge", he_placement), ("optimum", opt_placement)):
+        ev = evaluate(instance, placement)
+        s, m = ev.bottleneck
+        comp, comm, ar = ev.stage_server_time_s[(s, m)]
+        counts = " ".join(str(list(row)) for row in placement.counts)
+        rows.append(
+            f"| {label} | {model} | {seed} | {list(instance.available)} | {name} | {counts} | "
+            f"{ev.iteration_time_s * 1e3:,.1f} | stage {s} on server {m} | "
+            f"{comp * 1e3:,.1f} / {comm * 1e3:,.1f} / {ar * 1e3:,.1f} |"
+        )
+    return "\n".join(rows)
 
 
 def _cut_cell(ratios: list[float]) -> str:
@@ -406,6 +425,19 @@ def summary_markdown(cases: list[Case], args) -> str:
             )
         cells.append(proved)
         lines.append("| " + " | ".join(cells) + " |")
+    explained = [c.explained for c in cases if c.explained]
+    if explained:
+        lines += [
+            "",
+            "Bottlenecks (``--bottlenecks``): replicas per server for each stage (one "
+            "list per stage, servers in instance order), alpha, the bottleneck "
+            "(stage, server) and its terms of Eq. (7):",
+            "",
+            "| config | model | seed | free GPUs | placement | replicas per server, by stage "
+            "| alpha (ms) | bottleneck | comp / comm / AllReduce (ms) |",
+            "|---|---|---|---|---|---|---|---|---|",
+            *explained,
+        ]
     if args.refused:
         lines += ["", "Not run (the preset refuses the combination):", ""]
         lines += [f"* {text}" for text in args.refused]
@@ -527,6 +559,13 @@ def main(argv=None) -> int:
         "--growth-diagnostic",
         action="store_true",
         help="also run the sum-growth diagnostic variant of Heavy-Edge (not a method)",
+    )
+    parser.add_argument(
+        "--bottlenecks",
+        type=int,
+        default=0,
+        metavar="N",
+        help="list both placements and their bottleneck terms for the first N seeds",
     )
     parser.add_argument("--markdown", help="write the summary table here")
     parser.add_argument("--csv", help="write one row per case here")

@@ -16,7 +16,13 @@ from ddlsched.cli import main
 from ddlsched.datadir import data_dir
 from ddlsched.errors import InvalidInstanceError
 from ddlsched.heuristics.heavy_edge import heavy_edge
-from ddlsched.problems.placement import Placement, PlacementInstance, Stage, evaluate
+from ddlsched.problems.placement import (
+    Placement,
+    PlacementInstance,
+    Stage,
+    alpha_max,
+    evaluate,
+)
 from ddlsched.workloads.placement import generate
 from ddlsched.workloads.profiles import Layer, ModelProfile, comm_aware_plan, load_profile
 from ddlsched.workloads.profiles.paper import gpt_slice_profile, vgg19_profile
@@ -135,11 +141,28 @@ def test_comm_aware_plan_is_optimal(layers, input_bytes, num_stages, extra):
 def test_stage_cost_formula_by_hand():
     prof = _profile([3.0, 6.0], [1e9, 2e9], [4e9, 0.0], 2e9)
     cost = stage_costs(prof, 4, 1e9)
-    # layers [0, 1) on 2 replicas: (3 + 2 (2e9 + 4e9) / 1e9) / 2 + 2 (1/2) 1e9 / 1e9
-    assert cost[0, 1, 2] == pytest.approx((3 + 12) / 2 + 1)
-    # the whole model on 1 replica: compute + input only, no AllReduce
-    assert cost[0, 2, 1] == pytest.approx(9 + 4)
+    # layers [0, 1) on 2 replicas: (3 + 2 * 4e9 / 1e9) / 2 + 2 (1/2) 1e9 / 1e9
+    assert cost[0, 1, 2] == pytest.approx((3 + 8) / 2 + 1)  # no term for the input
+    # layer 1 on 3 replicas: (6 + 2 * 4e9 / 1e9) / 3 + 2 (2/3) 2e9 / 1e9
+    assert cost[1, 2, 3] == pytest.approx(14 / 3 + 8 / 3)
+    assert cost[0, 2, 1] == pytest.approx(9)  # the whole model on one GPU: compute only
     assert math.isinf(cost[1, 1, 1]) and math.isinf(cost[0, 1, 0])
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(st.tuples(st.floats(0.01, 5.0), st.floats(0, 5e9), st.floats(1, 5e9)), min_size=2),
+    st.integers(0, 5),
+)
+def test_comm_aware_cost_is_alpha_max(layers, extra):
+    """With ``B = B_inter / g`` the planner's bottleneck is the instance's ``alpha_max``."""
+    prof = _profile(*(list(col) for col in zip(*layers, strict=True)), 3e9)
+    stages = min(3, len(layers))
+    plan = comm_aware_plan(prof, num_stages=stages, num_gpus=stages + extra, bandwidth_Bps=1e9 / 8)
+    cost = stage_costs(prof, stages + extra, 1e9 / 8)
+    bottleneck = max(cost[a, b, k] for (a, b), k in zip(plan.bounds, plan.replicas, strict=True))
+    inst = PlacementInstance(8, 1e9, 3e11, (8, 8), "rar", plan.stages())
+    assert bottleneck == pytest.approx(alpha_max(inst), rel=1e-9)
 
 
 def test_benchmark_diagnostics_are_valid_placements():

@@ -33,11 +33,12 @@ stages with replica counts by the stage planner. Parameters: ``model``
   extra GPU to the stage of largest compute per replica. ``cut_cost``:
   the same, with each stage's cost increased by its boundary transfer at
   ``B_inter`` (cuts only; replica counts still by compute).
-  ``comm_aware``: cuts and replica counts chosen together to minimise an
-  Eq. (7)-style estimate of the bottleneck stage, compute plus boundary
-  activations plus ring AllReduce at ``B_inter``
-  (:func:`~ddlsched.workloads.profiles.planner.comm_aware_plan`), as the
-  communication-aware planner of the paper's ref. [20] would.
+  ``comm_aware``: cuts and replica counts chosen together to minimise the
+  paper's ``alpha_max`` (Sec. III-B: Eqs. 4-7 with every replica alone on
+  a server at ``B_inter / g``; compute plus boundary activations plus ring
+  AllReduce), the placement-free per-iteration time
+  (:func:`~ddlsched.workloads.profiles.planner.comm_aware_plan`), standing
+  in for the communication-aware planner of the paper's ref. [20].
 
 ``small`` is a synthetic tiny job (2-4 stages of 1-3 replicas, servers of
 4 GPUs, exactly enough free GPUs) whose optimum a brute force can check:
@@ -280,8 +281,8 @@ PRESET_PARAMS = {
             ),
             "planner": declare(
                 "stage planner: compute (balanced compute), cut_cost (+ boundary transfer "
-                "in the cuts), comm_aware (cuts and replicas minimising compute + "
-                "activations + AllReduce at B_inter)",
+                "in the cuts), comm_aware (cuts and replicas minimising alpha_max: "
+                "compute + activations + AllReduce at B_inter/g)",
                 choices=PLANNERS,
             ),
         },

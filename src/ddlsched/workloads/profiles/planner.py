@@ -29,17 +29,18 @@ come from the planner of its ref. [20] (Luo et al., INFOCOM 2022), which
 weighs activation and AllReduce traffic; steps 1-2 above do not. This
 option chooses the cuts *and* the replica counts together (exact dynamic
 programme over ``(stages, last layer, GPUs used)``, ``sum k_s = G``
-exactly) minimising the largest per-replica stage cost, an Eq. (7)-style
-estimate with every transfer at the NIC bandwidth ``B``::
+exactly) minimising the paper's ``alpha_max`` (Sec. III-B: Eqs. (4)-(7)
+with every replica alone on its server at ``B = B_inter / g``), the one
+per-iteration time that needs no placement. Per stage of ``k`` replicas::
 
     cost_s(k) = T_s / k + 2 (A_in + A_out) / (k B) + AR_s(k),
-    AR_s(1) = 0,  AR_s(k) = 2 (k - 1) h_s / (k B)  (ring, Eq. 6 over one NIC)
+    AR_s(1) = 0,  AR_s(k) = 2 (k - 1) h_s / (k B)  (ring AllReduce, Eq. 6)
 
-(``A_in``, ``A_out``: activation bytes crossing the stage's cuts per
-mini-batch, ``h_s`` its parameter bytes). It is an estimate made before
-any placement exists: a replica is assumed to use a whole NIC (Eq. 5 gives
-it only ``x/g`` of one, and nothing when its neighbours share its server),
-so it is optimistic about bandwidth and pessimistic about locality. Among
+(``T_s`` the stage's compute per mini-batch, ``A_in``/``A_out`` the
+activation bytes crossing its cuts per mini-batch, none before the first
+stage or after the last, as in Eq. 5; ``h_s`` its parameter bytes).
+Because every term is the worst case, replication only pays where compute
+outweighs the extra AllReduce, and the cuts avoid large activations. Among
 the plans of least bottleneck it takes the one of least total cost
 ``sum_s cost_s`` (a second exact pass); remaining ties go to the earliest
 cut, then the fewest replicas of the earlier stage.
@@ -173,13 +174,14 @@ def plan_stages(
 def stage_costs(profile: ModelProfile, num_gpus: int, bandwidth_Bps: float) -> np.ndarray:
     """``C[p, i, k]``: the comm-aware cost of layers ``[p, i)`` as a stage of ``k`` replicas.
 
-    ``inf`` where ``i <= p`` or ``k = 0`` (see the module docstring for the formula).
+    ``inf`` where ``i <= p`` or ``k = 0`` (see the module docstring for the formula;
+    ``bandwidth_Bps = B_inter / g`` makes it ``alpha_max``'s term of the stage).
     """
     layers = profile.layers
     n = len(layers)
     times = np.array([0.0] + [lay.fwd_s + lay.bwd_s for lay in layers]).cumsum()
     params = np.array([0.0] + [lay.param_bytes for lay in layers]).cumsum()
-    a_in = np.array([profile.input_bytes] + [lay.out_bytes for lay in layers[:-1]])
+    a_in = np.array([0.0] + [lay.out_bytes for lay in layers[:-1]])  # no input term (Eq. 5)
     a_out = np.array([lay.out_bytes for lay in layers[:-1]] + [0.0])  # after the last: none
     p = np.arange(n + 1)[:, None]
     i = np.arange(n + 1)[None, :]
