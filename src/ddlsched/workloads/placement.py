@@ -33,10 +33,10 @@ stages with replica counts by the stage planner. Parameters: ``model``
   extra GPU to the stage of largest compute per replica. ``cut_cost``:
   the same, with each stage's cost increased by its boundary transfer at
   ``B_inter`` (cuts only; replica counts still by compute).
-  ``comm_aware``: cuts and replica counts chosen together to minimise the
-  paper's ``alpha_max`` (Sec. III-B: Eqs. 4-7 with every replica alone on
-  a server at ``B_inter / g``; compute plus boundary activations plus ring
-  AllReduce), the placement-free per-iteration time
+  ``comm_aware``: cuts and replica counts chosen together to minimise an
+  ``alpha_max``-style bottleneck (Sec. III-B: Eqs. 4-7 with every replica
+  alone on a server, here with a whole NIC ``B_inter`` each; compute plus
+  boundary activations plus ring AllReduce), a placement-free estimate
   (:func:`~ddlsched.workloads.profiles.planner.comm_aware_plan`), standing
   in for the communication-aware planner of the paper's ref. [20].
 
@@ -178,7 +178,7 @@ def table2(
             profile,
             num_stages=num_stages,
             num_gpus=num_gpus,
-            bandwidth_Bps=B_INTER_10GBPS / gpus_per_server,
+            bandwidth_Bps=B_INTER_10GBPS,
         )
     elif planner in PLANNERS:
         plan = plan_stages(
@@ -282,7 +282,7 @@ PRESET_PARAMS = {
             "planner": declare(
                 "stage planner: compute (balanced compute), cut_cost (+ boundary transfer "
                 "in the cuts), comm_aware (cuts and replicas minimising alpha_max: "
-                "compute + activations + AllReduce at B_inter/g)",
+                "compute + activations + AllReduce, each replica at B_inter)",
                 choices=PLANNERS,
             ),
         },

@@ -29,9 +29,10 @@ come from the planner of its ref. [20] (Luo et al., INFOCOM 2022), which
 weighs activation and AllReduce traffic; steps 1-2 above do not. This
 option chooses the cuts *and* the replica counts together (exact dynamic
 programme over ``(stages, last layer, GPUs used)``, ``sum k_s = G``
-exactly) minimising the paper's ``alpha_max`` (Sec. III-B: Eqs. (4)-(7)
-with every replica alone on its server at ``B = B_inter / g``), the one
-per-iteration time that needs no placement. Per stage of ``k`` replicas::
+exactly) minimising an ``alpha_max``-style bottleneck (Sec. III-B:
+Eqs. (4)-(7) with every replica alone on its server), the one
+per-iteration time that needs no placement, at a per-replica bandwidth
+``B``. Per stage of ``k`` replicas::
 
     cost_s(k) = T_s / k + 2 (A_in + A_out) / (k B) + AR_s(k),
     AR_s(1) = 0,  AR_s(k) = 2 (k - 1) h_s / (k B)  (ring AllReduce, Eq. 6)
@@ -39,8 +40,12 @@ per-iteration time that needs no placement. Per stage of ``k`` replicas::
 (``T_s`` the stage's compute per mini-batch, ``A_in``/``A_out`` the
 activation bytes crossing its cuts per mini-batch, none before the first
 stage or after the last, as in Eq. 5; ``h_s`` its parameter bytes).
-Because every term is the worst case, replication only pays where compute
-outweighs the extra AllReduce, and the cuts avoid large activations. Among
+With ``B = B_inter / g`` this is exactly the paper's ``alpha_max`` (tested);
+the ``table2`` preset passes ``B = B_inter`` (a replica with a whole NIC,
+i.e. ``alpha_max`` on one-GPU servers): at ``B_inter / g`` every
+replication of VGG19's convolutions costs more AllReduce than it saves,
+and since ``sum k_s = G`` is fixed the planner parks the surplus GPUs on
+parameter-free layers (VGG19, 16 GPUs: ``[1, 7, 7, 1]``). Among
 the plans of least bottleneck it takes the one of least total cost
 ``sum_s cost_s`` (a second exact pass); remaining ties go to the earliest
 cut, then the fewest replicas of the earlier stage.
