@@ -15,7 +15,14 @@ seeding, but each step adds the unassigned vertex of largest *total* edge
 weight to the server's ``node_set`` instead of the one with the single
 heaviest edge to it (:func:`heavy_edge_sum_growth`). Its gap (column
 ``gap % sum-growth``) measures how much of Heavy-Edge's gap the literal
-heaviest-single-edge growth rule causes.
+heaviest-single-edge growth rule causes. Column ``cut weight HE / OPT``:
+the bytes of the job graph's edges between servers (Heavy-Edge's own
+objective, Sec. IV-B; :func:`cut_weight`) in Heavy-Edge's placement over
+the optimum's, mean over the cases, and in how many Heavy-Edge cuts fewer
+bytes. ``--bottlenecks N`` lists, for the first ``N`` seeds of each row,
+both placements and the terms of their bottleneck (:func:`explain`).
+Combinations the preset refuses (``setting=paper`` for a BERT, more stages
+than layers) are listed as not run.
 
 Columns:
 
