@@ -6,8 +6,10 @@ Sec. V-B-1-a, Sec. V-B-2-e) and what this module does with it:
 * "We profiled all DNN models on a single NVIDIA V100 GPU" (Sec. V-B-1-a):
   VGG19's layer times come from PipeDream's VGG-16 profile, which was
   measured on V100s (PipeDream's clusters; the file does not name the GPU:
-  **assumed**); its 6.0 TFLOP of training work per 128-image mini-batch in
-  0.69 s is 8.7 TFLOP/s, a plausible fp32 V100 rate.
+  **assumed**). Its 0.69 s per 128-image mini-batch is about 17 TFLOP/s of
+  nominal work (2 x 15.5 GMAC x 3 per image), above a V100's 15.7 TFLOP/s
+  fp32 peak, so cuDNN's Winograd convolutions (fewer real operations) or
+  tensor cores were at work: the measured times are used as they are.
 * Table I: VGG19 144M parameters, mini-batch 32; GPT-175B mini-batch 16;
   GPT 6.7B mini-batch 32.
 * "For T5 and the three versions of GPT models that cannot be accommodated
@@ -19,8 +21,8 @@ Sec. V-B-1-a, Sec. V-B-2-e) and what this module does with it:
 * Not stated by the paper, **assumed** here: the precision (fp32, 4 bytes
   per activation, gradient and parameter: PyTorch 2.1.1's default, which
   the paper used, and no mixed precision is mentioned); the GPT blocks'
-  throughput (10 TFLOP/s fp32, 64 % of a V100's 15.7 TFLOP/s fp32 peak,
-  close to the 8.7 TFLOP/s implied by the VGG-16 measurements); that time
+  throughput (10 TFLOP/s fp32, 64 % of a V100's 15.7 TFLOP/s fp32 peak:
+  large matrix products, no Winograd shortcut); that time
   and activation bytes scale linearly with the mini-batch (PipeDream
   profiled VGG-16 at 128 images; per-layer fixed costs are ignored); the
   job's GPU count and stage count (the paper's Table II gives neither: the
