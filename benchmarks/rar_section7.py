@@ -462,7 +462,9 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=20, help="seeds 0..N-1")
     parser.add_argument("--presets", nargs="+", default=list(PRESETS))
     parser.add_argument("--jobs", type=int, default=1, choices=(1, 2))
-    parser.add_argument("--cache", default=".rar_section7_cache")
+    parser.add_argument(
+        "--cache", default="results/rar_section7_cache", help="one JSON per (preset, seed)"
+    )
     parser.add_argument("--out", default="benchmarks/figures")
     parser.add_argument("--markdown", default=None)
     args = parser.parse_args()
