@@ -393,7 +393,7 @@ def plots(data: dict[str, list[dict]], out: Path) -> None:
         )
 
     presets = list(data)
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+    fig, axes = plt.subplots(1, 3, figsize=(15, 3.6))
     for ax, key, title in ((axes[0], "makespan", "makespan"), (axes[1], "avg_jct", "average JCT")):
         for i, preset in enumerate(presets):
             pts = [t_interval([r["fig4"][m][key] for r in data[preset]]) for m in POLICIES]
@@ -409,6 +409,23 @@ def plots(data: dict[str, list[dict]], out: Path) -> None:
         ax.set_xticks([x + 0.2 for x in range(len(POLICIES))], POLICIES)
         ax.set_ylabel("slots")
         ax.set_title(f"Fig. 4: {title} (mean, 95 % CI)")
+    # paired: SJF-BCO minus FF / LS per seed, in % of the baseline (RAND is far off the scale)
+    pairs = [(b, key) for b in ("ff", "ls") for key in ("makespan", "avg_jct")]
+    for i, preset in enumerate(presets):
+        pts = [
+            t_interval(
+                [100 * (r["fig4"]["sjf_bco"][k] / r["fig4"][b][k] - 1) for r in data[preset]]
+            )
+            for b, k in pairs
+        ]
+        xs = [x + 0.4 * i for x in range(len(pairs))]
+        axes[2].bar(xs, [p[0] for p in pts], yerr=[p[1] for p in pts], width=0.4, capsize=3)
+    axes[2].axhline(0, color="k", lw=0.8)
+    axes[2].set_xticks(
+        [x + 0.2 for x in range(len(pairs))], [f"vs {b}\n{k}" for b, k in pairs], fontsize=8
+    )
+    axes[2].set_ylabel("SJF-BCO - baseline (%)")
+    axes[2].set_title("paired difference per seed (mean, 95 % CI)")
     axes[0].legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(out / "rar_fig4.png", dpi=120)
