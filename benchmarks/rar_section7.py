@@ -376,6 +376,20 @@ def report(data: dict[str, list[dict]], wall: float, jobs: int) -> tuple[str, di
                 say(f"| {m} | {cells} | {rho:.3f} | {good}/{n} | {mono}/{n} | {over} |")
                 mean_ok = non_increasing(means, MEAN_TOL * means[0])
                 verdicts[preset][key][m] = (verdict(mean_ok, good, n), rho, good, mono, mean_ok)
+            say(
+                "\nPaired SJF-BCO minus baseline per server count (mean ± CI, seeds better / worse):\n"
+            )
+            say("| baseline | " + " | ".join(map(str, SERVERS)) + " |")
+            say("|---|" + "---|" * len(SERVERS))
+            for b in ("ff", "ls"):
+                cells = []
+                for srv in SERVERS:
+                    d = [
+                        r[key][str(srv)]["sjf_bco"]["makespan"] - r[key][str(srv)][b]["makespan"]
+                        for r in rows
+                    ]
+                    cells.append(f"{fmt_ci(d)} ({sum(v < 0 for v in d)}/{sum(v > 0 for v in d)})")
+                say(f"| {b} | " + " | ".join(cells) + " |")
             say("")
         # ---- Fig 7
         say("### Fig. 7: SJF-BCO (kappa = 1) makespan vs lambda\n")
