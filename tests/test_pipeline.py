@@ -357,7 +357,8 @@ def test_models_too_large_are_refused_before_they_are_built():
         exact.status is Status.FEASIBLE and "more than the 1,000,000" in exact.info["milp_skipped"]
     )
     assert exact.bound is not None and exact.bound <= exact.objective
-    timeindexed = run_method("rar", "timeindexed", inst, RunOptions(time_limit_s=30))
+    fine = RunOptions(time_limit_s=30, params={"slot_width": 1})
+    timeindexed = run_method("rar", "timeindexed", inst, fine)
     assert timeindexed.status is Status.ERROR and "slot_width" in timeindexed.info["error"]
 
 
