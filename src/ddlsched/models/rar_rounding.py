@@ -35,7 +35,9 @@ GPUs of the fullest servers of each class, for its contention-free
 duration (pooled or unplaceable patterns take the earliest-free GPUs). The
 evaluator executes every rounded schedule (contention included); the best
 is returned, and ``info`` lists every rounded makespan and its ratio to
-the LP bound. Choices the issue leaves open: the alpha-point is taken over
+the LP bound (a rounding whose schedule overruns the horizon ``T`` is
+listed as ``-1``, its makespan without the horizon in
+``info['rounded_overruns']``). Choices the issue leaves open: the alpha-point is taken over
 the job's total mass (not conditional on the drawn pattern), and the
 alpha-point only orders the jobs (it is not a release time).
 
@@ -254,6 +256,7 @@ def lp_rounding(
     bound = ceil_bound(max(lp_bound or 0.0, *closed.values()))
     best = best_schedule = None
     makespans: list[int] = []
+    overruns: list[Any] = []
     if rounding_lp is not None:
         rng = make_rng(seed)
         for trial in range(trials):
@@ -263,15 +266,16 @@ def lp_rounding(
             schedule = round_once(instance, rounding_lp, catalogue, rng)
             try:
                 makespan = evaluate(instance, schedule).makespan
-            except InfeasibleScheduleError:
-                makespans.append(-1)  # overran the horizon (listed as -1)
+            except InfeasibleScheduleError as exc:
+                makespans.append(-1)  # overran the horizon: -1 here, its length in overruns
+                overruns.append(exc.details.get("makespan_beyond_horizon"))
                 continue
             makespans.append(makespan)
             if best is None or makespan < best:
                 best, best_schedule = makespan, schedule
     feasible = [m for m in makespans if m >= 0]
     info["rounded_makespans"] = makespans
-    info["rounded_overruns"] = len(makespans) - len(feasible)
+    info["rounded_overruns"] = overruns
     if feasible:
         info["best_rounded"] = best
         info["mean_rounded"] = statistics.fmean(feasible)
