@@ -312,9 +312,7 @@ def main():
     frame = load_results(results_dir)
     failed = frame[frame["status"] != "feasible"]
     if len(failed):
-        raise SystemExit(
-            f"{len(failed)} simulation(s) failed: {failed[['group', 'label', 'error']]}"
-        )
+        raise SystemExit(f"{len(failed)} simulation(s) failed: {failed[['group', 'label', 'error']]}")
     ours = {
         (row.group.removeprefix("trace"), row.label): json.loads(row.metrics)
         for row in frame.itertuples()

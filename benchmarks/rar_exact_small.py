@@ -26,9 +26,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=50)
     parser.add_argument("--time-limit", type=float, default=60.0)
-    parser.add_argument(
-        "--bare", type=int, default=0, help="also run the bare MILP on the first N seeds"
-    )
+    parser.add_argument("--bare", type=int, default=0, help="also run the bare MILP on the first N seeds")
     args = parser.parse_args()
 
     rows = []
@@ -44,21 +42,15 @@ def main() -> None:
                 "rar",
                 "exact",
                 inst,
-                RunOptions(
-                    time_limit_s=args.time_limit, seed=seed, params={"presolve_bounds": False}
-                ),
+                RunOptions(time_limit_s=args.time_limit, seed=seed, params={"presolve_bounds": False}),
             )
             bare = (str(b.status), b.objective, b.bound, time.perf_counter() - b0)
         rows.append((seed, inst, res, wall, bare))
 
     print(f"# rar `exact` on the `small` preset, seeds 0..{args.seeds - 1}\n")
-    print(
-        f"Machine: {platform.machine()}, {platform.processor() or 'cpu'}, Python {platform.python_version()}; "
-        f"versions {versions()}\n"
-    )
-    print(
-        "| seed | jobs | servers | T | status | makespan | bound | proof | wall s | MILP vars | bare MILP (status, obj, bound, s) |"
-    )
+    print(f"Machine: {platform.machine()}, {platform.processor() or 'cpu'}, Python {platform.python_version()}; "
+          f"versions {versions()}\n")
+    print("| seed | jobs | servers | T | status | makespan | bound | proof | wall s | MILP vars | bare MILP (status, obj, bound, s) |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for seed, inst, res, wall, bare in rows:
         bare_txt = "-" if bare is None else f"{bare[0]}, {bare[1]}, {bare[2]}, {bare[3]:.1f}"
@@ -68,9 +60,7 @@ def main() -> None:
             f"{res.num_variables or '-'} | {bare_txt} |"
         )
     walls = [w for *_, w, _ in rows]
-    optimal = sum(
-        1 for _, _, r, w, _ in rows if str(r.status) == "optimal" and w <= args.time_limit
-    )
+    optimal = sum(1 for _, _, r, w, _ in rows if str(r.status) == "optimal" and w <= args.time_limit)
     proofs = {}
     for _, _, r, _, _ in rows:
         proofs[r.info.get("proof")] = proofs.get(r.info.get("proof"), 0) + 1
@@ -81,10 +71,8 @@ def main() -> None:
     if args.bare:
         bare_rows = [b for *_, b in rows if b is not None]
         closed = sum(1 for b in bare_rows if b[0] == "optimal")
-        print(
-            f"Bare MILP (no incumbent, no bound, horizon T): {closed}/{len(bare_rows)} proven optimal "
-            f"within {args.time_limit:.0f} s; median {statistics.median(b[3] for b in bare_rows):.1f} s."
-        )
+        print(f"Bare MILP (no incumbent, no bound, horizon T): {closed}/{len(bare_rows)} proven optimal "
+              f"within {args.time_limit:.0f} s; median {statistics.median(b[3] for b in bare_rows):.1f} s.")
 
 
 if __name__ == "__main__":

@@ -51,9 +51,7 @@ def fig4(seeds, bound_limit, width, params=None, label="paper"):
         inst = generate("paper", seed, **(params or {}))
         results = {m: run_method("rar", m, inst, RunOptions(seed=seed)) for m in POLICIES}
         t0 = time.perf_counter()
-        results["load_lb"] = run_method(
-            "rar", "load_lb", inst, RunOptions(time_limit_s=bound_limit)
-        )
+        results["load_lb"] = run_method("rar", "load_lb", inst, RunOptions(time_limit_s=bound_limit))
         results["timeindexed"] = run_method(
             "rar",
             "timeindexed",
@@ -91,9 +89,7 @@ def fig5(seeds):
         inst = generate("paper", seed)
         for point in kappa_sweep(inst):
             curves.setdefault(point.kappa, []).append(point.makespan)
-    return {
-        k: statistics.fmean(v) for k, v in sorted(curves.items()) if all(x is not None for x in v)
-    }
+    return {k: statistics.fmean(v) for k, v in sorted(curves.items()) if all(x is not None for x in v)}
 
 
 def fig6(seeds, servers=range(10, 21)):
@@ -140,34 +136,26 @@ def main() -> None:
     t0 = time.perf_counter()
 
     rows = fig4(seeds, args.bound_time_limit, args.slot_width)
-    rows += fig4(
-        seeds, args.bound_time_limit, args.slot_width, {"xi1": 0.5}, "contention (xi1=0.5)"
-    )
+    rows += fig4(seeds, args.bound_time_limit, args.slot_width, {"xi1": 0.5}, "contention (xi1=0.5)")
     kappa = fig5(seeds)
     servers = fig6(seeds)
     lam = fig7(seeds)
 
     print(f"# rar Section 7 (Figs. 4-7), `paper` preset, seeds 0..{seeds[-1]}\n")
     print("## Fig. 4: policies (per seed)\n")
-    print(
-        "| variant | seed | GPUs | method | makespan | avg JCT | LB | best UB | ratio [h/UB, h/LB] | Thm 5 bound |"
-    )
+    print("| variant | seed | GPUs | method | makespan | avg JCT | LB | best UB | ratio [h/UB, h/LB] | Thm 5 bound |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         print(
             f"| {r['variant']} | {r['seed']} | {r['gpus']} | {r['method']} | {r['makespan']} | "
             f"{r['avg_jct']:.1f} | {r['lb']} | {r['ub']} | {_ratio_txt(r['ratio'])} | {r['theorem5']:.0f} |"
         )
-    print(
-        "\nBounds per seed: LB = max(load_lb, timeindexed bound); UB includes the timeindexed schedule.\n"
-    )
+    print("\nBounds per seed: LB = max(load_lb, timeindexed bound); UB includes the timeindexed schedule.\n")
     print("| variant | seed | load_lb | timeindexed LB | timeindexed schedule | bound time s |")
     print("|---|---|---|---|---|---|")
     for r in rows:
         if r["method"] == "sjf_bco":
-            print(
-                f"| {r['variant']} | {r['seed']} | {r['load_lb']} | {r['ti_lb']} | {r['ti_ub']} | {r['bound_s']:.1f} |"
-            )
+            print(f"| {r['variant']} | {r['seed']} | {r['load_lb']} | {r['ti_lb']} | {r['ti_ub']} | {r['bound_s']:.1f} |")
     print("\n### Fig. 4 means\n")
     print("| variant | method | mean makespan | mean avg JCT | mean ratio interval |")
     print("|---|---|---|---|---|")
@@ -176,10 +164,8 @@ def main() -> None:
             sel = [r for r in rows if r["variant"] == variant and r["method"] == m]
             lo = _mean(r["ratio"][0] for r in sel if r["ratio"])
             hi = _mean(r["ratio"][1] for r in sel if r["ratio"])
-            print(
-                f"| {variant} | {m} | {_mean(r['makespan'] for r in sel):.1f} | "
-                f"{_mean(r['avg_jct'] for r in sel):.1f} | [{lo:.3f}, {hi:.3f}] |"
-            )
+            print(f"| {variant} | {m} | {_mean(r['makespan'] for r in sel):.1f} | "
+                  f"{_mean(r['avg_jct'] for r in sel):.1f} | [{lo:.3f}, {hi:.3f}] |")
     print("\n## Fig. 5: SJF-BCO makespan vs kappa (mean over seeds)\n")
     print("| kappa | " + " | ".join(map(str, kappa)) + " |")
     print("|---|" + "---|" * len(kappa))
@@ -189,11 +175,7 @@ def main() -> None:
     print("| method | " + " | ".join(map(str, ns)) + " |")
     print("|---|" + "---|" * len(ns))
     for m, curve in servers.items():
-        print(
-            f"| {m} | "
-            + " | ".join("-" if curve[n] is None else f"{curve[n]:.0f}" for n in ns)
-            + " |"
-        )
+        print(f"| {m} | " + " | ".join("-" if curve[n] is None else f"{curve[n]:.0f}" for n in ns) + " |")
     print("\n## Fig. 7: SJF-BCO (kappa = 1) makespan vs lambda (mean over seeds)\n")
     print("| lambda | " + " | ".join(map(str, lam)) + " |")
     print("|---|" + "---|" * len(lam))
@@ -202,15 +184,9 @@ def main() -> None:
 
     # plots
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.5))
-    for ax, key, title in (
-        (axes[0], "makespan", "makespan (slots)"),
-        (axes[1], "avg_jct", "average JCT (slots)"),
-    ):
+    for ax, key, title in ((axes[0], "makespan", "makespan (slots)"), (axes[1], "avg_jct", "average JCT (slots)")):
         for i, variant in enumerate(dict.fromkeys(r["variant"] for r in rows)):
-            vals = [
-                _mean(r[key] for r in rows if r["variant"] == variant and r["method"] == m)
-                for m in POLICIES
-            ]
+            vals = [_mean(r[key] for r in rows if r["variant"] == variant and r["method"] == m) for m in POLICIES]
             ax.bar([x + 0.4 * i for x in range(len(POLICIES))], vals, width=0.4, label=variant)
         ax.set_xticks([x + 0.2 for x in range(len(POLICIES))], POLICIES)
         ax.set_title(f"Fig. 4: {title}")
@@ -219,10 +195,7 @@ def main() -> None:
     axes[0].legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(out / "rar_fig4.png", dpi=120)
-    for name, data, xlabel in (
-        ("rar_fig5.png", kappa, "kappa"),
-        ("rar_fig7.png", lam, "lambda (kappa = 1)"),
-    ):
+    for name, data, xlabel in (("rar_fig5.png", kappa, "kappa"), ("rar_fig7.png", lam, "lambda (kappa = 1)")):
         fig, ax = plt.subplots(figsize=(5, 3.2))
         ax.plot(list(data), list(data.values()), marker="o")
         ax.set_xlabel(xlabel)
