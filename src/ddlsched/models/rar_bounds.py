@@ -657,7 +657,11 @@ def timeindexed(
 
     ``slot_width`` and ``max_patterns`` ``'auto'`` (default) are chosen by
     :func:`choose_grid` from the instance, the memory budget and
-    ``deadline``; integers are kept. ``horizon`` (default: the makespan of
+    ``deadline``; integers are kept. With ``'auto'`` and at least
+    :data:`TWO_PASS_MIN_S` seconds, a first pass gets :data:`FIRST_PASS_SHARE`
+    of the time and a second one, on a finer grid and the horizon of the
+    best schedule found, the rest; the best schedule and the largest bound
+    are kept (``info['passes']``). ``horizon`` (default: the makespan of
     the better LS/FF schedule, :func:`incumbent_makespan`, when below ``T``
     and contention-free; else ``T``) limits the model's time axis: an
     optimal schedule finishes by any incumbent's makespan, so the bound
@@ -673,7 +677,99 @@ def timeindexed(
     limits = integral_limits(limits)
     deadline = deadline or limits.deadline()
     H, horizon_from = _model_horizon(instance, horizon, contention)
-    catalogue, grid = choose_grid(instance, H, slot_width, max_patterns, contention, deadline)
+    if slot_width != AUTO:
+        catalogue, grid = choose_grid(instance, H, slot_width, max_patterns, contention, deadline)
+        return _timeindexed_pass(
+            instance, catalogue, grid, horizon_from, contention, backend, limits, deadline
+        )
+    # 'auto': a first pass on a quarter of the time, then a finer grid on the rest, on the
+    # horizon of the best schedule so far (T* <= its makespan); the best of both is kept.
+    passes: list[Outcome] = []
+    shares = (FIRST_PASS_SHARE, 1.0) if deadline.remaining_s() >= TWO_PASS_MIN_S else (1.0,)
+    for share in shares:
+        phase = deadline.sub(share)
+        catalogue, grid = choose_grid(instance, H, slot_width, max_patterns, contention, phase)
+        if passes and passes[-1].schedule is not None:
+            if grid.slot_width >= passes[-1].info["slot_width"]:
+                break  # no finer grid fits the time left
+        outcome = _timeindexed_pass(
+            instance, catalogue, grid, horizon_from, contention, backend, limits, phase
+        )
+        passes.append(outcome)
+        if (
+            outcome.status in (Status.OPTIMAL, Status.INFEASIBLE, Status.ERROR)
+            or grid.slot_width == 1
+            or deadline.remaining_s() < 1.0
+        ):
+            break
+        objective = outcome.info.get("evaluated_makespan")
+        if contention == "free" and objective is not None and objective < H:
+            H, horizon_from = int(objective), "first pass"
+    return _merge_passes(passes)
+
+
+#: Share of the time limit the first automatic pass of ``timeindexed`` gets.
+FIRST_PASS_SHARE = 0.25
+#: Below this many seconds, ``timeindexed`` makes a single automatic pass.
+TWO_PASS_MIN_S = 20.0
+
+
+def _merge_passes(passes: list[Outcome]) -> Outcome:
+    """The best schedule and the largest bound of several passes (info of the best schedule)."""
+    if len(passes) == 1:
+        return passes[0]
+    with_schedule = [o for o in passes if o.schedule is not None]
+    best = (
+        min(with_schedule, key=lambda o: o.info["evaluated_makespan"])
+        if with_schedule
+        else passes[-1]
+    )
+    bounds = [o.bound for o in passes if o.bound is not None]
+    bound = max(bounds) if bounds else None
+    info = dict(best.info)
+    info["passes"] = [
+        {
+            "slot_width": o.info["slot_width"],
+            "model_horizon": o.info["model_horizon"],
+            "status": str(o.status),
+            "makespan": o.info.get("evaluated_makespan"),
+            "bound": o.bound,
+        }
+        for o in passes
+    ]
+    status = best.status
+    if best.schedule is not None:
+        objective = best.info["evaluated_makespan"]
+        proven = bound is not None and objective <= bound + 1e-6
+        status = Status.OPTIMAL if proven else Status.FEASIBLE
+    elif bound is not None:
+        status = Status.BOUND_ONLY
+    sizes = [o.model_size for o in passes if o.model_size is not None]
+    return Outcome(
+        best.schedule,
+        status,
+        bound=bound,
+        info=info,
+        backend=best.backend,
+        backend_version=best.backend_version,
+        model_size=sizes[-1] if sizes else None,
+        solver_time_s=sum(o.solver_time_s or 0.0 for o in passes),
+        time_limit_hit=any(o.time_limit_hit for o in passes),
+    )
+
+
+def _timeindexed_pass(
+    instance: RarInstance,
+    catalogue: PatternCatalogue,
+    grid: TimeGrid,
+    horizon_from: str,
+    contention: str,
+    backend: str,
+    limits: SolveLimits,
+    deadline: Deadline,
+) -> Outcome:
+    """One build-and-solve of the bound and schedule models on ``grid`` (``timeindexed``)."""
+    H = grid.horizon
     patterns, fine = catalogue.patterns, catalogue.durations
     classes = catalogue.classes
     pooled = list(catalogue.pooled)
@@ -740,6 +836,7 @@ def timeindexed(
         info["planned_makespan"] = float(pyo.value(schedule_model.C)) * w
         try:
             objective = float(evaluate(instance, schedule).makespan)
+            info["evaluated_makespan"] = objective
         except InfeasibleScheduleError as exc:
             # Executed with contention the plan may overrun T: keep the bound, drop the schedule.
             info["schedule_rejected"] = str(exc)
