@@ -35,7 +35,13 @@ Methods (all minimise the makespan in slots, as executed by the evaluator):
   (``info['proof']``: ``milp``, ``no_shorter_schedule`` or ``bounds``).
 * ``timeindexed`` (bound): the contention-free pattern ILP, a valid lower
   bound and an evaluated schedule; ``load_lb`` (bound): Problem (14) and the
-  closed forms.
+  closed forms. ``slot_width`` and ``max_patterns`` default to ``auto``: chosen
+  from the instance, the memory budget and the time limit
+  (:func:`ddlsched.models.rar_bounds.choose_grid`), recorded in ``info``.
+* ``lp_rounding`` (bound + schedule): the LP relaxation of the same model (its
+  ceiling, times the slot width, is a certified bound) and the best of
+  ``trials`` seeded alpha-point roundings, executed by the evaluator
+  (:mod:`ddlsched.models.rar_rounding`).
 """
 
 from __future__ import annotations
