@@ -689,9 +689,10 @@ def timeindexed(
     for share in shares:
         phase = deadline.sub(share)
         catalogue, grid = choose_grid(instance, H, slot_width, max_patterns, contention, phase)
-        if passes and passes[-1].schedule is not None:
-            if grid.slot_width >= passes[-1].info["slot_width"]:
-                break  # no finer grid fits the time left
+        last = passes[-1] if passes else None
+        finer = last is None or grid.slot_width < last.info["slot_width"]
+        if last is not None and last.schedule is not None and not finer:
+            break  # no finer grid fits the time left
         outcome = _timeindexed_pass(
             instance, catalogue, grid, horizon_from, contention, backend, limits, phase
         )
