@@ -22,7 +22,10 @@ spread a job over more servers than its pattern), so it is only reported in
 Time aggregation ``slot_width = w > 1``: the bound model counts a job only
 in the coarse slots it covers entirely, ``D = floor((d + 1) / w) - 1`` of
 them whatever its fine start (shown in the docstring of
-:func:`_coarse_duration_lb`), and ``T* >= w C_coarse``; the schedule model
+:func:`_coarse_duration_lb`); its makespan ``C`` is in fine slots, each
+column ending at the earliest fine end a job placed there can have
+(:func:`_fine_end_lb`), so ``T* >= C`` (the plain ``T* >= w C_coarse``
+loses up to ``2w`` a job). The schedule model
 rounds durations up (``ceil(d / w)``) and is solved separately. When a job
 has more patterns than ``max_patterns``, it keeps a single pooled column
 (``G_j`` GPUs of the whole cluster, shortest duration): still a relaxation,
@@ -214,6 +217,28 @@ _SIZE_HINT = (
 )
 
 
+class FineDurations(dict):
+    """Fine durations ``(j, k) -> d`` of a model aggregated at ``slot_width``."""
+
+    def __init__(self, durations: dict[tuple[int, int], int], slot_width: int) -> None:
+        super().__init__(durations)
+        self.slot_width = slot_width
+
+
+def _fine_end_lb(t: int, d: int, w: int) -> int:
+    """Earliest fine end of a job of fine duration ``d`` whose bound-model column starts at ``t``.
+
+    The bound model places a job of fine start ``a`` at coarse start
+    ``t = ceil(a / w)`` (:func:`_coarse_duration_lb`): ``t = 0`` means
+    ``a = 0``, and ``t >= 1`` means ``a >= (t - 1) w + 1``. Its end is at least
+    ``a + d`` (contention only lengthens it), so the fine makespan is at least
+    ``d`` or ``(t - 1) w + 1 + d``: with these coefficients the model's ``C``
+    bounds ``T*`` in fine slots, losing less than ``w`` where ``w C_coarse``
+    loses up to ``2w`` per job (and equal to ``t + d`` when ``w = 1``).
+    """
+    return d if t == 0 else (t - 1) * w + 1 + d
+
+
 def _build_timeindexed(
     instance: RarInstance,
     durations: dict[tuple[int, int], int],
@@ -222,6 +247,7 @@ def _build_timeindexed(
     horizon: int,
     deadline: Deadline,
     relax: bool = False,
+    fine_ends: FineDurations | None = None,
 ) -> pyo.ConcreteModel | None:
     """Columns (job, pattern index, start); ``None`` pattern = pooled column.
 
@@ -234,7 +260,9 @@ def _build_timeindexed(
     variables, nonzeros = model_counts(durations, patterns, horizon)
     check_model_size("rar timeindexed ILP", variables, _SIZE_HINT, nonzeros=nonzeros)
     with deadline.interrupting("building the timeindexed ILP"):
-        return _build_columns(instance, durations, patterns, classes, horizon, deadline, relax)
+        return _build_columns(
+            instance, durations, patterns, classes, horizon, deadline, relax, fine_ends
+        )
 
 
 def _build_columns(
@@ -245,6 +273,7 @@ def _build_columns(
     horizon: int,
     deadline: Deadline,
     relax: bool,
+    fine_ends: FineDurations | None = None,
 ) -> pyo.ConcreteModel | None:
     jobs = instance.jobs
     cols = [
@@ -287,11 +316,21 @@ def _build_columns(
         m.cluster_capacity.add(
             sum(jobs[j].gpus * m.x[j, k, t] for j, k, t in active_in[u]) <= instance.num_gpus
         )
-    m.C = pyo.Var(domain=pyo.Reals if relax else pyo.Integers, bounds=(0, horizon))
+    if fine_ends is None:  # the makespan in model slots: C >= t + d
+        m.C = pyo.Var(domain=pyo.Reals if relax else pyo.Integers, bounds=(0, horizon))
+
+        def end(j: int, k: int, t: int) -> float:
+            return t + durations[j, k]
+    else:  # in fine slots, from the column's earliest fine end (see _fine_end_lb)
+        m.C = pyo.Var(domain=pyo.Reals if relax else pyo.Integers, bounds=(0, None))
+
+        def end(j: int, k: int, t: int) -> float:
+            return _fine_end_lb(t, fine_ends[j, k], fine_ends.slot_width)
+
     m.makespan = pyo.Constraint(
         range(len(jobs)),
         rule=lambda m, j: (
-            sum((t + durations[j, k]) * m.x[j, k, t] for (_, k, t) in by_job.get(j, [])) <= m.C
+            sum(end(j, k, t) * m.x[j, k, t] for (_, k, t) in by_job.get(j, [])) <= m.C
         ),
     )
     m.obj = pyo.Objective(expr=m.C, sense=pyo.minimize)
@@ -787,9 +826,10 @@ def _timeindexed_pass(
     # Bound model: durations rounded down to fully covered coarse slots.
     coarse_h = H // w
     lb_durations = _grid_durations(fine, w, schedule=False)
+    fine_ends = FineDurations(fine, w) if w > 1 else None
     try:
         bound_model = _build_timeindexed(
-            instance, lb_durations, patterns, classes, coarse_h, deadline
+            instance, lb_durations, patterns, classes, coarse_h, deadline, fine_ends=fine_ends
         )
     except TimeLimitReached as exc:
         bound_model, info["stopped"] = None, str(exc)
@@ -803,16 +843,14 @@ def _timeindexed_pass(
     closed = closed_form_bounds(instance)
     bound = None
     if contention == "free":
-        model_bound = None
+        model_bound = None  # in fine slots
         if relaxation_infeasible:
-            # Not even the relaxation fits the model horizon: T* > H.
-            model_bound = coarse_h + 1
+            # Not even the relaxation fits the model horizon: T* >= w (coarse_h + 1) > H.
+            model_bound = w * (coarse_h + 1)
         elif bound_solve is not None and bound_solve.status is not Status.ERROR:
             model_bound = bound_solve.bound
-        bound = ceil_bound(
-            max(w * (model_bound if model_bound is not None else 0), *closed.values())
-        )
-        info["bound_from_model"] = None if model_bound is None else w * model_bound
+        bound = ceil_bound(max(model_bound or 0.0, *closed.values()))
+        info["bound_from_model"] = model_bound
         info["closed_form_bounds"] = closed
     info["bound_valid"] = contention == "free"
     # Schedule model: the bound model itself when w = 1, else durations rounded up.

@@ -12,13 +12,14 @@ durations; with slot width ``w > 1`` each column counts only the coarse
 slots it covers entirely, ``floor((d + 1) / w) - 1`` of them; model horizon
 ``H``: ``T``, or the makespan ``U`` of an LS/FF schedule, ``T* <= U``).
 Every schedule of makespan ``e <= H`` maps to an integer solution of that
-model of value ``C <= floor(e / w)`` (proof in
-:func:`ddlsched.models.rar_bounds._coarse_duration_lb`: contention only
-lengthens jobs, the aggregated capacity rows are implied by the fine ones,
-and a job counted in fewer slots than it covers only loosens them), an
-optimal schedule has ``e = T* <= H``, and the LP relaxes the ILP, so
-``v <= C <= T* / w``. The coarse makespan ``C`` is an integer, hence
-``ceil(v) <= C`` and ``T* >= w ceil(v - 1e-6)``: the LP bound
+model (each job at coarse start ``ceil(a / w)`` of its fine start ``a``) of
+value ``C <= e``: contention only lengthens jobs, the aggregated capacity
+rows are implied by the fine ones, a job counted in fewer slots than it
+covers only loosens them (:func:`ddlsched.models.rar_bounds._coarse_duration_lb`),
+and each column's makespan coefficient is the earliest fine end of a job
+placed there (:func:`ddlsched.models.rar_bounds._fine_end_lb`). An optimal
+schedule has ``e = T* <= H`` and the LP relaxes the ILP, so ``v <= T*``;
+``T*`` is an integer, hence ``T* >= ceil(v - 1e-6)``: the LP bound
 (``info['lp_bound']``). The method's ``bound`` is its maximum with the
 closed forms of :func:`~ddlsched.models.rar_bounds.closed_form_bounds`.
 
@@ -62,6 +63,7 @@ from ddlsched.errors import InfeasibleScheduleError, TimeLimitReached
 from ddlsched.models.rar_bounds import (
     AUTO,
     LP_COLUMNS_PER_S,
+    FineDurations,
     PatternCatalogue,
     _build_timeindexed,
     _grid_durations,
@@ -86,7 +88,7 @@ log = logging.getLogger(__name__)
 class LpSolution:
     """The LP's columns with positive value, per job: ``(pattern, coarse start, value)``.
 
-    ``value``: the LP optimum (coarse slots); ``slot_width``: ``w``.
+    ``value``: the LP optimum (fine slots); ``slot_width``: ``w``.
     """
 
     value: float
@@ -119,6 +121,7 @@ def solve_lp(
         horizon // slot_width,
         deadline,
         relax=True,
+        fine_ends=FineDurations(catalogue.durations, slot_width) if slot_width > 1 else None,
     )
     if model is None:
         return None, None
@@ -234,7 +237,7 @@ def lp_rounding(
             )
             if solve is not None:
                 solves.append(solve)
-            info["scaled_lp_value"] = None if scaled is None else scaled.value * w
+            info["scaled_lp_value"] = None if scaled is None else scaled.value
             rounding_lp = scaled or lp  # a scaled LP that is infeasible: round the unscaled one
         else:
             rounding_lp = lp
@@ -243,8 +246,8 @@ def lp_rounding(
         rounding_lp = None
     lp_bound = None
     if lp is not None:
-        lp_bound = w * ceil_bound(lp.value)
-        info["lp_value"] = lp.value * w
+        lp_bound = ceil_bound(lp.value)
+        info["lp_value"] = lp.value
     elif (
         "stopped" not in info
         and (not solves or solves[0].status is Status.INFEASIBLE)
