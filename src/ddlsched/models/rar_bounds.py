@@ -514,10 +514,11 @@ AUTO = "auto"
 BUILD_S_PER_NONZERO = 15e-6
 #: Share of the time left that building the models may take when the size is chosen.
 BUILD_SHARE = 0.3
-#: Binary columns HiGHS settles per second of solve time on the paper preset (a time-indexed
-#: ILP of ~22,000 columns solved to optimality in ~3 s, one of ~50,000 did not in 25 s); the
-#: automatic grid keeps the ILP columns below this rate times the solve time left.
-ILP_COLUMNS_PER_S = 1_000
+#: Binary columns HiGHS settles per second of solve time on the paper preset (time-indexed
+#: ILPs of ~22,000 columns in all solved to optimality in ~3 s, ~50,000 did not in 25 s, on a
+#: loaded machine); the automatic grid keeps the ILP columns below this rate times the solve
+#: time left.
+ILP_COLUMNS_PER_S = 2_000
 #: The same for the LP relaxation (:mod:`ddlsched.models.rar_rounding`).
 LP_COLUMNS_PER_S = 20_000
 #: Pattern caps tried, in order, when ``max_patterns`` is ``'auto'`` and no width fits with
@@ -616,14 +617,14 @@ def choose_grid(
     """The pattern catalogue and the grid of the time-indexed model(s), refusing what cannot fit.
 
     ``slot_width`` and ``max_patterns`` given as integers are kept; ``'auto'``
-    takes the finest width (and, then, the largest cap of
-    :data:`AUTO_PATTERN_CAPS`) whose models pass :func:`check_model_size`
+    takes the largest cap of :data:`AUTO_PATTERN_CAPS` for which some width
+    fits memory, and with it the finest width whose models pass :func:`check_model_size`
     (variable cap and memory budget), whose estimated build time
     (:data:`BUILD_S_PER_NONZERO` per nonzero) fits :data:`BUILD_SHARE` of
     what remains of ``deadline`` and whose columns the solver can settle in
     the rest (``columns_per_s``: :data:`ILP_COLUMNS_PER_S`, or
     :data:`LP_COLUMNS_PER_S` for an LP); if none fits the time, the coarsest
-    that fits memory. ``schedule_model``: a width ``w > 1`` also builds the
+    width that fits memory. ``schedule_model``: a width ``w > 1`` also builds the
     rounded-up schedule model (counted). Raises
     :class:`~ddlsched.errors.ModelTooLargeError` (one line) when nothing
     fits, before anything is built.
@@ -662,10 +663,9 @@ def choose_grid(
             )
             if in_time or slot_width != AUTO:
                 return catalogue, grid
-            if fallback is None or fallback[1].max_patterns == cap:
-                fallback = (catalogue, grid)  # the coarsest width of the largest cap
-    if fallback is not None:
-        return fallback
+            fallback = (catalogue, grid)  # the coarsest width that fits memory so far
+        if fallback is not None:
+            return fallback  # pool no more jobs for time alone: pooling costs schedule quality
     assert error is not None
     raise error
 
