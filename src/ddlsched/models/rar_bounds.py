@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -84,6 +84,7 @@ __all__ = [
     "ceil_bound",
     "choose_grid",
     "closed_form_bounds",
+    "fine_ends",
     "incumbent_makespan",
     "integral_limits",
     "load_lb",
@@ -217,14 +218,6 @@ _SIZE_HINT = (
 )
 
 
-class FineDurations(dict):
-    """Fine durations ``(j, k) -> d`` of a model aggregated at ``slot_width``."""
-
-    def __init__(self, durations: dict[tuple[int, int], int], slot_width: int) -> None:
-        super().__init__(durations)
-        self.slot_width = slot_width
-
-
 def _fine_end_lb(t: int, d: int, w: int) -> int:
     """Earliest fine end of a job of fine duration ``d`` whose bound-model column starts at ``t``.
 
@@ -239,6 +232,14 @@ def _fine_end_lb(t: int, d: int, w: int) -> int:
     return d if t == 0 else (t - 1) * w + 1 + d
 
 
+FineEnd = Callable[[int, int, int], int]
+
+
+def fine_ends(fine: dict[tuple[int, int], int], w: int) -> FineEnd:
+    """``(j, k, t) -> `` :func:`_fine_end_lb` of column ``(j, k, t)`` of a bound model at width ``w``."""
+    return lambda j, k, t: _fine_end_lb(t, fine[j, k], w)
+
+
 def _build_timeindexed(
     instance: RarInstance,
     durations: dict[tuple[int, int], int],
@@ -247,7 +248,7 @@ def _build_timeindexed(
     horizon: int,
     deadline: Deadline,
     relax: bool = False,
-    fine_ends: FineDurations | None = None,
+    fine_ends: FineEnd | None = None,
 ) -> pyo.ConcreteModel | None:
     """Columns (job, pattern index, start); ``None`` pattern = pooled column.
 
@@ -273,7 +274,7 @@ def _build_columns(
     horizon: int,
     deadline: Deadline,
     relax: bool,
-    fine_ends: FineDurations | None = None,
+    fine_ends: FineEnd | None = None,
 ) -> pyo.ConcreteModel | None:
     jobs = instance.jobs
     cols = [
@@ -324,8 +325,7 @@ def _build_columns(
     else:  # in fine slots, from the column's earliest fine end (see _fine_end_lb)
         m.C = pyo.Var(domain=pyo.Reals if relax else pyo.Integers, bounds=(0, None))
 
-        def end(j: int, k: int, t: int) -> float:
-            return _fine_end_lb(t, fine_ends[j, k], fine_ends.slot_width)
+        end = fine_ends
 
     m.makespan = pyo.Constraint(
         range(len(jobs)),
@@ -826,10 +826,15 @@ def _timeindexed_pass(
     # Bound model: durations rounded down to fully covered coarse slots.
     coarse_h = H // w
     lb_durations = _grid_durations(fine, w, schedule=False)
-    fine_ends = FineDurations(fine, w) if w > 1 else None
     try:
         bound_model = _build_timeindexed(
-            instance, lb_durations, patterns, classes, coarse_h, deadline, fine_ends=fine_ends
+            instance,
+            lb_durations,
+            patterns,
+            classes,
+            coarse_h,
+            deadline,
+            fine_ends=fine_ends(fine, w) if w > 1 else None,
         )
     except TimeLimitReached as exc:
         bound_model, info["stopped"] = None, str(exc)

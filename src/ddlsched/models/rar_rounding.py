@@ -63,7 +63,6 @@ from ddlsched.errors import InfeasibleScheduleError, TimeLimitReached
 from ddlsched.models.rar_bounds import (
     AUTO,
     LP_COLUMNS_PER_S,
-    FineDurations,
     PatternCatalogue,
     _build_timeindexed,
     _grid_durations,
@@ -73,6 +72,7 @@ from ddlsched.models.rar_bounds import (
     ceil_bound,
     choose_grid,
     closed_form_bounds,
+    fine_ends,
 )
 from ddlsched.problems.rar import RarInstance, RarSchedule, evaluate
 from ddlsched.rng import make_rng
@@ -121,7 +121,7 @@ def solve_lp(
         horizon // slot_width,
         deadline,
         relax=True,
-        fine_ends=FineDurations(catalogue.durations, slot_width) if slot_width > 1 else None,
+        fine_ends=fine_ends(catalogue.durations, slot_width) if slot_width > 1 else None,
     )
     if model is None:
         return None, None
