@@ -357,7 +357,13 @@ def test_models_too_large_are_refused_before_they_are_built():
         exact.status is Status.FEASIBLE and "more than the 1,000,000" in exact.info["milp_skipped"]
     )
     assert exact.bound is not None and exact.bound <= exact.objective
-    timeindexed = run_method("rar", "timeindexed", inst, RunOptions(time_limit_s=30))
+    # timeindexed chooses its grid ('auto'); a width of 1 (~400,000 columns, ~10^8 nonzeros on
+    # the incumbent's horizon) is refused by the memory budget before it is built
+    from ddlsched import memory
+
+    fine = RunOptions(time_limit_s=30, params={"slot_width": 1})
+    with memory.budget_for(256):
+        timeindexed = run_method("rar", "timeindexed", inst, fine)
     assert timeindexed.status is Status.ERROR and "slot_width" in timeindexed.info["error"]
 
 

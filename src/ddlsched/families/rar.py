@@ -35,7 +35,13 @@ Methods (all minimise the makespan in slots, as executed by the evaluator):
   (``info['proof']``: ``milp``, ``no_shorter_schedule`` or ``bounds``).
 * ``timeindexed`` (bound): the contention-free pattern ILP, a valid lower
   bound and an evaluated schedule; ``load_lb`` (bound): Problem (14) and the
-  closed forms.
+  closed forms. ``slot_width`` and ``max_patterns`` default to ``auto``: chosen
+  from the instance, the memory budget and the time limit
+  (:func:`ddlsched.models.rar_bounds.choose_grid`), recorded in ``info``.
+* ``lp_rounding`` (bound + schedule): the LP relaxation of the same model (its
+  ceiling, times the slot width, is a certified bound) and the best of
+  ``trials`` seeded alpha-point roundings, executed by the evaluator
+  (:mod:`ddlsched.models.rar_rounding`).
 """
 
 from __future__ import annotations
@@ -214,11 +220,21 @@ class ExactParams:
 
 @dataclass(frozen=True)
 class TimeIndexedParams:
-    slot_width: int = param(1, "slots aggregated into one model slot", minimum=1)
+    slot_width: int | str = param(
+        "auto",
+        "slots aggregated into one model slot ('auto': the finest that fits memory and time)",
+        minimum=1,
+        choices=("auto",),
+    )
     contention: str = param(
         "free", "durations: contention-free (a valid bound) or worst", choices=("free", "worst")
     )
-    max_patterns: int = param(64, "patterns per job before it gets one pooled column", minimum=1)
+    max_patterns: int | str = param(
+        "auto",
+        "patterns per job before it gets one pooled column ('auto': 64, fewer if nothing fits)",
+        minimum=1,
+        choices=("auto",),
+    )
 
 
 @dataclass(frozen=True)
@@ -330,5 +346,48 @@ def _load_lb(instance: RarInstance, params: LoadLbParams, ctx: RunContext) -> Ou
         backend=ctx.backend,
         limits=SolveLimits(seed=ctx.seed),
         max_patterns=params.max_patterns,
+        deadline=ctx.deadline,
+    )
+
+
+@dataclass(frozen=True)
+class LpRoundingParams:
+    trials: int = param(32, "randomized roundings of the LP solution (seeded by --seed)", minimum=1)
+    slot_width: int | str = param(
+        "auto",
+        "slots aggregated into one LP slot ('auto': the finest that fits memory and time)",
+        minimum=1,
+        choices=("auto",),
+    )
+    max_patterns: int | str = param(
+        "auto",
+        "patterns per job before it gets one pooled column ('auto': 64, fewer if nothing fits)",
+        minimum=1,
+        choices=("auto",),
+    )
+    delta: float = param(
+        0.0, "round an LP with capacities scaled by 1/(1+delta) (0: the bound LP)", minimum=0.0
+    )
+
+
+@register_method(
+    "rar",
+    "lp_rounding",
+    "bound",
+    "LP relaxation of the pattern x start ILP (certified bound) + best of seeded roundings",
+    params=LpRoundingParams,
+)
+def _lp_rounding(instance: RarInstance, params: LpRoundingParams, ctx: RunContext) -> Outcome:
+    from ddlsched.models.rar_rounding import lp_rounding
+
+    return lp_rounding(
+        instance,
+        backend=ctx.backend,
+        limits=SolveLimits(seed=ctx.seed),
+        trials=params.trials,
+        seed=ctx.seed,
+        slot_width=params.slot_width,
+        max_patterns=params.max_patterns,
+        delta=params.delta,
         deadline=ctx.deadline,
     )

@@ -1,0 +1,86 @@
+"""The certified bracket of the rar ``paper`` preset from the CLI, with each method's cost.
+
+For each seed, generates ``paper.json`` and runs ``ddlsched solve rar paper.json --method M
+--time-limit L --json`` under ``/usr/bin/time -f "%e s %M KB"`` for ``timeindexed``,
+``exact``, ``lp_rounding`` (limit ``L``, default 60 s), ``load_lb`` and ``sjf_bco``.
+Prints a markdown table (objective, bound, status, the chosen grid, wall time and peak RSS)
+and the bracket ``[best bound, best schedule]`` per seed.
+
+    PYTHONPATH=src python benchmarks/rar_paper_bracket.py --seeds 0 3 > out.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+METHODS = ("timeindexed", "exact", "lp_rounding", "load_lb", "sjf_bco")
+CLI = [sys.executable, "-c", "import sys; from ddlsched.cli import main; sys.exit(main())"]
+
+
+def _run(args: list[str]) -> tuple[dict, str]:
+    proc = subprocess.run(
+        ["/usr/bin/time", "-f", "%e s %M KB", *CLI, *args], capture_output=True, text=True
+    )
+    timing = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "?"
+    try:
+        return json.loads(proc.stdout), timing
+    except json.JSONDecodeError:
+        return {"status": f"exit {proc.returncode}: {proc.stderr.strip()[:120]}"}, timing
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", nargs=2, type=int, default=(0, 3), metavar=("FIRST", "END"))
+    parser.add_argument("--time-limit", type=float, default=60.0)
+    parser.add_argument("--methods", nargs="*", default=list(METHODS))
+    args = parser.parse_args()
+    load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    print(f"time limit {args.time_limit:g} s; load at start: {load}\n")
+    print(
+        "| seed | method | status | objective | bound | grid (w, horizon, cap) | wall, peak RSS |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    brackets = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for seed in range(*args.seeds):
+            path = str(Path(tmp) / f"paper{seed}.json")
+            generate = ["instance", "generate", "rar", "--preset", "paper", "--seed", str(seed)]
+            subprocess.run([*CLI, *generate, "-o", path], check=True, capture_output=True)
+            best_ub, best_lb = None, None
+            for method in args.methods:
+                cli = ["solve", "rar", path, "--method", method, "--json"]
+                if method in ("timeindexed", "exact", "lp_rounding"):
+                    cli += ["--time-limit", f"{args.time_limit:g}"]
+                out, timing = _run(cli)
+                info = out.get("info", {})
+                grid = (
+                    f"{info['slot_width']}, {info['model_horizon']}, {info['max_patterns']}"
+                    if "slot_width" in info
+                    else ""
+                )
+                obj, bound = out.get("objective"), out.get("bound")
+                if obj is not None:
+                    best_ub = obj if best_ub is None else min(best_ub, obj)
+                if bound is not None:
+                    best_lb = bound if best_lb is None else max(best_lb, bound)
+                print(
+                    f"| {seed} | {method} | {out.get('status')} | {obj} | {bound} | {grid} "
+                    f"| {timing} |",
+                    flush=True,
+                )
+            brackets.append((seed, best_lb, best_ub))
+    print("\n| seed | certified bracket [bound, best schedule] |")
+    print("|---|---|")
+    for seed, lb, ub in brackets:
+        print(f"| {seed} | [{lb}, {ub}] |")
+    load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    print(f"\nload at end: {load}")
+
+
+if __name__ == "__main__":
+    main()

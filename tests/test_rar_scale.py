@@ -1,0 +1,51 @@
+"""rar.timeindexed at the paper's scale: the grid is chosen, recorded and honoured; the time
+limit covers model building (no timing assertions: a broken limit makes the test hang)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ddlsched.deadline import Deadline
+from ddlsched.models.rar_bounds import choose_grid, closed_form_bounds, model_counts
+from ddlsched.registry import RunOptions, run_method
+from ddlsched.solvers.limits import MAX_MODEL_VARIABLES
+from ddlsched.solvers.result import Status
+from ddlsched.workloads.rar import generate
+
+
+@pytest.fixture(scope="module")
+def paper():
+    return generate("paper", 0)
+
+
+def test_auto_grid_fits_the_limits_and_an_explicit_width_is_kept(paper):
+    catalogue, grid = choose_grid(paper, 397, deadline=Deadline(60.0))
+    assert grid.auto and grid.within_time and grid.slot_width > 1
+    assert grid.variables <= MAX_MODEL_VARIABLES
+    assert grid.to_info()["slot_width"] == grid.slot_width
+    coarse = {key: max(0, (d + 1) // grid.slot_width - 1) for key, d in catalogue.durations.items()}
+    assert model_counts(coarse, catalogue.patterns, 397 // grid.slot_width)[0] <= grid.variables
+    # a longer time limit never chooses a coarser grid
+    _, roomy = choose_grid(paper, 397, deadline=Deadline(600.0))
+    assert roomy.slot_width <= grid.slot_width
+    _, kept = choose_grid(paper, 397, slot_width=4, max_patterns=8, deadline=Deadline(1.0))
+    assert (kept.slot_width, kept.max_patterns) == (4, 8)
+
+
+def test_paper_timeindexed_returns_a_valid_bound_and_schedule(paper):
+    result = run_method("rar", "timeindexed", paper, RunOptions(time_limit_s=8.0))
+    info = result.info
+    assert info["grid_auto"] and info["slot_width"] > 1 and info["bound_valid"]
+    assert info["horizon_from"].startswith("incumbent")
+    closed = closed_form_bounds(paper)
+    assert result.bound >= max(closed.values())
+    if result.objective is not None:
+        assert result.bound <= result.objective <= info["model_horizon"] * 2
+
+
+def test_the_time_limit_stops_model_building_and_keeps_the_closed_form_bound(paper):
+    options = RunOptions(time_limit_s=3.0, params={"slot_width": 4})
+    result = run_method("rar", "timeindexed", paper, options)
+    assert "building" in result.info["stopped"] and result.time_limit_hit
+    assert result.status is Status.BOUND_ONLY
+    assert result.bound == max(closed_form_bounds(paper).values())
