@@ -38,6 +38,7 @@ generation within a few seconds (10,000 jobs on 1,000 servers: about 2 s).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -57,11 +58,13 @@ from ddlsched.problems.rar import (
 from ddlsched.rng import make_rng
 
 __all__ = [
+    "CONTENTION_FLOOR",
     "MAX_JOBS",
     "PAPER_JOB_MIX",
     "PRESETS",
     "PRESET_PARAMS",
     "check_paper_ranges",
+    "contention",
     "generate",
     "paper",
     "small",
@@ -74,6 +77,11 @@ OVERHEAD_BUDGET = 0.15
 MAX_JOBS = 10_000
 MAX_SERVERS = 1_000
 MAX_HORIZON = 100_000
+#: Least share of ``contention`` instances whose optimum exceeds the contention-free bound
+#: (asserted by ``tests/test_rar_contention.py`` on seeds 0-9).
+CONTENTION_FLOOR = 0.5
+#: Most jobs of the ``contention`` preset (its horizon is the serial makespan, <= 6 slots a job).
+MAX_CONTENTION_JOBS = 1_000
 
 
 def _comm_share(job_gpus: int, grad_size: float) -> float:
@@ -260,7 +268,94 @@ def small(
     return RarInstance(servers, network, tuple(jobs), horizon, "floor")
 
 
-PRESETS = {"small": small, "paper": paper}
+def contention(
+    seed: int = 0,
+    *,
+    num_jobs: int | None = None,
+    num_servers: int | None = None,
+) -> RarInstance:
+    """A small instance where contention decides the optimum (exact ratio tables).
+
+    2-3 servers of 2-3 GPUs, 3-6 jobs (``num_jobs`` default drawn) of 2-4
+    GPUs, most of them larger than every server (they must split),
+    ``alpha`` uniform in [1, 2] and ``xi1 = 1`` (``k_j = p_j``), and
+    communication-bound jobs: at ``p_j = 1`` on two servers the ring
+    (``2 m_j (G_j - 1) / (G_j b_e)``) takes 60-85 % of ``tau_j``, so two split
+    jobs sharing a server run ``f(alpha, 2) = 2 + alpha`` times slower in
+    communication and together progress less than one alone. Contention-free
+    planning (the ``timeindexed`` bound) overlaps them; the optimum does not.
+    Each job needs 2-6 slots at its best contention-free placement; ``tau_j``
+    stays below 1 slot at the worst contention (asserted). The horizon is the
+    serial makespan at each job's worst server count and contention, room
+    enough for the heuristics (which plan without contention and overlap
+    split jobs) to finish inside it.
+
+    Measured (``benchmarks/rar_contention.py``, seeds 0-39, proven by
+    ``exact``): the optimum exceeds the contention-free ``timeindexed`` bound
+    on MEASURED_SHARE of the instances; :data:`CONTENTION_FLOOR` is the floor
+    the tests assert on a fixed seed set.
+    """
+    rng = make_rng(seed)
+    network = Network(
+        b_e=1.0, b_i=20.0, C=50.0, alpha=float(rng.uniform(1.0, 2.0)), xi1=1.0, xi2=0.002
+    )
+    if num_servers is None:
+        num_servers = 3
+    for _ in range(100):  # redraw until two must-split jobs fit side by side
+        servers = tuple(int(rng.integers(2, 4)) for _ in range(num_servers))
+        if num_servers < 3 or 2 * (max(servers) + 1) <= sum(servers):
+            break
+    if num_jobs is None:
+        num_jobs = int(rng.integers(3, 7))
+    total = sum(servers)
+    p_worst = max(1, min(max(servers), num_jobs))
+    worst = bandwidth_degradation(network.alpha, float(p_worst))
+    big = min(max(servers) + 1, total)  # the smallest job that must split
+    sizes = (big, big, big, min(big + 1, total, 4), min(2, total))
+    jobs: list[RarJob] = []
+    for index in range(num_jobs):
+        gpus = int(rng.choice(sizes))
+        share_comm = float(rng.uniform(0.6, 0.85))
+        # tau at p = 1 on two servers; the worst contention must stay below 1 slot
+        tau = float(rng.uniform(0.04, 0.9 / (share_comm * worst + 1.0 - share_comm)))
+        comm = share_comm * tau
+        grad = comm * network.b_e / 2.0 * gpus / (gpus - 1)
+        fixed = grad * (gpus - 1) / gpus / network.C + 2 * network.xi2
+        compute = tau - comm - fixed
+        batch = int(rng.choice((8, 16, 32)))
+        fwd_share = float(rng.uniform(0.3, 0.5))
+        probe = RarJob(
+            f"j{index}",
+            gpus,
+            1,
+            grad,
+            batch,
+            compute * fwd_share / batch,
+            compute * (1.0 - fwd_share),
+        )
+        rate = math.floor(1.0 / iteration_time(probe, network, 2, 1) * (1 + 1e-9))
+        slots = int(rng.integers(2, 7))
+        jobs.append(replace(probe, iterations=max(1, slots * rate)))
+    instance_jobs = tuple(jobs)
+    for job in instance_jobs:
+        for n in range(min_servers(job, servers), max_servers(job, servers) + 1):
+            if iteration_time(job, network, n, p_worst if n > 1 else 0) > 1.0:
+                raise InvalidInstanceError(  # pragma: no cover - excluded by the draw above
+                    f"contention preset: job {job.id} would never progress at contention {p_worst}"
+                )
+    # horizon: the jobs one after another, each at its worst server count and contention
+    # (room for the heuristics, which plan without contention and overlap split jobs)
+    serial = sum(
+        max(
+            execution_slots(j, network, n, p_worst if n > 1 else 0, "floor")
+            for n in range(min_servers(j, servers), max_servers(j, servers) + 1)
+        )
+        for j in instance_jobs
+    )
+    return RarInstance(servers, network, instance_jobs, int(serial), "floor")
+
+
+PRESETS = {"small": small, "paper": paper, "contention": contention}
 
 #: The typed parameters of every preset (``ddlsched presets rar``).
 PRESET_PARAMS = {
@@ -278,6 +373,20 @@ PRESET_PARAMS = {
                 "cap on the horizon T, slots (iterations shrink until the serial makespan fits)",
                 minimum=1,
                 maximum=MAX_HORIZON,
+            ),
+        },
+    ),
+    "contention": signature_params(
+        contention,
+        "RarContentionParams",
+        {
+            "num_jobs": declare(
+                "number of jobs of 2-4 GPUs (default: 3-6, drawn)",
+                minimum=1,
+                maximum=MAX_CONTENTION_JOBS,
+            ),
+            "num_servers": declare(
+                "servers of 2-3 GPUs (default: 2-3, drawn)", minimum=1, maximum=MAX_SERVERS
             ),
         },
     ),
