@@ -1,4 +1,4 @@
-"""Instance generators for family ``rar`` (presets ``small`` and ``paper``).
+"""Instance generators for family ``rar`` (presets ``small``, ``contention`` and ``paper``).
 
 ``paper`` reproduces the setting of Section 7 of the SJF-BCO paper (spec
 ``shared/specs/rar.md``): 160 jobs (80 x 1 GPU, 14 x 2, 26 x 4, 30 x 8,
@@ -28,6 +28,10 @@ contention itself has no effect. Pass ``xi1=...`` to study contention.
 instances of the exact ratio tables. It uses the spec's example network
 (``b_e = 1, b_i = 20, C = 50, alpha = 0.1, xi1 = 1, xi2 = 0.002``), where
 contention is active (``k_j = p_j``).
+
+``contention`` gives 3-6 jobs that must split over 3 servers of 2-3 GPUs,
+with ``alpha`` in [1, 2] and communication-bound jobs, so that contention
+decides the optimum (:func:`contention` states the measured share).
 
 Preset parameters (``--set``) are typed and ranged by :data:`PRESET_PARAMS`,
 derived from the generators' signatures (:func:`ddlsched.params.signature_params`);
