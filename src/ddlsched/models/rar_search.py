@@ -26,7 +26,7 @@ as planned (:func:`search_schedule` decodes GPU ids by interval colouring;
 each job finds its GPUs free at its planned start). The search enumerates
 *every* start slot of every job, idle insertion included (contention can
 make delaying a job worth it: a split job that waits for another split job
-to finish may finish earlier than one that shares its servers), with three
+to finish may finish earlier than one that shares its servers), with four
 exceptions that lose no optimum:
 
 * nothing runs and nothing starts at ``t``: shifting every later start one
@@ -34,6 +34,8 @@ exceptions that lose no optimum:
   job starts;
 * no waiting job fits the free GPUs: free GPUs change only at completions,
   so the next decision is at the next completion;
+* a running set in which some job would do no iteration per slot (``tau > 1``
+  under ``floor``) is cut: the evaluator rejects such a schedule;
 * patterns are enumerated up to automorphisms of the state (servers of
   equal capacity holding the same GPUs of every running job are
   interchangeable; permuting them maps a subtree onto an isomorphic one).
@@ -415,6 +417,8 @@ class _Search:
     def advance(self, t: int, active: list[list], waiting: int, free: list[int], path) -> None:
         """Run the active jobs to the next decision point and recurse."""
         rates = self.contention_rates(active)
+        if any(rates[e[0]] <= 0 for e in active):
+            return  # a job that never progresses: the evaluator rejects such a schedule
         fits = any(waiting >> j & 1 and self.jobs[j].gpus <= sum(free) for j in range(self.n_jobs))
         if fits:
             step = 1
