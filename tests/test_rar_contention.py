@@ -2,10 +2,10 @@
 
 Checks: the preset's floor (contention decides the optimum on at least half
 of a fixed seed set, proven by the search); the search equals an independent
-brute force (every timetable of bounded starts, executed slot by slot with
-the problem's timing functions; on 2-job instances every concrete GPU set
-executed by the evaluator) on contention-bound tiny instances; the deadline;
-same seed same schedule; the size refusal.
+brute force (``tests/rar_brute_force.py``: every timetable of bounded starts,
+executed slot by slot with its own contention count; on 2-job instances
+every concrete GPU set executed by the evaluator) on contention-bound tiny
+instances; the deadline; same seed same schedule; the size refusal.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import itertools
 from dataclasses import replace
 
 import pytest
+from rar_brute_force import brute_force_makespan
 
 from ddlsched.deadline import Deadline
 from ddlsched.errors import InfeasibleScheduleError, ModelTooLargeError
@@ -22,10 +23,7 @@ from ddlsched.problems.rar import (
     RarAssignment,
     RarInstance,
     RarSchedule,
-    contention_levels,
     evaluate,
-    iteration_time,
-    iterations_per_slot,
 )
 from ddlsched.registry import RunOptions, run_method
 from ddlsched.workloads.rar import CONTENTION_FLOOR, generate
@@ -46,58 +44,6 @@ def tiny(seed: int) -> RarInstance:
 
 
 # --------------------------------------------------------------------------- brute force
-
-
-def _compositions(total: int, caps: tuple[int, ...]) -> list[tuple[int, ...]]:
-    ranges = (range(min(cap, total) + 1) for cap in caps)
-    return [c for c in itertools.product(*ranges) if sum(c) == total]
-
-
-def _run_timetable(inst: RarInstance, plan, cutoff: int) -> int | None:
-    """Execute ``plan[j] = (start, GPUs per server)`` slot by slot (Eqs. 6-9).
-
-    ``None`` when a server is over capacity in some slot or the makespan
-    is not below ``cutoff``.
-    """
-    remaining = [float(j.iterations) for j in inst.jobs]
-    finish: list[int | None] = [None] * len(plan)
-    t = 0
-    while any(f is None for f in finish):
-        if t >= cutoff:
-            return None
-        active = [j for j, (st, _) in enumerate(plan) if st <= t and finish[j] is None]
-        for s, cap in enumerate(inst.servers):
-            if sum(plan[j][1][s] for j in active) > cap:
-                return None
-        placements = {j: {s: c for s, c in enumerate(plan[j][1]) if c} for j in active}
-        levels = contention_levels(placements)
-        for j in active:
-            tau = iteration_time(inst.jobs[j], inst.network, len(placements[j]), levels[j])
-            remaining[j] -= iterations_per_slot(tau, inst.progress)
-        t += 1
-        for j in active:
-            if remaining[j] <= 1e-9 * inst.jobs[j].iterations:
-                finish[j] = t
-    return t if t < cutoff else None
-
-
-def brute_force_below(inst: RarInstance, target: int, *, first: bool = False) -> int:
-    """Shortest makespan below ``target`` over every timetable (``target`` if none).
-
-    With ``first``, the first makespan found below ``target``.
-    """
-    per_job = [
-        [(st, c) for st in range(target - 1) for c in _compositions(job.gpus, inst.servers)]
-        for job in inst.jobs
-    ]
-    best = target
-    for plan in itertools.product(*per_job):
-        m = _run_timetable(inst, plan, best)
-        if m is not None:
-            best = m
-            if first:
-                break
-    return best
 
 
 def brute_force_evaluator(inst: RarInstance, max_start: int) -> int:
@@ -155,8 +101,8 @@ def test_search_equals_brute_force_on_contention_bound_tiny(seed):
     # the search's schedule, executed by the evaluator, has the makespan it claims
     assert evaluate(inst, search_schedule(inst, result)).makespan == opt
     # no timetable is shorter (brute force), and contention binds (a shorter one without it)
-    assert brute_force_below(inst, opt) == opt
-    assert brute_force_below(contention_free(inst), opt, first=True) < opt
+    assert brute_force_makespan(inst, below=opt) == opt
+    assert brute_force_makespan(contention_free(inst), below=opt, first=True) < opt
 
 
 def test_search_equals_evaluator_brute_force_on_two_jobs():
