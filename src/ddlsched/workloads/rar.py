@@ -280,19 +280,21 @@ def contention(
 ) -> RarInstance:
     """A small instance where contention decides the optimum (exact ratio tables).
 
-    2-3 servers of 2-3 GPUs, 3-6 jobs (``num_jobs`` default drawn) of 2-4
-    GPUs, most of them larger than every server (they must split),
-    ``alpha`` uniform in [1, 2] and ``xi1 = 1`` (``k_j = p_j``), and
-    communication-bound jobs: at ``p_j = 1`` on two servers the ring
-    (``2 m_j (G_j - 1) / (G_j b_e)``) takes 60-85 % of ``tau_j``, so two split
-    jobs sharing a server run ``f(alpha, 2) = 2 + alpha`` times slower in
-    communication and together progress less than one alone. Contention-free
-    planning (the ``timeindexed`` bound) overlaps them; the optimum does not.
-    Each job needs 2-6 slots at its best contention-free placement; ``tau_j``
-    stays below 1 slot at the worst contention (asserted). The horizon is the
-    serial makespan at each job's worst server count and contention, room
-    enough for the heuristics (which plan without contention and overlap
-    split jobs) to finish inside it.
+    ``num_servers`` servers (default 3) of 2-3 GPUs each, redrawn until two
+    jobs that must split fit side by side (``2 (max_s O_s + 1) <= N``);
+    3-6 jobs (``num_jobs``, default drawn) of 2-4 GPUs, three draws in five
+    of the smallest size that must split (``max_s O_s + 1``), one of the
+    next size (at most 4), one of 2 GPUs; ``alpha`` uniform in [1, 2] and
+    ``xi1 = 1`` (``k_j = p_j``); communication-bound jobs: at ``p_j = 1``
+    on two servers the ring (``2 m_j (G_j - 1) / (G_j b_e)``) takes 60-85 %
+    of ``tau_j``, so two split jobs sharing a server run their ring
+    ``f(alpha, 2) = 2 + alpha`` times slower and together progress less than
+    one alone. Contention-free planning (the ``timeindexed`` bound) overlaps
+    them; the optimum does not. Each job needs 2-6 slots on two servers
+    without contention; ``tau_j`` stays below 1 slot at the worst contention
+    (asserted). The horizon is the serial makespan at each job's worst server
+    count and contention, room enough for the heuristics (which plan without
+    contention and overlap split jobs) to finish inside it.
 
     Measured (``benchmarks/rar_contention.py``, seeds 0-39, every optimum
     proven by ``exact``): the optimum exceeds the contention-free
