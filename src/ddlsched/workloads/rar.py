@@ -393,7 +393,7 @@ PRESET_PARAMS = {
                 maximum=MAX_CONTENTION_JOBS,
             ),
             "num_servers": declare(
-                "servers of 2-3 GPUs (default: 2-3, drawn)", minimum=1, maximum=MAX_SERVERS
+                "servers of 2-3 GPUs (default: 3)", minimum=1, maximum=MAX_SERVERS
             ),
         },
     ),
