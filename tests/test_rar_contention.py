@@ -161,3 +161,12 @@ def test_search_refuses_large_instances_in_one_line():
     assert "\n" not in str(err.value)
     res = run_method("rar", "exact", inst, RunOptions(params={"search": "always"}))
     assert str(res.status) == "error"
+
+
+def test_auto_hands_an_unfinished_search_to_the_milp():
+    inst = generate("contention", 23)
+    options = RunOptions(time_limit_s=0.5, params={"presolve_bounds": False})
+    res = run_method("rar", "exact", inst, options)
+    assert res.info["exact_method"] == "milp" and res.info["search"]["nodes"] > 0
+    assert str(res.status) == "feasible"
+    assert res.bound <= 23 <= res.objective  # 23: the optimum (see above)

@@ -295,11 +295,14 @@ def _exact(instance: RarInstance, params: ExactParams, ctx: RunContext) -> Outco
         share = 1.0 if params.search == "always" else 0.5
         outcome = _exact_search(instance, ctx.deadline.sub(share), candidates, lower)
         outcome.info = {**sources, **outcome.info}
-        if outcome.status is not Status.FEASIBLE or params.search == "always":
+        if presolve_time_s:
+            outcome.solver_time_s = presolve_time_s
+        if outcome.status in (Status.OPTIMAL, Status.INFEASIBLE) or params.search == "always":
             return outcome
         # the search ran out of its share: hand its incumbent and bound to the MILP
         sources["search"] = outcome.info["search"]
-        candidates = [("search", outcome.schedule, int(outcome.claim.value))]
+        if outcome.schedule is not None and outcome.claim is not None:
+            candidates = [("search", outcome.schedule, int(outcome.claim.value))]
         lower = outcome.bound
     incumbent = None
     if candidates:
