@@ -77,6 +77,10 @@ exact), at most :data:`MAX_JOBS` jobs, :data:`MAX_SERVERS` servers and
 the number of jobs). The search checks its deadline every
 :data:`_CHECK_EVERY` nodes and then returns its incumbent with the root
 lower bound (status not proven). It is deterministic: no seed enters it.
+
+It lives in ``models/`` next to the MILP because it is the family's second
+exact formulation (``models/`` holds formulations, ``solvers/`` generic
+solver machinery); it is pure Python and imports neither Pyomo nor a solver.
 """
 
 from __future__ import annotations
