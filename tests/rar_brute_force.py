@@ -53,13 +53,23 @@ def _makespan(instance: RarInstance, combo, cutoff: float) -> float:
     return max(finish)
 
 
-def brute_force_makespan(instance: RarInstance) -> float:
-    """Optimal makespan by enumeration (``inf`` if nothing fits the horizon)."""
+def brute_force_makespan(
+    instance: RarInstance, *, below: float = math.inf, first: bool = False
+) -> float:
+    """Optimal makespan by enumeration (``inf`` if nothing fits the horizon).
+
+    With ``below``, only makespans below it are looked for (starts before
+    ``below - 1``) and ``below`` itself is returned when there is none; with
+    ``first``, the first such makespan found is returned.
+    """
+    last_start = instance.horizon if math.isinf(below) else min(instance.horizon, int(below) - 1)
     options = [
-        [(y, a) for y in _vectors(job.gpus, instance.servers) for a in range(instance.horizon)]
+        [(y, a) for y in _vectors(job.gpus, instance.servers) for a in range(last_start)]
         for job in instance.jobs
     ]
-    best = math.inf
+    best = below
     for combo in itertools.product(*options):
         best = min(best, _makespan(instance, combo, best))
+        if first and best < below:
+            break
     return best

@@ -18,6 +18,8 @@ from ddlsched.workloads.rar import generate
 
 def solve(method, inst, backend="highs", time_limit_s=60.0, **params):
     """A rar method through the pipeline (``exact`` with ``presolve_bounds=False``: the bare MILP)."""
+    if method == "exact" and params.get("presolve_bounds") is False:
+        params.setdefault("search", "never")  # the MILP, not the branch-and-bound
     options = RunOptions(time_limit_s=time_limit_s, backend=backend, params=params)
     return run_method("rar", method, inst, options)
 

@@ -132,6 +132,7 @@ def test_rar_exact_model_hit_by_the_presolve_regression():
     )
     assert brute_force_makespan(inst) == 1
     for backend in BACKENDS:
-        options = RunOptions(time_limit_s=60, backend=backend, params={"presolve_bounds": False})
+        params = {"presolve_bounds": False, "search": "never"}
+        options = RunOptions(time_limit_s=60, backend=backend, params=params)
         report = run_method("rar", "exact", inst, options)
         assert report.status is Status.OPTIMAL and report.objective == 1, backend

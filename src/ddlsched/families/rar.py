@@ -6,11 +6,12 @@ Modules of the family:
 
 * problem: :mod:`ddlsched.problems.rar` (instance, Eq. 8 timing, schedule,
   the evaluator :func:`~ddlsched.problems.rar.evaluate`);
-* workloads: :mod:`ddlsched.workloads.rar` (presets ``small``, ``paper``);
+* workloads: :mod:`ddlsched.workloads.rar` (presets ``small``, ``contention``, ``paper``);
 * heuristics: :mod:`ddlsched.heuristics.sjf_bco` (Alg. 1-3, Theorem 5),
   :mod:`ddlsched.heuristics.rar_baselines` (FF, LS, RAND),
   :mod:`ddlsched.heuristics.rar_planning` (shared planning machinery);
-* models: :mod:`ddlsched.models.rar` (the exact MILP) and
+* models: :mod:`ddlsched.models.rar` (the exact MILP),
+  :mod:`ddlsched.models.rar_search` (the exact branch-and-bound) and
   :mod:`ddlsched.models.rar_bounds` (``timeindexed``, ``load_lb``, closed forms).
 
 Methods (all minimise the makespan in slots, as executed by the evaluator):
@@ -28,11 +29,17 @@ Methods (all minimise the makespan in slots, as executed by the evaluator):
   (``failure = 'horizon_overrun'``, the schedule attached and
   ``info['makespan_beyond_horizon']`` its makespan without the horizon).
   Both are status ``error`` with no objective.
-* ``exact``: the MILP with contention. With ``presolve_bounds`` (default)
-  the cheap heuristics (``sjf_bco``, ``ls``, ``ff``) and ``timeindexed``
-  (a fifth of the time limit, at most 10 s) supply an incumbent and a
-  lower bound first; the MILP then only has to rule out shorter schedules
-  (``info['proof']``: ``milp``, ``no_shorter_schedule`` or ``bounds``).
+* ``exact``: with ``presolve_bounds`` (default) the cheap heuristics
+  (``sjf_bco``, ``ls``, ``ff``) and ``timeindexed`` (a fifth of the time
+  limit, at most 10 s) supply an incumbent and a lower bound first. Then,
+  on instances within its limits (``floor`` rule, <= 8 jobs, <= 4 servers,
+  <= 16 GPUs; param ``search``), the contention-aware branch-and-bound of
+  :mod:`ddlsched.models.rar_search` (half of the time left; it is complete
+  and deterministic, so a finished search does not depend on the seed);
+  elsewhere, or if the search did not finish, the MILP with contention,
+  which only has to rule out shorter schedules. ``info['exact_method']``
+  says which ran last; ``info['proof']``: ``search``, ``bounds``, ``milp``
+  or ``no_shorter_schedule``.
 * ``timeindexed`` (bound): the contention-free pattern ILP, a valid lower
   bound and an evaluated schedule; ``load_lb`` (bound): Problem (14) and the
   closed forms. ``slot_width`` and ``max_patterns`` default to ``auto``: chosen
@@ -49,6 +56,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ddlsched.deadline import Deadline
 from ddlsched.errors import InfeasibleScheduleError, ModelTooLargeError, TimeLimitReached
 from ddlsched.params import NoParams, param
 from ddlsched.problems.rar import (
@@ -216,6 +224,13 @@ class ExactParams:
         True, "incumbent from the heuristics and timeindexed, lower bound from timeindexed"
     )
     cross_check: bool = param(False, "re-solve a proven answer with the other backend")
+    search: str = param(
+        "auto",
+        "contention-aware branch-and-bound (models/rar_search.py): auto = on instances within "
+        "its size limits (floor rule, <= 8 jobs, <= 4 servers, <= 16 GPUs), else the MILP; "
+        "always = refuse larger instances; never = the MILP only",
+        choices=("auto", "always", "never"),
+    )
 
 
 @dataclass(frozen=True)
@@ -263,38 +278,53 @@ def _incumbents(instance: RarInstance) -> list[tuple[str, RarSchedule, int]]:
     "rar",
     "exact",
     "exact",
-    "time-indexed MILP of RAR-DDLS with contention (proves optimality on small instances)",
+    "contention-aware branch-and-bound on small instances, else the time-indexed MILP",
     params=ExactParams,
 )
 def _exact(instance: RarInstance, params: ExactParams, ctx: RunContext) -> Outcome:
-    from ddlsched.models.rar import solve_exact
-    from ddlsched.models.rar_bounds import timeindexed
+    """``exact``: presolve bounds, then the search where it applies, then the MILP.
 
+    With ``search`` ``auto`` the branch-and-bound gets half of the time left
+    after the presolve and the MILP the rest if the search did not finish;
+    with ``always`` the search gets all of it (and a larger instance is
+    refused); with ``never`` only the MILP runs.
+    """
+    from ddlsched.models.rar import solve_exact
+    from ddlsched.models.rar_search import check_search_size
+
+    use_search = params.search != "never"
+    if use_search:
+        try:
+            check_search_size(instance)
+        except ModelTooLargeError:
+            if params.search == "always":
+                raise
+            use_search = False
     limits = SolveLimits(seed=ctx.seed)
-    incumbent = lower = None
+    candidates: list[tuple[str, RarSchedule, int]] = []
+    lower = None
     sources: dict[str, Any] = {}
     presolve_time_s = 0.0
     if params.presolve_bounds:
-        candidates = _incumbents(instance)
-        try:
-            ti = timeindexed(
-                instance,
-                backend=ctx.backend,
-                limits=limits,
-                deadline=ctx.deadline.sub(0.2, at_most=10.0),
-            )
-        except (TimeLimitReached, ModelTooLargeError):  # no bound from it, go on
-            ti = None
-        if ti is not None:
-            lower = ti.bound
-            presolve_time_s = ti.solver_time_s or 0.0
-            sources["timeindexed_bound"] = ti.bound
-            if ti.schedule is not None:
-                makespan = evaluate(instance, ti.schedule).makespan
-                candidates.append(("timeindexed", ti.schedule, makespan))
-        if candidates:
-            name, incumbent, _ = min(candidates, key=lambda c: c[2])
-            sources["incumbent_from"] = name
+        candidates, lower, presolve_time_s = _presolve(instance, ctx, limits, sources)
+    if use_search:
+        share = 1.0 if params.search == "always" else 0.5
+        outcome = _exact_search(instance, ctx.deadline.sub(share), candidates, lower)
+        outcome.info = {**sources, **outcome.info}
+        if presolve_time_s:
+            outcome.solver_time_s = presolve_time_s
+        if outcome.status in (Status.OPTIMAL, Status.INFEASIBLE) or params.search == "always":
+            return outcome
+        # the search ran out of its share: hand its incumbent and bound to the MILP
+        sources["search"] = outcome.info["search"]
+        if outcome.schedule is not None and outcome.claim is not None:
+            candidates = [("search", outcome.schedule, int(outcome.claim.value))]
+        lower = outcome.bound
+    incumbent = None
+    if candidates:
+        name, incumbent, _ = min(candidates, key=lambda c: c[2])
+        sources["incumbent_from"] = name
+    sources["exact_method"] = "milp"
     outcome = solve_exact(
         instance,
         backend=ctx.backend,
@@ -308,6 +338,104 @@ def _exact(instance: RarInstance, params: ExactParams, ctx: RunContext) -> Outco
     if presolve_time_s:
         outcome.solver_time_s = (outcome.solver_time_s or 0.0) + presolve_time_s
     return outcome
+
+
+def _presolve(
+    instance: RarInstance, ctx: RunContext, limits: SolveLimits, sources: dict[str, Any]
+) -> tuple[list[tuple[str, RarSchedule, int]], float | None, float]:
+    """Incumbents (heuristics, ``timeindexed``'s schedule) and ``timeindexed``'s lower bound.
+
+    ``timeindexed`` gets a fifth of the time limit, at most 10 s, and a
+    horizon cut at the best heuristic makespan. Returns the candidates, the
+    bound (``None`` if it failed) and its solver time.
+    """
+    from ddlsched.models.rar_bounds import timeindexed
+
+    candidates = _incumbents(instance)
+    # The contention-free optimum is at most any schedule's makespan (contention only slows
+    # jobs down), so the model's horizon can stop at the best incumbent: the bound stays valid.
+    horizon = min((c[2] for c in candidates), default=None)
+    try:
+        ti = timeindexed(
+            instance,
+            backend=ctx.backend,
+            limits=limits,
+            horizon=horizon,
+            deadline=ctx.deadline.sub(0.2, at_most=10.0),
+        )
+    except (TimeLimitReached, ModelTooLargeError):  # no bound from it, go on
+        return candidates, None, 0.0
+    sources["timeindexed_bound"] = ti.bound
+    if ti.schedule is not None:
+        makespan = evaluate(instance, ti.schedule).makespan
+        candidates.append(("timeindexed", ti.schedule, makespan))
+    return candidates, ti.bound, ti.solver_time_s or 0.0
+
+
+def _exact_search(
+    instance: RarInstance,
+    deadline: Deadline,
+    candidates: list[tuple[str, RarSchedule, int]],
+    lower: float | None,
+) -> Outcome:
+    """The branch-and-bound of :mod:`ddlsched.models.rar_search` from the presolve's results.
+
+    The search is complete and deterministic, so when it finishes neither
+    the answer nor its proof depends on the solver seed (which only the
+    presolve's ``timeindexed`` schedule sees). ``info['proof']`` is
+    ``bounds`` (a lower bound, the presolve's or the search's root bound,
+    meets the best presolve incumbent) or ``search`` (the search finished:
+    no schedule beats the one returned); ``info['search']`` holds the node
+    count and the root bound. At the deadline the best schedule comes back
+    ``feasible`` with the best valid bound.
+    """
+    from ddlsched.models.rar_bounds import ceil_bound, closed_form_bounds
+    from ddlsched.models.rar_search import search_exact, search_schedule
+    from ddlsched.solvers.result import Claim
+
+    info: dict[str, Any] = {"proof": None, "exact_method": "search"}
+    incumbent = upper = None
+    if candidates:
+        name, incumbent, upper = min(candidates, key=lambda c: c[2])
+        info.update(incumbent_from=name, incumbent_makespan=upper)
+    known = [max(closed_form_bounds(instance).values())]
+    if lower is not None:
+        known.append(ceil_bound(lower))
+    floor = int(max(known))
+    result = search_exact(instance, upper=upper, lower=floor, deadline=deadline)
+    info["search"] = {"nodes": result.nodes, "root_bound": result.root_bound}
+    if result.makespan is not None:
+        incumbent, upper = search_schedule(instance, result), result.makespan
+        info["incumbent_from"] = "search"
+    if incumbent is None or upper is None:
+        if result.proven:
+            info["reason"] = f"no schedule finishes within the horizon T = {instance.horizon}"
+            return Outcome(None, Status.INFEASIBLE, info=info)
+        return Outcome(
+            None,
+            Status.TIME_LIMIT_NO_SOLUTION,
+            bound=float(result.bound),
+            info=info,
+            time_limit_hit=True,
+        )
+    if result.proven:
+        # "bounds": nothing to search, a lower bound already met the presolve's incumbent
+        info["proof"] = "bounds" if result.makespan is None and result.nodes == 0 else "search"
+        return Outcome(
+            incumbent,
+            Status.OPTIMAL,
+            bound=float(upper),
+            claim=Claim(float(upper), proven=True),
+            info=info,
+        )
+    return Outcome(
+        incumbent,
+        Status.FEASIBLE,
+        bound=float(min(result.bound, upper)),
+        claim=Claim(float(upper)),
+        info=info,
+        time_limit_hit=True,
+    )
 
 
 @register_method(

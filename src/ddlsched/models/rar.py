@@ -33,6 +33,12 @@ makespan must equal the MILP objective (checked, loudly).
 The bounds that prove most optima on small instances (``timeindexed``,
 ``load_lb``, the closed forms) are in :mod:`ddlsched.models.rar_bounds`;
 :func:`solve_exact` takes an incumbent and a lower bound from them.
+
+Where contention decides the optimum, this MILP's dual bound stays at the
+contention-free value (its LP relaxation spreads the one-hot contention
+indicators ``q``); the ``exact`` method therefore runs the combinatorial
+branch-and-bound of :mod:`ddlsched.models.rar_search` first on instances
+within its limits and this MILP only elsewhere or after it.
 """
 
 from __future__ import annotations
