@@ -49,3 +49,26 @@ def test_the_time_limit_stops_model_building_and_keeps_the_closed_form_bound(pap
     assert "building" in result.info["stopped"] and result.time_limit_hit
     assert result.status is Status.BOUND_ONLY
     assert result.bound == max(closed_form_bounds(paper).values())
+
+
+def test_exact_gives_timeindexed_the_whole_limit_when_its_milp_would_be_refused(paper, monkeypatch):
+    """At the paper's size the MILP over the incumbent's horizon is refused for its size, so
+    the presolve's timeindexed gets the whole time limit (not a fifth, at most 10 s)."""
+    import ddlsched.models.rar_bounds as rar_bounds
+
+    seen = []
+
+    def fake_timeindexed(instance, *, deadline, **kwargs):
+        seen.append(deadline.remaining_s())
+        raise rar_bounds.TimeLimitReached("stop here")
+
+    monkeypatch.setattr(rar_bounds, "timeindexed", fake_timeindexed)
+    result = run_method("rar", "exact", paper, RunOptions(time_limit_s=50.0))
+    assert seen and seen[0] > 40.0
+    assert result.info["timeindexed_share"].startswith("all")
+    assert "milp_skipped" in result.info and result.status is Status.FEASIBLE
+    small = generate("small", 0)
+    seen.clear()
+    small_result = run_method("rar", "exact", small, RunOptions(time_limit_s=50.0))
+    assert seen and seen[0] <= 10.0
+    assert small_result.info["timeindexed_share"].startswith("a fifth")

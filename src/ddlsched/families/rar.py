@@ -306,7 +306,7 @@ def _exact(instance: RarInstance, params: ExactParams, ctx: RunContext) -> Outco
     sources: dict[str, Any] = {}
     presolve_time_s = 0.0
     if params.presolve_bounds:
-        candidates, lower, presolve_time_s = _presolve(instance, ctx, limits, sources)
+        candidates, lower, presolve_time_s = _presolve(instance, ctx, limits, sources, use_search)
     if use_search:
         share = 1.0 if params.search == "always" else 0.5
         outcome = _exact_search(instance, ctx.deadline.sub(share), candidates, lower)
@@ -341,27 +341,43 @@ def _exact(instance: RarInstance, params: ExactParams, ctx: RunContext) -> Outco
 
 
 def _presolve(
-    instance: RarInstance, ctx: RunContext, limits: SolveLimits, sources: dict[str, Any]
+    instance: RarInstance,
+    ctx: RunContext,
+    limits: SolveLimits,
+    sources: dict[str, Any],
+    searchable: bool,
 ) -> tuple[list[tuple[str, RarSchedule, int]], float | None, float]:
     """Incumbents (heuristics, ``timeindexed``'s schedule) and ``timeindexed``'s lower bound.
 
-    ``timeindexed`` gets a fifth of the time limit, at most 10 s, and a
-    horizon cut at the best heuristic makespan. Returns the candidates, the
-    bound (``None`` if it failed) and its solver time.
+    ``timeindexed`` gets a horizon cut at the best heuristic makespan and a
+    fifth of the time limit, at most 10 s, when the MILP (or the search) is
+    to use the rest; when the MILP over that horizon would be refused for its
+    size (the paper-sized instances), nothing else could use the time, so
+    ``timeindexed`` gets all of it (``info['timeindexed_share']``). Returns
+    the candidates, the bound (``None`` if it failed) and its solver time.
     """
+    from ddlsched.models.rar import check_exact_size
     from ddlsched.models.rar_bounds import timeindexed
 
     candidates = _incumbents(instance)
     # The contention-free optimum is at most any schedule's makespan (contention only slows
     # jobs down), so the model's horizon can stop at the best incumbent: the bound stays valid.
     horizon = min((c[2] for c in candidates), default=None)
+    deadline = ctx.deadline.sub(0.2, at_most=10.0)
+    sources["timeindexed_share"] = "a fifth, at most 10 s"
+    if horizon is not None and not searchable:
+        try:
+            check_exact_size(instance, horizon - 1)
+        except ModelTooLargeError:
+            deadline = ctx.deadline
+            sources["timeindexed_share"] = "all (the MILP would be refused for its size)"
     try:
         ti = timeindexed(
             instance,
             backend=ctx.backend,
             limits=limits,
             horizon=horizon,
-            deadline=ctx.deadline.sub(0.2, at_most=10.0),
+            deadline=deadline,
         )
     except (TimeLimitReached, ModelTooLargeError):  # no bound from it, go on
         return candidates, None, 0.0

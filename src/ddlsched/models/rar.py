@@ -74,6 +74,7 @@ __all__ = [
     "ExactModel",
     "RarExactFormulation",
     "build_exact",
+    "check_exact_size",
     "decode_exact",
     "solve_exact",
 ]
@@ -132,6 +133,30 @@ def _progress(instance: RarInstance, job: RarJob, c: int, n: int) -> float:
     return iterations_per_slot(tau, instance.progress)
 
 
+def check_exact_size(instance: RarInstance, horizon: int) -> None:
+    """Raise :class:`~ddlsched.errors.ModelTooLargeError` if the MILP over ``horizon`` is too big.
+
+    Counts the variables :func:`build_exact` would create (starts ``x`` and
+    finishes ``f``; per job and slot ``a``, ``w`` per server and ``q`` per
+    configuration; ``y``, ``used``, ``whole``; ``z`` per multi-GPU job,
+    server and slot) without building anything.
+    """
+    S = instance.num_servers
+    variables = 0
+    for job in instance.jobs:
+        d = rho_min(job, instance)
+        variables += 2 * max(0, horizon - d + 1)
+        variables += horizon * (1 + S + len(_configs(instance, job))) + 3 * S
+        if job.gpus >= 2:
+            variables += S * horizon
+    check_model_size(
+        "rar exact MILP",
+        variables,
+        "give it a better incumbent (a shorter horizon), or bound the optimum with "
+        "timeindexed / load_lb",
+    )
+
+
 def build_exact(
     instance: RarInstance,
     horizon: int | None = None,
@@ -156,16 +181,7 @@ def build_exact(
     d_min = {j: rho_min(jobs[j], instance) for j in J}
     if max(d_min.values()) > H:
         raise ValueError(f"a job needs {max(d_min.values())} slots, more than the horizon {H}")
-    # x, f; then per job and slot a, w (per server) and q (per configuration); y, used, whole; z
-    variables = sum(2 * (H - d + 1) for d in d_min.values())
-    variables += sum(H * (1 + S + len(configs[j])) + 3 * S for j in J)
-    variables += len(multi) * S * H
-    check_model_size(
-        "rar exact MILP",
-        variables,
-        "give it a better incumbent (a shorter horizon), or bound the optimum with "
-        "timeindexed / load_lb",
-    )
+    check_exact_size(instance, H)
     m = pyo.ConcreteModel(name="rar_exact")
     m.J, m.S = pyo.Set(initialize=list(J)), pyo.Set(initialize=list(servers))
 
