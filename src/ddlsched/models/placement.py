@@ -117,6 +117,7 @@ from ddlsched.models.placement_bounds import (
 )
 from ddlsched.problems.placement import Placement, PlacementInstance, evaluate
 from ddlsched.solvers.limits import check_model_size
+from ddlsched.solvers.placement_patterns import pattern_search
 
 __all__ = [
     "FORMULATIONS",
@@ -163,6 +164,7 @@ def build_aggregated(
     *,
     symmetry_breaking: bool = True,
     cuts: bool = True,
+    patterns: bool = True,
     deadline: Deadline | None = None,
 ) -> pyo.ConcreteModel:
     """The aggregated one-hot ILP (see the module docstring)."""
@@ -268,8 +270,25 @@ def build_aggregated(
                 w * m_.x[s, b] for s, w in enumerate(weights)
             )
 
+    if patterns:
+        deadline.check("building the aggregated placement ILP")
+        _add_patterns(model, instance, coef)
     model.objective = pyo.Objective(expr=model.alpha, sense=pyo.minimize)
     return model
+
+
+def _add_patterns(model: pyo.ConcreteModel, instance: PlacementInstance, coef) -> None:
+    """The server-pattern LP bound as a row and the pattern placement as a MIP start
+    (:mod:`ddlsched.solvers.placement_patterns`; nothing when there are too many patterns)."""
+    search = pattern_search(instance, coef)
+    if search is None:
+        return
+    model.pattern_bound = pyo.Constraint(expr=model.alpha >= search.bound)
+    model.pattern_search = search
+    if search.counts is None:
+        return
+    start = [(model.z[s, m, v], 1.0 if search.counts[s][m] == v else 0.0) for s, m, v in model.SMV]
+    model.ddlsched_start = [*start, (model.alpha, search.value)]
 
 
 def _symmetry_pairs(instance: PlacementInstance) -> list[tuple[int, int]]:

@@ -194,9 +194,29 @@ def _highs_class():
                 seconds = self.remaining()
                 seconds -= min(self.reserve_s, 0.1 * seconds)
                 config.time_limit = max(1e-3, seconds) if math.isfinite(seconds) else None
+            _pass_start(self)
             return super()._solve()
 
     return DeadlineHighs
+
+
+def _pass_start(solver) -> None:
+    """Hand HiGHS the model's MIP start, if it has one.
+
+    A formulation may set ``model.ddlsched_start``: ``(var, value)`` pairs of a
+    feasible solution (e.g. from a heuristic). HiGHS checks it and, if it is
+    feasible, starts with it as the incumbent (log source "X"); SCIP ignores it.
+    """
+    import numpy as np
+
+    start = getattr(getattr(solver, "_model", None), "ddlsched_start", None)
+    if not start:
+        return
+    columns = solver._pyomo_var_to_solver_var_map
+    pairs = [(columns[id(var)], float(value)) for var, value in start if id(var) in columns]
+    if pairs:
+        index = np.array([i for i, _ in pairs], dtype=np.int32)
+        solver._solver_model.setSolution(len(pairs), index, np.array([v for _, v in pairs]))
 
 
 def _solve_highs(

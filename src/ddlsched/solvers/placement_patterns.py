@@ -1,0 +1,327 @@
+"""The server-pattern LP bound on ``alpha`` (Eq. 7) of a placement, solved in highspy.
+
+A server's terms of Eq. (7) depend on its own counts only (comp + AllReduce
+on ``x[s,m]``, comm on ``x[s-1,m]`` and ``x[s+1,m]``; Eqs. 4-6), so a
+server's *pattern* ``p = x[., m]`` has a value ``f(p)``, the largest term
+of the stages it holds, and ``alpha = max_m f(x[., m])``. Servers of equal
+availability are interchangeable: a placement is a count ``n[a, p]`` of
+servers of availability ``a`` using pattern ``p`` with
+
+    sum_p n[a, p] = (servers of availability a)      for every a
+    sum_{a,p} p_s n[a, p] = k_s                        for every stage s  (Eq. 2)
+
+(``p`` uses exactly ``a`` GPUs when the servers are exactly enough, the
+Table II setting, else at most ``a``). ``alpha <= T`` is possible only if
+this system has a solution using patterns with ``f(p) <= T``; its LP
+relaxation having none proves ``alpha > T``. :func:`pattern_search`
+finds, by bisection over the sorted distinct pattern values, the smallest
+``T`` whose LP is feasible: a valid lower bound on alpha (the LP is a
+relaxation) that is as strong as a Dantzig-Wolfe (configuration)
+reformulation of the aggregated ILP, and exact on most Table II cases
+(``benchmarks/results/placement-scaling.md``). Servers of equal
+availability are one block here: the symmetry the aggregated ILP breaks
+with ordering rows is gone.
+
+The patterns are enumerated (all count vectors with ``p_s <= min(k_s, a)``
+summing to ``a``, or at most ``a``): ``C(a + S - 1, S - 1)`` of them for
+one availability, 12,869 for 8-GPU servers and 8 stages. Above
+:data:`PATTERN_LIMIT` patterns the bound is not computed (``None``).
+
+Direct highspy (DESIGN.md, "Solvers": a loop of small LPs): each LP has one
+row per stage and per availability value, one column per allowed pattern;
+infeasibility is read from HiGHS's model status (presolve off, as
+everywhere in the toolkit). ``tests/test_placement_scaling.py`` checks the
+bound against brute-force and ILP optima.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+
+from ddlsched.errors import SolverError
+from ddlsched.models.placement_bounds import Coefficients
+from ddlsched.problems.placement import PlacementInstance
+
+__all__ = [
+    "PATTERN_LIMIT",
+    "PatternSearch",
+    "pattern_count",
+    "pattern_search",
+    "pattern_values",
+    "patterns",
+]
+
+#: Largest number of patterns (over all availability values) the bound enumerates.
+PATTERN_LIMIT = 200_000
+
+
+def patterns(caps: list[int], total: int, *, exact: bool) -> np.ndarray:
+    """Count vectors ``p`` with ``0 <= p_s <= caps[s]`` and ``sum p = total`` (``exact``)
+    or ``<= total``, one per row (``int64``, shape ``(N, len(caps))``)."""
+    rows: list[tuple[int, ...]] = []
+
+    def extend(prefix: tuple[int, ...], left: int) -> None:
+        s = len(prefix)
+        if s == len(caps):
+            if left == 0 or not exact:
+                rows.append(prefix)
+            return
+        for v in range(min(caps[s], left) + 1):
+            extend((*prefix, v), left - v)
+
+    extend((), total)
+    return np.array(rows, dtype=np.int64).reshape(len(rows), len(caps))
+
+
+def pattern_count(caps: list[int], total: int, *, exact: bool) -> int:
+    """How many rows :func:`patterns` returns (by dynamic programming, no enumeration)."""
+    ways = [1] + [0] * total  # ways[t]: prefixes using t GPUs
+    for cap in caps:
+        new = [0] * (total + 1)
+        for used, count in enumerate(ways):
+            if count:
+                for v in range(min(cap, total - used) + 1):
+                    new[used + v] += count
+        ways = new
+    return ways[total] if exact else sum(ways)
+
+
+def pattern_values(
+    instance: PlacementInstance, coef: Coefficients, table: np.ndarray
+) -> np.ndarray:
+    """``f(p)`` (model units) of every pattern (row of ``table``): the largest
+    ``comp + comm + AllReduce`` term of the stages it holds (0 for the empty one)."""
+    num, size = instance.num_stages, table.shape[0]
+    out = np.zeros(size)
+    for s, stage in enumerate(instance.stages):
+        v = table[:, s]
+        held = v > 0
+        if not held.any():
+            continue
+        cost = np.zeros(stage.replicas + 1)
+        for count in range(1, stage.replicas + 1):
+            cost[count] = coef.cost[(s, count)]
+        term = cost[v] + coef.comm0[s]
+        if s > 0:
+            term = term + coef.comm_prev[s] * table[:, s - 1]
+        if s < num - 1:
+            term = term + coef.comm_next[s] * table[:, s + 1]
+        out = np.where(held, np.maximum(out, term), out)
+    return out
+
+
+def _allowed(blocks, values: list[np.ndarray], cap: float) -> list[np.ndarray]:
+    """Per block, the patterns of value ``<= cap``."""
+    return [table[vals <= cap] for (_, table), vals in zip(blocks, values, strict=True)]
+
+
+def _solve(
+    highs, allowed: list[np.ndarray], supply: np.ndarray, demand: np.ndarray, *, integer: bool
+) -> np.ndarray | None:
+    """Solve ``sum_p n[a,p] = supply_a, sum_{a,p} p_s n[a,p] = demand_s, n >= 0``
+    over the ``allowed`` patterns (integer ``n`` when ``integer``): the column
+    values, or ``None`` if infeasible (for an integer solve, also when the time
+    limit came without a solution)."""
+    import highspy
+
+    num_blocks = len(allowed)
+    rows, vals, keep = [], [], []
+    for b, table in enumerate(allowed):  # column: 1 in block b's row, p_s in stage s's row
+        size, num_stages = table.shape
+        rows.append(
+            np.hstack(
+                [
+                    np.full((size, 1), b),
+                    num_blocks + np.arange(num_stages)[None, :].repeat(size, axis=0),
+                ]
+            )
+        )
+        vals.append(np.hstack([np.ones((size, 1)), table.astype(float)]))
+        keep.append(np.hstack([np.ones((size, 1), dtype=bool), table > 0]))
+    rows_a, vals_a, keep_a = np.vstack(rows), np.vstack(vals), np.vstack(keep)
+    index, value = rows_a[keep_a], vals_a[keep_a]  # row-major: column by column
+    starts = np.concatenate([[0], np.cumsum(keep_a.sum(axis=1))])
+    num_cols = rows_a.shape[0]
+    rhs = np.concatenate([supply, demand]).astype(float)
+    lp = highspy.HighsLp()
+    lp.num_col_ = num_cols
+    lp.num_row_ = rhs.size
+    lp.col_cost_ = np.zeros(num_cols)
+    lp.col_lower_ = np.zeros(num_cols)
+    lp.col_upper_ = np.full(num_cols, highspy.kHighsInf)
+    lp.row_lower_ = rhs
+    lp.row_upper_ = rhs
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_ = starts.astype(np.int32)
+    lp.a_matrix_.index_ = index.astype(np.int32)
+    lp.a_matrix_.value_ = value.astype(float)
+    if integer:
+        lp.integrality_ = [highspy.HighsVarType.kInteger] * num_cols
+    highs.clearModel()
+    highs.passModel(lp)
+    highs.run()
+    status = highs.getModelStatus()
+    if status == highspy.HighsModelStatus.kInfeasible:
+        return None
+    if integer:
+        return np.array(highs.getSolution().col_value) if _has_solution(highs) else None
+    if status != highspy.HighsModelStatus.kOptimal:
+        raise SolverError(f"pattern LP: HiGHS returned {highs.modelStatusToString(status)}")
+    return np.array(highs.getSolution().col_value)
+
+
+def _has_solution(highs) -> bool:
+    import highspy
+
+    return highs.getInfo().primal_solution_status == highspy.SolutionStatus.kSolutionStatusFeasible
+
+
+def _split(allowed: list[np.ndarray], counts: np.ndarray) -> list[np.ndarray]:
+    """Column values -> per block, an array of ``counts`` (integral, >= 0) of each column."""
+    out, col = [], 0
+    for table in allowed:
+        out.append(counts[col : col + table.shape[0]])
+        col += table.shape[0]
+    return out
+
+
+def _expand(allowed: list[np.ndarray], counts: list[np.ndarray]) -> list[np.ndarray]:
+    """Per block, each pattern repeated as many times as it is used (rows)."""
+    return [np.repeat(t, n, axis=0) for t, n in zip(allowed, counts, strict=True)]
+
+
+@dataclass(frozen=True)
+class PatternSearch:
+    """What :func:`pattern_search` found (model units).
+
+    ``bound``: the pattern LP bound (``alpha >= bound`` for every placement);
+    ``counts``: a placement (``counts[s][m]`` replicas of stage ``s`` on server
+    ``m``) built from an integer pattern solution, servers of equal
+    availability taking their patterns in non-increasing lexicographic order
+    (so it satisfies the aggregated ILP's symmetry-breaking rows), or ``None``;
+    ``value``: its largest pattern value (``alpha`` of the placement).
+    """
+
+    bound: float
+    counts: tuple[tuple[int, ...], ...] | None
+    value: float | None
+    lp_solves: int
+    mip_solves: int
+
+
+def _placement(instance: PlacementInstance, blocks, chosen) -> tuple[tuple[int, ...], ...]:
+    counts = [[0] * instance.num_servers for _ in instance.stages]
+    for (avail, _), table in zip(blocks, chosen, strict=True):
+        servers = [m for m, a in enumerate(instance.available) if a == avail]
+        ordered = sorted((tuple(int(v) for v in row) for row in table), reverse=True)
+        for m, row in zip(servers, ordered, strict=True):
+            for s, v in enumerate(row):
+                counts[s][m] = v
+    return tuple(tuple(row) for row in counts)
+
+
+def pattern_search(
+    instance: PlacementInstance,
+    coef: Coefficients,
+    *,
+    mip_seconds: float = 0.5,
+    max_mips: int = 6,
+) -> PatternSearch | None:
+    """The pattern LP bound, and a placement from the integer pattern problem.
+
+    Bound: the smallest pattern value ``T`` whose pattern LP is feasible
+    (bisection over the sorted distinct values; module docstring). Placement:
+    the integer pattern problem is solved at ``T``, and if it has no solution
+    (or none within ``mip_seconds``), by bisection over the larger values
+    (at most ``max_mips`` integer solves, the largest value always feasible):
+    the first feasible threshold found gives the placement. The placement is
+    a heuristic start only: nothing relies on an integer solve's
+    "infeasible". ``None`` when there are more than :data:`PATTERN_LIMIT`
+    patterns.
+    """
+    import highspy
+
+    full = sum(instance.available) == instance.num_replicas
+    counts = Counter(instance.available)
+    size = 0
+    for avail in counts:
+        caps = [min(stage.replicas, avail) for stage in instance.stages]
+        size += pattern_count(caps, avail, exact=full)
+        if size > PATTERN_LIMIT:
+            return None
+    blocks, values = [], []
+    for avail, count in sorted(counts.items()):
+        caps = [min(stage.replicas, avail) for stage in instance.stages]
+        table = patterns(caps, avail, exact=full)
+        blocks.append((avail, count, table))
+        values.append(pattern_values(instance, coef, table))
+    demand = np.array([stage.replicas for stage in instance.stages], dtype=float)
+    candidates = np.unique(np.concatenate(values))
+    highs = highspy.Highs()
+    for name, value in (("output_flag", False), ("threads", 1), ("presolve", "off")):
+        highs.setOptionValue(name, value)
+    lp_blocks = [(count, table) for _, count, table in blocks]
+    supply = np.array([count for _, count, _ in blocks], dtype=float)
+
+    def solve(index: int, integer: bool):
+        allowed = _allowed(lp_blocks, values, float(candidates[index]))
+        found = _solve(highs, allowed, supply, demand, integer=integer)
+        if found is None:
+            return allowed, None
+        return allowed, _split(allowed, np.rint(found).astype(np.int64) if integer else found)
+
+    lo, hi, lp_solves = 0, candidates.size - 1, 0  # the largest value admits every pattern
+    while lo < hi:
+        mid = (lo + hi) // 2
+        lp_solves += 1
+        if solve(mid, False)[1] is not None:
+            hi = mid
+        else:
+            lo = mid + 1
+    bound_index = lo
+    highs.setOptionValue("time_limit", mip_seconds)
+    highs.setOptionValue("mip_rel_gap", 1.0)  # any feasible solution will do
+    # Round the LP solution at the bound down; the residual servers and replicas
+    # (a few) go to a small integer problem over the same patterns.
+    lp_solves += 1
+    allowed, fractional = solve(bound_index, False)
+    base = [np.floor(n + 1e-9).astype(np.int64) for n in fractional]
+    used = np.array([n.sum() for n in base], dtype=float)
+    placed = sum((t * n[:, None]).sum(axis=0) for t, n in zip(allowed, base, strict=True))
+    mips = 1
+    rest = _solve(highs, allowed, supply - used, demand - placed, integer=True)
+    chosen = None
+    if rest is not None:
+        extra = _split(allowed, np.rint(rest).astype(np.int64))
+        chosen = _expand(allowed, [b + e for b, e in zip(base, extra, strict=True)])
+    lo, hi = bound_index, candidates.size - 1
+    while chosen is None and mips < max_mips and lo <= hi:
+        mid = lo if mips == 1 else (lo + hi) // 2
+        mips += 1
+        allowed, found = solve(mid, True)
+        if found is None:
+            lo = mid + 1
+            continue
+        chosen = _expand(allowed, found)
+        while mips < max_mips and lo < mid:  # look for a better one below
+            probe = (lo + mid - 1) // 2
+            mips += 1
+            allowed, better = solve(probe, True)
+            if better is None:
+                lo = probe + 1
+            else:
+                chosen, mid = _expand(allowed, better), probe
+    placement = value = None
+    if chosen is not None:
+        placement = _placement(instance, [(a, c) for a, c, _ in blocks], chosen)
+        value = float(pattern_values(instance, coef, np.vstack(chosen)).max())
+    return PatternSearch(
+        bound=float(candidates[bound_index]),
+        counts=placement,
+        value=value,
+        lp_solves=lp_solves,
+        mip_solves=mips,
+    )
