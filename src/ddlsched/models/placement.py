@@ -93,6 +93,7 @@ ILPs run HiGHS with restarts off (:data:`HIGHS_OPTIONS`);
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 from dataclasses import dataclass
@@ -115,9 +116,9 @@ from ddlsched.models.placement_bounds import (
     time_scale,
     upper_bound_ms,
 )
-from ddlsched.problems.placement import Placement, PlacementInstance, evaluate
+from ddlsched.problems.placement import Placement, PlacementInstance, allreduce_time, evaluate
 from ddlsched.solvers.limits import check_model_size
-from ddlsched.solvers.placement_patterns import pattern_search
+from ddlsched.solvers.placement_patterns import PatternSearch, pattern_search
 
 __all__ = [
     "FORMULATIONS",
@@ -125,6 +126,7 @@ __all__ = [
     "PlacementFormulation",
     "build_aggregated",
     "build_gpu_level",
+    "build_gpu_level_paper",
     "decode",
 ]
 
@@ -132,7 +134,7 @@ log = logging.getLogger(__name__)
 
 _LEX_LIMIT = 10_000
 _PATTERN_TABLE_LIMIT = 2_000_000  # entries of one server-pattern DP table (~16 MB)
-FORMULATIONS = ("aggregated", "gpu_level")
+FORMULATIONS = ("aggregated", "gpu_level", "gpu_level_paper")
 
 
 # --------------------------------------------------------------------------- shared data
@@ -214,7 +216,7 @@ def build_aggregated(
     if cuts:
         split = split_costs(instance, coef)
         full = sum(instance.available) == instance.num_replicas
-        patterns = {
+        tables = {
             avail: server_pattern_lower(instance, coef, avail, full=full)
             if pattern_table_size(instance, avail) <= _PATTERN_TABLE_LIMIT
             else None  # too large to tabulate (e.g. 128-GPU servers): weaker cuts only
@@ -222,7 +224,7 @@ def build_aggregated(
         }
         lower = {}
         for s, m, v in model.SMV:
-            table = patterns[instance.available[m]]
+            table = tables[instance.available[m]]
             value = 0.0 if table is None else table[s, v]
             if not math.isfinite(value):  # no pattern holds v replicas: 0 is still valid
                 value = 0.0
@@ -272,15 +274,22 @@ def build_aggregated(
 
     if patterns:
         deadline.check("building the aggregated placement ILP")
-        _add_patterns(model, instance, coef)
+        _add_patterns(model, instance)
     model.objective = pyo.Objective(expr=model.alpha, sense=pyo.minimize)
     return model
 
 
-def _add_patterns(model: pyo.ConcreteModel, instance: PlacementInstance, coef) -> None:
+@functools.lru_cache(maxsize=4)
+def _pattern_search(instance: PlacementInstance) -> PatternSearch | None:
+    """:func:`~ddlsched.solvers.placement_patterns.pattern_search`, once per instance
+    (the cross-check builds the same model again)."""
+    return pattern_search(instance, coefficients(instance))
+
+
+def _add_patterns(model: pyo.ConcreteModel, instance: PlacementInstance) -> None:
     """The server-pattern LP bound as a row and the pattern placement as a MIP start
     (:mod:`ddlsched.solvers.placement_patterns`; nothing when there are too many patterns)."""
-    search = pattern_search(instance, coef)
+    search = _pattern_search(instance)
     if search is None:
         return
     model.pattern_bound = pyo.Constraint(expr=model.alpha >= search.bound)
@@ -370,6 +379,122 @@ def build_gpu_level(
     return model
 
 
+# --------------------------------------------------------------------------- GPU level, paper
+
+
+def _allreduce_lines(instance: PlacementInstance, s: int, top: int, unit: float):
+    """Secants ``(a, b)`` of the AllReduce term of stage ``s`` split over servers,
+    ``AR(x) = max_t (a_t + b_t x)`` at every integer ``1 <= x <= top``
+    (``AR(v) = C / v`` for ``v < k_s`` is convex: the secants through consecutive
+    integers are exact there); model units."""
+    ar = [unit * allreduce_time(instance, s, v) for v in range(1, top + 1)]
+    if top == 1:
+        return [(ar[0], 0.0)]
+    return [(ar[v - 1] - (ar[v] - ar[v - 1]) * v, ar[v] - ar[v - 1]) for v in range(1, top)]
+
+
+def build_gpu_level_paper(
+    instance: PlacementInstance, *, deadline: Deadline | None = None
+) -> pyo.ConcreteModel:
+    """The paper's GPU-level baseline: replica x GPU binaries, no count encoding.
+
+    See the module docstring (``exact_gpu_level_paper``): ``y[s,r,m,j]``,
+    counts ``x[s,m] = sum y`` as expressions, a binary ``w[s,m]`` for "stage
+    ``s`` entirely on ``m``" (only where ``avail_m >= k_s > 1``), Eq. (6)'s
+    ``1/x`` by the secants of :func:`_allreduce_lines`, Eq. (7) per replica.
+    """
+    deadline = deadline or Deadline.unlimited()
+    check_model_size(
+        "placement GPU-level ILP (paper)",
+        instance.num_replicas * sum(instance.available),
+        "use the aggregated ILP (method exact)",
+    )
+    coef = coefficients(instance)
+    unit = coef.scale
+    model = pyo.ConcreteModel(name="placement_gpu_level_paper")
+    model.formulation = "gpu_level_paper"
+    model.time_scale = unit
+    model.S = pyo.RangeSet(0, instance.num_stages - 1)
+    model.M = pyo.RangeSet(0, instance.num_servers - 1)
+    replicas = [(s, r) for s, st in enumerate(instance.stages) for r in range(st.replicas)]
+    gpus = [(m, j) for m, avail in enumerate(instance.available) for j in range(avail)]
+    model.R = pyo.Set(initialize=replicas, dimen=2)
+    model.G = pyo.Set(initialize=gpus, dimen=2)
+    model.y = pyo.Var(model.R, model.G, domain=pyo.Binary)
+    whole = [
+        (s, m)
+        for s, st in enumerate(instance.stages)
+        for m, avail in enumerate(instance.available)
+        if 1 < st.replicas <= avail
+    ]
+    model.W = pyo.Set(initialize=whole, dimen=2)
+    model.w = pyo.Var(model.W, domain=pyo.Binary)
+    model.alpha = pyo.Var(domain=pyo.NonNegativeReals, bounds=(0, upper_bound_ms(instance, coef)))
+
+    @model.Constraint(model.R)
+    def assign(m_, s, r):  # every replica on exactly one GPU
+        return sum(m_.y[s, r, m, j] for (m, j) in gpus) == 1
+
+    @model.Constraint(model.G)
+    def gpu_capacity(m_, m, j):  # at most one replica per GPU
+        return sum(m_.y[s, r, m, j] for (s, r) in replicas) <= 1
+
+    @model.Expression(model.S, model.M)
+    def x(m_, s, m):  # x[s,m] = replicas of s on m's GPUs
+        return sum(
+            m_.y[s, r, m, j]
+            for r in range(instance.stages[s].replicas)
+            for j in range(instance.available[m])
+        )
+
+    @model.Constraint(model.W)
+    def whole_lower(m_, s, m):  # w = 1 -> x = k
+        return m_.x[s, m] >= instance.stages[s].replicas * m_.w[s, m]
+
+    @model.Constraint(model.W)
+    def whole_upper(m_, s, m):  # x = k -> w = 1
+        return m_.x[s, m] <= instance.stages[s].replicas - 1 + m_.w[s, m]
+
+    deadline.check("building the GPU-level placement ILP (paper)")
+    rows = {}  # (s, r, m, t) -> (constant, slope, M for "not on m", M for "whole on m")
+    for s, stage in enumerate(instance.stages):
+        compute, k = unit * stage.compute_s, stage.replicas
+        for m, avail in enumerate(instance.available):
+            comm_top = big_m(instance, coef, s, m)
+            lines = (
+                [(0.0, 0.0)] if k == 1 else _allreduce_lines(instance, s, min(k - 1, avail), unit)
+            )
+            for t, (a, b) in enumerate(lines):
+                # largest value of the row's right-hand side: at x = 0 (b <= 0), or x = k
+                off = compute + comm_top + a
+                whole_m = compute + comm_top + max(0.0, a + b * k)
+                for r in range(k):
+                    rows[s, r, m, t] = (compute + a, b, off, whole_m)
+    model.L = pyo.Set(initialize=list(rows), dimen=4)
+
+    @model.Constraint(model.L)
+    def bottleneck(m_, s, r, m, t):  # Eq. (7) per replica, AllReduce split over servers
+        constant, slope, off, whole_m = rows[s, r, m, t]
+        on_server = sum(m_.y[s, r, m, j] for j in range(instance.available[m]))
+        rhs = constant + slope * m_.x[s, m] + _comm_expr(m_, coef, instance, s, m)
+        rhs = rhs - off * (1 - on_server)
+        if (s, m) in whole:
+            rhs = rhs - whole_m * m_.w[s, m]
+        return m_.alpha >= rhs
+
+    @model.Constraint(model.W)
+    def bottleneck_whole(m_, s, m):  # Eq. (7) for a stage entirely on server m
+        term = unit * (
+            instance.stages[s].compute_s + allreduce_time(instance, s, instance.stages[s].replicas)
+        )
+        return m_.alpha >= term + _comm_expr(m_, coef, instance, s, m) - (
+            term + big_m(instance, coef, s, m)
+        ) * (1 - m_.w[s, m])
+
+    model.objective = pyo.Objective(expr=model.alpha, sense=pyo.minimize)
+    return model
+
+
 # --------------------------------------------------------------------------- decode / solve
 
 
@@ -385,7 +510,7 @@ def decode(model: pyo.ConcreteModel, instance: PlacementInstance) -> Placement:
             if abs(value - count) > 1e-4:
                 raise SolverError(f"x[{s},{m}] = {value} is not integral")
             counts[s][m] = int(count)
-    if model.formulation != "gpu_level":
+    if model.formulation not in ("gpu_level", "gpu_level_paper"):
         return Placement(tuple(tuple(r) for r in counts))
     gpu_of = []
     for s, stage in enumerate(instance.stages):
@@ -420,6 +545,7 @@ class PlacementFormulation:
     formulation: str = "aggregated"
     symmetry_breaking: bool = True
     cuts: bool = True
+    patterns: bool = True
 
     sense: ClassVar[str] = "min"
     metric: ClassVar[str | None] = None
@@ -442,8 +568,11 @@ class PlacementFormulation:
                 instance,
                 symmetry_breaking=self.symmetry_breaking,
                 cuts=self.cuts,
+                patterns=self.patterns,
                 deadline=deadline,
             )
+        if self.formulation == "gpu_level_paper":
+            return build_gpu_level_paper(instance, deadline=deadline)
         return build_gpu_level(instance, deadline=deadline)
 
     def objective_scale(self, instance: PlacementInstance) -> float:

@@ -118,15 +118,9 @@ def _allowed(blocks, values: list[np.ndarray], cap: float) -> list[np.ndarray]:
     return [table[vals <= cap] for (_, table), vals in zip(blocks, values, strict=True)]
 
 
-def _solve(
-    highs, allowed: list[np.ndarray], supply: np.ndarray, demand: np.ndarray, *, integer: bool
-) -> np.ndarray | None:
-    """Solve ``sum_p n[a,p] = supply_a, sum_{a,p} p_s n[a,p] = demand_s, n >= 0``
-    over the ``allowed`` patterns (integer ``n`` when ``integer``): the column
-    values, or ``None`` if infeasible (for an integer solve, also when the time
-    limit came without a solution)."""
-    import highspy
-
+def _matrix(allowed: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(start, index, value)`` of the pattern system, column-wise: a column per
+    allowed pattern, 1 in its block's row and ``p_s`` in stage ``s``'s row."""
     num_blocks = len(allowed)
     rows, vals, keep = [], [], []
     for b, table in enumerate(allowed):  # column: 1 in block b's row, p_s in stage s's row
@@ -144,7 +138,20 @@ def _solve(
     rows_a, vals_a, keep_a = np.vstack(rows), np.vstack(vals), np.vstack(keep)
     index, value = rows_a[keep_a], vals_a[keep_a]  # row-major: column by column
     starts = np.concatenate([[0], np.cumsum(keep_a.sum(axis=1))])
-    num_cols = rows_a.shape[0]
+    return starts, index, value
+
+
+def _solve(
+    highs, allowed: list[np.ndarray], supply: np.ndarray, demand: np.ndarray, *, integer: bool
+) -> np.ndarray | None:
+    """Solve ``sum_p n[a,p] = supply_a, sum_{a,p} p_s n[a,p] = demand_s, n >= 0``
+    over the ``allowed`` patterns (integer ``n`` when ``integer``): the column
+    values, or ``None`` if infeasible (for an integer solve, also when the time
+    limit came without a solution)."""
+    import highspy
+
+    starts, index, value = _matrix(allowed)
+    num_cols = starts.size - 1
     rhs = np.concatenate([supply, demand]).astype(float)
     lp = highspy.HighsLp()
     lp.num_col_ = num_cols
@@ -171,6 +178,29 @@ def _solve(
     if status != highspy.HighsModelStatus.kOptimal:
         raise SolverError(f"pattern LP: HiGHS returned {highs.modelStatusToString(status)}")
     return np.array(highs.getSolution().col_value)
+
+
+def _certified_infeasible(
+    highs, allowed: list[np.ndarray], supply: np.ndarray, demand: np.ndarray
+) -> bool:
+    """Check HiGHS's Farkas certificate for the LP just solved (infeasible): a
+    ``y`` with ``y b > 0 >= y A`` (or both signs flipped). Any solution ``n >= 0``
+    has ``sum n = sum supply``, so ``y b > max(0, max y A) * sum supply`` (with a
+    margin) proves infeasibility in floating point without trusting the solver."""
+    _, has_ray, ray = highs.getDualRay()
+    if not has_ray:
+        return False
+    y = np.asarray(ray, dtype=float)
+    y = y / max(np.abs(y).max(initial=0.0), 1e-300)
+    starts, index, value = _matrix(allowed)
+    rhs = np.concatenate([supply, demand]).astype(float)
+    for sign in (1.0, -1.0):
+        yb = sign * float(y @ rhs)
+        ya = sign * np.add.reduceat(value * y[index], starts[:-1]) if value.size else np.zeros(0)
+        worst = max(0.0, float(ya.max(initial=0.0)))
+        if yb > worst * float(supply.sum()) + 1e-9 * (1.0 + np.abs(rhs).sum()):
+            return True
+    return False
 
 
 def _has_solution(highs) -> bool:
@@ -282,6 +312,14 @@ def pattern_search(
         else:
             lo = mid + 1
     bound_index = lo
+    if bound_index > 0:  # certify "the LP just below the bound is infeasible"
+        allowed = _allowed(lp_blocks, values, float(candidates[bound_index - 1]))
+        lp_solves += 1
+        proven = _solve(highs, allowed, supply, demand, integer=False) is None and (
+            _certified_infeasible(highs, allowed, supply, demand)
+        )
+        if not proven:
+            raise SolverError("pattern LP: HiGHS's infeasibility certificate does not check out")
     highs.setOptionValue("time_limit", mip_seconds)
     highs.setOptionValue("mip_rel_gap", 1.0)  # any feasible solution will do
     # Round the LP solution at the bound down; the residual servers and replicas
