@@ -135,7 +135,11 @@ def run_cli(size: int, model: str, seed: int, limit_s: float) -> dict:
         "alpha_s": result["objective"],
         "bound_s": result["bound"],
         "time_s": wall,
-        "note": f"runtime_s={result['runtime_s']:.3f} cross_check_agree={check.get('agree')}",
+        "note": (
+            f"runtime_s={result['runtime_s']:.3f} solver_time_s={result['solver_time_s']:.3f}"
+            f" build_s={result['info'].get('build_s', 0.0):.3f}"
+            f" cross_check_agree={check.get('agree')}"
+        ),
     }
 
 

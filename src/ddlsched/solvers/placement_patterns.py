@@ -36,6 +36,7 @@ bound against brute-force and ILP optima.
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from dataclasses import dataclass
 
@@ -54,6 +55,8 @@ __all__ = [
     "patterns",
 ]
 
+log = logging.getLogger(__name__)
+
 #: Largest number of patterns (over all availability values) the bound enumerates.
 PATTERN_LIMIT = 200_000
 
@@ -61,19 +64,18 @@ PATTERN_LIMIT = 200_000
 def patterns(caps: list[int], total: int, *, exact: bool) -> np.ndarray:
     """Count vectors ``p`` with ``0 <= p_s <= caps[s]`` and ``sum p = total`` (``exact``)
     or ``<= total``, one per row (``int64``, shape ``(N, len(caps))``)."""
-    rows: list[tuple[int, ...]] = []
-
-    def extend(prefix: tuple[int, ...], left: int) -> None:
-        s = len(prefix)
-        if s == len(caps):
-            if left == 0 or not exact:
-                rows.append(prefix)
-            return
-        for v in range(min(caps[s], left) + 1):
-            extend((*prefix, v), left - v)
-
-    extend((), total)
-    return np.array(rows, dtype=np.int64).reshape(len(rows), len(caps))
+    table = np.zeros((1, 0), dtype=np.int64)
+    for cap in caps:  # extend every prefix by each count of the next stage
+        used = table.sum(axis=1)
+        parts = [
+            np.hstack([table[used + v <= total], np.full(((used + v <= total).sum(), 1), v)])
+            for v in range(min(cap, total) + 1)
+        ]
+        table = np.vstack(parts)
+    if exact:
+        table = table[table.sum(axis=1) == total]
+    order = np.lexsort(table.T[::-1])  # lexicographic, as the recursive enumeration
+    return table[order]
 
 
 def pattern_count(caps: list[int], total: int, *, exact: bool) -> int:
@@ -181,12 +183,17 @@ def _solve(
 
 
 def _certified_infeasible(
-    highs, allowed: list[np.ndarray], supply: np.ndarray, demand: np.ndarray
+    highs,
+    allowed: list[np.ndarray],
+    supply: np.ndarray,
+    demand: np.ndarray,
 ) -> bool:
     """Check HiGHS's Farkas certificate for the LP just solved (infeasible): a
     ``y`` with ``y b > 0 >= y A`` (or both signs flipped). Any solution ``n >= 0``
     has ``sum n = sum supply``, so ``y b > max(0, max y A) * sum supply`` (with a
-    margin) proves infeasibility in floating point without trusting the solver."""
+    margin) proves infeasibility in floating point without trusting the solver.
+    Only the row duals ``y`` are used, checked over the ``allowed`` columns (an
+    LP with more columns fixed at 0 gives a ray that is checked the same way)."""
     _, has_ray, ray = highs.getDualRay()
     if not has_ray:
         return False
@@ -201,6 +208,58 @@ def _certified_infeasible(
         if yb > worst * float(supply.sum()) + 1e-9 * (1.0 + np.abs(rhs).sum()):
             return True
     return False
+
+
+def _warm_lp(blocks, values: list[np.ndarray], supply: np.ndarray, demand: np.ndarray):
+    """``feasible(cap)``: is the pattern LP with the patterns of value ``<= cap``
+    feasible? One LP with every pattern, the others' columns fixed at 0 per call,
+    so each solve starts from the previous basis."""
+    import highspy
+
+    tables = [table for _, table in blocks]
+    every = np.concatenate(values)
+    highs = highspy.Highs()
+    for name, value in (("output_flag", False), ("threads", 1), ("presolve", "off")):
+        highs.setOptionValue(name, value)
+    starts, index, value = _matrix(tables)
+    num_cols = starts.size - 1
+    rhs = np.concatenate([supply, demand]).astype(float)
+    lp = highspy.HighsLp()
+    lp.num_col_ = num_cols
+    lp.num_row_ = rhs.size
+    lp.col_cost_ = np.zeros(num_cols)
+    lp.col_lower_ = np.zeros(num_cols)
+    lp.col_upper_ = np.full(num_cols, highspy.kHighsInf)
+    lp.row_lower_ = rhs
+    lp.row_upper_ = rhs
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_ = starts.astype(np.int32)
+    lp.a_matrix_.index_ = index.astype(np.int32)
+    lp.a_matrix_.value_ = value.astype(float)
+    highs.passModel(lp)
+    columns = np.arange(num_cols, dtype=np.int32)
+    lower = np.zeros(num_cols)
+
+    def feasible(cap: float) -> bool:
+        """Solve with the patterns of value ``<= cap``; the solution and the dual
+        ray stay readable from ``feasible.highs``."""
+        upper = np.where(every <= cap, highspy.kHighsInf, 0.0)
+        highs.changeColsBounds(num_cols, columns, lower, upper)
+        highs.run()
+        status = highs.getModelStatus()
+        if status == highspy.HighsModelStatus.kOptimal:
+            return True
+        if status == highspy.HighsModelStatus.kInfeasible:
+            return False
+        raise SolverError(f"pattern LP: HiGHS returned {highs.modelStatusToString(status)}")
+
+    feasible.highs = highs
+    return feasible
+
+
+def _kept(values: list[np.ndarray], cap: float) -> np.ndarray:
+    """Columns of the full pattern LP whose pattern value is ``<= cap``."""
+    return np.concatenate(values) <= cap
 
 
 def _has_solution(highs) -> bool:
@@ -227,7 +286,8 @@ def _expand(allowed: list[np.ndarray], counts: list[np.ndarray]) -> list[np.ndar
 class PatternSearch:
     """What :func:`pattern_search` found (model units).
 
-    ``bound``: the pattern LP bound (``alpha >= bound`` for every placement);
+    ``bound``: the pattern LP bound (``alpha >= bound`` for every placement;
+    ``None`` if HiGHS's infeasibility certificate did not check out);
     ``counts``: a placement (``counts[s][m]`` replicas of stage ``s`` on server
     ``m``) built from an integer pattern solution, servers of equal
     availability taking their patterns in non-increasing lexicographic order
@@ -235,7 +295,7 @@ class PatternSearch:
     ``value``: its largest pattern value (``alpha`` of the placement).
     """
 
-    bound: float
+    bound: float | None
     counts: tuple[tuple[int, ...], ...] | None
     value: float | None
     lp_solves: int
@@ -257,7 +317,7 @@ def pattern_search(
     instance: PlacementInstance,
     coef: Coefficients,
     *,
-    mip_seconds: float = 0.5,
+    mip_seconds: float = 0.25,
     max_mips: int = 6,
 ) -> PatternSearch | None:
     """The pattern LP bound, and a placement from the integer pattern problem.
@@ -303,29 +363,40 @@ def pattern_search(
             return allowed, None
         return allowed, _split(allowed, np.rint(found).astype(np.int64) if integer else found)
 
+    lp_feasible = _warm_lp(lp_blocks, values, supply, demand)
     lo, hi, lp_solves = 0, candidates.size - 1, 0  # the largest value admits every pattern
     while lo < hi:
         mid = (lo + hi) // 2
         lp_solves += 1
-        if solve(mid, False)[1] is not None:
+        if lp_feasible(float(candidates[mid])):
             hi = mid
         else:
             lo = mid + 1
-    bound_index = lo
+    bound_index, certified = lo, True
     if bound_index > 0:  # certify "the LP just below the bound is infeasible"
         allowed = _allowed(lp_blocks, values, float(candidates[bound_index - 1]))
         lp_solves += 1
-        proven = _solve(highs, allowed, supply, demand, integer=False) is None and (
-            _certified_infeasible(highs, allowed, supply, demand)
+        below = float(candidates[bound_index - 1])
+        certified = not lp_feasible(below) and (
+            _certified_infeasible(lp_feasible.highs, allowed, supply, demand)
+            or (  # a fresh LP with the allowed columns only, whose ray may check out
+                _solve(highs, allowed, supply, demand, integer=False) is None
+                and _certified_infeasible(highs, allowed, supply, demand)
+            )
         )
-        if not proven:
-            raise SolverError("pattern LP: HiGHS's infeasibility certificate does not check out")
+        if not certified:
+            log.warning("pattern LP: HiGHS's infeasibility certificate does not check out")
     highs.setOptionValue("time_limit", mip_seconds)
     highs.setOptionValue("mip_rel_gap", 1.0)  # any feasible solution will do
     # Round the LP solution at the bound down; the residual servers and replicas
     # (a few) go to a small integer problem over the same patterns.
     lp_solves += 1
-    allowed, fractional = solve(bound_index, False)
+    cap = float(candidates[bound_index])
+    allowed = _allowed(lp_blocks, values, cap)
+    if not lp_feasible(cap):
+        raise SolverError("pattern LP: infeasible at the bound it was found feasible at")
+    solution = np.array(lp_feasible.highs.getSolution().col_value)[_kept(values, cap)]
+    fractional = _split(allowed, solution)
     base = [np.floor(n + 1e-9).astype(np.int64) for n in fractional]
     used = np.array([n.sum() for n in base], dtype=float)
     placed = sum((t * n[:, None]).sum(axis=0) for t, n in zip(allowed, base, strict=True))
@@ -357,7 +428,7 @@ def pattern_search(
         placement = _placement(instance, [(a, c) for a, c, _ in blocks], chosen)
         value = float(pattern_values(instance, coef, np.vstack(chosen)).max())
     return PatternSearch(
-        bound=float(candidates[bound_index]),
+        bound=float(candidates[bound_index]) if certified else None,
         counts=placement,
         value=value,
         lp_solves=lp_solves,
