@@ -317,15 +317,19 @@ def pattern_search(
     instance: PlacementInstance,
     coef: Coefficients,
     *,
-    mip_seconds: float = 0.25,
+    mip_nodes: int = 200,
+    mip_seconds: float = 2.0,
     max_mips: int = 6,
 ) -> PatternSearch | None:
     """The pattern LP bound, and a placement from the integer pattern problem.
 
     Bound: the smallest pattern value ``T`` whose pattern LP is feasible
     (bisection over the sorted distinct values; module docstring). Placement:
-    the integer pattern problem is solved at ``T``, and if it has no solution
-    (or none within ``mip_seconds``), by bisection over the larger values
+    the LP solution at ``T`` rounded down (less of it on each of three tries)
+    and the residual servers and replicas given to the integer pattern
+    problem; if none of these has a solution (within ``mip_nodes`` nodes;
+    ``mip_seconds`` is a safety net), the integer problem by bisection over
+    the larger values
     (at most ``max_mips`` integer solves, the largest value always feasible):
     the first feasible threshold found gives the placement. The placement is
     a heuristic start only: nothing relies on an integer solve's
@@ -386,7 +390,11 @@ def pattern_search(
         )
         if not certified:
             log.warning("pattern LP: HiGHS's infeasibility certificate does not check out")
+    # a node limit, not a time limit, ends an integer solve: the start (and so the
+    # placement returned among tied optima) does not depend on the machine's load;
+    # mip_seconds is only a safety net
     highs.setOptionValue("time_limit", mip_seconds)
+    highs.setOptionValue("mip_max_nodes", mip_nodes)
     highs.setOptionValue("mip_rel_gap", 1.0)  # any feasible solution will do
     # Round the LP solution at the bound down; the residual servers and replicas
     # (a few) go to a small integer problem over the same patterns.
@@ -397,18 +405,22 @@ def pattern_search(
         raise SolverError("pattern LP: infeasible at the bound it was found feasible at")
     solution = np.array(lp_feasible.highs.getSolution().col_value)[_kept(values, cap)]
     fractional = _split(allowed, solution)
-    base = [np.floor(n + 1e-9).astype(np.int64) for n in fractional]
-    used = np.array([n.sum() for n in base], dtype=float)
-    placed = sum((t * n[:, None]).sum(axis=0) for t, n in zip(allowed, base, strict=True))
-    mips = 1
-    rest = _solve(highs, allowed, supply - used, demand - placed, integer=True)
-    chosen = None
-    if rest is not None:
-        extra = _split(allowed, np.rint(rest).astype(np.int64))
-        chosen = _expand(allowed, [b + e for b, e in zip(base, extra, strict=True)])
+    chosen, mips = None, 0
+    for slack in (0, 1, 2):  # keep less of the LP solution each time: a larger residual
+        base = [np.maximum(np.floor(n + 1e-9).astype(np.int64) - slack, 0) for n in fractional]
+        used = np.array([n.sum() for n in base], dtype=float)
+        placed = sum((t * n[:, None]).sum(axis=0) for t, n in zip(allowed, base, strict=True))
+        mips += 1
+        rest = _solve(highs, allowed, supply - used, demand - placed, integer=True)
+        if rest is not None:
+            extra = _split(allowed, np.rint(rest).astype(np.int64))
+            chosen = _expand(allowed, [b + e for b, e in zip(base, extra, strict=True)])
+            break
+        if not any(n.any() for n in base):
+            break
     lo, hi = bound_index, candidates.size - 1
     while chosen is None and mips < max_mips and lo <= hi:
-        mid = lo if mips == 1 else (lo + hi) // 2
+        mid = (lo + hi) // 2
         mips += 1
         allowed, found = solve(mid, True)
         if found is None:
