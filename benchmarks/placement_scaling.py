@@ -6,7 +6,9 @@ model of ``--models`` and seed of ``--seeds``. Per case, in this process,
 one after the other, single-threaded, HiGHS, no cross-check:
 
 * ``heavy_edge``: Heavy-Edge (seed 0), its alpha and mapping time;
-* ``exact`` (aggregated ILP, patterns on), ``exact_gpu_level`` (our
+* ``exact`` (aggregated ILP, patterns on), ``exact_plain`` (the same
+  without the pattern bound and start: the model before issue 14),
+  ``exact_gpu_level`` (our
   stand-in: replica x GPU binaries plus the one-hot count encoding) and
   ``exact_gpu_level_paper`` (the paper's baseline as we read [47]: replica
   x GPU binaries only): wall time of building + solving + decoding
@@ -52,10 +54,11 @@ from ddlsched.solvers import SolveLimits, solve_formulation
 from ddlsched.workloads.placement import table2
 
 FIELDS = ("size", "model", "seed", "method", "status", "alpha_s", "bound_s", "time_s", "note")
-ILPS = {  # method -> (formulation, label in the tables)
-    "exact": ("aggregated", "aggregated ILP (`exact`)"),
-    "exact_gpu_level": ("gpu_level", "GPU-level, our stand-in (`exact_gpu_level`)"),
-    "exact_gpu_level_paper": ("gpu_level_paper", "GPU-level, paper [47] (`exact_gpu_level_paper`)"),
+ILPS = {  # method -> formulation
+    "exact": PlacementFormulation("aggregated"),
+    "exact_plain": PlacementFormulation("aggregated", patterns=False),  # before issue 14
+    "exact_gpu_level": PlacementFormulation("gpu_level"),
+    "exact_gpu_level_paper": PlacementFormulation("gpu_level_paper"),
 }
 
 
@@ -76,10 +79,10 @@ def _append(path: Path, row: dict) -> None:
     print(" ".join(f"{k}={row[k]}" for k in FIELDS), flush=True)
 
 
-def run_ilp(instance, formulation: str, limit_s: float) -> dict:
+def run_ilp(instance, formulation: PlacementFormulation, limit_s: float) -> dict:
     limits = SolveLimits(time_limit_s=limit_s, abs_gap=1e-7, seed=0)
     start = time.perf_counter()
-    out = solve_formulation(PlacementFormulation(formulation), instance, "highs", limits)
+    out = solve_formulation(formulation, instance, "highs", limits)
     wall = time.perf_counter() - start
     alpha = None if out.schedule is None else evaluate(instance, out.schedule).iteration_time_s
     return {"status": str(out.status), "alpha_s": alpha, "bound_s": out.bound, "time_s": wall}
@@ -147,8 +150,11 @@ def run(args) -> None:
     path = Path(args.csv)
     done = _done(path)
     table2(0, model="gpt175b", num_gpus=16)  # warm-up: imports, profile cache
-    run_ilp(table2(0, model="vgg16", num_gpus=16), "aggregated", 60)
-    phases = [("heavy_edge", "exact", "cli"), ("exact_gpu_level", "exact_gpu_level_paper")]
+    run_ilp(table2(0, model="vgg16", num_gpus=16), ILPS["exact"], 60)
+    phases = [
+        ("heavy_edge", "exact", "exact_plain", "cli"),
+        ("exact_gpu_level", "exact_gpu_level_paper"),
+    ]
     for phase in phases:  # the fast methods on every size first, then the GPU-level ILPs
         for size in args.sizes:
             for model in args.models:
@@ -158,6 +164,8 @@ def run(args) -> None:
                         if key in done:
                             continue
                         if method.startswith("exact_gpu") and size > args.gpu_max_size:
+                            continue
+                        if method == "exact_plain" and size > args.plain_max_size:
                             continue
                         instance = table2(seed, model=model, num_gpus=size)
                         row = {"size": size, "model": model, "seed": seed, "method": method}
@@ -170,8 +178,9 @@ def run(args) -> None:
                         elif method == "cli":
                             row.update(run_cli(size, model, seed, args.limit))
                         else:
-                            limit = args.limit if method == "exact" else args.gpu_limit
-                            row.update(run_ilp(instance, ILPS[method][0], limit))
+                            gpu = method.startswith("exact_gpu")
+                            limit = args.gpu_limit if gpu else args.limit
+                            row.update(run_ilp(instance, ILPS[method], limit))
                         _append(path, row)
 
 
@@ -195,11 +204,12 @@ def summary_markdown(rows: list[dict], args) -> str:
     by = {(r["size"], r["model"], r["seed"], r["method"]): r for r in rows}
     sizes = sorted({int(r["size"]) for r in rows})
     lines = [
-        "| GPUs | cases | aggregated: proven, median / worst s | CLI `exact`: median / worst s"
+        "| GPUs | cases | aggregated: proven, median / worst s"
+        " | aggregated without patterns: proven, median / worst s | CLI `exact`: median / worst s"
         " | stand-in GPU-level: proven, median / worst s | speed-up vs stand-in"
         " | paper GPU-level: proven, median / worst s | speed-up vs paper"
         " | Heavy-Edge gap % mean / worst |",
-        "|---:|---:|---|---|---|---|---|---|---|",
+        "|---:|---:|---|---|---|---|---|---|---|---|",
     ]
     for size in sizes:
         cases = sorted({(r["model"], r["seed"]) for r in rows if int(r["size"]) == size})
@@ -215,6 +225,14 @@ def summary_markdown(rows: list[dict], args) -> str:
             f"{len(agg_ok)}/{len(cases)}, {_sec(statistics.median(agg_t))} / {_sec(max(agg_t))}"
             if agg_t
             else "-"
+        )
+        plain = [get("exact_plain", c) for c in cases if get("exact_plain", c)]
+        plain_t = [float(r["time_s"]) for r in plain]
+        cells.append(
+            f"{sum(r['status'] == 'optimal' for r in plain)}/{len(plain)}, "
+            f"{_sec(statistics.median(plain_t))} / {_sec(max(plain_t))}"
+            if plain
+            else "not run"
         )
         cli_t = [float(get("cli", c)["time_s"]) for c in cases if get("cli", c)]
         cells.append(
@@ -250,7 +268,7 @@ def summary_markdown(rows: list[dict], args) -> str:
     wrong = []
     for (size, model, seed, method), r in by.items():
         ex = by.get((size, model, seed, "exact"))
-        if method.startswith("exact_gpu") and ex and r["status"] == "optimal" == ex["status"]:
+        if method.startswith("exact_") and ex and r["status"] == "optimal" == ex["status"]:
             a, b = float(r["alpha_s"]), float(ex["alpha_s"])
             if abs(a - b) > 1e-6 * max(a, b):
                 wrong.append(f"{method} {model} seed {seed} {size} GPUs: {a} vs {b}")
@@ -275,6 +293,9 @@ def main(argv=None) -> int:
     parser.add_argument("--limit", type=float, default=300.0, help="aggregated ILP / CLI limit (s)")
     parser.add_argument("--gpu-limit", type=float, default=120.0, help="GPU-level ILPs' limit (s)")
     parser.add_argument("--gpu-max-size", type=int, default=64, help="largest size for GPU-level")
+    parser.add_argument(
+        "--plain-max-size", type=int, default=128, help="largest size for exact_plain"
+    )
     parser.add_argument("--csv", required=True)
     parser.add_argument("--markdown")
     parser.add_argument("--summary-only", action="store_true")
