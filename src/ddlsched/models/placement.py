@@ -126,7 +126,6 @@ ILPs run HiGHS with restarts off (:data:`HIGHS_OPTIONS`);
 
 from __future__ import annotations
 
-import functools
 import logging
 import math
 from dataclasses import dataclass
@@ -307,22 +306,28 @@ def build_aggregated(
 
     if patterns:
         deadline.check("building the aggregated placement ILP")
-        _add_patterns(model, instance)
+        _add_patterns(model, instance, deadline)
     model.objective = pyo.Objective(expr=model.alpha, sense=pyo.minimize)
     return model
 
 
-@functools.lru_cache(maxsize=4)
-def _pattern_search(instance: PlacementInstance) -> PatternSearch | None:
-    """:func:`~ddlsched.solvers.placement_patterns.pattern_search`, once per instance
-    (the cross-check builds the same model again)."""
-    return pattern_search(instance, coefficients(instance))
+_PATTERN_CACHE: dict[PlacementInstance, PatternSearch | None] = {}
 
 
-def _add_patterns(model: pyo.ConcreteModel, instance: PlacementInstance) -> None:
+def _add_patterns(
+    model: pyo.ConcreteModel, instance: PlacementInstance, deadline: Deadline
+) -> None:
     """The server-pattern LP bound as a row and the pattern placement as a MIP start
-    (:mod:`ddlsched.solvers.placement_patterns`; nothing when there are too many patterns)."""
-    search = _pattern_search(instance)
+    (:mod:`ddlsched.solvers.placement_patterns`; nothing when there are too many
+    patterns). Its integer solves stop after a fifth of the time left. The last
+    few instances' searches are kept (the cross-check builds the model again)."""
+    if instance not in _PATTERN_CACHE:
+        remaining = deadline.remaining_s()
+        budget = 0.2 * remaining if math.isfinite(remaining) else math.inf
+        if len(_PATTERN_CACHE) >= 4:
+            _PATTERN_CACHE.pop(next(iter(_PATTERN_CACHE)))
+        _PATTERN_CACHE[instance] = pattern_search(instance, coefficients(instance), budget_s=budget)
+    search = _PATTERN_CACHE[instance]
     if search is None:
         return
     if search.bound is not None:

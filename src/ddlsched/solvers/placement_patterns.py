@@ -37,6 +37,8 @@ bound against brute-force and ILP optima.
 from __future__ import annotations
 
 import logging
+import math
+import time
 from collections import Counter
 from dataclasses import dataclass
 
@@ -320,6 +322,7 @@ def pattern_search(
     mip_nodes: int = 200,
     mip_seconds: float = 2.0,
     max_mips: int = 6,
+    budget_s: float = math.inf,
 ) -> PatternSearch | None:
     """The pattern LP bound, and a placement from the integer pattern problem.
 
@@ -328,7 +331,8 @@ def pattern_search(
     the LP solution at ``T`` rounded down (less of it on each of three tries)
     and the residual servers and replicas given to the integer pattern
     problem; if none of these has a solution (within ``mip_nodes`` nodes;
-    ``mip_seconds`` is a safety net), the integer problem by bisection over
+    ``mip_seconds`` is a safety net; no integer solve starts after
+    ``budget_s`` seconds), the integer problem by bisection over
     the larger values
     (at most ``max_mips`` integer solves, the largest value always feasible):
     the first feasible threshold found gives the placement. The placement is
@@ -338,6 +342,7 @@ def pattern_search(
     """
     import highspy
 
+    started = time.perf_counter()
     full = sum(instance.available) == instance.num_replicas
     counts = Counter(instance.available)
     size = 0
@@ -393,7 +398,11 @@ def pattern_search(
     # a node limit, not a time limit, ends an integer solve: the start (and so the
     # placement returned among tied optima) does not depend on the machine's load;
     # mip_seconds is only a safety net
-    highs.setOptionValue("time_limit", mip_seconds)
+    highs.setOptionValue("time_limit", max(1e-3, min(mip_seconds, budget_s)))
+
+    def out_of_budget() -> bool:
+        return time.perf_counter() - started > budget_s
+
     highs.setOptionValue("mip_max_nodes", mip_nodes)
     highs.setOptionValue("mip_rel_gap", 1.0)  # any feasible solution will do
     # Round the LP solution at the bound down; the residual servers and replicas
@@ -419,7 +428,7 @@ def pattern_search(
         if not any(n.any() for n in base):
             break
     lo, hi = bound_index, candidates.size - 1
-    while chosen is None and mips < max_mips and lo <= hi:
+    while chosen is None and mips < max_mips and lo <= hi and not out_of_budget():
         mid = (lo + hi) // 2
         mips += 1
         allowed, found = solve(mid, True)
@@ -427,7 +436,7 @@ def pattern_search(
             lo = mid + 1
             continue
         chosen = _expand(allowed, found)
-        while mips < max_mips and lo < mid:  # look for a better one below
+        while mips < max_mips and lo < mid and not out_of_budget():  # a better one below
             probe = (lo + mid - 1) // 2
             mips += 1
             allowed, better = solve(probe, True)
