@@ -259,6 +259,57 @@ def _warm_lp(blocks, values: list[np.ndarray], supply: np.ndarray, demand: np.nd
     return feasible
 
 
+def _fill(
+    allowed: list[np.ndarray], servers: np.ndarray, demand: np.ndarray, max_nodes: int
+) -> list[np.ndarray] | None:
+    """Give each of ``servers[b]`` servers of block ``b`` one allowed pattern so that
+    the patterns add up to ``demand`` exactly: per block, the chosen patterns (rows),
+    or ``None`` (none exists, or none found within ``max_nodes`` search nodes).
+
+    Depth-first, servers one by one; a server of a block takes a pattern no larger
+    (in the block's order) than the previous server of that block took, so each
+    multiset of patterns is visited once; patterns larger than the demand left are
+    skipped. Deterministic: no time limit."""
+    if (servers < 0).any() or (demand < 0).any():
+        return None
+    order = [b for b, count in enumerate(servers) for _ in range(int(count))]
+    if not order:
+        return [t[:0] for t in allowed] if not demand.any() else None
+    picks: list[int] = []
+    nodes = 0
+
+    def descend(depth: int, left: np.ndarray, limit: int) -> bool:
+        nonlocal nodes
+        if depth == len(order):
+            return not left.any()
+        nodes += 1
+        if nodes > max_nodes:
+            return False
+        block = order[depth]
+        table = allowed[block]
+        same = depth > 0 and order[depth - 1] == block
+        top = limit if same else table.shape[0] - 1
+        fits = np.nonzero((table[: top + 1] <= left).all(axis=1))[0]
+        for index in fits[::-1]:
+            picks.append(int(index))
+            if descend(depth + 1, left - table[index], int(index)):
+                return True
+            picks.pop()
+            if nodes > max_nodes:
+                return False
+        return False
+
+    if not descend(0, demand.copy(), 0):
+        return None
+    out = [[] for _ in allowed]
+    for block, index in zip(order, picks, strict=True):
+        out[block].append(allowed[block][index])
+    return [
+        np.array(rows, dtype=np.int64).reshape(len(rows), t.shape[1])
+        for rows, t in zip(out, allowed, strict=True)
+    ]
+
+
 def _kept(values: list[np.ndarray], cap: float) -> np.ndarray:
     """Columns of the full pattern LP whose pattern value is ``<= cap``."""
     return np.concatenate(values) <= cap
@@ -320,6 +371,7 @@ def pattern_search(
     coef: Coefficients,
     *,
     mip_nodes: int = 200,
+    dfs_nodes: int = 2_000,
     mip_seconds: float = 2.0,
     max_mips: int = 6,
     budget_s: float = math.inf,
@@ -329,8 +381,9 @@ def pattern_search(
     Bound: the smallest pattern value ``T`` whose pattern LP is feasible
     (bisection over the sorted distinct values; module docstring). Placement:
     the LP solution at ``T`` rounded down (less of it on each of three tries)
-    and the residual servers and replicas given to the integer pattern
-    problem; if none of these has a solution (within ``mip_nodes`` nodes;
+    and the residual servers and replicas filled by a depth-first search over
+    the allowed patterns (:func:`_fill`, at most ``dfs_nodes`` nodes); if none
+    of these finds one, the integer pattern problem (within ``mip_nodes`` nodes;
     ``mip_seconds`` is a safety net; no integer solve starts after
     ``budget_s`` seconds), the integer problem by bisection over
     the larger values
@@ -417,13 +470,15 @@ def pattern_search(
     chosen, mips = None, 0
     for slack in (0, 1, 2):  # keep less of the LP solution each time: a larger residual
         base = [np.maximum(np.floor(n + 1e-9).astype(np.int64) - slack, 0) for n in fractional]
-        used = np.array([n.sum() for n in base], dtype=float)
+        used = np.array([n.sum() for n in base], dtype=int)
         placed = sum((t * n[:, None]).sum(axis=0) for t, n in zip(allowed, base, strict=True))
-        mips += 1
-        rest = _solve(highs, allowed, supply - used, demand - placed, integer=True)
+        left = (supply - used).astype(int)
+        rest = _fill(allowed, left, (demand - placed).astype(int), dfs_nodes)
         if rest is not None:
-            extra = _split(allowed, np.rint(rest).astype(np.int64))
-            chosen = _expand(allowed, [b + e for b, e in zip(base, extra, strict=True)])
+            chosen = [
+                np.vstack([np.repeat(t, b, axis=0), r]) if len(r) else np.repeat(t, b, axis=0)
+                for t, b, r in zip(allowed, base, rest, strict=True)
+            ]
             break
         if not any(n.any() for n in base):
             break
