@@ -80,3 +80,13 @@ def test_exact_method_with_and_without_patterns_cross_checked():
     assert all(r.status is Status.OPTIMAL for r in runs)
     assert runs[0].objective == pytest.approx(runs[1].objective, rel=1e-9)
     assert runs[0].info["cross_check"]["agree"] is True
+
+
+def test_fill_finds_an_exact_cover_or_none():
+    from ddlsched.solvers.placement_patterns import _fill
+
+    table = patterns([2, 2], 2, exact=True)  # (0,2), (1,1), (2,0)
+    out = _fill([table], np.array([2]), np.array([1, 3]), 100)
+    assert out is not None and out[0].sum(axis=0).tolist() == [1, 3] and len(out[0]) == 2
+    assert _fill([table], np.array([2]), np.array([4, 1]), 100) is None  # needs 5 GPUs
+    assert _fill([table], np.array([0]), np.array([0, 0]), 100)[0].shape == (0, 2)
