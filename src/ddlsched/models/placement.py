@@ -68,9 +68,10 @@ Aggregated (``build_aggregated``, method ``exact``)
     residual integer problem gives a placement that is handed to HiGHS as a
     MIP start (``model.ddlsched_start``; SCIP gets it as a hint). On Table II
     jobs at 128 GPUs ``T_LP`` equals the optimum on 7 of 9 cases and the
-    start is optimal on 7 of 9, so HiGHS closes the gap at the root: the
-    aggregated ILP's median time there fell from 5.6 s to 0.5 s
-    (``benchmarks/results/placement-scaling.md``). Before this, finding the
+    start is optimal on most, so HiGHS closes the gap at the root: at 128
+    GPUs the aggregated ILP's median time fell from 24 s to 1.0 s (6 cases,
+    same loaded machine; ``benchmarks/results/placement-scaling.md``). Before
+    this, finding the
     primal solution, not the bound, was what took HiGHS seconds.
 
 GPU-level, stand-in (``build_gpu_level``, method ``exact_gpu_level``)
