@@ -81,16 +81,14 @@ def patterns(caps: list[int], total: int, *, exact: bool) -> np.ndarray:
 
 
 def pattern_count(caps: list[int], total: int, *, exact: bool) -> int:
-    """How many rows :func:`patterns` returns (by dynamic programming, no enumeration)."""
-    ways = [1] + [0] * total  # ways[t]: prefixes using t GPUs
+    """How many rows :func:`patterns` returns, without enumerating them (a
+    convolution per stage; counts above ``10**15`` are reported as ``10**15``)."""
+    cap_at = 1e15
+    ways = np.zeros(total + 1)  # ways[t]: prefixes using t GPUs
+    ways[0] = 1.0
     for cap in caps:
-        new = [0] * (total + 1)
-        for used, count in enumerate(ways):
-            if count:
-                for v in range(min(cap, total - used) + 1):
-                    new[used + v] += count
-        ways = new
-    return ways[total] if exact else sum(ways)
+        ways = np.minimum(np.convolve(ways, np.ones(min(cap, total) + 1))[: total + 1], cap_at)
+    return int(min(ways[total] if exact else ways.sum(), cap_at))
 
 
 def pattern_values(
