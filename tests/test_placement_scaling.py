@@ -1,5 +1,5 @@
 """The server-pattern LP bound and MIP start of the aggregated placement ILP
-(:mod:`ddlsched.solvers.placement_patterns`)."""
+(:mod:`ddlsched.models.placement_patterns`, :mod:`ddlsched.solvers.placement_patterns`)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ from test_placement_methods import TINY, brute_force
 
 from ddlsched.models.placement import PlacementFormulation, build_aggregated
 from ddlsched.models.placement_bounds import coefficients
+from ddlsched.models.placement_patterns import pattern_search
 from ddlsched.problems.placement import Placement, evaluate
 from ddlsched.registry import RunOptions, run_method
 from ddlsched.solvers import SolveLimits, Status, solve_formulation
-from ddlsched.solvers.placement_patterns import pattern_count, pattern_search, patterns
+from ddlsched.solvers.placement_patterns import pattern_count, patterns
 from ddlsched.workloads.placement import generate
 
 

@@ -24,7 +24,7 @@ as recomputed by the evaluator):
 * ``exact``: the aggregated one-hot ILP; parameters ``symmetry_breaking``,
   ``cuts`` (valid inequalities) and ``patterns`` (the server-pattern LP
   bound and the pattern MIP start of
-  :mod:`ddlsched.solvers.placement_patterns`), all default true (set them
+  :mod:`ddlsched.models.placement_patterns`), all default true (set them
   false for an ablation).
 * ``exact_gpu_level``: a GPU-level ILP (replica x GPU binaries) that keeps
   the aggregated model's one-hot count encoding: our strong stand-in for

@@ -60,7 +60,7 @@ Aggregated (``build_aggregated``, method ``exact``)
     lexicographically by their full count vectors satisfies it).
 
     Server patterns, globally (``patterns=True``, the default;
-    :mod:`ddlsched.solvers.placement_patterns`): the configuration LP over
+    :mod:`ddlsched.models.placement_patterns`): the configuration LP over
     the patterns of each availability value (servers of equal availability
     as one block) gives ``alpha >= T_LP``, added as the row ``pattern_bound``
     (its infeasibility just below ``T_LP`` is certified by HiGHS's Farkas ray,
@@ -149,9 +149,9 @@ from ddlsched.models.placement_bounds import (
     time_scale,
     upper_bound_ms,
 )
+from ddlsched.models.placement_patterns import PatternSearch, pattern_search
 from ddlsched.problems.placement import Placement, PlacementInstance, allreduce_time, evaluate
 from ddlsched.solvers.limits import check_model_size
-from ddlsched.solvers.placement_patterns import PatternSearch, pattern_search
 
 __all__ = [
     "FORMULATIONS",
@@ -319,7 +319,7 @@ def _add_patterns(
     model: pyo.ConcreteModel, instance: PlacementInstance, deadline: Deadline
 ) -> None:
     """The server-pattern LP bound as a row and the pattern placement as a MIP start
-    (:mod:`ddlsched.solvers.placement_patterns`; nothing when there are too many
+    (:mod:`ddlsched.models.placement_patterns`; nothing when there are too many
     patterns). Its integer solves stop after a fifth of the time left. The last
     few instances' searches are kept (the cross-check builds the model again)."""
     if instance not in _PATTERN_CACHE:

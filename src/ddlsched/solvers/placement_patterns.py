@@ -1,4 +1,6 @@
-"""The server-pattern LP bound on ``alpha`` (Eq. 7) of a placement, solved in highspy.
+"""Pattern covers in highspy: the LP bound and integer solutions behind
+:mod:`ddlsched.models.placement_patterns` (the server-pattern bound of the
+placement ILP; this module knows patterns, values and demands, not placements).
 
 A server's terms of Eq. (7) depend on its own counts only (comp + AllReduce
 on ``x[s,m]``, comm on ``x[s-1,m]`` and ``x[s+1,m]``; Eqs. 4-6), so a
@@ -13,7 +15,7 @@ servers of availability ``a`` using pattern ``p`` with
 (``p`` uses exactly ``a`` GPUs when the servers are exactly enough, the
 Table II setting, else at most ``a``). ``alpha <= T`` is possible only if
 this system has a solution using patterns with ``f(p) <= T``; its LP
-relaxation having none proves ``alpha > T``. :func:`pattern_search`
+relaxation having none proves ``alpha > T``. :func:`cover_search`
 finds, by bisection over the sorted distinct pattern values, the smallest
 ``T`` whose LP is feasible: a valid lower bound on alpha (the LP is a
 relaxation) that is as strong as a Dantzig-Wolfe (configuration)
@@ -39,23 +41,13 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
 
 from ddlsched.errors import SolverError
-from ddlsched.models.placement_bounds import Coefficients
-from ddlsched.problems.placement import PlacementInstance
 
-__all__ = [
-    "PATTERN_LIMIT",
-    "PatternSearch",
-    "pattern_count",
-    "pattern_search",
-    "pattern_values",
-    "patterns",
-]
+__all__ = ["PATTERN_LIMIT", "CoverSearch", "cover_search", "pattern_count", "patterns"]
 
 log = logging.getLogger(__name__)
 
@@ -89,30 +81,6 @@ def pattern_count(caps: list[int], total: int, *, exact: bool) -> int:
     for cap in caps:
         ways = np.minimum(np.convolve(ways, np.ones(min(cap, total) + 1))[: total + 1], cap_at)
     return int(min(ways[total] if exact else ways.sum(), cap_at))
-
-
-def pattern_values(
-    instance: PlacementInstance, coef: Coefficients, table: np.ndarray
-) -> np.ndarray:
-    """``f(p)`` (model units) of every pattern (row of ``table``): the largest
-    ``comp + comm + AllReduce`` term of the stages it holds (0 for the empty one)."""
-    num, size = instance.num_stages, table.shape[0]
-    out = np.zeros(size)
-    for s, stage in enumerate(instance.stages):
-        v = table[:, s]
-        held = v > 0
-        if not held.any():
-            continue
-        cost = np.zeros(stage.replicas + 1)
-        for count in range(1, stage.replicas + 1):
-            cost[count] = coef.cost[(s, count)]
-        term = cost[v] + coef.comm0[s]
-        if s > 0:
-            term = term + coef.comm_prev[s] * table[:, s - 1]
-        if s < num - 1:
-            term = term + coef.comm_next[s] * table[:, s + 1]
-        out = np.where(held, np.maximum(out, term), out)
-    return out
 
 
 def _allowed(blocks, values: list[np.ndarray], cap: float) -> list[np.ndarray]:
@@ -334,47 +302,35 @@ def _expand(allowed: list[np.ndarray], counts: list[np.ndarray]) -> list[np.ndar
 
 
 @dataclass(frozen=True)
-class PatternSearch:
-    """What :func:`pattern_search` found (model units).
-
-    ``bound``: the pattern LP bound (``alpha >= bound`` for every placement;
-    ``None`` if HiGHS's infeasibility certificate did not check out);
-    ``counts``: a placement (``counts[s][m]`` replicas of stage ``s`` on server
-    ``m``) built from an integer pattern solution, servers of equal
-    availability taking their patterns in non-increasing lexicographic order
-    (so it satisfies the aggregated ILP's symmetry-breaking rows), or ``None``;
-    ``value``: its largest pattern value (``alpha`` of the placement).
-    """
+class CoverSearch:
+    """What :func:`cover_search` found: ``bound`` (``None`` if HiGHS's
+    infeasibility certificate did not check out), ``chosen`` (per block, the
+    patterns of an integer solution, one row per server; ``None`` if none was
+    found) and how many LPs and integer programs were solved."""
 
     bound: float | None
-    counts: tuple[tuple[int, ...], ...] | None
-    value: float | None
+    chosen: list[np.ndarray] | None
     lp_solves: int
     mip_solves: int
 
 
-def _placement(instance: PlacementInstance, blocks, chosen) -> tuple[tuple[int, ...], ...]:
-    counts = [[0] * instance.num_servers for _ in instance.stages]
-    for (avail, _), table in zip(blocks, chosen, strict=True):
-        servers = [m for m, a in enumerate(instance.available) if a == avail]
-        ordered = sorted((tuple(int(v) for v in row) for row in table), reverse=True)
-        for m, row in zip(servers, ordered, strict=True):
-            for s, v in enumerate(row):
-                counts[s][m] = v
-    return tuple(tuple(row) for row in counts)
-
-
-def pattern_search(
-    instance: PlacementInstance,
-    coef: Coefficients,
+def cover_search(
+    tables: list[np.ndarray],
+    values: list[np.ndarray],
+    supply: np.ndarray,
+    demand: np.ndarray,
     *,
     mip_nodes: int = 200,
     dfs_nodes: int = 2_000,
     mip_seconds: float = 2.0,
     max_mips: int = 6,
     budget_s: float = math.inf,
-) -> PatternSearch | None:
-    """The pattern LP bound, and a placement from the integer pattern problem.
+) -> CoverSearch:
+    """The pattern LP bound, and an integer pattern solution.
+
+    ``tables[b]``: the patterns of block ``b`` (rows), ``values[b]`` their
+    values, ``supply[b]`` the servers of the block, ``demand[s]`` the
+    replicas of stage ``s``.
 
     Bound: the smallest pattern value ``T`` whose pattern LP is feasible
     (bisection over the sorted distinct values; module docstring). Placement:
@@ -388,33 +344,18 @@ def pattern_search(
     (at most ``max_mips`` integer solves, the largest value always feasible):
     the first feasible threshold found gives the placement. The placement is
     a heuristic start only: nothing relies on an integer solve's
-    "infeasible". ``None`` when there are more than :data:`PATTERN_LIMIT`
-    patterns.
+    "infeasible".
     """
     import highspy
 
     started = time.perf_counter()
-    full = sum(instance.available) == instance.num_replicas
-    counts = Counter(instance.available)
-    size = 0
-    for avail in counts:
-        caps = [min(stage.replicas, avail) for stage in instance.stages]
-        size += pattern_count(caps, avail, exact=full)
-        if size > PATTERN_LIMIT:
-            return None
-    blocks, values = [], []
-    for avail, count in sorted(counts.items()):
-        caps = [min(stage.replicas, avail) for stage in instance.stages]
-        table = patterns(caps, avail, exact=full)
-        blocks.append((avail, count, table))
-        values.append(pattern_values(instance, coef, table))
-    demand = np.array([stage.replicas for stage in instance.stages], dtype=float)
+    demand = np.asarray(demand, dtype=float)
+    supply = np.asarray(supply, dtype=float)
     candidates = np.unique(np.concatenate(values))
     highs = highspy.Highs()
     for name, value in (("output_flag", False), ("threads", 1), ("presolve", "off")):
         highs.setOptionValue(name, value)
-    lp_blocks = [(count, table) for _, count, table in blocks]
-    supply = np.array([count for _, count, _ in blocks], dtype=float)
+    lp_blocks = list(zip(supply, tables, strict=True))
 
     def solve(index: int, integer: bool):
         allowed = _allowed(lp_blocks, values, float(candidates[index]))
@@ -497,14 +438,9 @@ def pattern_search(
                 lo = probe + 1
             else:
                 chosen, mid = _expand(allowed, better), probe
-    placement = value = None
-    if chosen is not None:
-        placement = _placement(instance, [(a, c) for a, c, _ in blocks], chosen)
-        value = float(pattern_values(instance, coef, np.vstack(chosen)).max())
-    return PatternSearch(
+    return CoverSearch(
         bound=float(candidates[bound_index]) if certified else None,
-        counts=placement,
-        value=value,
+        chosen=chosen,
         lp_solves=lp_solves,
         mip_solves=mips,
     )
