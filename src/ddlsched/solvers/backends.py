@@ -194,9 +194,42 @@ def _highs_class():
                 seconds = self.remaining()
                 seconds -= min(self.reserve_s, 0.1 * seconds)
                 config.time_limit = max(1e-3, seconds) if math.isfinite(seconds) else None
+            _pass_start(self)
             return super()._solve()
 
     return DeadlineHighs
+
+
+def _pass_start(solver) -> None:
+    """Hand HiGHS the model's MIP start, if it has one.
+
+    A formulation may set ``model.ddlsched_start``: ``(var, value)`` pairs of a
+    feasible solution (e.g. from a heuristic). HiGHS checks it and, if it is
+    feasible, starts with it as the incumbent (log source "X"); SCIP gets it
+    as a hint (:func:`_hint_start`). A start never changes what is proven.
+    """
+    import numpy as np
+
+    start = getattr(getattr(solver, "_model", None), "ddlsched_start", None)
+    if not start:
+        return
+    columns = solver._pyomo_var_to_solver_var_map
+    pairs = [(columns[id(var)], float(value)) for var, value in start if id(var) in columns]
+    if pairs:
+        index = np.array([i for i, _ in pairs], dtype=np.int32)
+        solver._solver_model.setSolution(len(pairs), index, np.array([v for _, v in pairs]))
+
+
+def _hint_start(model: pyo.ConcreteModel, builder, symbol_map) -> None:
+    """Pass the model's MIP start (``model.ddlsched_start``) to SCIP as a hint."""
+    start = getattr(model, "ddlsched_start", None)
+    if not start:
+        return
+    by_name = {v.name: v for v in builder.get_variables()}
+    for var, value in start:
+        mb_var = by_name.get(symbol_map.byObject.get(id(var)))
+        if mb_var is not None:
+            builder.add_hint(mb_var, float(value))
 
 
 def _solve_highs(
@@ -308,6 +341,7 @@ def _solve_scip(
         builder = mb.ModelBuilder()
         if not builder.import_from_mps_file(str(path)):
             raise SolverError("OR-Tools could not read the MPS file Pyomo wrote")
+        _hint_start(model, builder, symbol_map)
     solver = mb.Solver("scip")
     if not solver.solver_is_supported():
         raise SolverError("this OR-Tools build has no SCIP")
