@@ -6,7 +6,8 @@ Modules of the family:
 
 * problem: :mod:`ddlsched.problems.rar` (instance, Eq. 8 timing, schedule,
   the evaluator :func:`~ddlsched.problems.rar.evaluate`);
-* workloads: :mod:`ddlsched.workloads.rar` (presets ``small``, ``contention``, ``paper``);
+* workloads: :mod:`ddlsched.workloads.rar` (presets ``small``, ``contention``, ``paper``,
+  ``paper-contention``);
 * heuristics: :mod:`ddlsched.heuristics.sjf_bco` (Alg. 1-3, Theorem 5),
   :mod:`ddlsched.heuristics.rar_baselines` (FF, LS, RAND),
   :mod:`ddlsched.heuristics.rar_planning` (shared planning machinery);
@@ -31,7 +32,9 @@ Methods (all minimise the makespan in slots, as executed by the evaluator):
   Both are status ``error`` with no objective.
 * ``exact``: with ``presolve_bounds`` (default) the cheap heuristics
   (``sjf_bco``, ``ls``, ``ff``) and ``timeindexed`` (a fifth of the time
-  limit, at most 10 s) supply an incumbent and a lower bound first. Then,
+  limit, at most 10 s; all of it when the MILP would be refused for its
+  size and no search applies, e.g. the paper preset) supply an incumbent
+  and a lower bound first. Then,
   on instances within its limits (``floor`` rule, <= 8 jobs, <= 4 servers,
   <= 16 GPUs; param ``search``), the contention-aware branch-and-bound of
   :mod:`ddlsched.models.rar_search` (half of the time left; it is complete
