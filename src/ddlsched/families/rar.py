@@ -237,21 +237,27 @@ class ExactParams:
 
 
 @dataclass(frozen=True)
-class TimeIndexedParams:
+class GridParams:
+    """The time-indexed model's grid, shared by ``timeindexed`` and ``lp_rounding``."""
+
     slot_width: int | str = param(
         "auto",
         "slots aggregated into one model slot ('auto': the finest that fits memory and time)",
         minimum=1,
         choices=("auto",),
     )
-    contention: str = param(
-        "free", "durations: contention-free (a valid bound) or worst", choices=("free", "worst")
-    )
     max_patterns: int | str = param(
         "auto",
         "patterns per job before it gets one pooled column ('auto': 64, fewer if nothing fits)",
         minimum=1,
         choices=("auto",),
+    )
+
+
+@dataclass(frozen=True)
+class TimeIndexedParams(GridParams):
+    contention: str = param(
+        "free", "durations: contention-free (a valid bound) or worst", choices=("free", "worst")
     )
 
 
@@ -498,20 +504,8 @@ def _load_lb(instance: RarInstance, params: LoadLbParams, ctx: RunContext) -> Ou
 
 
 @dataclass(frozen=True)
-class LpRoundingParams:
+class LpRoundingParams(GridParams):
     trials: int = param(32, "randomized roundings of the LP solution (seeded by --seed)", minimum=1)
-    slot_width: int | str = param(
-        "auto",
-        "slots aggregated into one LP slot ('auto': the finest that fits memory and time)",
-        minimum=1,
-        choices=("auto",),
-    )
-    max_patterns: int | str = param(
-        "auto",
-        "patterns per job before it gets one pooled column ('auto': 64, fewer if nothing fits)",
-        minimum=1,
-        choices=("auto",),
-    )
     delta: float = param(
         0.0, "round an LP with capacities scaled by 1/(1+delta) (0: the bound LP)", minimum=0.0
     )

@@ -498,6 +498,24 @@ def contention(
     return RarInstance(servers, network, instance_jobs, int(serial), "floor")
 
 
+def _section7_params(xi1_doc: str) -> dict:
+    """The typed ``--set`` parameters of the two Section 7 presets (they differ in xi1's doc)."""
+    return {
+        "num_servers": declare(
+            "servers of 4, 8, 16 or 32 GPUs (drawn)", minimum=1, maximum=MAX_SERVERS
+        ),
+        "horizon": declare("horizon T, slots", minimum=1, maximum=MAX_HORIZON),
+        "xi1": declare(xi1_doc, minimum=0, maximum=1, exclusive_minimum=True),
+        "xi2": declare("per-server overhead xi2", minimum=0, maximum=1, exclusive_minimum=True),
+        "alpha": declare("bandwidth degradation alpha of f(alpha, k)", minimum=0, maximum=100),
+        "job_mix": declare(
+            f"[GPUs per job, number of jobs] pairs (at most {MAX_JOBS} jobs in all)",
+            minimum=1,
+            maximum=MAX_JOBS,
+        ),
+    }
+
+
 PRESETS = {
     "small": small,
     "contention": contention,
@@ -541,48 +559,15 @@ PRESET_PARAMS = {
     "paper": signature_params(
         paper,
         "RarPaperParams",
-        {
-            "num_servers": declare(
-                "servers of 4, 8, 16 or 32 GPUs (drawn)", minimum=1, maximum=MAX_SERVERS
-            ),
-            "horizon": declare("horizon T, slots", minimum=1, maximum=MAX_HORIZON),
-            "xi1": declare(
-                "contention coefficient xi1 (default: xi2, the paper's xi1 = xi2)",
-                minimum=0,
-                maximum=1,
-                exclusive_minimum=True,
-            ),
-            "xi2": declare("per-server overhead xi2", minimum=0, maximum=1, exclusive_minimum=True),
-            "alpha": declare("bandwidth degradation alpha of f(alpha, k)", minimum=0, maximum=100),
-            "job_mix": declare(
-                f"[GPUs per job, number of jobs] pairs (at most {MAX_JOBS} jobs in all)",
-                minimum=1,
-                maximum=MAX_JOBS,
-            ),
-        },
+        _section7_params("contention coefficient xi1 (default: xi2, the paper's xi1 = xi2)"),
     ),
     "paper-contention": signature_params(
         paper_contention,
         "RarPaperContentionParams",
-        {
-            "num_servers": declare(
-                "servers of 4, 8, 16 or 32 GPUs (drawn)", minimum=1, maximum=MAX_SERVERS
-            ),
-            "horizon": declare("horizon T, slots", minimum=1, maximum=MAX_HORIZON),
-            "xi1": declare(
-                "contention coefficient xi1 (k_j = xi1 p_j; 0.25: contention acts from 5 split jobs on a server)",
-                minimum=0,
-                maximum=1,
-                exclusive_minimum=True,
-            ),
-            "xi2": declare("per-server overhead xi2", minimum=0, maximum=1, exclusive_minimum=True),
-            "alpha": declare("bandwidth degradation alpha of f(alpha, k)", minimum=0, maximum=100),
-            "job_mix": declare(
-                f"[GPUs per job, number of jobs] pairs (at most {MAX_JOBS} jobs in all)",
-                minimum=1,
-                maximum=MAX_JOBS,
-            ),
-        },
+        _section7_params(
+            "contention coefficient xi1 (k_j = xi1 p_j; 0.25: contention acts from 5 split "
+            "jobs on a server)"
+        ),
     ),
 }
 
