@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import logging
 import statistics
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -262,20 +263,26 @@ def lp_rounding(
     overruns: list[Any] = []
     if rounding_lp is not None:
         rng = make_rng(seed)
+        last_trial_s = 0.0
         for trial in range(trials):
-            if trial and deadline.expired():
+            # stop when the next rounding would not finish in time (a trial's cost, rounding
+            # and evaluation, is about the last one's; the first always runs)
+            if trial and deadline.remaining_s() < last_trial_s:
                 info["stopped"] = f"time limit reached after {trial} of {trials} roundings"
                 break
+            started = time.perf_counter()
             schedule = round_once(instance, rounding_lp, catalogue, rng)
             try:
                 makespan = evaluate(instance, schedule).makespan
             except InfeasibleScheduleError as exc:
                 makespans.append(-1)  # overran the horizon: -1 here, its length in overruns
                 overruns.append(exc.details.get("makespan_beyond_horizon"))
+                last_trial_s = time.perf_counter() - started
                 continue
             makespans.append(makespan)
             if best is None or makespan < best:
                 best, best_schedule = makespan, schedule
+            last_trial_s = time.perf_counter() - started
     feasible = [m for m in makespans if m >= 0]
     info["rounded_makespans"] = makespans
     info["rounded_overruns"] = overruns
