@@ -48,15 +48,6 @@ CASES = [
         [],
     ),
     (
-        "rar exact (search only), 8 contention jobs",
-        "rar",
-        "contention",
-        3,
-        ["num_jobs=8"],
-        "exact",
-        ["search=always", "presolve_bounds=false"],
-    ),
-    (
         "placement exact_gpu_level, VGG-16 on 64 GPUs",
         "placement",
         "table2",
