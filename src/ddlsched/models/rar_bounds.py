@@ -670,12 +670,22 @@ def choose_grid(
     raise error
 
 
-def _model_horizon(instance: RarInstance, horizon: int | None, contention: str) -> tuple[int, str]:
-    """Fine horizon of the models and where it came from (module docstring of ``timeindexed``)."""
+def _model_horizon(
+    instance: RarInstance, horizon: int | None, contention: str, deadline: Deadline
+) -> tuple[int, str]:
+    """Fine horizon of the models and where it came from (module docstring of ``timeindexed``).
+
+    The LS/FF incumbent runs under ``deadline`` (interrupted at it: on 1,000
+    jobs it takes seconds); stopped, the horizon is the instance's ``T``.
+    """
     if horizon is not None:
         return min(instance.horizon, int(horizon)), "argument"
     if contention == "free":
-        found = incumbent_makespan(instance)
+        try:
+            with deadline.interrupting("the LS/FF incumbent that sets the model horizon"):
+                found = incumbent_makespan(instance)
+        except TimeLimitReached:
+            return instance.horizon, "instance (the LS/FF incumbent hit the time limit)"
         if found is not None and found[0] < instance.horizon:
             return found[0], f"incumbent ({found[1]})"
     return instance.horizon, "instance"
@@ -715,7 +725,7 @@ def timeindexed(
         raise ValueError("slot_width must be 'auto' or an integer >= 1")
     limits = integral_limits(limits)
     deadline = deadline or limits.deadline()
-    H, horizon_from = _model_horizon(instance, horizon, contention)
+    H, horizon_from = _model_horizon(instance, horizon, contention, deadline)
     if slot_width != AUTO:
         catalogue, grid = choose_grid(instance, H, slot_width, max_patterns, contention, deadline)
         return _timeindexed_pass(

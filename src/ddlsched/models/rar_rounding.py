@@ -205,7 +205,7 @@ def lp_rounding(
         raise ValueError("delta must be >= 0")
     limits = limits or SolveLimits()
     deadline = deadline or limits.deadline()
-    H, horizon_from = _model_horizon(instance, None, "free")
+    H, horizon_from = _model_horizon(instance, None, "free", deadline)
     catalogue, grid = choose_grid(
         instance,
         H,
