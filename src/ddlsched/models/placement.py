@@ -354,19 +354,23 @@ def _symmetry_pairs(instance: PlacementInstance) -> list[tuple[int, int]]:
 # --------------------------------------------------------------------------- GPU level
 
 
-def build_gpu_level(
-    instance: PlacementInstance, *, deadline: Deadline | None = None
-) -> pyo.ConcreteModel:
-    """The GPU-level ILP: a binary per (replica, GPU) (see the module docstring)."""
-    deadline = deadline or Deadline.unlimited()
+def _replica_gpu_model(
+    instance: PlacementInstance, formulation: str, what: str
+) -> tuple[pyo.ConcreteModel, Coefficients]:
+    """A GPU-level model's common start: size check, sets ``S, M, R, G``, binaries ``y``.
+
+    Both GPU-level ILPs (our stand-in and the paper's baseline) put a binary
+    ``y[s,r,m,j]`` on every (replica, GPU) pair; returns the model and the
+    instance's coefficients (:func:`coefficients`).
+    """
     check_model_size(
-        "placement GPU-level ILP",
+        what,
         instance.num_replicas * sum(instance.available),
         "use the aggregated ILP (method exact)",
     )
     coef = coefficients(instance)
-    model = pyo.ConcreteModel(name="placement_gpu_level")
-    model.formulation = "gpu_level"
+    model = pyo.ConcreteModel(name=f"placement_{formulation}")
+    model.formulation = formulation
     model.time_scale = coef.scale  # model units per second
     model.S = pyo.RangeSet(0, instance.num_stages - 1)
     model.M = pyo.RangeSet(0, instance.num_servers - 1)
@@ -375,9 +379,12 @@ def build_gpu_level(
     model.R = pyo.Set(initialize=replicas, dimen=2)
     model.G = pyo.Set(initialize=gpus, dimen=2)
     model.y = pyo.Var(model.R, model.G, domain=pyo.Binary)
-    model.SMV = pyo.Set(initialize=_count_values(instance), dimen=3)
-    model.w = pyo.Var(model.SMV, domain=pyo.Binary)
-    model.alpha = pyo.Var(domain=pyo.NonNegativeReals, bounds=(0, upper_bound_ms(instance, coef)))
+    return model, coef
+
+
+def _add_replica_gpu_rows(model: pyo.ConcreteModel, instance: PlacementInstance) -> None:
+    """Assignment rows of a GPU-level model and the counts ``x[s,m]`` as expressions."""
+    replicas, gpus = list(model.R), list(model.G)
 
     @model.Constraint(model.R)
     def assign(m_, s, r):  # every replica on exactly one GPU
@@ -394,6 +401,18 @@ def build_gpu_level(
             for r in range(instance.stages[s].replicas)
             for j in range(instance.available[m])
         )
+
+
+def build_gpu_level(
+    instance: PlacementInstance, *, deadline: Deadline | None = None
+) -> pyo.ConcreteModel:
+    """The GPU-level ILP: a binary per (replica, GPU) (see the module docstring)."""
+    deadline = deadline or Deadline.unlimited()
+    model, coef = _replica_gpu_model(instance, "gpu_level", "placement GPU-level ILP")
+    model.SMV = pyo.Set(initialize=_count_values(instance), dimen=3)
+    model.w = pyo.Var(model.SMV, domain=pyo.Binary)
+    model.alpha = pyo.Var(domain=pyo.NonNegativeReals, bounds=(0, upper_bound_ms(instance, coef)))
+    _add_replica_gpu_rows(model, instance)
 
     @model.Constraint(model.S, model.M)
     def one_hot(m_, s, m):
@@ -444,23 +463,8 @@ def build_gpu_level_paper(
     ``1/x`` by the secants of :func:`_allreduce_lines`, Eq. (7) per replica.
     """
     deadline = deadline or Deadline.unlimited()
-    check_model_size(
-        "placement GPU-level ILP (paper)",
-        instance.num_replicas * sum(instance.available),
-        "use the aggregated ILP (method exact)",
-    )
-    coef = coefficients(instance)
+    model, coef = _replica_gpu_model(instance, "gpu_level_paper", "placement GPU-level ILP (paper)")
     unit = coef.scale
-    model = pyo.ConcreteModel(name="placement_gpu_level_paper")
-    model.formulation = "gpu_level_paper"
-    model.time_scale = unit
-    model.S = pyo.RangeSet(0, instance.num_stages - 1)
-    model.M = pyo.RangeSet(0, instance.num_servers - 1)
-    replicas = [(s, r) for s, st in enumerate(instance.stages) for r in range(st.replicas)]
-    gpus = [(m, j) for m, avail in enumerate(instance.available) for j in range(avail)]
-    model.R = pyo.Set(initialize=replicas, dimen=2)
-    model.G = pyo.Set(initialize=gpus, dimen=2)
-    model.y = pyo.Var(model.R, model.G, domain=pyo.Binary)
     whole = [
         (s, m)
         for s, st in enumerate(instance.stages)
@@ -470,22 +474,7 @@ def build_gpu_level_paper(
     model.W = pyo.Set(initialize=whole, dimen=2)
     model.w = pyo.Var(model.W, domain=pyo.Binary)
     model.alpha = pyo.Var(domain=pyo.NonNegativeReals, bounds=(0, upper_bound_ms(instance, coef)))
-
-    @model.Constraint(model.R)
-    def assign(m_, s, r):  # every replica on exactly one GPU
-        return sum(m_.y[s, r, m, j] for (m, j) in gpus) == 1
-
-    @model.Constraint(model.G)
-    def gpu_capacity(m_, m, j):  # at most one replica per GPU
-        return sum(m_.y[s, r, m, j] for (s, r) in replicas) <= 1
-
-    @model.Expression(model.S, model.M)
-    def x(m_, s, m):  # x[s,m] = replicas of s on m's GPUs
-        return sum(
-            m_.y[s, r, m, j]
-            for r in range(instance.stages[s].replicas)
-            for j in range(instance.available[m])
-        )
+    _add_replica_gpu_rows(model, instance)
 
     @model.Constraint(model.W)
     def whole_lower(m_, s, m):  # w = 1 -> x = k
