@@ -111,16 +111,12 @@ def _matrix(allowed: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarr
     return starts, index, value
 
 
-def _solve(
-    highs, allowed: list[np.ndarray], supply: np.ndarray, demand: np.ndarray, *, integer: bool
-) -> np.ndarray | None:
-    """Solve ``sum_p n[a,p] = supply_a, sum_{a,p} p_s n[a,p] = demand_s, n >= 0``
-    over the ``allowed`` patterns (integer ``n`` when ``integer``): the column
-    values, or ``None`` if infeasible (for an integer solve, also when the time
-    limit came without a solution)."""
+def _pattern_lp(tables: list[np.ndarray], supply: np.ndarray, demand: np.ndarray):
+    """The pattern LP ``sum_p n[a,p] = supply_a, sum_{a,p} p_s n[a,p] = demand_s, n >= 0``
+    over the patterns of ``tables``, as a column-wise ``highspy.HighsLp`` (no objective)."""
     import highspy
 
-    starts, index, value = _matrix(allowed)
+    starts, index, value = _matrix(tables)
     num_cols = starts.size - 1
     rhs = np.concatenate([supply, demand]).astype(float)
     lp = highspy.HighsLp()
@@ -135,6 +131,20 @@ def _solve(
     lp.a_matrix_.start_ = starts.astype(np.int32)
     lp.a_matrix_.index_ = index.astype(np.int32)
     lp.a_matrix_.value_ = value.astype(float)
+    return lp
+
+
+def _solve(
+    highs, allowed: list[np.ndarray], supply: np.ndarray, demand: np.ndarray, *, integer: bool
+) -> np.ndarray | None:
+    """Solve ``sum_p n[a,p] = supply_a, sum_{a,p} p_s n[a,p] = demand_s, n >= 0``
+    over the ``allowed`` patterns (integer ``n`` when ``integer``): the column
+    values, or ``None`` if infeasible (for an integer solve, also when the time
+    limit came without a solution)."""
+    import highspy
+
+    lp = _pattern_lp(allowed, supply, demand)
+    num_cols = lp.num_col_
     if integer:
         lp.integrality_ = [highspy.HighsVarType.kInteger] * num_cols
     highs.clearModel()
@@ -189,21 +199,8 @@ def _warm_lp(blocks, values: list[np.ndarray], supply: np.ndarray, demand: np.nd
     highs = highspy.Highs()
     for name, value in (("output_flag", False), ("threads", 1), ("presolve", "off")):
         highs.setOptionValue(name, value)
-    starts, index, value = _matrix(tables)
-    num_cols = starts.size - 1
-    rhs = np.concatenate([supply, demand]).astype(float)
-    lp = highspy.HighsLp()
-    lp.num_col_ = num_cols
-    lp.num_row_ = rhs.size
-    lp.col_cost_ = np.zeros(num_cols)
-    lp.col_lower_ = np.zeros(num_cols)
-    lp.col_upper_ = np.full(num_cols, highspy.kHighsInf)
-    lp.row_lower_ = rhs
-    lp.row_upper_ = rhs
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
-    lp.a_matrix_.start_ = starts.astype(np.int32)
-    lp.a_matrix_.index_ = index.astype(np.int32)
-    lp.a_matrix_.value_ = value.astype(float)
+    lp = _pattern_lp(tables, supply, demand)
+    num_cols = lp.num_col_
     highs.passModel(lp)
     columns = np.arange(num_cols, dtype=np.int32)
     lower = np.zeros(num_cols)
