@@ -3,23 +3,28 @@
 Cases: ``ddlsched instance generate placement --preset table2 --seed SEED
 --set model=MODEL --set num_gpus=N`` for every size ``N`` of ``--sizes``,
 model of ``--models`` and seed of ``--seeds``. Per case, in this process,
-one after the other, single-threaded, HiGHS, no cross-check:
+one after the other, single-threaded, no cross-check, each method through
+:func:`ddlsched.registry.run_method` as ``ddlsched solve`` runs it (wall time
+of the whole method, the evaluator's re-check included; the pattern proof's
+per-instance cache is cleared before every run):
 
 * ``heavy_edge``: Heavy-Edge (seed 0), its alpha and mapping time;
-* ``exact`` (aggregated ILP, patterns on), ``exact_plain`` (the same
-  without the pattern bound and start: the model before issue 14),
-  ``exact_gpu_level`` (our
-  stand-in: replica x GPU binaries plus the one-hot count encoding) and
-  ``exact_gpu_level_paper`` (the paper's baseline as we read [47]: replica
-  x GPU binaries only): wall time of building + solving + decoding
-  (:func:`~ddlsched.solvers.formulation.solve_formulation`), status, alpha,
-  bound. GPU-level runs get ``--gpu-limit`` seconds and are skipped above
-  ``--gpu-max-size`` GPUs (they stop finishing well before; the table says
-  "not run");
+* ``exact``: method ``exact`` with its defaults (pattern bounds, the CP-SAT
+  threshold search, the aggregated ILP only where they leave a gap); the
+  ``note`` says which proof closed the case;
+* ``exact_milp``: the same with ``--param milp=true``: the aggregated ILP is
+  solved even after a closed pattern proof (with its bound row and start);
+* ``exact_plain``: ``--param patterns=false``: the aggregated ILP alone, as
+  before issue 14;
+* ``exact_gpu_level`` (our stand-in: replica x GPU binaries plus the one-hot
+  count encoding) and ``exact_gpu_level_paper`` (the paper's baseline as we
+  read [47]: replica x GPU binaries only): ``--gpu-limit`` seconds, skipped
+  above ``--gpu-max-size`` GPUs (they stop finishing well before; the table
+  says "not run");
 * ``cli``: ``ddlsched solve placement FILE --method exact --json`` in a
-  subprocess, as a user runs it: start-up, model building, HiGHS and the
-  default SCIP cross-check included (wall time of the process, the method's
-  ``runtime_s`` and the cross-check's verdict).
+  subprocess, as a user runs it: start-up, the pattern proof, the
+  aggregated ILP and the default SCIP cross-check included (wall time of the
+  process, the method's ``runtime_s`` and the cross-check's verdict).
 
 Every result is appended to ``--csv`` as soon as it exists (a run that is
 stopped keeps what it finished; a re-run skips the rows already there), and
@@ -48,17 +53,18 @@ import time
 from pathlib import Path
 
 from ddlsched.heuristics.heavy_edge import heavy_edge
-from ddlsched.models.placement import PlacementFormulation
+from ddlsched.models.placement import _PROOF_CACHE
 from ddlsched.problems.placement import evaluate
-from ddlsched.solvers import SolveLimits, solve_formulation
+from ddlsched.registry import RunOptions, run_method
 from ddlsched.workloads.placement import table2
 
 FIELDS = ("size", "model", "seed", "method", "status", "alpha_s", "bound_s", "time_s", "note")
-ILPS = {  # method -> formulation
-    "exact": PlacementFormulation("aggregated"),
-    "exact_plain": PlacementFormulation("aggregated", patterns=False),  # before issue 14
-    "exact_gpu_level": PlacementFormulation("gpu_level"),
-    "exact_gpu_level_paper": PlacementFormulation("gpu_level_paper"),
+METHODS = {  # row name -> (method, params); no cross-check anywhere
+    "exact": ("exact", {}),
+    "exact_milp": ("exact", {"milp": True}),
+    "exact_plain": ("exact", {"patterns": False}),  # the aggregated ILP before issue 14
+    "exact_gpu_level": ("exact_gpu_level", {}),
+    "exact_gpu_level_paper": ("exact_gpu_level_paper", {}),
 }
 
 
@@ -79,13 +85,21 @@ def _append(path: Path, row: dict) -> None:
     print(" ".join(f"{k}={row[k]}" for k in FIELDS), flush=True)
 
 
-def run_ilp(instance, formulation: PlacementFormulation, limit_s: float) -> dict:
-    limits = SolveLimits(time_limit_s=limit_s, abs_gap=1e-7, seed=0)
+def run_exact(instance, row: str, limit_s: float) -> dict:
+    method, params = METHODS[row]
+    options = RunOptions(time_limit_s=limit_s, params={"cross_check": False, **params})
+    _PROOF_CACHE.clear()
     start = time.perf_counter()
-    out = solve_formulation(formulation, instance, "highs", limits)
+    result = run_method("placement", method, instance, options)
     wall = time.perf_counter() - start
-    alpha = None if out.schedule is None else evaluate(instance, out.schedule).iteration_time_s
-    return {"status": str(out.status), "alpha_s": alpha, "bound_s": out.bound, "time_s": wall}
+    proof = result.info.get("proof")
+    return {
+        "status": str(result.status),
+        "alpha_s": result.objective,
+        "bound_s": result.bound,
+        "time_s": wall,
+        "note": f"proof={proof}" if proof else "",
+    }
 
 
 def run_cli(size: int, model: str, seed: int, limit_s: float) -> dict:
@@ -142,6 +156,8 @@ def run_cli(size: int, model: str, seed: int, limit_s: float) -> dict:
             f"runtime_s={result['runtime_s']:.3f} solver_time_s={result['solver_time_s']:.3f}"
             f" build_s={result['info'].get('build_s', 0.0):.3f}"
             f" cross_check_agree={check.get('agree')}"
+            f" pattern_proof={result['info'].get('pattern_proof', {}).get('proof')}"
+            f" pattern_proof_agrees={result['info'].get('pattern_proof', {}).get('agrees')}"
         ),
     }
 
@@ -149,10 +165,11 @@ def run_cli(size: int, model: str, seed: int, limit_s: float) -> dict:
 def run(args) -> None:
     path = Path(args.csv)
     done = _done(path)
-    table2(0, model="gpt175b", num_gpus=16)  # warm-up: imports, profile cache
-    run_ilp(table2(0, model="vgg16", num_gpus=16), ILPS["exact"], 60)
+    # warm-up: imports (Pyomo, highspy, OR-Tools' CP-SAT), profile cache
+    for row in ("exact", "exact_milp", "exact_gpu_level"):
+        run_exact(table2(0, model="vgg16", num_gpus=32 if row == "exact" else 16), row, 60)
     phases = [
-        ("heavy_edge", "exact", "exact_plain", "cli"),
+        ("heavy_edge", "exact", "exact_milp", "exact_plain", "cli"),
         ("exact_gpu_level", "exact_gpu_level_paper"),
     ]
     for phase in phases:  # the fast methods on every size first, then the GPU-level ILPs
@@ -180,7 +197,7 @@ def run(args) -> None:
                         else:
                             gpu = method.startswith("exact_gpu")
                             limit = args.gpu_limit if gpu else args.limit
-                            row.update(run_ilp(instance, ILPS[method], limit))
+                            row.update(run_exact(instance, method, limit))
                         _append(path, row)
 
 
@@ -200,85 +217,119 @@ def _sec(x: float) -> str:
     return f"{x:.3g}" if x < 10 else f"{x:.0f}"
 
 
+def _cell(runs: list[dict]) -> str:
+    """``proven/total, median / worst s`` of some runs, or ``not run``."""
+    if not runs:
+        return "not run"
+    times = [float(r["time_s"]) for r in runs]
+    proven = sum(r["status"] == "optimal" for r in runs)
+    return f"{proven}/{len(runs)}, {_sec(statistics.median(times))} / {_sec(max(times))}"
+
+
+def _speedup(slow: list[tuple[dict, dict]]) -> str:
+    """Median of slow / fast time over the cases both ran; ``>=`` when the slow
+    method did not prove every case (its time is then its limit)."""
+    if not slow:
+        return "-"
+    ratios = [float(s["time_s"]) / float(f["time_s"]) for s, f in slow]
+    mark = "" if all(s["status"] == "optimal" for s, _ in slow) else ">= "
+    return f"{mark}{statistics.median(ratios):.0f}x"
+
+
 def summary_markdown(rows: list[dict], args) -> str:
     by = {(r["size"], r["model"], r["seed"], r["method"]): r for r in rows}
     sizes = sorted({int(r["size"]) for r in rows})
-    lines = [
-        "| GPUs | cases | aggregated: proven, median / worst s"
-        " | aggregated without patterns: proven, median / worst s | CLI `exact`: median / worst s"
-        " | stand-in GPU-level: proven, median / worst s | speed-up vs stand-in"
-        " | paper GPU-level: proven, median / worst s | speed-up vs paper"
-        " | Heavy-Edge gap % mean / worst |",
+    main_table = [
+        "| GPUs | cases | `exact`: proven, median / worst s | `exact` proofs:"
+        " patterns / threshold / milp | `exact --param milp=true` | aggregated ILP alone"
+        " (`patterns=false`) | CLI `exact` (cross-checked): median / worst s"
+        " | stand-in GPU-level ILP | paper GPU-level ILP | Heavy-Edge gap % mean / worst |",
         "|---:|---:|---|---|---|---|---|---|---|---|",
+    ]
+    speed_table = [
+        "| GPUs | `exact` vs stand-in | `exact` vs paper | `milp=true` vs stand-in"
+        " | `milp=true` vs paper | ILP alone vs stand-in | ILP alone vs paper |",
+        "|---:|---|---|---|---|---|---|",
     ]
     for size in sizes:
         cases = sorted({(r["model"], r["seed"]) for r in rows if int(r["size"]) == size})
 
-        def get(method, case, size=size):
-            return by.get((str(size), case[0], case[1], method))
+        def runs(method, size=size, cases=cases):
+            return [by[k] for c in cases if (k := (str(size), c[0], c[1], method)) in by]
 
-        agg = [get("exact", c) for c in cases]
-        agg_ok = [r for r in agg if r and r["status"] == "optimal"]
-        agg_t = [float(r["time_s"]) for r in agg if r]
-        cells = [str(size), str(len(cases))]
-        cells.append(
-            f"{len(agg_ok)}/{len(cases)}, {_sec(statistics.median(agg_t))} / {_sec(max(agg_t))}"
-            if agg_t
-            else "-"
-        )
-        plain = [get("exact_plain", c) for c in cases if get("exact_plain", c)]
-        plain_t = [float(r["time_s"]) for r in plain]
-        cells.append(
-            f"{sum(r['status'] == 'optimal' for r in plain)}/{len(plain)}, "
-            f"{_sec(statistics.median(plain_t))} / {_sec(max(plain_t))}"
-            if plain
-            else "not run"
-        )
-        cli_t = [float(get("cli", c)["time_s"]) for c in cases if get("cli", c)]
-        cells.append(
-            f"{_sec(statistics.median(cli_t))} / {_sec(max(cli_t))}" if cli_t else "not run"
-        )
-        for method in ("exact_gpu_level", "exact_gpu_level_paper"):
-            runs = [(c, get(method, c)) for c in cases if get(method, c)]
-            if not runs:
-                cells += ["not run", "-"]
-                continue
-            proven = [(c, r) for c, r in runs if r["status"] == "optimal"]
-            times = [float(r["time_s"]) for _, r in runs]
-            cells.append(
-                f"{len(proven)}/{len(runs)}, {_sec(statistics.median(times))} / {_sec(max(times))}"
+        def pairs(slow, fast, size=size, cases=cases):
+            out = []
+            for c in cases:
+                a, b = (by.get((str(size), c[0], c[1], m)) for m in (slow, fast))
+                if a and b:
+                    out.append((a, b))
+            return out
+
+        exact = runs("exact")
+        proofs = [r["note"].removeprefix("proof=") for r in exact]
+        cli_t = [float(r["time_s"]) for r in runs("cli")]
+        gaps = [
+            100.0 * (float(he["alpha_s"]) / float(ex["alpha_s"]) - 1.0)
+            for he, ex in pairs("heavy_edge", "exact")
+            if ex["status"] == "optimal"
+        ]
+        main_table.append(
+            "| "
+            + " | ".join(
+                [
+                    str(size),
+                    str(len(cases)),
+                    _cell(exact),
+                    " / ".join(str(proofs.count(p)) for p in ("patterns", "threshold", "milp")),
+                    _cell(runs("exact_milp")),
+                    _cell(runs("exact_plain")),
+                    f"{_sec(statistics.median(cli_t))} / {_sec(max(cli_t))}"
+                    if cli_t
+                    else "not run",
+                    _cell(runs("exact_gpu_level")),
+                    _cell(runs("exact_gpu_level_paper")),
+                    f"{statistics.mean(gaps):.1f} / {max(gaps):.1f}" if gaps else "-",
+                ]
             )
-            ratios = [
-                float(r["time_s"]) / float(get("exact", c)["time_s"])
-                for c, r in runs
-                if get("exact", c)
-            ]
-            if ratios:
-                mark = "" if len(proven) == len(runs) else ">= "
-                cells.append(f"{mark}{statistics.median(ratios):.0f}x")
-            else:
-                cells.append("-")
-        gaps = []
-        for c in cases:
-            he, ex = get("heavy_edge", c), get("exact", c)
-            if he and ex and ex["status"] == "optimal":
-                gaps.append(100.0 * (float(he["alpha_s"]) / float(ex["alpha_s"]) - 1.0))
-        cells.append(f"{statistics.mean(gaps):.1f} / {max(gaps):.1f}" if gaps else "-")
-        lines.append("| " + " | ".join(cells) + " |")
+            + " |"
+        )
+        speed_table.append(
+            "| "
+            + " | ".join(
+                [str(size)]
+                + [
+                    _speedup(pairs(gpu, fast))
+                    for fast in ("exact", "exact_milp", "exact_plain")
+                    for gpu in ("exact_gpu_level", "exact_gpu_level_paper")
+                ]
+            )
+            + " |"
+        )
     wrong = []
     for (size, model, seed, method), r in by.items():
         ex = by.get((size, model, seed, "exact"))
-        if method.startswith("exact_") and ex and r["status"] == "optimal" == ex["status"]:
+        other = method != "exact" and method.startswith(("exact", "cli"))
+        if other and ex and r["status"] == "optimal" == ex["status"]:
             a, b = float(r["alpha_s"]), float(ex["alpha_s"])
             if abs(a - b) > 1e-6 * max(a, b):
                 wrong.append(f"{method} {model} seed {seed} {size} GPUs: {a} vs {b}")
-    lines.append("")
-    lines.append(
-        "Equal optima: every case that two ILPs both proved has the same alpha"
-        if not wrong
-        else "Disagreeing proven optima: " + "; ".join(wrong)
+    return (
+        "\n".join(
+            [
+                *main_table,
+                "",
+                "Speed-ups (median over the cases both ran of the GPU-level ILP's time over the"
+                " other's; '>=' where the GPU-level ILP did not prove every case):",
+                "",
+                *speed_table,
+                "",
+                "Equal optima: every case that two methods both proved has the same alpha"
+                if not wrong
+                else "Disagreeing proven optima: " + "; ".join(wrong),
+            ]
+        )
+        + "\n"
     )
-    return "\n".join(lines) + "\n"
 
 
 def main(argv=None) -> int:
@@ -290,7 +341,7 @@ def main(argv=None) -> int:
         "--models", type=lambda s: s.split(","), default=["vgg16", "bert24", "gpt175b"]
     )
     parser.add_argument("--seeds", type=lambda s: [int(x) for x in s.split(",")], default=[0, 1])
-    parser.add_argument("--limit", type=float, default=300.0, help="aggregated ILP / CLI limit (s)")
+    parser.add_argument("--limit", type=float, default=300.0, help="`exact` / CLI limit (s)")
     parser.add_argument("--gpu-limit", type=float, default=120.0, help="GPU-level ILPs' limit (s)")
     parser.add_argument("--gpu-max-size", type=int, default=64, help="largest size for GPU-level")
     parser.add_argument(

@@ -21,11 +21,20 @@ as recomputed by the evaluator):
 * ``heavy_edge`` (heuristic): Heavy-Edge seeded by ``--seed``;
   ``info['mapping_s']`` is the mapping time alone (the paper's placement
   computation time, PCT), ``info['alpha_max_s']`` the all-apart value.
-* ``exact``: the aggregated one-hot ILP; parameters ``symmetry_breaking``,
-  ``cuts`` (valid inequalities) and ``patterns`` (the server-pattern LP
-  bound and the pattern MIP start of
-  :mod:`ddlsched.models.placement_patterns`), all default true (set them
-  false for an ablation).
+* ``exact``: the aggregated formulation (counts per stage and server).
+  With ``patterns`` (default) it first proves what it can without the ILP:
+  the server-pattern bounds and placement of
+  :mod:`ddlsched.models.placement_patterns`, then, where they leave a gap,
+  the CP-SAT threshold search of :mod:`ddlsched.solvers.placement_threshold`.
+  When these close the gap and ``cross_check`` is off, the placement is
+  returned as optimal (``info['proof']``: ``patterns`` or ``threshold``);
+  otherwise the aggregated one-hot ILP is solved from their placement, with
+  their bound as a row (``info['proof']``: ``milp``; after a closed pattern
+  proof the ILP gets only the pattern search's bound and re-proves the rest,
+  ``info['pattern_proof']['agrees']``). Parameters ``symmetry_breaking``,
+  ``cuts`` (valid inequalities), ``patterns`` (default true; false for an
+  ablation: the ILP alone) and ``milp`` (default false: solve the ILP even
+  after a closed pattern proof).
 * ``exact_gpu_level``: a GPU-level ILP (replica x GPU binaries) that keeps
   the aggregated model's one-hot count encoding: our strong stand-in for
   the paper's baseline, not the paper's formulation.
@@ -104,8 +113,11 @@ class AggregatedParams(GpuLevelParams):
     symmetry_breaking: bool = param(True, "order servers of equal availability")
     cuts: bool = param(True, "add the valid inequalities (server patterns, splits)")
     patterns: bool = param(
-        True, "add the server-pattern LP bound and start HiGHS from a pattern placement"
+        True,
+        "prove with the server-pattern LP and the CP-SAT threshold search; "
+        "give the ILP their bound and placement",
     )
+    milp: bool = param(False, "solve the aggregated ILP even when the pattern proof closes the gap")
 
 
 def _solve(instance: PlacementInstance, formulation, cross_check: bool, ctx: RunContext) -> Outcome:
@@ -121,19 +133,66 @@ def _solve(instance: PlacementInstance, formulation, cross_check: bool, ctx: Run
     "placement",
     "exact",
     "exact",
-    "aggregated one-hot ILP over replica counts per (stage, server)",
+    "aggregated formulation: server-pattern LP / CP-SAT threshold proof, else the one-hot ILP",
     params=AggregatedParams,
 )
 def _exact(instance: PlacementInstance, params: AggregatedParams, ctx: RunContext) -> Outcome:
-    from ddlsched.models.placement import PlacementFormulation
+    """Method ``exact`` (module docstring); ``info['proof']`` says what proved the answer.
 
+    With ``patterns`` (default) the pattern proof
+    (:func:`~ddlsched.models.placement.placement_proof`) runs first. When it
+    closes the gap (``proof`` ``patterns``: the pattern search's bound, from
+    the combinatorial bounds or the certified pattern LP, meets its placement;
+    ``threshold``: CP-SAT proved every smaller
+    term value infeasible) and neither ``cross_check`` nor ``milp`` is set,
+    its placement is returned as optimal without building the ILP. Otherwise
+    the aggregated ILP is solved (``proof`` ``milp``), starting from the
+    pattern placement, with the pattern bound as a row; after a closed pattern
+    proof that row holds the certified LP bound only, so that HiGHS (and
+    SCIP, the cross-check) re-prove what CP-SAT proved, and
+    ``info['pattern_proof']['agrees']`` compares the two answers.
+    """
+    from ddlsched.models.placement import PlacementFormulation, placement_proof
+    from ddlsched.problems.placement import Placement
+    from ddlsched.solvers.result import Claim, Status
+
+    proof = placement_proof(instance, ctx.deadline) if params.patterns else None
+    report = None
+    if proof is not None:
+        scale = PlacementFormulation().objective_scale(instance)
+        report = {
+            "proof": proof.proof,
+            "bound_s": proof.bound / scale,
+            "pattern_bound_s": None if proof.pattern_bound is None else proof.pattern_bound / scale,
+            "lp_solves": proof.lp_solves,
+            "alpha_s": None if proof.value is None else proof.value / scale,
+            "threshold_solves": proof.threshold_solves,
+            "threshold_s": proof.threshold_s,
+        }
+        if proof.closed and not (params.cross_check or params.milp):
+            return Outcome(
+                Placement(proof.counts),
+                Status.OPTIMAL,
+                bound=proof.bound / scale,
+                claim=Claim(proof.value / scale, proven=True),
+                info={"proof": proof.proof, "pattern_proof": report},
+            )
     formulation = PlacementFormulation(
         "aggregated",
         symmetry_breaking=params.symmetry_breaking,
         cuts=params.cuts,
         patterns=params.patterns,
+        threshold=proof is None or not proof.closed,
     )
-    return _solve(instance, formulation, params.cross_check, ctx)
+    outcome = _solve(instance, formulation, params.cross_check, ctx)
+    outcome.info["proof"] = "milp" if outcome.status is Status.OPTIMAL else None
+    if report is not None:
+        if proof.closed and outcome.status is Status.OPTIMAL and outcome.claim is not None:
+            report["agrees"] = abs(outcome.claim.value - report["alpha_s"]) <= 1e-6 * max(
+                1.0, abs(report["alpha_s"])
+            )
+        outcome.info["pattern_proof"] = report
+    return outcome
 
 
 @register_method(

@@ -46,6 +46,7 @@ __all__ = [
     "pattern_table_size",
     "server_pattern_lower",
     "split_costs",
+    "stage_terms",
     "time_scale",
     "upper_bound_ms",
 ]
@@ -216,6 +217,24 @@ def _term_tables(
                     table[a, b, n] = coef.term(s, a, b, n)
         tables.append(table)
     return tables
+
+
+def stage_terms(instance: PlacementInstance, coef: Coefficients) -> list[np.ndarray]:
+    """``T[s][a, b, n]``: the term of stage ``s`` holding ``b >= 1`` replicas next to ``a``
+    of stage ``s-1`` and ``n`` of stage ``s+1`` (axes of length 1 at the pipeline's ends;
+    0 at ``b = 0``), by :meth:`Coefficients.term`, the arithmetic of the pattern values."""
+    num = instance.num_stages
+    out = []
+    for s, stage in enumerate(instance.stages):
+        top_a = instance.stages[s - 1].replicas if s > 0 else 0
+        top_n = instance.stages[s + 1].replicas if s < num - 1 else 0
+        table = np.zeros((top_a + 1, stage.replicas + 1, top_n + 1))
+        for a in range(top_a + 1):
+            for n in range(top_n + 1):
+                for b in range(1, stage.replicas + 1):
+                    table[a, b, n] = coef.term(s, a, b, n)
+        out.append(table)
+    return out
 
 
 def pattern_table_size(instance: PlacementInstance, capacity: int) -> int:

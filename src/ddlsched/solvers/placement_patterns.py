@@ -300,12 +300,13 @@ def _expand(allowed: list[np.ndarray], counts: list[np.ndarray]) -> list[np.ndar
 
 @dataclass(frozen=True)
 class CoverSearch:
-    """What :func:`cover_search` found: ``bound`` (``None`` if HiGHS's
-    infeasibility certificate did not check out), ``chosen`` (per block, the
+    """What :func:`cover_search` found: ``bound`` (proven: the pattern LP's
+    bound, or only the first value ``>= lower`` if HiGHS's infeasibility
+    certificate did not check out), ``chosen`` (per block, the
     patterns of an integer solution, one row per server; ``None`` if none was
     found) and how many LPs and integer programs were solved."""
 
-    bound: float | None
+    bound: float
     chosen: list[np.ndarray] | None
     lp_solves: int
     mip_solves: int
@@ -322,6 +323,8 @@ def cover_search(
     mip_seconds: float = 2.0,
     max_mips: int = 6,
     budget_s: float = math.inf,
+    lower: float = -math.inf,
+    direct_nodes: int = 0,
 ) -> CoverSearch:
     """The pattern LP bound, and an integer pattern solution.
 
@@ -329,8 +332,16 @@ def cover_search(
     values, ``supply[b]`` the servers of the block, ``demand[s]`` the
     replicas of stage ``s``.
 
-    Bound: the smallest pattern value ``T`` whose pattern LP is feasible
-    (bisection over the sorted distinct values; module docstring). Placement:
+    ``lower``: a proven lower bound on the answer (alpha), or ``-inf``.
+
+    Bound: the smallest pattern value ``T >= lower`` whose pattern LP is
+    feasible (module docstring), searched upward from ``lower`` at growing
+    steps, then by bisection; every value below ``lower`` is excluded by it,
+    so the LP just below ``T`` is solved (and its certificate checked) only
+    when ``T`` lies above the first value ``>= lower``. With ``direct_nodes``,
+    a depth-first fill of every server with the patterns of value ``<=`` that
+    first value is tried before any LP: if it succeeds the bound is met and
+    no LP is solved. Placement:
     the LP solution at ``T`` rounded down (less of it on each of three tries)
     and the residual servers and replicas filled by a depth-first search over
     the allowed patterns (:func:`_fill`, at most ``dfs_nodes`` nodes); if none
@@ -361,17 +372,32 @@ def cover_search(
             return allowed, None
         return allowed, _split(allowed, np.rint(found).astype(np.int64) if integer else found)
 
+    # every value below `lower` is excluded by it: start there
+    lo = min(
+        int(np.searchsorted(candidates, lower - 1e-9 * max(1.0, abs(lower)))), candidates.size - 1
+    )
+    first = lo
+    if direct_nodes > 0:  # the bound may already be met: fill every server directly
+        direct = _fill(
+            _allowed(lp_blocks, values, float(candidates[lo])),
+            supply.astype(int),
+            demand.astype(int),
+            direct_nodes,
+        )
+        if direct is not None:
+            return CoverSearch(float(candidates[lo]), direct, 0, 0)
     lp_feasible = _warm_lp(lp_blocks, values, supply, demand)
-    lo, hi, lp_solves = 0, candidates.size - 1, 0  # the largest value admits every pattern
-    while lo < hi:
-        mid = (lo + hi) // 2
+    hi, lp_solves, step, bisect = candidates.size - 1, 0, 1, False  # the largest: all patterns
+    while lo < hi:  # gallop up from `lower` (often tight), then bisect
+        probe = (lo + hi) // 2 if bisect else min(lo + step - 1, hi - 1)
+        step *= 2
         lp_solves += 1
-        if lp_feasible(float(candidates[mid])):
-            hi = mid
+        if lp_feasible(float(candidates[probe])):
+            hi, bisect = probe, True
         else:
-            lo = mid + 1
+            lo = probe + 1
     bound_index, certified = lo, True
-    if bound_index > 0:  # certify "the LP just below the bound is infeasible"
+    if bound_index > first:  # certify "the LP just below the bound is infeasible"
         allowed = _allowed(lp_blocks, values, float(candidates[bound_index - 1]))
         lp_solves += 1
         below = float(candidates[bound_index - 1])
@@ -436,7 +462,8 @@ def cover_search(
             else:
                 chosen, mid = _expand(allowed, better), probe
     return CoverSearch(
-        bound=float(candidates[bound_index]) if certified else None,
+        # without a checked certificate only `lower` is proven (first: see above)
+        bound=float(candidates[bound_index if certified else first]),
         chosen=chosen,
         lp_solves=lp_solves,
         mip_solves=mips,
