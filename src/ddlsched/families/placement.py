@@ -29,9 +29,9 @@ as recomputed by the evaluator):
   When these close the gap and ``cross_check`` is off, the placement is
   returned as optimal (``info['proof']``: ``patterns`` or ``threshold``);
   otherwise the aggregated one-hot ILP is solved from their placement, with
-  their bound as a row (``info['proof']``: ``milp``; after a closed pattern
-  proof the ILP gets only the pattern search's bound and re-proves the rest,
-  ``info['pattern_proof']['agrees']``). Parameters ``symmetry_breaking``,
+  their bound as a row (``info['proof']``: ``milp``; when it cross-checks a
+  closed pattern proof the ILP gets only the pattern search's bound and
+  re-proves the rest, ``info['pattern_proof']['agrees']``). Parameters ``symmetry_breaking``,
   ``cuts`` (valid inequalities), ``patterns`` (default true; false for an
   ablation: the ILP alone) and ``milp`` (default false: solve the ILP even
   after a closed pattern proof).
@@ -147,9 +147,10 @@ def _exact(instance: PlacementInstance, params: AggregatedParams, ctx: RunContex
     term value infeasible) and neither ``cross_check`` nor ``milp`` is set,
     its placement is returned as optimal without building the ILP. Otherwise
     the aggregated ILP is solved (``proof`` ``milp``), starting from the
-    pattern placement, with the pattern bound as a row; after a closed pattern
-    proof that row holds the certified LP bound only, so that HiGHS (and
-    SCIP, the cross-check) re-prove what CP-SAT proved, and
+    pattern placement, with the proven bound as a row (``milp``: the ILP then
+    only confirms it). When the cross-check follows a closed pattern proof,
+    that row holds the pattern search's bound only, so that HiGHS (and SCIP,
+    its cross-check) re-prove what CP-SAT proved, and
     ``info['pattern_proof']['agrees']`` compares the two answers.
     """
     from ddlsched.models.placement import PlacementFormulation, placement_proof
@@ -182,7 +183,8 @@ def _exact(instance: PlacementInstance, params: AggregatedParams, ctx: RunContex
         symmetry_breaking=params.symmetry_breaking,
         cuts=params.cuts,
         patterns=params.patterns,
-        threshold=proof is None or not proof.closed,
+        # a closed proof cross-checked: the ILPs re-prove what CP-SAT proved
+        threshold=not (proof is not None and proof.closed and params.cross_check),
     )
     outcome = _solve(instance, formulation, params.cross_check, ctx)
     outcome.info["proof"] = "milp" if outcome.status is Status.OPTIMAL else None
