@@ -8,7 +8,7 @@ import pytest
 from test_placement_methods import TINY, brute_force
 
 from ddlsched.heuristics.heavy_edge import heavy_edge
-from ddlsched.models.placement import _PROOF_CACHE
+from ddlsched.models.placement import _PROOF_CACHE, build_aggregated
 from ddlsched.models.placement_bounds import coefficients, stage_terms
 from ddlsched.models.placement_patterns import pattern_proof
 from ddlsched.problems.placement import Placement, evaluate
@@ -89,6 +89,23 @@ def test_hard_table2_case_is_proven_by_the_threshold_search():
     assert run.objective == pytest.approx(423.53294185594876, rel=1e-12)
     assert run.bound == pytest.approx(run.objective, rel=1e-12)
     assert run.info["pattern_proof"]["pattern_bound_s"] < 424
+
+
+@pytest.mark.parametrize(("model", "seed", "gpus"), [("vgg16", 0, 32), ("gpt175b", 4, 32)])
+def test_threshold_placement_is_a_valid_ilp_start(model, seed, gpus):
+    """CP-SAT's placement is put in the ILP's symmetry order: HiGHS must accept it."""
+    import pyomo.environ as pyo
+
+    inst = generate("table2", seed, model=model, num_gpus=gpus)
+    _PROOF_CACHE.clear()
+    model_ = build_aggregated(inst)
+    assert model_.pattern_proof.proof == "threshold"
+    for var, value in model_.ddlsched_start:
+        var.set_value(value)
+    for con in model_.component_data_objects(active=True, ctype=pyo.Constraint):
+        body = con.body()
+        assert con.lower is None or body >= con.lower() - 1e-6, con.name
+        assert con.upper is None or body <= con.upper() + 1e-6, con.name
 
 
 def test_threshold_proof_is_re_proven_by_the_ilps_with_the_cross_check():

@@ -45,7 +45,14 @@ from ddlsched.solvers.placement_patterns import (
 )
 from ddlsched.solvers.placement_threshold import threshold_search
 
-__all__ = ["PatternProof", "PatternSearch", "pattern_proof", "pattern_search", "pattern_values"]
+__all__ = [
+    "PatternProof",
+    "PatternSearch",
+    "canonical",
+    "pattern_proof",
+    "pattern_search",
+    "pattern_values",
+]
 
 #: Largest number of allowed triples (over all stages and servers) the threshold search
 #: hands CP-SAT; above it (stages of dozens of replicas on large servers) it is skipped.
@@ -98,6 +105,21 @@ class PatternSearch:
     value: float | None
     lp_solves: int
     mip_solves: int
+
+
+def canonical(
+    instance: PlacementInstance, counts: tuple[tuple[int, ...], ...]
+) -> tuple[tuple[int, ...], ...]:
+    """The same placement with the servers of equal availability holding their count
+    vectors in non-increasing lexicographic order (the aggregated ILP's
+    symmetry-breaking rows accept it as a start; alpha is unchanged)."""
+    columns = [tuple(row[m] for row in counts) for m in range(instance.num_servers)]
+    avails = sorted(set(instance.available))
+    chosen = [
+        [c for c, a in zip(columns, instance.available, strict=True) if a == avail]
+        for avail in avails
+    ]
+    return _placement(instance, avails, chosen)
 
 
 def _placement(instance: PlacementInstance, avails, chosen) -> tuple[tuple[int, ...], ...]:
@@ -237,7 +259,7 @@ def pattern_proof(
     return PatternProof(
         bound=max(bound, found.bound),
         pattern_bound=pattern_bound,
-        counts=found.counts,
+        counts=None if found.counts is None else canonical(instance, found.counts),
         value=found.value,
         proof="threshold" if found.closed else None,
         lp_solves=lp_solves,
