@@ -57,19 +57,24 @@ PATTERN_LIMIT = 200_000
 
 def patterns(caps: list[int], total: int, *, exact: bool) -> np.ndarray:
     """Count vectors ``p`` with ``0 <= p_s <= caps[s]`` and ``sum p = total`` (``exact``)
-    or ``<= total``, one per row (``int64``, shape ``(N, len(caps))``)."""
-    table = np.zeros((1, 0), dtype=np.int64)
-    for cap in caps:  # extend every prefix by each count of the next stage
-        used = table.sum(axis=1)
-        parts = [
-            np.hstack([table[used + v <= total], np.full(((used + v <= total).sum(), 1), v)])
-            for v in range(min(cap, total) + 1)
-        ]
-        table = np.vstack(parts)
-    if exact:
-        table = table[table.sum(axis=1) == total]
-    order = np.lexsort(table.T[::-1])  # lexicographic, as the recursive enumeration
-    return table[order]
+    or ``<= total``, one per row in lexicographic order (``int64``, shape
+    ``(N, len(caps))``).
+
+    Stage by stage, every prefix is repeated once per count the next stage may
+    take (at most what is left of ``total``; with ``exact``, at least what the
+    later stages cannot hold), a few array operations per stage."""
+    caps = [min(cap, total) for cap in caps]
+    room = np.cumsum([0, *caps[::-1]])[::-1]  # room[s]: the most stages s.. can hold
+    table = np.zeros((1, len(caps)), dtype=np.int64)
+    used = np.zeros(1, dtype=np.int64)
+    for s, cap in enumerate(caps):
+        low = np.maximum(total - used - room[s + 1], 0) if exact else np.zeros_like(used)
+        size = np.maximum(np.minimum(cap, total - used) - low + 1, 0)
+        table = np.repeat(table, size, axis=0)
+        first = np.repeat(np.cumsum(size) - size, size)  # each new row's block start
+        table[:, s] = np.arange(table.shape[0]) - first + np.repeat(low, size)
+        used = np.repeat(used, size) + table[:, s]
+    return table
 
 
 def pattern_count(caps: list[int], total: int, *, exact: bool) -> int:
@@ -360,9 +365,6 @@ def cover_search(
     demand = np.asarray(demand, dtype=float)
     supply = np.asarray(supply, dtype=float)
     candidates = np.unique(np.concatenate(values))
-    highs = highspy.Highs()
-    for name, value in (("output_flag", False), ("threads", 1), ("presolve", "off")):
-        highs.setOptionValue(name, value)
     lp_blocks = list(zip(supply, tables, strict=True))
 
     def solve(index: int, integer: bool):
@@ -387,6 +389,9 @@ def cover_search(
         if direct is not None:
             return CoverSearch(float(candidates[lo]), direct, 0, 0)
     lp_feasible = _warm_lp(lp_blocks, values, supply, demand)
+    highs = highspy.Highs()  # for the certificate's fresh LP and the integer solves
+    for name, value in (("output_flag", False), ("threads", 1), ("presolve", "off")):
+        highs.setOptionValue(name, value)
     hi, lp_solves, step, bisect = candidates.size - 1, 0, 1, False  # the largest: all patterns
     while lo < hi:  # gallop up from `lower` (often tight), then bisect
         probe = (lo + hi) // 2 if bisect else min(lo + step - 1, hi - 1)
