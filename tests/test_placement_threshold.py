@@ -8,9 +8,9 @@ import pytest
 from test_placement_methods import TINY, brute_force
 
 from ddlsched.heuristics.heavy_edge import heavy_edge
-from ddlsched.models.placement import _PROOF_CACHE, build_aggregated
+from ddlsched.models.placement import build_aggregated
 from ddlsched.models.placement_bounds import coefficients, stage_terms
-from ddlsched.models.placement_patterns import pattern_proof
+from ddlsched.models.placement_patterns import _PROOF_CACHE, pattern_proof
 from ddlsched.problems.placement import Placement, evaluate
 from ddlsched.registry import RunOptions, run_method
 from ddlsched.solvers import Status

@@ -140,7 +140,7 @@ def _exact(instance: PlacementInstance, params: AggregatedParams, ctx: RunContex
     """Method ``exact`` (module docstring); ``info['proof']`` says what proved the answer.
 
     With ``patterns`` (default) the pattern proof
-    (:func:`~ddlsched.models.placement.placement_proof`) runs first. When it
+    (:func:`~ddlsched.models.placement_patterns.placement_proof`) runs first. When it
     closes the gap (``proof`` ``patterns``: the pattern search's bound, from
     the combinatorial bounds or the certified pattern LP, meets its placement;
     ``threshold``: CP-SAT proved every smaller
@@ -153,14 +153,15 @@ def _exact(instance: PlacementInstance, params: AggregatedParams, ctx: RunContex
     its cross-check) re-prove what CP-SAT proved, and
     ``info['pattern_proof']['agrees']`` compares the two answers.
     """
-    from ddlsched.models.placement import PlacementFormulation, placement_proof
+    from ddlsched.models.placement_bounds import time_scale
+    from ddlsched.models.placement_patterns import placement_proof
     from ddlsched.problems.placement import Placement
     from ddlsched.solvers.result import Claim, Status
 
     proof = placement_proof(instance, ctx.deadline) if params.patterns else None
     report = None
     if proof is not None:
-        scale = PlacementFormulation().objective_scale(instance)
+        scale = time_scale(instance)
         report = {
             "proof": proof.proof,
             "bound_s": proof.bound / scale,
@@ -178,15 +179,24 @@ def _exact(instance: PlacementInstance, params: AggregatedParams, ctx: RunContex
                 claim=Claim(proof.value / scale, proven=True),
                 info={"proof": proof.proof, "pattern_proof": report},
             )
-    formulation = PlacementFormulation(
-        "aggregated",
-        symmetry_breaking=params.symmetry_breaking,
-        cuts=params.cuts,
-        patterns=params.patterns,
-        # a closed proof cross-checked: the ILPs re-prove what CP-SAT proved
-        threshold=not (proof is not None and proof.closed and params.cross_check),
-    )
-    outcome = _solve(instance, formulation, params.cross_check, ctx)
+    if proof is not None and _no_time_for_the_ilp(ctx.deadline.remaining_s()):
+        outcome = Outcome(
+            status=Status.TIME_LIMIT_NO_SOLUTION,
+            time_limit_hit=True,
+            info={"stopped": "time limit reached after the pattern proof"},
+        )
+    else:
+        from ddlsched.models.placement import PlacementFormulation  # imports Pyomo
+
+        formulation = PlacementFormulation(
+            "aggregated",
+            symmetry_breaking=params.symmetry_breaking,
+            cuts=params.cuts,
+            patterns=params.patterns,
+            # a closed proof cross-checked: the ILPs re-prove what CP-SAT proved
+            threshold=not (proof is not None and proof.closed and params.cross_check),
+        )
+        outcome = _solve(instance, formulation, params.cross_check, ctx)
     outcome.info["proof"] = "milp" if outcome.status is Status.OPTIMAL else None
     if report is not None:
         if proof.closed and outcome.status is Status.OPTIMAL and outcome.claim is not None:
@@ -194,7 +204,43 @@ def _exact(instance: PlacementInstance, params: AggregatedParams, ctx: RunContex
                 1.0, abs(report["alpha_s"])
             )
         outcome.info["pattern_proof"] = report
+        if outcome.status is not Status.OPTIMAL:
+            outcome = _keep_proof(instance, outcome, proof, scale, ctx)
     return outcome
+
+
+def _no_time_for_the_ilp(remaining_s: float) -> bool:
+    """Nothing left, or less than importing Pyomo takes (~0.8 s cold, not interruptible)."""
+    import sys
+
+    return remaining_s <= 0 or (remaining_s < 1.0 and "pyomo.environ" not in sys.modules)
+
+
+def _keep_proof(instance: PlacementInstance, outcome: Outcome, proof, scale: float, ctx) -> Outcome:
+    """An unfinished ILP (time limit) keeps what the pattern proof established: its
+    bound where it is higher, and the best of the ILP's incumbent, the proof's
+    placement and Heavy-Edge's (~1 ms) as the schedule (``info['incumbent_from']``)."""
+    from dataclasses import replace
+
+    from ddlsched.heuristics.heavy_edge import heavy_edge
+    from ddlsched.problems.placement import Placement
+    from ddlsched.solvers.result import Claim, Status
+
+    bound = proof.bound / scale
+    if outcome.bound is None or bound > outcome.bound:
+        outcome = replace(outcome, bound=bound)
+    if outcome.status not in (Status.FEASIBLE, Status.TIME_LIMIT_NO_SOLUTION):
+        return outcome
+    candidates = [] if outcome.schedule is None else [("milp", outcome.schedule)]
+    if proof.counts is not None:
+        candidates.append(("patterns", Placement(proof.counts)))
+    candidates.append(("heavy_edge", heavy_edge(instance, ctx.seed)))
+    name, best = min(candidates, key=lambda c: evaluate(instance, c[1]).iteration_time_s)
+    outcome.info["incumbent_from"] = name
+    if name == "milp":
+        return outcome
+    claim = Claim(proof.value / scale) if name == "patterns" else None
+    return replace(outcome, schedule=best, status=Status.FEASIBLE, claim=claim)
 
 
 @register_method(

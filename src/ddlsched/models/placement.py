@@ -162,7 +162,7 @@ from ddlsched.models.placement_bounds import (
     time_scale,
     upper_bound_ms,
 )
-from ddlsched.models.placement_patterns import PatternProof, pattern_proof
+from ddlsched.models.placement_patterns import _PROOF_CACHE, placement_proof  # noqa: F401  (TEMP)
 from ddlsched.problems.placement import Placement, PlacementInstance, allreduce_time, evaluate
 from ddlsched.solvers.limits import check_model_size
 
@@ -174,7 +174,6 @@ __all__ = [
     "build_gpu_level",
     "build_gpu_level_paper",
     "decode",
-    "placement_proof",
 ]
 
 log = logging.getLogger(__name__)
@@ -325,22 +324,6 @@ def build_aggregated(
         _add_patterns(model, instance, deadline, threshold)
     model.objective = pyo.Objective(expr=model.alpha, sense=pyo.minimize)
     return model
-
-
-_PROOF_CACHE: dict[PlacementInstance, PatternProof] = {}
-
-
-def placement_proof(instance: PlacementInstance, deadline: Deadline | None = None) -> PatternProof:
-    """:func:`~ddlsched.models.placement_patterns.pattern_proof` of ``instance``, computed
-    once: the last few instances' are kept (method ``exact`` reads it before building
-    the ILP, the ILP and its cross-check read it again)."""
-    if instance not in _PROOF_CACHE:
-        if len(_PROOF_CACHE) >= 4:
-            _PROOF_CACHE.pop(next(iter(_PROOF_CACHE)))
-        _PROOF_CACHE[instance] = pattern_proof(
-            instance, coefficients(instance), deadline=deadline or Deadline.unlimited()
-        )
-    return _PROOF_CACHE[instance]
 
 
 def _add_patterns(

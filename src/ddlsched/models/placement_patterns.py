@@ -24,6 +24,7 @@ HiGHS needed 12 s and 8,883 nodes on the aggregated ILP.
 from __future__ import annotations
 
 import math
+import sys
 from collections import Counter
 from dataclasses import dataclass
 
@@ -32,6 +33,7 @@ import numpy as np
 from ddlsched.deadline import Deadline
 from ddlsched.models.placement_bounds import (
     Coefficients,
+    coefficients,
     forced_split_bound,
     split_costs,
     stage_terms,
@@ -52,11 +54,15 @@ __all__ = [
     "pattern_proof",
     "pattern_search",
     "pattern_values",
+    "placement_proof",
 ]
 
 #: Largest number of allowed triples (over all stages and servers) the threshold search
 #: hands CP-SAT; above it (stages of dozens of replicas on large servers) it is skipped.
 THRESHOLD_TUPLE_LIMIT = 100_000
+#: The first import of CP-SAT in a process takes ~0.6 s: with less time left than
+#: this the threshold search is skipped rather than overrun the time limit.
+_CP_SAT_IMPORT_S = 0.75
 
 
 def pattern_values(
@@ -246,6 +252,9 @@ def pattern_proof(
         return PatternProof(bound, pattern_bound, counts, value, None, lp_solves)
     remaining = deadline.remaining_s()
     budget = 0.5 * remaining if math.isfinite(remaining) else math.inf
+    if remaining < _CP_SAT_IMPORT_S and "ortools.sat.python.cp_model" not in sys.modules:
+        # importing CP-SAT alone would overrun the time limit
+        return PatternProof(bound, pattern_bound, counts, value, None, lp_solves)
     found = threshold_search(
         stage_terms(instance, coef),
         [stage.replicas for stage in instance.stages],
@@ -266,3 +275,19 @@ def pattern_proof(
         threshold_solves=found.solves,
         threshold_s=found.runtime_s,
     )
+
+
+_PROOF_CACHE: dict[PlacementInstance, PatternProof] = {}
+
+
+def placement_proof(instance: PlacementInstance, deadline: Deadline | None = None) -> PatternProof:
+    """:func:`~ddlsched.models.placement_patterns.pattern_proof` of ``instance``, computed
+    once: the last few instances' are kept (method ``exact`` reads it before building
+    the ILP, the ILP and its cross-check read it again)."""
+    if instance not in _PROOF_CACHE:
+        if len(_PROOF_CACHE) >= 4:
+            _PROOF_CACHE.pop(next(iter(_PROOF_CACHE)))
+        _PROOF_CACHE[instance] = pattern_proof(
+            instance, coefficients(instance), deadline=deadline or Deadline.unlimited()
+        )
+    return _PROOF_CACHE[instance]
