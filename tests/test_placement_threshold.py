@@ -133,3 +133,42 @@ def test_threshold_proof_is_re_proven_by_the_ilps_with_the_cross_check():
         "placement", "exact", inst, RunOptions(time_limit_s=60, params={"cross_check": False})
     )
     assert again.schedule == fast.schedule
+
+
+@pytest.mark.parametrize("limit", [0.05, 0.3])
+def test_exact_under_a_short_limit_keeps_a_valid_bound_and_a_placement(limit):
+    inst = generate("table2", 4, model="gpt175b", num_gpus=32)  # optimum 423.53 s
+    _PROOF_CACHE.clear()
+    run = run_method(
+        "placement", "exact", inst, RunOptions(time_limit_s=limit, params={"cross_check": False})
+    )
+    assert run.status in (Status.FEASIBLE, Status.OPTIMAL)
+    assert run.schedule is not None
+    assert run.bound is not None and run.bound <= 423.53294185594876 * (1 + 1e-12)
+    assert run.objective >= 423.53294185594876 * (1 - 1e-12)
+    assert run.runtime_s < limit + 1.0
+
+
+def test_keep_proof_prefers_the_best_placement_and_the_higher_bound():
+    from ddlsched.deadline import Deadline
+    from ddlsched.families.placement import _keep_proof
+    from ddlsched.models.placement_bounds import time_scale
+    from ddlsched.models.placement_patterns import PatternProof
+    from ddlsched.registry import RunContext
+    from ddlsched.solvers.result import Outcome
+
+    inst = TINY[0]
+    optimum = brute_force(inst)
+    coef = coefficients(inst)
+    proof = pattern_proof(inst, coef)
+    scale = time_scale(inst)
+    ctx = RunContext(seed=0, backend="highs", deadline=Deadline.unlimited())
+    empty = Outcome(status=Status.TIME_LIMIT_NO_SOLUTION, bound=0.0, time_limit_hit=True)
+    kept = _keep_proof(inst, empty, proof, scale, ctx)
+    assert kept.status is Status.FEASIBLE and kept.info["incumbent_from"] == "patterns"
+    assert evaluate(inst, kept.schedule).iteration_time_s == pytest.approx(optimum, rel=1e-9)
+    assert kept.bound == proof.bound / scale
+    bare = PatternProof(0.0, None, None, None, None)
+    kept = _keep_proof(inst, empty, bare, scale, ctx)
+    assert kept.info["incumbent_from"] == "heavy_edge" and kept.claim is None
+    assert kept.schedule == heavy_edge(inst, 0)
