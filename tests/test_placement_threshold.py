@@ -172,3 +172,37 @@ def test_keep_proof_prefers_the_best_placement_and_the_higher_bound():
     kept = _keep_proof(inst, empty, bare, scale, ctx)
     assert kept.info["incumbent_from"] == "heavy_edge" and kept.claim is None
     assert kept.schedule == heavy_edge(inst, 0)
+
+
+def test_compare_with_proof_agreement_time_limit_and_disagreement():
+    from ddlsched.families.placement import _compare_with_proof
+    from ddlsched.models.placement_bounds import time_scale
+    from ddlsched.solvers.result import Claim, Outcome
+
+    # the first case where Heavy-Edge is strictly worse than the optimum
+    inst, optimum = next(
+        (c, opt)
+        for c in CASES
+        if evaluate(c, heavy_edge(c, 0)).iteration_time_s > (opt := brute_force(c)) * (1 + 1e-6)
+    )
+    coef = coefficients(inst)
+    proof = pattern_proof(inst, coef)
+    scale = time_scale(inst)
+    right = Placement(proof.counts)
+    worse = heavy_edge(inst, 0)
+
+    def ilp(status, placement):
+        value = evaluate(inst, placement).iteration_time_s
+        return Outcome(placement, status, bound=optimum, claim=Claim(value, proven=True))
+
+    report = {}
+    same = _compare_with_proof(inst, ilp(Status.OPTIMAL, right), proof, scale, report)
+    assert report["agrees"] is True and same.status is Status.OPTIMAL
+    report = {}
+    stopped = _compare_with_proof(inst, ilp(Status.FEASIBLE, worse), proof, scale, report)
+    assert report["agrees"] is None and stopped.status is Status.OPTIMAL
+    assert stopped.schedule == right
+    report = {}  # the ILP "proves" a worse alpha: one side is wrong, nothing is proven
+    wrong = _compare_with_proof(inst, ilp(Status.OPTIMAL, worse), proof, scale, report)
+    assert report["agrees"] is False and wrong.status is Status.FEASIBLE
+    assert wrong.bound is None and wrong.schedule == right and "disagree" in wrong.info["warning"]

@@ -151,12 +151,16 @@ def _exact(instance: PlacementInstance, params: AggregatedParams, ctx: RunContex
     only confirms it). When the cross-check follows a closed pattern proof,
     that row holds the pattern search's bound only, so that HiGHS (and SCIP,
     its cross-check) re-prove what CP-SAT proved, and
-    ``info['pattern_proof']['agrees']`` compares the two answers.
+    ``info['pattern_proof']['agrees']`` compares the two answers: ``True``;
+    ``None`` when the time limit left no room for the ILP or stopped it
+    (the proof stands, ``optimal``); ``False`` when they disagree, and then
+    the better evaluated placement is returned ``feasible``, without a bound.
+    Without a closed proof, an ILP stopped by the time limit keeps the
+    proof's bound and the best placement known (:func:`_keep_proof`).
     """
     from ddlsched.models.placement_bounds import time_scale
     from ddlsched.models.placement_patterns import placement_proof
-    from ddlsched.problems.placement import Placement
-    from ddlsched.solvers.result import Claim, Status
+    from ddlsched.solvers.result import Status
 
     proof = placement_proof(instance, ctx.deadline) if params.patterns else None
     report = None
@@ -172,14 +176,11 @@ def _exact(instance: PlacementInstance, params: AggregatedParams, ctx: RunContex
             "threshold_s": proof.threshold_s,
         }
         if proof.closed and not (params.cross_check or params.milp):
-            return Outcome(
-                Placement(proof.counts),
-                Status.OPTIMAL,
-                bound=proof.bound / scale,
-                claim=Claim(proof.value / scale, proven=True),
-                info={"proof": proof.proof, "pattern_proof": report},
-            )
+            return _proven(proof, scale, {"proof": proof.proof, "pattern_proof": report})
     if proof is not None and _no_time_for_the_ilp(ctx.deadline.remaining_s()):
+        if proof.closed:  # the re-proof cannot run: the proof stands, unchecked
+            report["agrees"] = None
+            return _proven(proof, scale, {"proof": proof.proof, "pattern_proof": report})
         outcome = Outcome(
             status=Status.TIME_LIMIT_NO_SOLUTION,
             time_limit_hit=True,
@@ -198,15 +199,70 @@ def _exact(instance: PlacementInstance, params: AggregatedParams, ctx: RunContex
         )
         outcome = _solve(instance, formulation, params.cross_check, ctx)
     outcome.info["proof"] = "milp" if outcome.status is Status.OPTIMAL else None
-    if report is not None:
-        if proof.closed and outcome.status is Status.OPTIMAL and outcome.claim is not None:
-            report["agrees"] = abs(outcome.claim.value - report["alpha_s"]) <= 1e-6 * max(
-                1.0, abs(report["alpha_s"])
-            )
-        outcome.info["pattern_proof"] = report
-        if outcome.status is not Status.OPTIMAL:
-            outcome = _keep_proof(instance, outcome, proof, scale, ctx)
+    if report is None:
+        return outcome
+    outcome.info["pattern_proof"] = report
+    if proof.closed:
+        return _compare_with_proof(instance, outcome, proof, scale, report)
+    if outcome.status is not Status.OPTIMAL:
+        outcome = _keep_proof(instance, outcome, proof, scale, ctx)
     return outcome
+
+
+def _proven(proof, scale: float, info: dict) -> Outcome:
+    """The closed pattern proof as the method's answer (``optimal``)."""
+    from ddlsched.problems.placement import Placement
+    from ddlsched.solvers.result import Claim, Status
+
+    return Outcome(
+        Placement(proof.counts),
+        Status.OPTIMAL,
+        bound=proof.bound / scale,
+        claim=Claim(proof.value / scale, proven=True),
+        info=info,
+    )
+
+
+def _compare_with_proof(
+    instance: PlacementInstance, outcome: Outcome, proof, scale: float, report: dict
+) -> Outcome:
+    """The ILP ran after a closed pattern proof (cross-check or ``milp``): agreement
+    when it proved the same alpha; the proof stands, unchecked (``agrees`` None), when
+    the ILP stopped at the time limit without beating it; on a disagreement (either
+    side wrong) the better evaluated placement is returned as ``feasible``, without
+    a bound."""
+    from dataclasses import replace
+
+    from ddlsched.problems.placement import Placement
+    from ddlsched.solvers.result import Claim, Status
+
+    alpha = proof.value / scale
+    ilp = (
+        None if outcome.schedule is None else evaluate(instance, outcome.schedule).iteration_time_s
+    )
+    same = ilp is not None and abs(ilp - alpha) <= 1e-6 * max(1.0, abs(alpha))
+    if outcome.status is Status.OPTIMAL and same:
+        report["agrees"] = True
+        return outcome
+    if outcome.status is not Status.OPTIMAL and (ilp is None or ilp >= alpha or same):
+        report["agrees"] = None
+        info = {**outcome.info, "proof": proof.proof}
+        return replace(_proven(proof, scale, info), time_limit_hit=outcome.time_limit_hit)
+    report["agrees"] = False
+    info = {**outcome.info, "proof": None}
+    info["warning"] = (
+        f"the pattern proof ({proof.proof}, alpha {alpha:.9g} s) and the ILP "
+        f"({outcome.status}, alpha {ilp} s) disagree: returning the better placement unproven"
+    )
+    if ilp is not None and ilp <= alpha:
+        return replace(outcome, status=Status.FEASIBLE, bound=None, info=info)
+    return Outcome(
+        Placement(proof.counts),
+        Status.FEASIBLE,
+        claim=Claim(alpha),
+        info=info,
+        time_limit_hit=outcome.time_limit_hit,
+    )
 
 
 def _no_time_for_the_ilp(remaining_s: float) -> bool:
