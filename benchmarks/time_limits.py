@@ -123,6 +123,15 @@ CASES = [
         "muri-l",
         [],
     ),
+    (
+        "placement exact (pattern proof, CP-SAT threshold search), bert24 on 256 GPUs",
+        "placement",
+        "table2",
+        1,
+        ["model=bert24", "num_gpus=256"],
+        "exact",
+        [],
+    ),
 ]
 
 DDLSCHED = [sys.executable, "-m", "ddlsched.cli"]
