@@ -146,6 +146,26 @@ def test_a_huge_finite_limit_is_armed_in_steps():
         pass
 
 
+def test_interrupt_converted_by_a_library_is_still_the_time_limit():
+    """Pyomo's rule inspection (``inspect.getfullargspec``) turns any exception into
+    ``TypeError("unsupported callable")``: the block re-raises it as the time limit."""
+
+    def library_call():
+        try:
+            while True:
+                pass
+        except Exception as exc:
+            raise TypeError("unsupported callable") from exc
+
+    with (
+        pytest.raises(TimeLimitReached, match="a library"),
+        Deadline(0.1).interrupting("a library"),
+    ):
+        library_call()
+    with pytest.raises(TypeError, match="its own"), Deadline(5.0).interrupting("quick"):
+        raise TypeError("its own error, not the deadline's")
+
+
 def test_nested_blocks_interrupt_once_from_the_outer_deadline():
     outer = Deadline(0.2)
     started = time.monotonic()

@@ -206,3 +206,35 @@ def test_compare_with_proof_agreement_time_limit_and_disagreement():
     wrong = _compare_with_proof(inst, ilp(Status.OPTIMAL, worse), proof, scale, report)
     assert report["agrees"] is False and wrong.status is Status.FEASIBLE
     assert wrong.bound is None and wrong.schedule == right and "disagree" in wrong.info["warning"]
+
+
+@pytest.mark.parametrize(("seed", "gpus", "max_replicas"), [(29, 3, 5), (57, 2, 3)])
+def test_forced_split_bound_an_ulp_above_the_optimum_is_not_trusted(
+    seed, gpus, max_replicas, monkeypatch
+):
+    """Without the pattern search (too many patterns), the forced-split bound is the
+    threshold search's lower end; it is computed in other arithmetic and here lies an
+    ulp above the optimum's term value (the optimum must stay a candidate)."""
+    import ddlsched.models.placement_patterns as patterns_module
+
+    inst = generate("small", seed, num_stages=2, max_replicas=max_replicas, gpus_per_server=gpus)
+    monkeypatch.setattr(patterns_module, "PATTERN_LIMIT", 0)
+    _PROOF_CACHE.clear()
+    run = run_method(
+        "placement", "exact", inst, RunOptions(time_limit_s=60, params={"cross_check": False})
+    )
+    _PROOF_CACHE.clear()
+    assert run.status is Status.OPTIMAL and run.info["proof"] == "threshold"
+    assert run.objective == pytest.approx(brute_force(inst), rel=1e-9)
+
+
+def test_an_open_proof_is_recomputed_with_more_time():
+    from ddlsched.deadline import Deadline
+    from ddlsched.models.placement_patterns import placement_proof
+
+    inst = generate("table2", 4, model="gpt175b", num_gpus=32)
+    _PROOF_CACHE.clear()
+    short = placement_proof(inst, Deadline(0.001))
+    assert not short.closed
+    assert placement_proof(inst, Deadline(60)).proof == "threshold"
+    assert placement_proof(inst, Deadline(0.001)).closed  # a closed proof is kept

@@ -141,7 +141,14 @@ class Deadline:
         _interrupting = True
         try:
             signal.setitimer(signal.ITIMER_REAL, max(min(self.remaining_s(), _ARM_MAX_S), 1e-4))
-            yield
+            try:
+                yield
+            except BaseException as exc:
+                # a library caught the interrupt and raised its own error (Pyomo's rule
+                # inspection turns it into a TypeError): it is still the time limit
+                if not isinstance(exc, error) and _caused_by(exc, error):
+                    raise error(f"time limit of {self.limit_s:g} s reached in {what}") from exc
+                raise
         finally:
             active = False
             signal.setitimer(signal.ITIMER_REAL, 0)
@@ -150,3 +157,14 @@ class Deadline:
 
     def __repr__(self) -> str:
         return f"Deadline(limit_s={self.limit_s:g}, remaining_s={self.remaining_s():.3f})"
+
+
+def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
+    """Whether ``kind`` is in ``exc``'s chain of causes and contexts."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, kind):
+            return True
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return False

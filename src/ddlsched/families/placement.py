@@ -33,8 +33,8 @@ as recomputed by the evaluator):
   closed pattern proof the ILP gets only the pattern search's bound and
   re-proves the rest, ``info['pattern_proof']['agrees']``). Parameters ``symmetry_breaking``,
   ``cuts`` (valid inequalities), ``patterns`` (default true; false for an
-  ablation: the ILP alone) and ``milp`` (default false: solve the ILP even
-  after a closed pattern proof).
+  ablation: the ILP alone) and ``milp`` (default false; true: solve the
+  ILP even after a closed pattern proof).
 * ``exact_gpu_level``: a GPU-level ILP (replica x GPU binaries) that keeps
   the aggregated model's one-hot count encoding: our strong stand-in for
   the paper's baseline, not the paper's formulation.
@@ -266,10 +266,11 @@ def _compare_with_proof(
 
 
 def _no_time_for_the_ilp(remaining_s: float) -> bool:
-    """Nothing left, or less than importing Pyomo takes (~0.8 s cold, not interruptible)."""
+    """Less than 0.2 s left (not enough to build and hand over even a small ILP), or
+    less than importing Pyomo takes (~0.8 s cold, not interruptible)."""
     import sys
 
-    return remaining_s <= 0 or (remaining_s < 1.0 and "pyomo.environ" not in sys.modules)
+    return remaining_s < 0.2 or (remaining_s < 1.0 and "pyomo.environ" not in sys.modules)
 
 
 def _keep_proof(instance: PlacementInstance, outcome: Outcome, proof, scale: float, ctx) -> Outcome:

@@ -162,7 +162,7 @@ from ddlsched.models.placement_bounds import (
     time_scale,
     upper_bound_ms,
 )
-from ddlsched.models.placement_patterns import _PROOF_CACHE, placement_proof  # noqa: F401  (TEMP)
+from ddlsched.models.placement_patterns import placement_proof
 from ddlsched.problems.placement import Placement, PlacementInstance, allreduce_time, evaluate
 from ddlsched.solvers.limits import check_model_size
 

@@ -206,15 +206,13 @@ def _term_tables(
     out of range, including a neighbour outside the pipeline holding any)."""
     num = instance.num_stages
     tables = []
-    for s in range(num):
+    for s, terms in enumerate(stage_terms(instance, coef)):
         table = np.full((width, width, width), np.inf)
         top_a = caps[s - 1] if s > 0 else 0
         top_n = caps[s + 1] if s < num - 1 else 0
-        for a in range(top_a + 1):
-            for n in range(top_n + 1):
-                table[a, 0, n] = 0.0
-                for b in range(1, caps[s] + 1):
-                    table[a, b, n] = coef.term(s, a, b, n)
+        table[: top_a + 1, : caps[s] + 1, : top_n + 1] = terms[
+            : top_a + 1, : caps[s] + 1, : top_n + 1
+        ]
         tables.append(table)
     return tables
 

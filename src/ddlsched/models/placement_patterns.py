@@ -224,22 +224,22 @@ def pattern_proof(
     coef: Coefficients,
     *,
     deadline: Deadline | None = None,
-    threshold: bool = True,
-    seed: int = 0,
 ) -> PatternProof:
     """Bound and placement from the patterns, closed by the threshold search if needed.
 
-    The pattern search (:func:`pattern_search`) gets a fifth of the time left,
-    the threshold search (``threshold``, skipped above
-    :data:`THRESHOLD_TUPLE_LIMIT` triples) half of what is left after it.
+    The pattern search (:func:`pattern_search`: a short direct fill, short
+    residual fills, no integer pattern solves) gets a fifth of the time left,
+    the threshold search (skipped above :data:`THRESHOLD_TUPLE_LIMIT` triples)
+    half of what is left after it.
     """
     deadline = deadline or Deadline.unlimited()
     remaining = deadline.remaining_s()
     share = 0.2 * remaining if math.isfinite(remaining) else math.inf
     forced = forced_split_bound(instance, split_costs(instance, coef)) or 0.0
-    # with the threshold search behind it, the pattern search stays cheap: a short
-    # direct fill at the lower bound, short residual fills, no integer pattern solves
-    options = {"direct_nodes": 200, "dfs_nodes": 300, "max_mips": 0} if threshold else {}
+    # other arithmetic than the term values (can be an ulp above the term it equals)
+    forced -= 1e-9 * max(1.0, abs(forced)) if forced > 0 else 0.0
+    # with the threshold search behind it, the pattern search stays cheap
+    options = {"direct_nodes": 200, "dfs_nodes": 300, "max_mips": 0}
     search = pattern_search(instance, coef, budget_s=share, lower=forced, **options)
     pattern_bound = search.bound if search is not None else None
     bound = pattern_bound if pattern_bound is not None else forced
@@ -248,7 +248,7 @@ def pattern_proof(
     lp_solves = search.lp_solves if search is not None else 0
     if value is not None and bound >= value:
         return PatternProof(bound, pattern_bound, counts, value, "patterns", lp_solves)
-    if not threshold or _tuple_count(instance) > THRESHOLD_TUPLE_LIMIT:
+    if _tuple_count(instance) > THRESHOLD_TUPLE_LIMIT:
         return PatternProof(bound, pattern_bound, counts, value, None, lp_solves)
     remaining = deadline.remaining_s()
     budget = 0.5 * remaining if math.isfinite(remaining) else math.inf
@@ -263,7 +263,6 @@ def pattern_proof(
         lower=bound,
         counts=counts,
         budget_s=budget,
-        seed=seed,
     )
     return PatternProof(
         bound=max(bound, found.bound),
@@ -277,17 +276,22 @@ def pattern_proof(
     )
 
 
-_PROOF_CACHE: dict[PlacementInstance, PatternProof] = {}
+_PROOF_CACHE: dict[PlacementInstance, tuple[PatternProof, float]] = {}
 
 
 def placement_proof(instance: PlacementInstance, deadline: Deadline | None = None) -> PatternProof:
-    """:func:`~ddlsched.models.placement_patterns.pattern_proof` of ``instance``, computed
-    once: the last few instances' are kept (method ``exact`` reads it before building
-    the ILP, the ILP and its cross-check read it again)."""
-    if instance not in _PROOF_CACHE:
-        if len(_PROOF_CACHE) >= 4:
-            _PROOF_CACHE.pop(next(iter(_PROOF_CACHE)))
-        _PROOF_CACHE[instance] = pattern_proof(
-            instance, coefficients(instance), deadline=deadline or Deadline.unlimited()
-        )
-    return _PROOF_CACHE[instance]
+    """:func:`pattern_proof` of ``instance``, computed once: the last few instances'
+    are kept (method ``exact`` reads it before building the ILP, the ILP and its
+    cross-check read it again). An open proof is computed again when more time is
+    left now than when it was computed."""
+    deadline = deadline or Deadline.unlimited()
+    remaining = deadline.remaining_s()
+    cached = _PROOF_CACHE.get(instance)
+    if cached is not None and (cached[0].closed or remaining <= cached[1]):
+        return cached[0]
+    _PROOF_CACHE.pop(instance, None)
+    if len(_PROOF_CACHE) >= 4:
+        _PROOF_CACHE.pop(next(iter(_PROOF_CACHE)))
+    proof = pattern_proof(instance, coefficients(instance), deadline=deadline)
+    _PROOF_CACHE[instance] = (proof, remaining)
+    return proof

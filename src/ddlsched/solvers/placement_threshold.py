@@ -26,9 +26,10 @@ proven lower bound at growing steps, then bisection) up to the value of a
 known placement. An "infeasible" at ``T``
 proves ``alpha > T``, hence ``alpha >=`` the next larger term value.
 
-CP-SAT runs single-threaded with a fixed seed (deterministic: the same
-instance gives the same placement), each solve within what is left of the
-budget; a solve that ends undecided stops the search and keeps what was
+CP-SAT runs single-threaded with a fixed seed (deterministic when the
+search finishes within its budget: the same instance gives the same
+placement; a search cut short by the clock depends on the machine's load),
+each solve within what is left of the budget; a solve that ends undecided stops the search and keeps what was
 proven (a valid bound, possibly below the placement's value).
 """
 
@@ -51,7 +52,7 @@ class ThresholdSearch:
     ``bound``: ``alpha >= bound`` for every placement; ``counts`` and
     ``value``: the best placement known (``counts[s][m]``) and its largest
     term, or ``None`` if the search found none and was given none; ``closed``:
-    ``bound == value`` (the placement is optimal); ``solves``: CP-SAT calls;
+    ``bound >= value`` (the placement is optimal); ``solves``: CP-SAT calls;
     ``runtime_s``: their total time.
     """
 
@@ -92,7 +93,7 @@ def _feasible(
         used = sum(x[s][m] for s in range(num_stages))
         model.add(used == a) if full else model.add(used <= a)
     for s in range(num_stages):
-        table = terms[s]  # table[prev, v, nxt]; inf where impossible
+        table = terms[s]  # table[prev, v, nxt]
         ok = (table <= cap) | (np.arange(table.shape[1]) == 0)[None, :, None]
         for m, a in enumerate(available):
             top = [
@@ -102,10 +103,8 @@ def _feasible(
             ]
             sub = ok[: top[0] + 1, : top[1] + 1, : top[2] + 1]
             prev, v, nxt = np.nonzero(sub)
-            keep = prev + v + nxt <= a
+            keep = prev + v + nxt <= a  # never empty: (0, 0, 0) is always allowed
             tuples = np.stack([prev[keep], v[keep], nxt[keep]], axis=1).tolist()
-            if not tuples:
-                return False, None
             left = x[s - 1][m] if s > 0 else zero
             right = x[s + 1][m] if s < num_stages - 1 else zero
             model.add_allowed_assignments([left, x[s][m], right], tuples)
@@ -156,17 +155,20 @@ def threshold_search(
 
     ``terms[s]``: array ``[prev, v, nxt]`` of stage ``s``'s term (model units;
     ``prev``/``nxt`` axes of length 1 at the ends of the pipeline; any value at
-    ``v = 0``); ``lower``: a proven lower bound on ``alpha``; ``counts``: a known
+    ``v = 0``); ``lower``: a proven lower bound on ``alpha`` (to within 1e-9
+    relative: the first candidate is the smallest term value not below
+    ``lower`` minus that); ``counts``: a known
     placement (its value is the search's upper end), or ``None`` to search up to
     the largest term. Stops when ``budget_s`` seconds are spent.
     """
     started = time.perf_counter()
     from ortools.sat.python import cp_model  # noqa: F401  (first import ~0.6 s: counted here)
 
-    values = np.unique(np.concatenate([t[:, 1:, :][np.isfinite(t[:, 1:, :])] for t in terms]))
+    values = np.unique(np.concatenate([t[:, 1:, :].ravel() for t in terms]))
     best = counts
     upper = _value(terms, counts) if counts is not None else float(values[-1])
-    candidates = values[(values >= lower) & (values <= upper)]
+    # `lower` may come from other arithmetic (an ulp off a term value): a tolerance
+    candidates = values[(values >= lower - 1e-9 * max(1.0, abs(lower))) & (values <= upper)]
     # invariant: every candidate below index lo is infeasible (proven); the one at
     # index hi is feasible if best is not None (best's value is a term value <= upper)
     lo, hi, solves = 0, candidates.size - 1, 0
@@ -194,9 +196,8 @@ def threshold_search(
             best, hi, bisect = found, index_of(found), True
         else:
             lo = probe + 1
-    bound = lower
-    if lo < candidates.size:
-        bound = max(bound, float(candidates[lo]))
+    # every candidate below lo is infeasible and every smaller value is below `lower`
+    bound = float(candidates[lo]) if lo < candidates.size else lower
     value = _value(terms, best) if best is not None else None
     return ThresholdSearch(
         bound=bound,
