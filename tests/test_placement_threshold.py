@@ -238,3 +238,35 @@ def test_an_open_proof_is_recomputed_with_more_time():
     assert not short.closed
     assert placement_proof(inst, Deadline(60)).proof == "threshold"
     assert placement_proof(inst, Deadline(0.001)).closed  # a closed proof is kept
+
+
+def test_term_tables_are_capped_at_the_largest_server(monkeypatch):
+    """The tables grow with the cube of the counts: a 10,000-GPU job (1,250 replicas a
+    stage) ran out of memory when they ran up to the replicas instead of the servers'
+    free GPUs (at most 8 here)."""
+    import ddlsched.models.placement_bounds as bounds_module
+    import ddlsched.models.placement_patterns as patterns_module
+    from ddlsched.solvers.placement_threshold import ThresholdSearch
+
+    sizes = []
+    real = bounds_module.stage_terms
+
+    def recording(instance, coef, caps=None):
+        tables = real(instance, coef, caps)
+        sizes.extend(t.size for t in tables)
+        return tables
+
+    def no_search(terms, replicas, available, *, full, lower, counts=None, budget_s=0.0):
+        return ThresholdSearch(lower, counts, None, 0, 0.0)  # the tables are what counts
+
+    monkeypatch.setattr(bounds_module, "stage_terms", recording)
+    monkeypatch.setattr(patterns_module, "stage_terms", recording)
+    monkeypatch.setattr(patterns_module, "threshold_search", no_search)
+    monkeypatch.setattr(patterns_module, "PATTERN_LIMIT", 0)  # straight to the threshold
+    inst = generate("table2", 0, model="bert24", num_gpus=128)  # 16 replicas a stage
+    assert max(s.replicas for s in inst.stages) > 9 >= max(inst.available) + 1
+    _PROOF_CACHE.clear()
+    pattern_proof(inst, coefficients(inst))
+    build_aggregated(inst)
+    _PROOF_CACHE.clear()
+    assert sizes and max(sizes) <= 9**3

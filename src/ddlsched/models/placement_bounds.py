@@ -206,7 +206,7 @@ def _term_tables(
     out of range, including a neighbour outside the pipeline holding any)."""
     num = instance.num_stages
     tables = []
-    for s, terms in enumerate(stage_terms(instance, coef)):
+    for s, terms in enumerate(stage_terms(instance, coef, caps)):
         table = np.full((width, width, width), np.inf)
         top_a = caps[s - 1] if s > 0 else 0
         top_n = caps[s + 1] if s < num - 1 else 0
@@ -217,19 +217,25 @@ def _term_tables(
     return tables
 
 
-def stage_terms(instance: PlacementInstance, coef: Coefficients) -> list[np.ndarray]:
+def stage_terms(
+    instance: PlacementInstance, coef: Coefficients, caps: list[int] | None = None
+) -> list[np.ndarray]:
     """``T[s][a, b, n]``: the term of stage ``s`` holding ``b >= 1`` replicas next to ``a``
     of stage ``s-1`` and ``n`` of stage ``s+1`` (axes of length 1 at the pipeline's ends;
-    0 at ``b = 0``), by :meth:`Coefficients.term`, the arithmetic of the pattern values."""
+    0 at ``b = 0``), by :meth:`Coefficients.term`, the arithmetic of the pattern values.
+    Counts run up to ``caps[s]`` (default: the stage's replicas; a server never holds
+    more than its free GPUs, so callers cap at the largest availability: the tables
+    grow with the cube of the caps)."""
     num = instance.num_stages
+    caps = caps or [stage.replicas for stage in instance.stages]
     out = []
-    for s, stage in enumerate(instance.stages):
-        top_a = instance.stages[s - 1].replicas if s > 0 else 0
-        top_n = instance.stages[s + 1].replicas if s < num - 1 else 0
-        table = np.zeros((top_a + 1, stage.replicas + 1, top_n + 1))
+    for s in range(num):
+        top_a = caps[s - 1] if s > 0 else 0
+        top_n = caps[s + 1] if s < num - 1 else 0
+        table = np.zeros((top_a + 1, caps[s] + 1, top_n + 1))
         for a in range(top_a + 1):
             for n in range(top_n + 1):
-                for b in range(1, stage.replicas + 1):
+                for b in range(1, caps[s] + 1):
                     table[a, b, n] = coef.term(s, a, b, n)
         out.append(table)
     return out

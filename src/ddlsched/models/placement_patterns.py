@@ -255,8 +255,9 @@ def pattern_proof(
     if remaining < _CP_SAT_IMPORT_S and "ortools.sat.python.cp_model" not in sys.modules:
         # importing CP-SAT alone would overrun the time limit
         return PatternProof(bound, pattern_bound, counts, value, None, lp_solves)
+    widest = max(instance.available)
     found = threshold_search(
-        stage_terms(instance, coef),
+        stage_terms(instance, coef, [min(st.replicas, widest) for st in instance.stages]),
         [stage.replicas for stage in instance.stages],
         list(instance.available),
         full=sum(instance.available) == instance.num_replicas,
