@@ -36,7 +36,8 @@ from pathlib import Path
 import numpy as np
 
 from ddlsched.deadline import Deadline
-from ddlsched.heuristics.dmlrs_slot import SlotData, draw_roundings, g_delta
+from ddlsched.heuristics.dmlrs_rounding import draw_roundings, g_delta
+from ddlsched.heuristics.dmlrs_slot import SlotData
 from ddlsched.heuristics.pd_ors import PdOrsSettings, run_pd_ors
 from ddlsched.problems.dmlrs import evaluate
 from ddlsched.registry import RunOptions, get_family, run_method

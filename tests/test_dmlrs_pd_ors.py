@@ -24,14 +24,8 @@ from scipy.stats import binomtest
 from ddlsched.deadline import Deadline
 from ddlsched.errors import DdlschedError, TimeLimitReached
 from ddlsched.heuristics.dmlrs_prices import fewest_slots, price_function
-from ddlsched.heuristics.dmlrs_slot import (
-    InternalCase,
-    OasisCase,
-    SlotData,
-    draw_roundings,
-    g_delta,
-    round_solution,
-)
+from ddlsched.heuristics.dmlrs_rounding import draw_roundings, g_delta, round_solution
+from ddlsched.heuristics.dmlrs_slot import InternalCase, OasisCase, SlotData
 from ddlsched.heuristics.pd_ors import PdOrsSettings, PdOrsState, plan_job, run_pd_ors, theta_dp
 from ddlsched.problems.dmlrs import (
     DmlrsInstance,
@@ -67,7 +61,7 @@ def slot_data(pw, ps, alpha, beta, residual, gamma, F) -> SlotData:
 # --------------------------------------------------------------------------- Algorithm 4
 
 
-def test_internal_case_picks_the_cheapest_feasible_machine():
+def test_internal_case_gamma_multiple_picks_the_cheapest_feasible_machine():
     # gamma = 2; bundle (2 workers + 1 PS) demand: gpu 2*1 + 0 = 2, cpu 2*1 + 2 = 4
     # keys gamma pw + ps: machine 0: 2*1 + 1 = 3 (cheapest, but only 2 GPUs left),
     # machine 1: 2*3 + 1 = 7, machine 2: 2*2 + 1 = 5 (feasible) -> machine 2
@@ -80,7 +74,7 @@ def test_internal_case_picks_the_cheapest_feasible_machine():
         gamma=2,
         F=8,
     )
-    case = InternalCase(data)
+    case = InternalCase(data, "gamma_multiple")
     choice = case.solve(3)  # D = 3 -> s = ceil(3 / 2) = 2, w = 4: gpu 4 > 2 on machine 0
     assert choice is not None and choice.case == "internal"
     assert choice.machines.tolist() == [2]
@@ -89,12 +83,14 @@ def test_internal_case_picks_the_cheapest_feasible_machine():
     one = case.solve(2)  # s = 1, w = 2: fits machine 0
     assert one is not None and one.machines.tolist() == [0] and one.cost == pytest.approx(3.0)
     assert case.solve(9) is None  # w = 10 > F = 8 (Eq. 4)
-    tight = InternalCase(slot_data([1, 1], [1, 1], [1, 1], [0, 2], [[1, 64], [1, 64]], 2, 8))
+    tight = InternalCase(
+        slot_data([1, 1], [1, 1], [1, 1], [0, 2], [[1, 64], [1, 64]], 2, 8), "gamma_multiple"
+    )
     assert tight.solve(1) is None  # s = 1 needs 2 GPUs, no machine has them
 
 
 @pytest.mark.parametrize("seed", range(20))
-def test_internal_case_equals_the_sorted_scan(seed):
+def test_internal_case_gamma_multiple_equals_the_sorted_scan(seed):
     rng = np.random.default_rng(seed)
     H, R = int(rng.integers(1, 8)), 3
     data = slot_data(
@@ -106,7 +102,7 @@ def test_internal_case_equals_the_sorted_scan(seed):
         int(rng.integers(1, 4)),
         int(rng.integers(1, 12)),
     )
-    case = InternalCase(data)
+    case = InternalCase(data, "gamma_multiple")
     key = data.gamma * data.worker_price + data.ps_price
     order = sorted(range(H), key=lambda h: (key[h], h))
     for demand in range(1, 15):

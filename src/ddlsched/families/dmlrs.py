@@ -16,8 +16,10 @@ Modules of the family:
   ``micro``, ``trace``);
 * heuristics: :mod:`ddlsched.heuristics.pd_ors` (Algorithms 1-3 and the
   OASiS variant), :mod:`ddlsched.heuristics.dmlrs_prices` (Eqs. 12-14),
-  :mod:`ddlsched.heuristics.dmlrs_slot` (Algorithm 4: internal case,
-  ``G_delta``, randomized rounding), :mod:`ddlsched.heuristics.dmlrs_baselines`
+  :mod:`ddlsched.heuristics.dmlrs_slot` (Algorithm 4: slot data, internal
+  case, OASiS's slot subroutine), :mod:`ddlsched.heuristics.dmlrs_rounding`
+  (Algorithm 4's external case: ``G_delta``, the shrunk LP, randomized
+  rounding and repair), :mod:`ddlsched.heuristics.dmlrs_baselines`
   (FIFO, DRF and the per-slot simulation they share with Dorm);
 * solvers: :mod:`ddlsched.solvers.slot_lp` (Problem (23) in highspy,
   right-hand side changed and warm-started between quanta),
@@ -174,6 +176,18 @@ class PdOrsParams(_PriceParams):
     )
     dump_slot_problems: str | None = param(
         None, "directory: write every external-case LP as a dmlrs_slot instance file"
+    )
+    rounding: str = param(
+        "shrunk",
+        "external case: round the shrunk LP and repair each draw (shrunk, the revised spec) or "
+        "round the full LP without repair (literal, the first spec; ablation)",
+        choices=("shrunk", "literal"),
+    )
+    internal: str = param(
+        "demand",
+        "internal case: w = D workers (demand, the revised spec) or w = gamma ceil(D / gamma) "
+        "(gamma_multiple, the first spec; ablation)",
+        choices=("demand", "gamma_multiple"),
     )
 
 

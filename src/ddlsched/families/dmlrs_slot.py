@@ -9,7 +9,8 @@ ps[h] s_h``.
 Modules: problem :mod:`ddlsched.problems.dmlrs_slot` (instance, evaluator),
 workloads :mod:`ddlsched.workloads.dmlrs_slot` (``synthetic``; files dumped
 by ``pd_ors --param dump_slot_problems=DIR``), heuristics
-:mod:`ddlsched.heuristics.dmlrs_slot` (internal case, ``G_delta``, rounding),
+:mod:`ddlsched.heuristics.dmlrs_slot` (internal case) and
+:mod:`ddlsched.heuristics.dmlrs_rounding` (``G_delta``, shrunk LP, rounding, repair),
 solvers :mod:`ddlsched.solvers.slot_lp` (the LP in highspy), model
 :mod:`ddlsched.models.dmlrs_slot` (the ILP in Pyomo).
 
@@ -19,17 +20,23 @@ Methods:
   integer allocation;
 * ``ilp`` (exact): the ILP (Pyomo + HiGHS; ``--param cross_check=true``
   re-proves it with SCIP); ``infeasible`` when ``D > F`` or nothing fits;
-* ``rounding`` (heuristic, seeded; ``delta``, ``S``, ``scale``): the LP
-  optimum scaled by ``G_delta`` and rounded with PD-ORS's draw rule (``S``
-  draws, up to ``10 S`` while none is feasible). ``info`` records
-  ``G_delta``, the draws, ``covering_success_share`` (draws meeting (26)),
-  the share of draws breaking each packing row (``capacity_break_share``
-  (24), ``worker_cap_break_share`` (25), ``ps_break_share``) and
-  ``feasible_draws``; a call with no feasible draw is an ``error`` row
-  (counted in the table's errors), its statistics kept in ``info``;
-* ``internal`` (heuristic): Algorithm 4's internal case (``s =
-  ceil(D_int / gamma)`` PSs and ``gamma s`` workers on the cheapest machine
-  where they fit); it needs an instance with ``demand_internal`` (the whole
+* ``rounding`` (heuristic, seeded; ``delta``, ``S``, ``scale``, ``rounding``):
+  Algorithm 4's external case with PD-ORS's draw rule (``S`` draws, up to
+  ``10 S`` while none is feasible). ``rounding = shrunk`` (default, the
+  revised spec): the shrunk LP's optimum (the full LP's if the shrunk one is
+  infeasible) scaled by ``G_delta``, rounded, each draw repaired;
+  ``literal``: the full LP's optimum scaled and rounded, no repair.
+  ``info`` records ``G_delta``, ``rounded_lp``, the draws,
+  ``covering_success_share`` (unrepaired draws meeting (26)), the share of
+  unrepaired draws breaking each packing row (``capacity_break_share``
+  (24), ``worker_cap_break_share`` (25), ``ps_break_share``), the draws and
+  shares feasible before and after repair (``feasible_draws_unrepaired``,
+  ``feasible_draws``, ``feasible_share_unrepaired``, ``feasible_share``) and
+  ``repairs`` (the draws each repair step changed); a call with no feasible
+  draw returns no allocation, its statistics kept in ``info``;
+* ``internal`` (heuristic): Algorithm 4's internal case as revised (``D_int``
+  workers and ``s = ceil(D_int / gamma)`` PSs on the cheapest machine where
+  they fit); it needs an instance with ``demand_internal`` (the whole
   per-slot problem: ``synthetic --set internal=true``), else it is an
   error. On such instances ``ilp`` is exact for the whole problem (its model
   holds the single-machine option) and ``lp`` is the smaller of the LP
@@ -181,6 +188,12 @@ class RoundingParams:
     scale: str = param(
         "chernoff", "G_delta scaling (chernoff) or none (G = 1)", choices=("chernoff", "none")
     )
+    rounding: str = param(
+        "shrunk",
+        "round the shrunk LP and repair each draw (shrunk, the revised spec) or round the full "
+        "LP without repair (literal, the first spec; ablation)",
+        choices=("shrunk", "literal"),
+    )
 
 
 @register_method(
@@ -191,28 +204,40 @@ class RoundingParams:
     params=RoundingParams,
 )
 def _rounding(instance: SlotInstance, params: RoundingParams, ctx: RunContext) -> Outcome:
-    from ddlsched.heuristics.dmlrs_slot import SlotData, round_solution
+    from ddlsched.heuristics.dmlrs_rounding import round_external
+    from ddlsched.heuristics.dmlrs_slot import SlotData
     from ddlsched.rng import make_rng
+    from ddlsched.solvers.slot_lp import HighsSlotSolvers
 
-    solution = _lp_solution(instance, ctx)
+    session = HighsSlotSolvers().lp(
+        instance.pw, instance.pps, instance.alpha, instance.beta, instance.cap,
+        instance.gamma, instance.global_batch,
+    )  # fmt: skip
+    solution = session.solve(instance.demand, time_limit_s=ctx.deadline.remaining_s())
     if solution is None:
         return Outcome(None, Status.INFEASIBLE, info={"lp": "infeasible"})
-    data = SlotData.from_instance(instance)
-    choice, stats = round_solution(
-        data, solution.w, solution.s, instance.demand, make_rng(ctx.seed),
-        delta=params.delta, draws=params.S, scale=params.scale,
+    choice, stats = round_external(
+        SlotData.from_instance(instance), session, solution, instance.demand,
+        make_rng(ctx.seed), delta=params.delta, draws=params.S, scale=params.scale,
+        rounding=params.rounding, time_limit_s=ctx.deadline.remaining_s(),
     )  # fmt: skip
     info = {
         "delta": params.delta,
         "S": params.S,
         "scale": params.scale,
+        "rounding": params.rounding,
+        "rounded_lp": stats.lp,
         "G_delta": stats.g_delta,
         "draws": stats.draws,
         "covering_success_share": stats.covering_share,
         "capacity_break_share": stats.capacity_break_share,
         "worker_cap_break_share": stats.worker_cap_break_share,
         "ps_break_share": stats.ps_break_share,
+        "feasible_draws_unrepaired": stats.feasible_draws_unrepaired,
         "feasible_draws": stats.feasible_draws,
+        "feasible_share_unrepaired": stats.feasible_draws_unrepaired / stats.draws,
+        "feasible_share": stats.feasible_draws / stats.draws,
+        "repairs": dict(stats.repairs),
         "lp_objective": float(solution.objective),
     }
     if choice is None:

@@ -33,22 +33,34 @@ a_i) - Theta(t~, q)``; the schedule is kept when ``lambda' > lambda``
 q)`` and ``u_i`` is strictly decreasing, the kept schedule has work in slot
 ``t~``, so its payoff is exactly ``u_i(t~ - a_i)`` minus its cost.
 
-Algorithm 4 per (t, k) (:mod:`ddlsched.heuristics.dmlrs_slot`): the
-cheaper feasible of the internal case (one machine, ``b_int``) and the
-external case (LP relaxation of Problem (23) with the PS row, scaled by
-``G_delta`` and rounded; or, with ``slot_solver = "ilp"``, the exact ILP);
-ties go to the internal case (ours). Quanta with the same ``D`` share one
-Problem (23), which is solved (and rounded) once (ours: the same problem).
-The LP of a (job, slot) is loaded once and re-solved for increasing ``D``
-by changing the bound of row (26) with a warm start
+Algorithm 4 per (t, k) (:mod:`ddlsched.heuristics.dmlrs_slot`,
+:mod:`ddlsched.heuristics.dmlrs_rounding`): the cheaper feasible of the
+internal case (one machine, ``b_int``; ``internal = "demand"``, the revised
+spec: ``w = D``, ``s = ceil(D / gamma)``; ``"gamma_multiple"``: the first
+spec's ``w = gamma ceil(D / gamma)``) and the external case (``b_ext``: the
+full LP relaxation of Problem (23) with the PS row gives the cost bound;
+``rounding = "shrunk"``, the revised spec: the shrunk LP's optimum scaled by
+``G_delta``, rounded and each draw repaired; ``"literal"``: the full LP's
+optimum scaled and rounded, no repair; or, with ``slot_solver = "ilp"``,
+the exact ILP); ties go to the internal case (ours). Quanta with the same
+``D`` share one Problem (23), which is solved (and rounded) once (ours: the
+same problem). The LP of a (job, slot) is loaded once and re-solved for
+increasing ``D`` by changing the bound of row (26) (and, for the shrunk LP,
+the bounds of rows (24) and of the columns) with a warm start
 (:class:`ddlsched.solvers.slot_lp.HighsSlotSolvers`). Two exact shortcuts
 (ours; they never change a ``theta`` value, only skip work that cannot
 win): the external case of a ``D`` is not solved when ``D > F`` (Eq. 25
 contradicts Eq. 26) or when the lower bound ``D min pw + (D / gamma) min
 ps`` of every external solution is not below the internal cost of each
-quantum with that ``D``; the draws are skipped when the LP optimum itself
-is not below those internal costs (a rounded draw never costs less than the
-LP). Both are counted in ``info`` (``lps_pruned``, ``roundings_skipped``).
+quantum with that ``D``; the rounding (shrunk LP and draws) is skipped when
+the full LP optimum itself is not below those internal costs (no integral
+allocation, rounded and repaired or not, costs less than the LP). Both are
+counted in ``info`` (``lps_pruned``, ``roundings_skipped``). ``info`` also
+records per run the rounding rule, the roundings of the shrunk and of the
+full LP (the shrunk one infeasible), the draws, the share of draws
+infeasible before and after repair, the share breaking each row before
+repair, the covering share, the draws each repair step changed, and each
+accepted job's planned completion slot.
 
 Dumps (``dump_slot_problems = DIR``, ours): every external-case LP solved
 is written to ``DIR/pd_ors_seed{seed}_job{i:05d}_slot{t:05d}_k{k:04d}.json``
@@ -91,16 +103,21 @@ import numpy as np
 from ddlsched.deadline import Deadline
 from ddlsched.errors import DdlschedError
 from ddlsched.heuristics.dmlrs_prices import BOUNDS, U_BOUNDS, PriceFunction, price_function
-from ddlsched.heuristics.dmlrs_slot import (
+from ddlsched.heuristics.dmlrs_rounding import (
+    REPAIR_STEPS,
+    ROUNDINGS,
     SCALES,
+    RoundingStats,
+    round_external,
+)
+from ddlsched.heuristics.dmlrs_slot import (
+    INTERNAL_RULES,
     InternalCase,
     OasisCase,
-    RoundingStats,
     SlotChoice,
     SlotData,
     SlotSolvers,
     lp_lower_bound,
-    round_solution,
 )
 from ddlsched.problems.dmlrs import (
     DmlrsInstance,
@@ -162,7 +179,9 @@ class PdOrsSettings:
     of the price function, ``U`` and ``L`` with ``bounds = "given"``,
     ``slot_solver`` of the external case, ``variant`` (``pd_ors`` or
     ``oasis``), ``dump_slot_problems`` (a directory: every external-case LP
-    solved is written there as a ``dmlrs_slot`` instance file).
+    solved is written there as a ``dmlrs_slot`` instance file), ``rounding``
+    (``shrunk`` or ``literal``, :mod:`ddlsched.heuristics.dmlrs_rounding`) and
+    ``internal`` (``demand`` or ``gamma_multiple``, the internal case's rule).
     """
 
     delta: float = 0.1
@@ -177,6 +196,8 @@ class PdOrsSettings:
     slot_solver: str = "lp"
     variant: str = "pd_ors"
     dump_slot_problems: str | None = None
+    rounding: str = "shrunk"
+    internal: str = "demand"
 
     def __post_init__(self) -> None:
         delta = _number(self.delta, "delta")
@@ -194,6 +215,8 @@ class PdOrsSettings:
             ("u_bound", self.u_bound, U_BOUNDS),
             ("slot_solver", self.slot_solver, SLOT_SOLVERS),
             ("variant", self.variant, VARIANTS),
+            ("rounding", self.rounding, ROUNDINGS),
+            ("internal", self.internal, INTERNAL_RULES),
         ):
             if value not in choices:
                 raise DdlschedError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
@@ -233,14 +256,19 @@ class _Stats:
     ilp_rejected: int = 0
     lps_pruned: int = 0
     roundings: int = 0
+    rounding_time_s: float = 0.0
     roundings_skipped: int = 0
     roundings_infeasible: int = 0
+    roundings_shrunk: int = 0
+    roundings_full: int = 0
     draws: int = 0
     covering: float = 0.0
     capacity_break: float = 0.0
     worker_cap_break: float = 0.0
     ps_break: float = 0.0
     infeasible_draws: int = 0
+    infeasible_draws_unrepaired: int = 0
+    repairs: dict[str, int] = field(default_factory=lambda: dict.fromkeys(REPAIR_STEPS, 0))
     g_min: float = math.inf
     g_max: float = -math.inf
     dumped: int = 0
@@ -248,6 +276,11 @@ class _Stats:
     def add(self, rs: RoundingStats) -> None:
         self.roundings += 1
         self.roundings_infeasible += not rs.feasible
+        self.roundings_shrunk += rs.lp == "shrunk"
+        self.roundings_full += rs.lp == "full"
+        self.infeasible_draws_unrepaired += rs.draws - rs.feasible_draws_unrepaired
+        for step, count in rs.repairs.items():
+            self.repairs[step] += count
         self.draws += rs.draws
         self.covering += rs.covering_share * rs.draws
         self.capacity_break += rs.capacity_break_share * rs.draws
@@ -374,7 +407,7 @@ class _Planner:
         if self.settings.variant == "oasis":
             _fill_by_demand(self.d_ext, OasisCase(data).solve, theta, choice)
             return theta, choice
-        _fill_by_demand(self.d_int, InternalCase(data).solve, theta, choice)
+        _fill_by_demand(self.d_int, InternalCase(data, self.settings.internal).solve, theta, choice)
         groups: dict[int, list[int]] = {}
         for k in range(1, q + 1):
             groups.setdefault(self.d_ext[k - 1], []).append(k)
@@ -445,16 +478,20 @@ class _Planner:
         if sol.objective >= beat * (1.0 + PRUNE_RTOL):
             stats.roundings_skipped += 1
             return None
-        choice, rs = round_solution(
+        start = time.perf_counter()
+        choice, rs = round_external(
             data,
-            np.asarray(sol.w),
-            np.asarray(sol.s),
+            self._session,
+            sol,
             D,
             self.rng,
             delta=settings.delta,
             draws=settings.S,
             scale=settings.scale,
+            rounding=settings.rounding,
+            time_limit_s=self.deadline.remaining_s(),
         )
+        stats.rounding_time_s += time.perf_counter() - start
         stats.add(rs)
         return choice
 
@@ -599,6 +636,7 @@ def run_pd_ors(
     streams = make_rng(seed).spawn(n) if n else []
     stats = _Stats()
     payoffs = [0.0] * n
+    completion: list[int | None] = [None] * n
     accepted: list[int] = []
     entries: list[tuple[int, int, int, int, int]] = []
     internal_slots = external_slots = 0
@@ -610,6 +648,7 @@ def run_pd_ors(
         payoffs[i] = plan.payoff
         if plan.payoff > 0:  # Algorithm 1, step 3
             accepted.append(i)
+            completion[i] = plan.completion_slot
             entries.extend(_accept(instance, state, plan))
             for _t, _k, choice in plan.slots:
                 if choice.case == "internal":
@@ -630,6 +669,7 @@ def run_pd_ors(
         "accepted": len(accepted),
         "rejected": n - len(accepted),
         "payoff": payoffs,
+        "planned_completion_slot": completion,
         "internal_slots": internal_slots,
         "external_slots": external_slots,
         "lps_solved": stats.lps_solved,
@@ -642,9 +682,18 @@ def run_pd_ors(
         "roundings": stats.roundings,
         "roundings_skipped": stats.roundings_skipped,
         "roundings_infeasible": stats.roundings_infeasible,
+        "rounding": settings.rounding,
+        "internal": settings.internal,
+        "roundings_of_shrunk_lp": stats.roundings_shrunk,
+        "roundings_of_full_lp": stats.roundings_full,
+        "rounding_time_s": stats.rounding_time_s,
         "draws": stats.draws,
         "draws_per_lp": stats.draws / stats.roundings if stats.roundings else None,
         "infeasible_draw_share": stats.infeasible_draws / stats.draws if stats.draws else None,
+        "infeasible_draw_share_unrepaired": (
+            stats.infeasible_draws_unrepaired / stats.draws if stats.draws else None
+        ),
+        "repairs": dict(stats.repairs),
         "covering_share": stats.covering / stats.draws if stats.draws else None,
         "capacity_break_share": stats.capacity_break / stats.draws if stats.draws else None,
         "worker_cap_break_share": stats.worker_cap_break / stats.draws if stats.draws else None,

@@ -23,7 +23,12 @@ of ``C - rho``) are read as 0.
 
 :class:`HighsSlotLp` is loaded once per (job, slot) and re-solved for a
 sequence of ``D`` values: only the lower bound of the (25)-(26) row
-changes, and HiGHS keeps its basis between solves (a warm start). One
+changes, and HiGHS keeps its basis between solves (a warm start).
+:meth:`HighsSlotLp.solve_shrunk` solves the shrunk LP of the revised
+rounding (:mod:`ddlsched.heuristics.dmlrs_rounding`) in the same HiGHS
+model: the upper bounds of rows (24) become ``C^ / G`` and those of the
+columns the floored one-resource bounds over ``G``; :meth:`HighsSlotLp.solve`
+puts the full LP's bounds back (both changes keep the basis). One
 HiGHS object serves every LP a :class:`HighsSlotSolvers` opens (the model
 is re-passed when another LP used it in between). The exact ILP
 (:meth:`HighsSlotSolvers.ilp`) is the same model with integer ``w, s``
@@ -262,7 +267,9 @@ class HighsSlotLp:
     """The LP relaxation of one Problem (23), loaded once; :meth:`solve` for each ``D``.
 
     Obtained from :meth:`HighsSlotSolvers.lp`. Successive solves change only
-    the lower bound of the (25)-(26) row and warm-start from the last basis.
+    the lower bound of the (25)-(26) row and warm-start from the last basis;
+    :meth:`solve_shrunk` also changes the bounds of rows (24) and of the
+    columns (the shrunk LP of the revised rounding), :meth:`solve` restores them.
     """
 
     def __init__(
@@ -281,21 +288,79 @@ class HighsSlotLp:
         self._max_workers = max_workers
         self._demand: float | None = None
         self._cost = cost  # unscaled (the model's costs are scaled: see _build)
+        self._cap_rows = np.arange(row_sum, dtype=np.int32)  # rows (24): k H + h
+        self._cap_upper = np.asarray(lp.row_upper_[:row_sum], dtype=float)
+        self._col_upper = np.asarray(lp.col_upper_, dtype=float)
+        self._shrunk: tuple[float, np.ndarray, np.ndarray] | None = None  # bounds in HiGHS
 
     def solve(self, demand: float, time_limit_s: float = math.inf) -> SlotLpSolution | None:
         """The LP optimum for covering demand ``demand`` (``None`` if infeasible)."""
         if demand > self._max_workers:  # (25) and (26) contradict each other
             return None
+        highs = self._prepare(demand, None)
+        return _run(highs, self._H, time_limit_s, f"slot LP (D = {demand})", self._cost)
+
+    def solve_shrunk(
+        self,
+        demand: float,
+        factor: float,
+        worker_cap: np.ndarray,
+        ps_cap: np.ndarray,
+        time_limit_s: float = math.inf,
+    ) -> SlotLpSolution | None:
+        """The shrunk LP of the revised rounding (``None`` if infeasible).
+
+        Rows (24) of resources both workers and PSs use get ``C^[h, r] /
+        factor``; the columns get ``w_h <= min(F, worker_cap[h] / factor)`` and
+        ``s_h <= ps_cap[h] / factor``, where the caller passes the one-resource
+        bounds already floored (``inf``: no resource only PSs use); rows (25),
+        (26) and the PS row are unchanged.
+        """
+        if demand > self._max_workers:
+            return None
+        shrink = (
+            float(factor),
+            np.minimum(float(self._max_workers), np.asarray(worker_cap, dtype=float) / factor),
+            np.asarray(ps_cap, dtype=float) / factor,
+        )
+        highs = self._prepare(demand, shrink)
+        return _run(highs, self._H, time_limit_s, f"shrunk slot LP (D = {demand})", self._cost)
+
+    def _prepare(self, demand: float, shrink: tuple[float, np.ndarray, np.ndarray] | None) -> Any:
+        """The loaded HiGHS object with the bounds of this ``D`` and shrink (None: full LP)."""
         highs = self._owner._lp_highs(self)
         if demand != self._demand:
             highs.changeRowBounds(self._row_sum, float(demand), float(self._max_workers))
             self._demand = demand
-        return _run(highs, self._H, time_limit_s, f"slot LP (D = {demand})", self._cost)
+        if not _same_shrink(shrink, self._shrunk):
+            if shrink is None:
+                cap_upper, col_upper = self._cap_upper, self._col_upper
+            else:
+                factor, ub_w, ub_s = shrink
+                cap_upper = self._cap_upper / factor
+                col_upper = np.concatenate([ub_w, ub_s])
+            if cap_upper.size:
+                highs.changeRowsBounds(
+                    cap_upper.size, self._cap_rows, np.full(cap_upper.size, -np.inf), cap_upper
+                )
+            cols = np.arange(col_upper.size, dtype=np.int32)
+            highs.changeColsBounds(col_upper.size, cols, np.zeros(col_upper.size), col_upper)
+            self._shrunk = shrink
+        return highs
 
     def _load(self, highs: Any) -> None:
         highs.clearModel()
         highs.passModel(self._lp)
         self._demand = float(self._lp.row_lower_[self._row_sum])
+        self._shrunk = None
+
+
+def _same_shrink(
+    a: tuple[float, np.ndarray, np.ndarray] | None, b: tuple[float, np.ndarray, np.ndarray] | None
+) -> bool:
+    if a is None or b is None:
+        return a is b
+    return a[0] == b[0] and np.array_equal(a[1], b[1]) and np.array_equal(a[2], b[2])
 
 
 class HighsSlotSolvers:
