@@ -6,6 +6,6 @@ solved with HiGHS, cross-checked with OR-Tools), with the family evaluators
 as the one place that computes objectives.
 """
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 __all__ = ["__version__"]

@@ -267,22 +267,35 @@ def _greedy(amount: np.ndarray, limit: np.ndarray) -> np.ndarray:
     return np.clip(amount[:, None] - before, 0, limit)
 
 
-def _fits(data: SlotData, w: np.ndarray, s: np.ndarray) -> np.ndarray:
-    """Per draw and machine: row (24) holds (with the slack)."""
+def _fits(data: SlotData, w: np.ndarray, s: np.ndarray, machines: np.ndarray) -> np.ndarray:
+    """Per draw and machine of ``machines`` (the last axis of ``w``, ``s``): (24) holds."""
     load = w[..., None] * data.alpha + s[..., None] * data.beta
-    return np.all(load <= data.residual + data.slack, axis=-1)
+    return np.all(load <= data.residual[machines] + data.slack[machines], axis=-1)
 
 
 def _ps_room(data: SlotData, w: np.ndarray, s: np.ndarray, most: int) -> np.ndarray:
-    """Per draw and machine, the PSs that still fit (at most ``most``)."""
+    """Per draw and machine (all of them), the PSs that still fit (at most ``most``)."""
     used = data.beta > 0
     if not used.any():
         return np.full(w.shape, most, dtype=float)
     free = data.residual + data.slack - w[..., None] * data.alpha - s[..., None] * data.beta
     k = np.floor(np.min(free[..., used] / data.beta[used], axis=-1))
     k = np.clip(k, 0, most)
-    over = ~_fits(data, w, s + k)
+    over = ~_fits(data, w, s + k, np.arange(data.num_machines))
     return np.where(over, np.maximum(k - 1, 0), k)
+
+
+def _on_all(counts: np.ndarray, support: np.ndarray, num_machines: int) -> np.ndarray:
+    """Counts on ``support`` (last axis) spread over every machine."""
+    out = np.zeros((counts.shape[0], num_machines))
+    out[:, support] = counts
+    return out
+
+
+def _order(prices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Column orders for adding (ascending, ties: lower index) and removing (the reverse)."""
+    up = np.argsort(prices, kind="stable")
+    return up, up[::-1]
 
 
 def repair(
@@ -290,50 +303,57 @@ def repair(
 ) -> Repaired:
     """Steps (a)-(c) of the revised rounding (module docstring) on every draw at once.
 
-    ``w_hat``, ``s_hat`` are the LP point that was scaled by ``G`` and rounded.
+    ``w_hat``, ``s_hat`` are the LP point (on every machine) that was scaled by
+    ``G`` and rounded. Steps (a) and (b) act on the draws' support; step (c)
+    may add PSs on any machine.
     """
-    n, H = draws.w.shape[0], data.num_machines
-    w = np.zeros((n, H))
-    s = np.zeros((n, H))
-    w[:, draws.machines], s[:, draws.machines] = draws.w, draws.s
+    support = draws.machines
+    w, s = draws.w.copy(), draws.s.copy()
     changed: dict[str, np.ndarray] = {}
     # (a) a machine that breaks (24): floor(G x^), else floor(x^), else nothing (ours)
-    broken = ~_fits(data, w, s)
+    broken = ~_fits(data, w, s, support)
     changed["capacity"] = broken.any(axis=1)
     if changed["capacity"].any():
-        x_w, x_s = _snap(np.asarray(w_hat, float)), _snap(np.asarray(s_hat, float))
+        x_w = _snap(np.asarray(w_hat, float)[support])
+        x_s = _snap(np.asarray(s_hat, float)[support])
         fw, fs = np.floor(_snap(G * x_w)), np.floor(_snap(G * x_s))
-        still = ~_fits(data, fw[None], fs[None])[0]
+        still = ~_fits(data, fw, fs, support)
         fw, fs = np.where(still, np.floor(x_w), fw), np.where(still, np.floor(x_s), fs)
-        still = ~_fits(data, fw[None], fs[None])[0]
+        still = ~_fits(data, fw, fs, support)
         fw, fs = np.where(still, 0.0, fw), np.where(still, 0.0, fs)
         w, s = np.where(broken, fw, w), np.where(broken, fs, s)
-    up_w = np.argsort(data.worker_price, kind="stable")
-    up_s = np.argsort(data.ps_price, kind="stable")
-    down_w, down_s = up_w[::-1], up_s[::-1]
     # (b) workers above D, highest pw first
     excess = w.sum(axis=1) - demand
     changed["workers_removed"] = excess > 0
-    w[:, down_w] -= _greedy(np.maximum(excess, 0), w[:, down_w])
+    _, down = _order(data.worker_price[support])
+    w[:, down] -= _greedy(np.maximum(excess, 0), w[:, down])
     total_w = w.sum(axis=1)
-    # (c) missing PSs on the lowest ps with room, then PSs above ceil(sum w / gamma)
+    # (c) missing PSs on the lowest ps with room (any machine), then PSs above
+    # ceil(sum w / gamma), highest ps first
     ps_needed = np.ceil(total_w / data.gamma)
     missing = ps_needed - s.sum(axis=1)
     changed["ps_added"] = missing > 0
-    if changed["ps_added"].any():
-        room = _ps_room(data, w, s, int(max(missing.max(), 0)))
-        s[:, up_s] += _greedy(np.maximum(missing, 0), room[:, up_s])
+    machines = support
+    if changed["ps_added"].any():  # go to every machine
+        machines = np.arange(data.num_machines)
+        w, s = _on_all(w, support, data.num_machines), _on_all(s, support, data.num_machines)
+        up, _ = _order(data.ps_price)
+        room = _ps_room(data, w, s, int(missing.max()))
+        s[:, up] += _greedy(np.maximum(missing, 0), room[:, up])
     surplus = s.sum(axis=1) - ps_needed
     changed["ps_removed"] = surplus > 0
-    s[:, down_s] -= _greedy(np.maximum(surplus, 0), s[:, down_s])
+    _, down = _order(data.ps_price[machines])
+    s[:, down] -= _greedy(np.maximum(surplus, 0), s[:, down])
     total_s = s.sum(axis=1)
     feasible = (
         (total_w >= demand)
         & (total_w <= data.max_workers)
         & (data.gamma * total_s >= total_w)
-        & _fits(data, w, s).all(axis=1)
+        & _fits(data, w, s, machines).all(axis=1)
     )
-    cost = w @ data.worker_price + s @ data.ps_price
+    cost = w @ data.worker_price[machines] + s @ data.ps_price[machines]
+    if machines is support:  # back on every machine
+        w, s = _on_all(w, support, data.num_machines), _on_all(s, support, data.num_machines)
     return Repaired(w, s, feasible, cost, changed)
 
 
