@@ -31,7 +31,10 @@ library reports through :mod:`ddlsched.progress`; it never prints).
 
 Every error a user can cause (a malformed file, an impossible instance, an
 unknown method, a bad option) prints one line ``ddlsched: error: ...`` on
-stderr and exits with status 2.
+stderr and exits with status 2. ``solve`` exits 0 with any result (a
+method that found no schedule, ``no_solution``, included) except status
+``error`` (1). Every status and exit code: README.md, "Statuses and exit
+codes" (``ddlsched --help`` points there).
 """
 
 from __future__ import annotations
@@ -54,6 +57,9 @@ from ddlsched.params import parse_assignments
 
 __all__ = ["main"]
 
+#: ``solve``: the method ran and its result has status ``error`` (README: "Statuses and exit codes").
+EXIT_METHOD_ERROR = 1
+#: A usage error or any error a user can cause (one line ``ddlsched: error: ...``).
 EXIT_USAGE = 2
 
 
@@ -172,6 +178,7 @@ def _fmt(x: float | None, digits: int = 4) -> str:
 
 def _cmd_solve(args: argparse.Namespace) -> int:
     from ddlsched.registry import RunOptions, get_family, run_method
+    from ddlsched.solvers.result import Status
 
     fam = get_family(args.family)
     instance = fam.load(args.file)
@@ -194,6 +201,8 @@ def _cmd_solve(args: argparse.Namespace) -> int:
         console = _console()
         console.print(f"[bold]{fam.name}.{args.method}[/bold] on {args.file}")
         console.print(f"  status     {result.status}")
+        if result.status is Status.NO_SOLUTION:
+            console.print(_cell(f"  reason     {result.info.get('reason')}"))
         console.print(f"  objective  {_fmt(result.objective, 8)}  ({fam.objective_name})")
         console.print(f"  bound      {_fmt(result.bound, 8)}")
         console.print(f"  gap        {_fmt(result.gap)}")
@@ -205,8 +214,9 @@ def _cmd_solve(args: argparse.Namespace) -> int:
         if result.backend:
             console.print(f"  backend    {result.backend} {result.backend_version}")
         for key, value in result.info.items():
-            console.print(_cell(f"  {key:<10} {value}"))
-    return 0 if result.status != "error" else 1
+            if key != "reason" or result.status is not Status.NO_SOLUTION:
+                console.print(_cell(f"  {key:<10} {value}"))
+    return EXIT_METHOD_ERROR if result.status is Status.ERROR else 0
 
 
 @contextlib.contextmanager
@@ -430,7 +440,8 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         prog="ddlsched",
         description="Scheduling distributed deep-learning jobs: heuristics against exact optima.",
         epilog="ddlsched COMMAND --help: the command's options, with the families, methods "
-        "and presets it accepts.",
+        "and presets it accepts. What each result status (optimal, no_solution, error, ...) "
+        "and each exit code means: README.md, section 'Statuses and exit codes'.",
     )
     parser.add_argument("--version", action="version", version=f"ddlsched {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
