@@ -3,7 +3,7 @@
 Through every layer: the three ways a method says it (an outcome, the
 ``NoScheduleFound`` exception, an evaluator failure the adapter lists), the
 CLI's exit codes, and the platform (a finished task: never re-run, not
-counted as failed).
+counted as failed, its own column in the tables).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from debug_family import register_debug_like
 from ddlsched.bench.runner import run_suite
 from ddlsched.bench.store import read_rows
 from ddlsched.bench.suite import load_suite
+from ddlsched.bench.tables import load_results, summarize
 from ddlsched.cli import main
 from ddlsched.errors import InfeasibleScheduleError, NoScheduleFound
 from ddlsched.problems.debug import DebugEvaluation, DebugInstance, DebugSchedule
@@ -145,6 +146,9 @@ def test_a_no_solution_row_is_a_finished_task(tmp_path, capsys):
     assert json.loads(none[0]["info"])["reason"] == "debug.none: no schedule on purpose"
     again = run_suite(load_suite(path), out, workers=1, retry=["failed", "error", "time_limit"])
     assert (again.done, again.skipped) == (0, 9)  # resumed: nothing re-run
+    summary = summarize(load_results(out)).set_index("method")
+    assert summary.loc["none", "no_solution"] == 6 and summary.loc["none", "errors"] == 0
+    assert summary.loc["none", "solved"] == 0 and summary.loc["noop", "no_solution"] == 0
     assert main(["bench", "run", str(path), "--out", str(out), "--workers", "1", "-q"]) == 0
     assert "0 task(s) run, 9 already stored, 0 failed" in capsys.readouterr().out
     assert main(["bench", "status", str(out)]) == 0
