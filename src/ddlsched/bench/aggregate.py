@@ -28,9 +28,9 @@ from dataclasses import dataclass
 import pandas as pd
 
 from ddlsched.bench.ratios import Reference, ratio_interval
+from ddlsched.bench.retry import FAILED_STATUSES
 
 __all__ = [
-    "FAILED_ROW_STATUSES",
     "INSTANCE_RATIO_COLUMNS",
     "NO_BOUND",
     "IntervalStats",
@@ -41,9 +41,6 @@ __all__ = [
     "ratio_text",
     "solved_rows",
 ]
-
-#: Row statuses whose objective never counts: the method failed, or the platform killed it.
-FAILED_ROW_STATUSES = ("error", "time_limit")
 
 #: The columns of :func:`instance_ratios`, one line per method label and instance.
 INSTANCE_RATIO_COLUMNS = (
@@ -138,7 +135,7 @@ def _none(value: object) -> float | None:
 
 def solved_rows(rows: pd.DataFrame) -> pd.DataFrame:
     """The rows with an objective that counts: a schedule, and not a failed row."""
-    return rows[rows["objective"].notna() & ~rows["status"].isin(FAILED_ROW_STATUSES)]
+    return rows[rows["objective"].notna() & ~rows["status"].isin(sorted(FAILED_STATUSES))]
 
 
 def instance_ratios(rated: pd.DataFrame) -> pd.DataFrame:
@@ -149,7 +146,7 @@ def instance_ratios(rated: pd.DataFrame) -> pd.DataFrame:
     instance's reference ``ref_primal, ref_dual, ref_proven``
     (:func:`ddlsched.bench.tables.rows_with_ratios`). One line per (family,
     group, label, instance): ``runs`` (its rows, one per seed), ``solved``
-    (rows with an objective, not ``error`` / ``time_limit``), ``zero_runs``
+    (rows with an objective, not a failed row), ``zero_runs``
     (solved rows whose objective is 0: when maximising, runs that earned
     nothing), ``mean_objective`` (``E[obj]`` over the solved rows),
     ``ref_proven`` and ``ratio_lo, ratio_hi``, the certified interval of the

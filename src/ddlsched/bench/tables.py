@@ -52,7 +52,6 @@ from typing import Any
 import pandas as pd
 
 from ddlsched.bench.aggregate import (
-    FAILED_ROW_STATUSES,
     IntervalStats,
     finite_stats,
     instance_ratios,
@@ -61,6 +60,7 @@ from ddlsched.bench.aggregate import (
     solved_rows,
 )
 from ddlsched.bench.ratios import RatioError, best_reference, ratio_interval
+from ddlsched.bench.retry import FAILED_STATUSES
 from ddlsched.bench.store import read_rows
 from ddlsched.bench.tasks import STATUS_TIME_LIMIT
 from ddlsched.errors import DdlschedError
@@ -191,7 +191,7 @@ def rows_with_ratios(frame: pd.DataFrame) -> pd.DataFrame:
         frame.loc[index, "ref_proven"] = reference.proven
         for i in index:
             objective = _none(frame.at[i, "objective"])
-            if frame.at[i, "status"] in FAILED_ROW_STATUSES:
+            if frame.at[i, "status"] in FAILED_STATUSES:
                 objective = None
             try:
                 ratio = ratio_interval(objective, reference, sense)
