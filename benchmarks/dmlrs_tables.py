@@ -15,15 +15,19 @@ Tables:
 
 1. **Ratios over seeds.** Per group (and sweep point) and method label:
    the ratio of expectations ``OPT / mean_seeds utility`` per instance (for
-   PD-ORS, the randomized algorithm's guarantee is about this quantity),
-   beside the distribution of the per-seed ratio ``OPT / utility``: mean,
-   median and worst over every (instance, seed) pair. Each number is an
-   interval ``[best schedule / x, best bound / x]`` (a single value when the
-   optimum is proven); means are over instances. A run with utility 0 on an
-   instance with ``OPT > 0`` has ratio infinity: such runs are counted
-   (``runs u=0``) and left out of the means (they are in the median and the
-   worst). ``--per-instance`` adds the same numbers per instance (one line
-   per instance and randomized method).
+   PD-ORS, the randomized algorithm's guarantee is about this quantity;
+   the numbers of ``ddlsched bench table``, from the same library code,
+   :func:`ddlsched.bench.aggregate.instance_ratios`), its mean and worst
+   over instances, beside the distribution of the per-seed ratio ``OPT /
+   utility``: mean, median and worst over every (instance, seed) pair. Each
+   number is an interval ``[best schedule / x, best bound / x]`` (a single
+   value when the optimum is proven). A run with utility 0 on an instance
+   with ``OPT > 0`` has ratio infinity: such runs are counted (``runs
+   u=0``) and left out of the per-seed mean (they are in its median and
+   worst); instances with ``E[u] = 0`` are counted (``inst. E[u]=0``) and
+   left out of the ratio of expectations' mean and worst.
+   ``--per-instance`` adds the same numbers per instance (one line per
+   instance and randomized method).
 2. **Bound gaps.** Per bound method: mean ``bound / best schedule`` (how far
    above the best known utility it sits) and, with a proven optimum, ``bound
    / OPT``; for ``ub_prices`` also the certified ratio ``UB(p_final) / PD-ORS
@@ -54,7 +58,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from ddlsched.bench.tables import load_results
+from ddlsched.bench.aggregate import finite_stats, instance_ratios, interval_stats, ratio_text
+from ddlsched.bench.tables import load_results, rows_with_ratios
 
 BOUNDS = ("exact", "colgen", "ub_prices", "ub_trivial")
 LOSS_STEPS = ("pd_ors", "pd_ors_ilp", "pd_ors_q4", "pd_ors_q16", "pd_ors_ilp_q16")
@@ -74,115 +79,110 @@ def _point(params: str, keys: list[str]) -> str:
     return ",".join(f"{k}={values.get(k)}" for k in keys) or "-"
 
 
-def brackets(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per instance: best schedule (``primal``), best upper bound (``dual``), ``proven``."""
-    out = []
-    for key, rows in frame.groupby("instance_key", sort=False):
-        ok = rows[rows["status"].isin(["optimal", "feasible"]) & rows["objective"].notna()]
-        primal = float(ok["objective"].max()) if not ok.empty else 0.0
-        optimal = rows[rows["status"] == "optimal"]
-        bounds = rows[rows["bound"].notna() & (rows["status"] != "error")]["bound"]
-        dual = float(bounds.min()) if not bounds.empty else math.inf
-        proven = not optimal.empty
-        if proven:
-            primal = dual = float(optimal["objective"].max())
-        out.append({"instance_key": key, "primal": primal, "dual": dual, "proven": proven})
-    return pd.DataFrame(out)
+def _stats_cells(intervals: list[tuple[float, float]], prefix: str) -> dict[str, str]:
+    """Mean over the finite ratios, median and worst over all (per-seed columns)."""
+    finite, _ = finite_stats(intervals)
+    every = interval_stats(intervals)
+    return {
+        f"mean {prefix} (u>0)": ratio_text(*finite.mean) if finite else "-",
+        f"median {prefix}": ratio_text(*every.median) if every else "-",
+        f"worst {prefix}": ratio_text(*every.worst) if every else "-",
+    }
 
 
-def _ratio(opt: float, value: float) -> float:
-    if value <= 0:
-        return math.inf if opt > 0 else 1.0
-    return max(1.0, opt / value)
+def _intervals(rows: pd.DataFrame) -> list[tuple[float, float]]:
+    rows = rows[rows["ratio_lo"].notna()]
+    return list(zip(rows["ratio_lo"], rows["ratio_hi"], strict=True))
 
 
 def ratio_table(frame: pd.DataFrame) -> pd.DataFrame:
     """Table 1 (module docstring)."""
-    frame = frame.merge(brackets(frame), on="instance_key")
+    rated = rows_with_ratios(frame)
     varying = _varying(frame)
-    heur = frame[(frame["kind"] == "heuristic") & frame["objective"].notna()]
-    heur = heur[heur["status"].isin(["feasible", "optimal"])]
+    points = zip(rated["instance_params"], rated["group"], strict=True)
+    rated = rated.assign(point=[_point(params, varying[group]) for params, group in points])
+    per_instance = instance_ratios(rated).merge(
+        rated[["instance_key", "point"]].drop_duplicates(), on="instance_key"
+    )
+    heur = rated[(rated["kind"] == "heuristic") & rated["ratio_lo"].notna()]
     lines = []
-    for (group, label), rows in heur.groupby(["group", "label"], sort=False):
-        rows = rows.assign(point=[_point(p, varying[group]) for p in rows["instance_params"]])
-        for point, prow in rows.groupby("point", sort=False):
-            per_instance = prow.groupby("instance_key").agg(
-                mean_u=("objective", "mean"), primal=("primal", "first"), dual=("dual", "first")
-            )
-            exp_lo = [
-                _ratio(p, u) for p, u in zip(per_instance.primal, per_instance.mean_u, strict=True)
-            ]
-            exp_hi = [
-                _ratio(d, u) for d, u in zip(per_instance.dual, per_instance.mean_u, strict=True)
-            ]
-            lo = np.array([_ratio(p, u) for p, u in zip(prow.primal, prow.objective, strict=True)])
-            hi = np.array([_ratio(d, u) for d, u in zip(prow.dual, prow.objective, strict=True)])
-            finite = np.isfinite(lo)
-            exp_finite = np.isfinite(exp_lo)
-            lines.append(
-                {
-                    "group": group,
-                    "point": point,
-                    "method": label,
-                    "instances": len(per_instance),
-                    "runs": len(prow),
-                    "mean utility": prow["objective"].mean(),
-                    "runs u=0": int((~finite).sum()),
-                    "OPT/E[u] (E[u]>0)": _interval(
-                        np.mean(np.asarray(exp_lo)[exp_finite]),
-                        np.mean(np.asarray(exp_hi)[exp_finite]),
-                    ),
-                    "mean OPT/u (u>0)": _interval(lo[finite].mean(), hi[finite].mean()),
-                    "median OPT/u": _interval(np.median(lo), np.median(hi)),
-                    "worst OPT/u": _interval(lo.max(), hi.max()),
-                    "proven": f"{prow['proven'].mean():.0%}",
-                }
-            )
-    return pd.DataFrame(lines)
-
-
-def _interval(lo: float, hi: float) -> str:
-    if not math.isfinite(lo):
-        return "inf"
-    if not math.isfinite(hi):
-        return f"[{lo:.4f}, inf]"
-    if hi - lo <= 5e-5:
-        return f"{lo:.4f}"
-    return f"[{lo:.4f}, {hi:.4f}]"
-
-
-def per_instance_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per instance and randomized method (more than one seed): ``OPT / mean utility`` over
-    the seeds (the ratio of expectations) beside the per-seed ``OPT / u`` distribution."""
-    frame = frame.merge(brackets(frame), on="instance_key")
-    heur = frame[(frame["kind"] == "heuristic") & frame["objective"].notna()]
-    lines = []
-    for (_key, label), rows in heur.groupby(["instance_key", "label"], sort=False):
-        if len(rows) < 2:
-            continue
-        primal, dual = rows["primal"].iloc[0], rows["dual"].iloc[0]
-        lo = np.array([_ratio(primal, u) for u in rows["objective"]])
-        hi = np.array([_ratio(dual, u) for u in rows["objective"]])
+    for (group, label, point), rows in heur.groupby(["group", "label", "point"], sort=False):
+        instances = per_instance[
+            (per_instance["group"] == group)
+            & (per_instance["label"] == label)
+            & (per_instance["point"] == point)
+            & per_instance["ratio_lo"].notna()
+        ]
+        expected, zero_mean = finite_stats(_intervals(instances))
         lines.append(
             {
-                "instance": rows["instance_id"].iloc[0],
+                "group": group,
+                "point": point,
                 "method": label,
-                "seeds": len(rows),
+                "instances": len(instances),
+                "runs": len(rows),
                 "mean utility": rows["objective"].mean(),
-                "OPT/E[u]": _interval(
-                    _ratio(primal, rows["objective"].mean()), _ratio(dual, rows["objective"].mean())
-                ),
-                "mean OPT/u": _interval(lo.mean(), hi.mean()),
-                "median OPT/u": _interval(np.median(lo), np.median(hi)),
-                "worst OPT/u": _interval(lo.max(), hi.max()),
+                "runs u=0": int(instances["zero_runs"].sum()),
+                "inst. E[u]=0": zero_mean,
+                "mean OPT/E[u]": ratio_text(*expected.mean) if expected else "-",
+                "worst OPT/E[u]": ratio_text(*expected.worst) if expected else "-",
+                **_stats_cells(_intervals(rows), "OPT/u"),
+                "proven": f"{rows['ref_proven'].mean():.0%}",
             }
         )
     return pd.DataFrame(lines)
 
 
+def per_instance_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per instance and randomized method (more than one seed): ``OPT / mean utility`` over
+    the seeds (the ratio of expectations) beside the per-seed ``OPT / u`` distribution."""
+    rated = rows_with_ratios(frame)
+    heur = rated[(rated["kind"] == "heuristic") & rated["ratio_lo"].notna()]
+    expected = instance_ratios(heur).set_index(["instance_key", "label"])
+    lines = []
+    for (key, label), rows in heur.groupby(["instance_key", "label"], sort=False):
+        if len(rows) < 2:
+            continue
+        mean = expected.loc[(key, label)]
+        every = interval_stats(_intervals(rows))
+        lines.append(
+            {
+                "instance": rows["instance_id"].iloc[0],
+                "method": label,
+                "seeds": len(rows),
+                "mean utility": mean["mean_objective"],
+                "OPT/E[u]": ratio_text(mean["ratio_lo"], mean["ratio_hi"]),
+                "mean OPT/u": ratio_text(*every.mean),
+                "median OPT/u": ratio_text(*every.median),
+                "worst OPT/u": ratio_text(*every.worst),
+            }
+        )
+    return pd.DataFrame(lines)
+
+
+def _bracket(lo: float, hi: float) -> str:
+    """A bracket of utility values (not a ratio): ``lo`` alone when the ends agree."""
+    if not math.isfinite(lo):
+        return "-"
+    if not math.isfinite(hi):
+        return f"[{lo:.4f}, -]"
+    if hi - lo <= 5e-5:
+        return f"{lo:.4f}"
+    return f"[{lo:.4f}, {hi:.4f}]"
+
+
+def _with_bracket(frame: pd.DataFrame) -> pd.DataFrame:
+    """Rows with their instance's bracket of OPT: ``primal`` (best schedule), ``dual`` (best
+    upper bound), ``proven`` (the reference of :func:`rows_with_ratios`)."""
+    rated = rows_with_ratios(frame)
+    return rated.rename(
+        columns={"ref_primal": "primal", "ref_dual": "dual", "ref_proven": "proven"}
+    )
+
+
 def bound_table(frame: pd.DataFrame) -> pd.DataFrame:
     """Table 2 (module docstring)."""
-    frame = frame.merge(brackets(frame), on="instance_key")
+    frame = _with_bracket(frame)
     lines = []
     colgen = frame[(frame["method"] == "colgen") & frame["bound"].notna()]
     colgen_bound = dict(zip(colgen["instance_key"], colgen["bound"], strict=False))
@@ -223,7 +223,7 @@ def bound_table(frame: pd.DataFrame) -> pd.DataFrame:
 
 def loss_table(frame: pd.DataFrame) -> pd.DataFrame:
     """Table 3 (module docstring): the loss decomposition per group."""
-    frame = frame.merge(brackets(frame), on="instance_key")
+    frame = _with_bracket(frame)
     lines = []
     for group, rows in frame.groupby("group", sort=False):
         ok = rows[rows["status"].isin(["feasible", "optimal"]) & rows["objective"].notna()]
@@ -236,7 +236,7 @@ def loss_table(frame: pd.DataFrame) -> pd.DataFrame:
         line = {"group": group, "instances": len(means)}
         for step in needed + [s for s in ("colgen", "exact") if s in means]:
             line[f"U({step})"] = f"{means[step].mean():.3f}"
-        line["OPT"] = _interval(br["primal"].mean(), br["dual"].mean()).replace("inf", "-")
+        line["OPT"] = _bracket(br["primal"].mean(), br["dual"].mean())
         if "pd_ors_ilp" in means:
             line["rounding loss"] = f"{(means['pd_ors_ilp'] - means['pd_ors']).mean():+.3f}"
         if {"pd_ors_ilp_q16", "pd_ors_ilp"} <= set(means):
@@ -246,7 +246,7 @@ def loss_table(frame: pd.DataFrame) -> pd.DataFrame:
             best_online = means["pd_ors_ilp_q16"]
             lo = (br["primal"] - best_online).mean()
             hi = (br["dual"] - best_online).mean()
-            line["online loss"] = _interval(lo, hi) if math.isfinite(hi) else f"[{lo:.3f}, inf]"
+            line["online loss"] = _bracket(lo, hi)
         lines.append(line)
     return pd.DataFrame(lines)
 

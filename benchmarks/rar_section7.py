@@ -83,7 +83,8 @@ def _run(instance: RarInstance, method: str, seed: int, params=None, off: bool =
     """Plan with ``method`` on ``instance``; evaluate on the lifted instance (and contention-free)."""
     result = run_method("rar", method, instance, RunOptions(seed=seed, params=params or {}))
     if result.schedule is None:
-        return {"makespan": None, "avg_jct": None, "error": result.info.get("error")}
+        why = result.info.get("reason") or result.info.get("error")
+        return {"makespan": None, "avg_jct": None, "error": why}
     on = evaluate(_lifted(instance), result.schedule)
     row = {
         "makespan": on.makespan,

@@ -452,15 +452,24 @@ def test_registry_params():
     assert bad.status is Status.ERROR and "lambda_" in bad.info["error"]
 
 
-def test_registry_reports_failures_without_a_makespan():
-    # small(27): a tight horizon; SJF-BCO finds no pass with estimate below T and RAND's
-    # executed schedule overruns T.
+def test_registry_reports_no_solution_without_a_makespan():
+    # small(27): a tight horizon; SJF-BCO and LS find no pass with estimate below T, the
+    # executed schedules of FF and RAND overrun T. A result (no_solution), not an error.
     instance = small(27)
-    result = run_method("rar", "sjf_bco", instance)
-    assert result.status is Status.ERROR and result.info["failure"] == "no_schedule"
-    assert result.objective is None
+    for name, failure in (("sjf_bco", "no_schedule"), ("ls", "no_schedule")):
+        result = run_method("rar", name, instance, raise_errors=True)
+        assert result.status is Status.NO_SOLUTION and result.info["failure"] == failure
+        assert result.info["reason"] == (
+            f"{name} found no complete schedule with estimated makespan below the horizon T = 22"
+        )
+        assert result.objective is None and result.schedule is None
+        assert "error" not in result.info
+    result = run_method("rar", "ff", instance, raise_errors=True)
+    assert result.status is Status.NO_SOLUTION and result.info["failure"] == "horizon_overrun"
+    assert result.info["reason"].startswith("ff: schedule overruns the horizon: job 'j1'")
     result = run_method("rar", "rand", instance, RunOptions(seed=0))
-    assert result.status is Status.ERROR and result.info["failure"] == "horizon_overrun"
+    assert result.status is Status.NO_SOLUTION and result.info["failure"] == "horizon_overrun"
+    assert "> horizon 22" in result.info["reason"] and "error" not in result.info
     assert result.objective is None and result.schedule is not None
     relaxed = dataclasses.replace(instance, horizon=10_000)
     assert result.info["makespan_beyond_horizon"] == evaluate(relaxed, result.schedule).makespan
@@ -574,7 +583,7 @@ def test_every_heuristic_returns_a_valid_schedule(seed, method):
     result = run_method("rar", method, instance, RunOptions(seed=seed))
     if plan.schedule is None:
         # Documented failure on a tight horizon: no complete pass below T.
-        assert result.status is Status.ERROR and result.info["failure"] == "no_schedule"
+        assert result.status is Status.NO_SOLUTION and result.info["failure"] == "no_schedule"
         return
     check_valid(instance, plan)
     assert result.schedule == plan.schedule
@@ -582,5 +591,6 @@ def test_every_heuristic_returns_a_valid_schedule(seed, method):
         assert result.objective == evaluate(instance, plan.schedule).makespan
         assert result.objective <= instance.horizon
     else:
+        assert result.status is Status.NO_SOLUTION
         assert result.info["failure"] == "horizon_overrun"
         assert result.info["makespan_beyond_horizon"] > instance.horizon

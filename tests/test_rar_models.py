@@ -166,6 +166,19 @@ def test_worst_contention_mode_reports_no_bound_but_a_valid_schedule():
     assert worst.objective == evaluate(inst, worst.schedule).makespan
 
 
+def test_worst_contention_mode_without_a_schedule_is_no_solution():
+    # small(27) with T = 18: no worst-contention schedule fits (a result, not an error; the
+    # contention-free model proves the instance infeasible)
+    inst = dataclasses.replace(generate("small", 27), horizon=18)
+    worst = solve("timeindexed", inst, contention="worst")
+    assert worst.status is Status.NO_SOLUTION and worst.objective is None
+    assert worst.info["reason"] == (
+        "no schedule found with worst-contention durations: the model has no schedule "
+        "within the horizon"
+    )
+    assert solve("timeindexed", inst).status is Status.INFEASIBLE
+
+
 def test_pattern_cap_pools_jobs_and_keeps_the_bound_valid():
     inst = generate("small", 5)
     opt = run_method("rar", "exact", inst, RunOptions(time_limit_s=60)).objective
@@ -192,7 +205,7 @@ def test_bound_chain_on_random_small_instances(seed):
     assert lb <= ti.bound <= exact.objective <= ti.objective
     for name in _heuristics():
         result = run_method("rar", name, inst, options)
-        if result.status is Status.ERROR:  # a heuristic may overrun the horizon
+        if result.status is Status.NO_SOLUTION:  # a heuristic may overrun the horizon
             continue
         assert exact.objective <= result.objective, name
 

@@ -31,7 +31,10 @@ library reports through :mod:`ddlsched.progress`; it never prints).
 
 Every error a user can cause (a malformed file, an impossible instance, an
 unknown method, a bad option) prints one line ``ddlsched: error: ...`` on
-stderr and exits with status 2.
+stderr and exits with status 2. ``solve`` exits 0 with any result (a
+method that found no schedule, ``no_solution``, included) except status
+``error`` (1). Every status and exit code: README.md, "Statuses and exit
+codes" (``ddlsched --help`` points there).
 """
 
 from __future__ import annotations
@@ -54,6 +57,9 @@ from ddlsched.params import parse_assignments
 
 __all__ = ["main"]
 
+#: ``solve``: the method ran and its result has status ``error`` (README: "Statuses and exit codes").
+EXIT_METHOD_ERROR = 1
+#: A usage error or any error a user can cause (one line ``ddlsched: error: ...``).
 EXIT_USAGE = 2
 
 
@@ -172,6 +178,7 @@ def _fmt(x: float | None, digits: int = 4) -> str:
 
 def _cmd_solve(args: argparse.Namespace) -> int:
     from ddlsched.registry import RunOptions, get_family, run_method
+    from ddlsched.solvers.result import Status
 
     fam = get_family(args.family)
     instance = fam.load(args.file)
@@ -194,6 +201,8 @@ def _cmd_solve(args: argparse.Namespace) -> int:
         console = _console()
         console.print(f"[bold]{fam.name}.{args.method}[/bold] on {args.file}")
         console.print(f"  status     {result.status}")
+        if result.status is Status.NO_SOLUTION:
+            console.print(_cell(f"  reason     {result.info.get('reason')}"))
         console.print(f"  objective  {_fmt(result.objective, 8)}  ({fam.objective_name})")
         console.print(f"  bound      {_fmt(result.bound, 8)}")
         console.print(f"  gap        {_fmt(result.gap)}")
@@ -205,8 +214,9 @@ def _cmd_solve(args: argparse.Namespace) -> int:
         if result.backend:
             console.print(f"  backend    {result.backend} {result.backend_version}")
         for key, value in result.info.items():
-            console.print(_cell(f"  {key:<10} {value}"))
-    return 0 if result.status != "error" else 1
+            if key != "reason" or result.status is not Status.NO_SOLUTION:
+                console.print(_cell(f"  {key:<10} {value}"))
+    return EXIT_METHOD_ERROR if result.status is Status.ERROR else 0
 
 
 @contextlib.contextmanager
@@ -236,12 +246,6 @@ def _progress_line(shown: bool, what: str) -> Iterator[None]:
         yield
 
 
-def _ratio_text(ratio: tuple[float, float] | None) -> str:
-    from ddlsched.bench.aggregate import ratio_text
-
-    return ratio_text(*ratio) if ratio is not None else "-"
-
-
 def _cmd_compare(args: argparse.Namespace) -> int:
     from rich.progress import (
         BarColumn,
@@ -250,13 +254,19 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         TextColumn,
         TimeRemainingColumn,
     )
-    from rich.table import Table
 
     from ddlsched.bench.compare import compare
+    from ddlsched.bench.tables import (
+        ratio_note,
+        rows_markdown,
+        summarize,
+        to_csv,
+        to_latex,
+        to_markdown,
+    )
     from ddlsched.registry import get_family
 
     fam = get_family(args.family)
-    names = args.methods
     last = args.first_seed + args.seeds - 1
     if last > cli_types.MAX_SEED:
         raise DdlschedError(
@@ -282,79 +292,24 @@ def _cmd_compare(args: argparse.Namespace) -> int:
             fam.name,
             args.preset,
             seeds,
-            names,
+            args.methods,
             time_limit_s=args.time_limit,
             backend=args.backend,
             preset_params=parse_assignments(args.set, "--set"),
             on_progress=tick,
         )
-    console = _console()
+    rated = report.rated()
+    summary = summarize(rated)
+    title = f"{fam.name}, preset {args.preset}, seeds {seeds[0]}..{seeds[-1]}: {fam.objective_name}"
+    if args.format == "csv":
+        print(to_csv(summary), end="")
+        return 0
+    if args.format == "latex":
+        print(to_latex(summary, caption=f"{title}. {ratio_note(rated)}"), end="")
+        return 0
     if args.detail:
-        table = Table(title=f"{fam.name} / {args.preset}: per instance")
-        for col in ("seed", "method", "status", "objective", "bound", "ratio", "runtime s"):
-            table.add_column(col, justify="right" if col != "method" else "left")
-        for row in report.rows:
-            r = row.result
-            table.add_row(
-                *map(
-                    _cell,
-                    (
-                        row.seed,
-                        row.method,
-                        r.status,
-                        _fmt(r.objective, 6),
-                        _fmt(r.bound, 6),
-                        _ratio_text(row.ratio),
-                        f"{r.runtime_s:.3f}",
-                    ),
-                )
-            )
-        console.print(table)
-    sense = "heuristic / optimum" if fam.sense == "min" else "optimum / heuristic"
-    table = Table(
-        title=f"{fam.name}, preset {args.preset}, seeds {seeds[0]}..{seeds[-1]}: "
-        f"{fam.objective_name}; ratio = {sense}"
-    )
-    for col in (
-        "method",
-        "kind",
-        "mean objective",
-        "mean bound",
-        "mean ratio",
-        "worst ratio",
-        "exact rows",
-        "proved opt.",
-        "errors",
-        "mean runtime s",
-    ):
-        table.add_column(col, justify="left" if col in ("method", "kind") else "right")
-    for s in report.summaries():
-        table.add_row(
-            *map(
-                _cell,
-                (
-                    s.method,
-                    s.kind,
-                    _fmt(s.mean_objective, 6),
-                    _fmt(s.mean_bound, 6),
-                    _ratio_text(s.ratio_mean),
-                    _ratio_text(s.ratio_worst),
-                    f"{s.exact_share:.0%}",
-                    f"{s.optimal_share:.0%}",
-                    str(s.errors),
-                    f"{s.mean_runtime_s:.3f}",
-                ),
-            )
-        )
-    console.print(table)
-    console.print(
-        _cell(
-            "ratio: a single number when the optimum is proven on every instance; "
-            "otherwise the certified interval [h/best schedule, h/best bound]; "
-            "[lo, no bound]: no finite bound on the optimum is known (only heuristics ran, "
-            "or no bound method finished), the ratio is at least lo."
-        )
-    )
+        print(f"{title}: per instance\n\n{rows_markdown(rated)}")
+    print(f"{title}\n\n{to_markdown(summary, ratio_note(rated))}", end="")
     return 0
 
 
@@ -430,7 +385,8 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         prog="ddlsched",
         description="Scheduling distributed deep-learning jobs: heuristics against exact optima.",
         epilog="ddlsched COMMAND --help: the command's options, with the families, methods "
-        "and presets it accepts.",
+        "and presets it accepts. What each result status (optimal, no_solution, error, ...) "
+        "and each exit code means: README.md, section 'Statuses and exit codes'.",
     )
     parser.add_argument("--version", action="version", version=f"ddlsched {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
@@ -509,7 +465,13 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     _memory_argument(p)
     p.set_defaults(func=_cmd_solve)
 
-    p = sub.add_parser("compare", help="all methods on generated instances, with ratios")
+    p = sub.add_parser(
+        "compare",
+        help="all methods on generated instances, with ratios",
+        description="Every method (or --methods) on --seeds generated instances (method "
+        "seed = instance seed), and the ratio table of 'ddlsched bench table' over them: "
+        "the same columns (ddlsched bench table --help explains each).",
+    )
     lazy_help(p, lambda: _METHODS_EPILOG() + "\n\n" + _PRESETS_EPILOG())
     _family_argument(p)
     p.add_argument("--preset", default="small", help="generator preset (default small)")
@@ -533,7 +495,17 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     p.add_argument(
         "--set", action="append", metavar="KEY=VALUE", help="preset parameter, VALUE in JSON"
     )
-    p.add_argument("--detail", action="store_true", help="also print every (seed, method) row")
+    p.add_argument(
+        "--format",
+        choices=("md", "latex", "csv"),
+        default="md",
+        help="the ratio table as bench table prints it (default md)",
+    )
+    p.add_argument(
+        "--detail",
+        action="store_true",
+        help="also print every (seed, method) row with its own ratio (md only)",
+    )
     _memory_argument(p)
     p.set_defaults(func=_cmd_compare)
 

@@ -8,7 +8,8 @@
    purpose): on the smoke instance it ends without ``error`` or
    ``time_limit_no_solution`` (a failure there is either a bug or a smoke
    instance too large), ``optimal``/``feasible`` carry a schedule and an
-   objective, ``bound_only`` a bound;
+   objective, ``bound_only`` a bound, ``no_solution`` (a heuristic that
+   found no schedule: a result) a reason and no objective;
 3. **independent re-evaluation**: each schedule, rendered to JSON, read
    back with ``schedule_from_json`` and evaluated on the instance read back
    from JSON, gives the objective the result reports (so the objective is a
@@ -80,6 +81,10 @@ def _check_result(fam, instance: Any, result: SolveResult, problems: list[str]) 
             return
     elif result.status is Status.BOUND_ONLY and result.bound is None:
         problems.append(f"{where}: status bound_only without a bound")
+    elif result.status is Status.NO_SOLUTION:
+        if not result.info.get("reason") or result.objective is not None:
+            problems.append(f"{where}: status no_solution needs a reason and no objective")
+        return
     if result.schedule is None or result.objective is None:
         return
     try:

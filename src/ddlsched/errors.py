@@ -10,6 +10,7 @@ __all__ = [
     "InfeasibleScheduleError",
     "InvalidInstanceError",
     "ModelTooLargeError",
+    "NoScheduleFound",
     "SolverClaimError",
     "SolverError",
     "StoreError",
@@ -74,6 +75,22 @@ class TimeLimitReached(DdlschedError):
     Raised by :meth:`ddlsched.deadline.Deadline.check`; the method pipeline
     turns it into a result with status ``time_limit_no_solution``.
     """
+
+
+class NoScheduleFound(DdlschedError):
+    """A heuristic or a rounding ended without a schedule: a result, not a failure.
+
+    Raised where a method gives up (no feasible draw, no plan within the
+    horizon); :func:`ddlsched.registry.run_method` turns it into a result with
+    status ``no_solution``, the message in ``info['reason']`` and ``details``
+    added to ``info`` (never raised to the caller, not even to ``ddlsched
+    solve``, which exits 0). Not a proof that no schedule exists
+    (``infeasible`` is one).
+    """
+
+    def __init__(self, reason: str, **details: object) -> None:
+        super().__init__(reason)
+        self.details = details
 
 
 class StoreError(DdlschedError):

@@ -5,8 +5,10 @@
 
 1. the schedule is re-evaluated by the family evaluator (an infeasible
    schedule becomes an ``error`` result, with the evaluator's message and
-   details in ``info``); the objective reported is the evaluator's, never
-   the method's;
+   details in ``info``, or a ``no_solution`` result when the evaluator's
+   ``failure`` is one the method lists in ``Outcome.no_solution_failures``:
+   its plan overran the horizon, say); the objective reported is the
+   evaluator's, never the method's;
 2. a solver's :class:`~ddlsched.solvers.result.Claim` is checked against
    the evaluation: the schedule may not be worse than the solver claims,
    and a proven optimum must match (relative tolerance :data:`REL_TOL`);
@@ -112,14 +114,22 @@ def finish(
     info = dict(outcome.info)
     schedule = outcome.schedule
     status = outcome.status or (Status.FEASIBLE if schedule is not None else Status.ERROR)
+    if status is Status.NO_SOLUTION and schedule is not None:
+        raise SolverClaimError(
+            f"{family.name}.{method} reported status no_solution but returned a schedule"
+        )
     bound = _finite(outcome.bound)
     evaluation = objective = None
     if schedule is not None:
         try:
             evaluation = family.evaluate(instance, schedule)
         except InfeasibleScheduleError as exc:
-            status = Status.ERROR
-            info["error"] = f"{method}: {exc}"
+            if exc.details.get("failure") in outcome.no_solution_failures:
+                status = Status.NO_SOLUTION
+                info["reason"] = f"{method}: {exc}"
+            else:
+                status = Status.ERROR
+                info["error"] = f"{method}: {exc}"
             info.setdefault("failure", "infeasible_schedule")
             info.update(exc.details)
         else:
@@ -144,6 +154,8 @@ def finish(
         )
     if status is Status.ERROR:
         info.setdefault("error", f"{family.name}.{method} failed without saying why")
+    elif status is Status.NO_SOLUTION:
+        info.setdefault("reason", f"{family.name}.{method} found no schedule without saying why")
     return SolveResult(
         family=family.name,
         method=method,

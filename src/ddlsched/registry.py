@@ -34,7 +34,13 @@ from typing import Any
 
 from ddlsched import progress
 from ddlsched.deadline import DEFAULT_TIME_LIMIT_S, Deadline
-from ddlsched.errors import DdlschedError, ModelTooLargeError, TimeLimitReached, UnknownMethodError
+from ddlsched.errors import (
+    DdlschedError,
+    ModelTooLargeError,
+    NoScheduleFound,
+    TimeLimitReached,
+    UnknownMethodError,
+)
 from ddlsched.memory import budget_bytes, format_bytes
 from ddlsched.params import NoParams, ParamSpec, build_params, defaults, param_specs
 from ddlsched.pipeline import finish
@@ -336,7 +342,10 @@ def run_method(
     a benchmark records it and goes on; with ``raise_errors`` (the CLI's
     ``solve``) it propagates instead. A method that runs out of time before
     it has a schedule or a bound reports ``time_limit_no_solution``, with
-    where it stopped in ``info['stopped']``.
+    where it stopped in ``info['stopped']``. A method that ends without a
+    schedule (:class:`~ddlsched.errors.NoScheduleFound`, or an outcome with
+    status ``no_solution``) reports ``no_solution`` with ``info['reason']``:
+    a result, never raised, not even with ``raise_errors``.
     """
     method = get_method(family, name)
     fam = get_family(family)
@@ -360,6 +369,9 @@ def run_method(
         )
     except TimeLimitReached as exc:
         outcome = Outcome(None, Status.TIME_LIMIT_NO_SOLUTION, info={"stopped": str(exc)})
+        result = finish(fam, name, instance, outcome, seed=options.seed, runtime_s=0.0)
+    except NoScheduleFound as exc:
+        outcome = Outcome(None, Status.NO_SOLUTION, info={**exc.details, "reason": str(exc)})
         result = finish(fam, name, instance, outcome, seed=options.seed, runtime_s=0.0)
     except MemoryError:
         result = None  # handled below, once the frames holding the arrays are gone

@@ -298,7 +298,7 @@ Suites and every column of the results: benchmarks/PROTOCOL.md.
 
 
 def _columns_epilog() -> str:
-    from ddlsched.bench.tables import COLUMN_HELP
+    from ddlsched.bench.tables import COLUMN_HELP, SUMMARY_COLUMNS
 
     width = max(len(name) for name in COLUMN_HELP) + 2
     lines = ["columns of the ratio table (--format md or latex; csv splits intervals):"]
@@ -311,6 +311,15 @@ def _columns_epilog() -> str:
                 subsequent_indent=" " * (width + 2),
             )
         )
+    names = ", ".join(c for c in SUMMARY_COLUMNS if not c.startswith("ratio_"))
+    lines.append(
+        textwrap.fill(
+            f"csv columns: {names}; ratio_mean, ratio_median and ratio_worst as *_lo and *_hi",
+            width=78,
+            initial_indent="  ",
+            subsequent_indent="  ",
+        )
+    )
     return "\n".join(lines)
 
 
@@ -342,7 +351,8 @@ def add_bench_commands(subparsers: Any) -> None:
         action="append",
         metavar="KIND",
         help="also run again the suite's tasks whose latest row is of this kind: 'failed' "
-        "(status error, time_limit or time_limit_no_solution), 'time_limit' (stopped by a "
+        "(status error, time_limit or time_limit_no_solution; never no_solution, a method "
+        "that found no schedule: a result), 'time_limit' (stopped by a "
         "time limit, with or without a schedule) or 'error' (the method failed, its "
         "worker crashed or ran out of memory); repeatable or comma-separated. Limits are not "
         "part of a row's identity: after raising time_limit_s, kill_after_s or memory_mb, "
@@ -357,9 +367,13 @@ def add_bench_commands(subparsers: Any) -> None:
         help="ratio table of a results directory",
         description="One line per family, instance group and method: counts, ratios to the "
         "optimum (or certified intervals), shares, bounds and times. Ratios are "
-        "heuristic / optimum when minimising, optimum / heuristic when maximising (>= 1); "
-        "[lo, hi] is the certified interval [h / best schedule, h / best bound] when the "
-        "optimum is not proven, [lo, no bound] when no finite bound is known.",
+        "heuristic / optimum when minimising, optimum / heuristic when maximising (>= 1), "
+        "one per instance: for a method with several seeds, the ratio of expectations "
+        "(of its mean objective over the seeds); mean, median and worst are over instances, "
+        "without those where the ratio is infinite (counted in 'inf. ratio'). [lo, hi] is the "
+        "certified interval [h / best schedule, h / best bound] when the optimum is not "
+        "proven, [lo, no bound] when no finite bound is known. 'ddlsched compare' prints the "
+        "same table.",
     )
     lazy_help(p, _columns_epilog)
     p.add_argument("results", help="results directory")

@@ -1,53 +1,40 @@
 """``compare``: every method of a family on a few generated instances, with ratios.
 
 The one-off comparison behind ``ddlsched compare FAMILY --preset P --seeds K``:
-generate ``K`` instances (seeds ``0..K-1``), run each method on each, bracket
-each instance's optimum with :func:`~ddlsched.bench.ratios.best_reference`
-(over all methods' results), and summarise per method.
+generate ``K`` instances (seeds ``0..K-1``) and run each method on each
+(method seed = instance seed). The report's rows take the result store's
+form (:meth:`CompareReport.frame`: group = the preset, label = the method),
+so that its ratio table is the one of ``bench table``: the same reference
+per instance, the same columns, the same code
+(:func:`ddlsched.bench.tables.summarize` and its renderers).
 """
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ddlsched.bench.aggregate import interval_stats
-from ddlsched.bench.ratios import Reference, best_reference, ratio_interval
-from ddlsched.deadline import DEFAULT_TIME_LIMIT_S
-from ddlsched.registry import RunOptions, get_family, methods, run_method
-from ddlsched.solvers.result import SolveResult, Status
+import pandas as pd
 
-__all__ = ["CompareReport", "CompareRow", "MethodSummary", "compare"]
+from ddlsched.bench.tables import rows_with_ratios, summarize
+from ddlsched.bench.tasks import instance_size
+from ddlsched.deadline import DEFAULT_TIME_LIMIT_S
+from ddlsched.registry import RunOptions, get_family, get_method, methods, run_method
+from ddlsched.solvers.result import SolveResult
+
+__all__ = ["CompareReport", "CompareRow", "compare"]
 
 
 @dataclass
 class CompareRow:
-    """One method on one instance, with the certified ratio interval."""
+    """One method on one instance (``seed``: the instance's, and the method's)."""
 
     seed: int
     method: str
     kind: str
     result: SolveResult
-    ratio: tuple[float, float] | None
-
-
-@dataclass
-class MethodSummary:
-    """Aggregates of one method over the compared instances."""
-
-    method: str
-    kind: str
-    runs: int
-    mean_objective: float | None
-    ratio_mean: tuple[float, float] | None
-    ratio_worst: tuple[float, float] | None
-    exact_share: float  # share of rows whose ratio is exact (optimum proven)
-    optimal_share: float  # share of rows this method proved optimal
-    errors: int
-    mean_runtime_s: float
-    mean_bound: float | None = None
+    instance_size: int | None = None
 
 
 @dataclass
@@ -57,37 +44,38 @@ class CompareReport:
     preset: str
     seeds: list[int]
     rows: list[CompareRow] = field(default_factory=list)
-    references: dict[int, Reference] = field(default_factory=dict)
 
-    def summaries(self) -> list[MethodSummary]:
-        out = []
-        names = list(dict.fromkeys(r.method for r in self.rows))
-        for name in names:
-            rows = [r for r in self.rows if r.method == name]
-            objectives = [r.result.objective for r in rows if r.result.objective is not None]
-            bounds = [r.result.bound for r in rows if r.result.bound is not None]
-            ratios = [r.ratio for r in rows if r.ratio is not None]
-            stats = interval_stats(ratios)
-            out.append(
-                MethodSummary(
-                    method=name,
-                    kind=rows[0].kind,
-                    runs=len(rows),
-                    mean_objective=statistics.fmean(objectives) if objectives else None,
-                    ratio_mean=stats.mean if stats else None,
-                    ratio_worst=stats.worst if stats else None,
-                    exact_share=(
-                        sum(1 for r in rows if r.ratio and self.references[r.seed].proven)
-                        / len(rows)
-                    ),
-                    optimal_share=sum(1 for r in rows if r.result.status is Status.OPTIMAL)
-                    / len(rows),
-                    errors=sum(1 for r in rows if r.result.status is Status.ERROR),
-                    mean_runtime_s=statistics.fmean(r.result.runtime_s for r in rows),
-                    mean_bound=statistics.fmean(bounds) if bounds else None,
-                )
-            )
-        return out
+    def frame(self) -> pd.DataFrame:
+        """The rows as result-store rows (the columns the ratio tables read)."""
+        return pd.DataFrame(
+            [
+                {
+                    "family": self.family,
+                    "group": self.preset,
+                    "instance_id": f"{self.preset}/s{row.seed}",
+                    "instance_key": f"{self.family}/{self.preset}/{row.seed}",
+                    "instance_size": row.instance_size,
+                    "method": row.method,
+                    "label": row.method,
+                    "kind": row.kind,
+                    "seed": row.seed,
+                    "sense": self.sense,
+                    "status": str(row.result.status),
+                    "objective": row.result.objective,
+                    "bound": row.result.bound,
+                    "runtime_s": row.result.runtime_s,
+                }
+                for row in self.rows
+            ]
+        )
+
+    def rated(self) -> pd.DataFrame:
+        """:meth:`frame` with each row's reference and certified ratio interval."""
+        return rows_with_ratios(self.frame())
+
+    def summary(self) -> pd.DataFrame:
+        """The ratio table's lines (:func:`ddlsched.bench.tables.summarize`)."""
+        return summarize(self.rated())
 
 
 def compare(
@@ -107,32 +95,18 @@ def compare(
     names = list(method_names) if method_names else list(available)
     for name in names:
         if name not in available:
-            from ddlsched.registry import get_method
-
             get_method(family, name)  # raises the one-line error naming the choices
     report = CompareReport(family=family, sense=fam.sense, preset=preset, seeds=list(seeds))
     total = len(seeds) * len(names)
     done = 0
     for seed in seeds:
         instance = fam.generate(preset, seed, **(preset_params or {}))
-        results: dict[str, SolveResult] = {}
+        size = instance_size(instance)
         for name in names:
             options = RunOptions(time_limit_s=time_limit_s, seed=seed, backend=backend)
-            results[name] = run_method(family, name, instance, options)
+            result = run_method(family, name, instance, options)
+            report.rows.append(CompareRow(seed, name, available[name].kind, result, size))
             done += 1
             if on_progress:
                 on_progress(done, total, f"seed {seed}: {name}")
-        reference = best_reference(results.values(), fam.sense)
-        report.references[seed] = reference
-        for name in names:
-            result = results[name]
-            report.rows.append(
-                CompareRow(
-                    seed=seed,
-                    method=name,
-                    kind=available[name].kind,
-                    result=result,
-                    ratio=ratio_interval(result.objective, reference, fam.sense),
-                )
-            )
     return report

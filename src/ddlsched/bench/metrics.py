@@ -6,7 +6,8 @@ the metrics a simulator reports (average JCT, makespan, tail JCT) and each
 policy's factor against a named policy (the papers' "Muri improves average
 JCT by 1.13-6.15x"). :func:`metric_table` makes that table from the stored
 rows: for each (family, group, method label), ``rows`` (all its rows),
-``solved`` (rows without an error or time limit, the ones averaged), the
+``solved`` (rows without an error, a time limit or ``no_solution``, the
+ones averaged), the
 mean over them of every requested metric (a numeric key of the rows'
 ``metrics``), and with ``relative_to`` the mean over instances of ``value /
 value of relative_to on the same instance`` (so a baseline's factor above 1
@@ -37,7 +38,7 @@ _FIXED = ("family", "group", "method", "rows", "solved", "compared")
 
 
 def _values(frame: pd.DataFrame, metrics: Sequence[str]) -> pd.DataFrame:
-    ok = frame[~frame["status"].isin(["error", STATUS_TIME_LIMIT])].copy()
+    ok = frame[~frame["status"].isin(["error", STATUS_TIME_LIMIT, "no_solution"])].copy()
     parsed = ok["metrics"].map(lambda m: json.loads(m or "{}"))
     numeric = {k for m in parsed for k in m if _is_number_metric(parsed, k)}
     missing = [m for m in metrics if m not in numeric]

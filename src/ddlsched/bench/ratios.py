@@ -71,6 +71,18 @@ def best_reference(results: Iterable[SolveResult], sense: str) -> Reference:
     return Reference(primal=primal, dual=dual, proven=False)
 
 
+def _quotient(numerator: float, denominator: float) -> float:
+    """``numerator / denominator`` as a ratio of two objective values (both >= 0).
+
+    ``0 / 0`` is 1 (the two values are equal: a method that earns nothing on
+    an instance where nothing can be earned is optimal there); ``x / 0`` with
+    ``x > 0`` is infinite.
+    """
+    if denominator > 0:
+        return numerator / denominator
+    return 1.0 if numerator <= 0 else math.inf
+
+
 def ratio_interval(
     value: float | None, reference: Reference, sense: str
 ) -> tuple[float, float] | None:
@@ -85,12 +97,12 @@ def ratio_interval(
     primal, dual = reference.primal, reference.dual
     if sense == "min":
         beats = dual is not None and value < dual * (1 - _TOL)
-        lo = value / primal if primal > 0 else math.inf
-        hi = value / dual if dual is not None and dual > 0 else math.inf
+        lo = _quotient(value, primal)
+        hi = _quotient(value, dual) if dual is not None else math.inf
     else:
         beats = dual is not None and value > dual * (1 + _TOL)
-        lo = primal / value if value > 0 else math.inf
-        hi = dual / value if dual is not None and value > 0 else math.inf
+        lo = _quotient(primal, value)
+        hi = _quotient(dual, value) if dual is not None else math.inf
     if beats:
         raise RatioError(
             f"objective {value} beats the reference (best schedule {primal}, bound {dual}, "

@@ -23,6 +23,10 @@ Kinds (``--retry`` is repeatable and takes comma-separated lists):
     every row without a result: statuses :data:`FAILED_STATUSES` (``error``,
     ``time_limit``, ``time_limit_no_solution``). Not ``infeasible`` (a
     proof) nor a schedule returned at a time limit (use ``time_limit``).
+
+A ``no_solution`` row (a heuristic or rounding that ended without a
+schedule) is a finished result: no kind re-runs it, and ``bench run`` does
+not count it as failed (a re-run with the same seed would end the same way).
 """
 
 from __future__ import annotations

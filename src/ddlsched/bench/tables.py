@@ -5,27 +5,40 @@ time, from *all* rows of an instance: the best evaluated schedule, the
 tightest bound and any proof of optimality of any method (the reference
 method of the suite, usually ``exact`` or a named bound, supplies the proof
 or the bound). Each row gets the certified interval ``[ratio_lo, ratio_hi]``
-of its ratio (a point when the optimum is proven).
+of its ratio (a point when the optimum is proven). A method's ratio on an
+instance is its ratio of expectations (:func:`ddlsched.bench.aggregate.instance_ratios`):
+with several seeds, the ratio of the mean objective over its seeds
+(DESIGN.md, "Ratios"); with one row, that row's ratio. The ratio columns
+are statistics over instances.
 
 Summary columns (one line per family, group and method label):
 
-``rows``           rows of the method in the group
-``solved``         rows with a schedule (an objective)
-``errors``         rows with status ``error`` (the method failed or its process died)
-``time_limits``    rows killed at their wall-clock deadline (status ``time_limit``)
-``mean_objective`` mean objective of the solved rows
-``ratio_mean``     mean ratio over the solved rows (an interval when not all optima are proven:
-                   the means of the interval ends)
-``ratio_median``   median ratio (the medians of the interval ends)
-``ratio_worst``    largest ratio (the maxima of the interval ends)
-``exact``          share of solved rows whose ratio is exact (the instance optimum is proven)
-``certified_opt``  share of rows whose schedule is certified optimal (ratio interval ends at 1)
-``mean_bound``     mean bound reported by the method (bound and exact methods)
-``runtime_mean_s`` mean runtime (the method's own, or wall time of failed rows)
-``runtime_max_s``  largest runtime
+``rows``            rows of the method in the group (one per instance and seed)
+``solved``          rows with a schedule (an objective)
+``no_solution``     rows with status ``no_solution`` (the method ended without a schedule:
+                    a result, not a failure)
+``errors``          rows with status ``error`` (the software or a solver failed, or the
+                    process died)
+``time_limits``     rows killed at their wall-clock deadline (status ``time_limit``)
+``zero_runs``       solved rows whose objective is 0 (maximising: runs that earned nothing)
+``mean_objective``  mean objective of the solved rows
+``ratio_mean``      mean over instances of the method's ratio there (an interval when not
+                    all optima are proven: the means of the interval ends)
+``ratio_median``    median over instances (the medians of the interval ends)
+``ratio_worst``     largest ratio over instances (the maxima of the interval ends)
+``infinite_ratio``  instances left out of the three ratio columns because the method's
+                    ratio there is infinite (maximising: ``E[obj] = 0`` while some schedule
+                    earns more)
+``exact``           share of the instances with a ratio whose ratio is exact (optimum proven)
+``certified_opt``   share of rows whose schedule is certified optimal (ratio interval ends at 1)
+``mean_bound``      mean bound reported by the method (bound and exact methods)
+``runtime_mean_s``  mean runtime (the method's own, or wall time of failed rows)
+``runtime_max_s``   largest runtime
 
-Rows of methods without a schedule (bounds) have no ratio. Error and
-time-limit rows count in ``rows`` but not in the ratios.
+Rows of methods without a schedule (bounds) have no ratio. Error,
+time-limit and no-solution rows count in ``rows`` but not in the ratios.
+``compare`` renders its table through :func:`summarize` and the renderers
+here too (:meth:`ddlsched.bench.compare.CompareReport.frame`).
 """
 
 from __future__ import annotations
@@ -38,8 +51,16 @@ from typing import Any
 
 import pandas as pd
 
-from ddlsched.bench.aggregate import IntervalStats, interval_stats, ratio_text
+from ddlsched.bench.aggregate import (
+    IntervalStats,
+    finite_stats,
+    instance_ratios,
+    interval_stats,
+    ratio_text,
+    solved_rows,
+)
 from ddlsched.bench.ratios import RatioError, best_reference, ratio_interval
+from ddlsched.bench.retry import FAILED_STATUSES
 from ddlsched.bench.store import read_rows
 from ddlsched.bench.tasks import STATUS_TIME_LIMIT
 from ddlsched.errors import DdlschedError
@@ -47,12 +68,14 @@ from ddlsched.solvers.result import SolveResult, Status
 
 __all__ = [
     "COLUMN_HELP",
+    "HEADERS",
     "SUMMARY_COLUMNS",
     "IntervalStats",
     "interval_stats",
     "line_order",
     "load_results",
     "ratio_note",
+    "rows_markdown",
     "rows_with_ratios",
     "summarize",
     "to_csv",
@@ -71,12 +94,15 @@ SUMMARY_COLUMNS = (
     "kind",
     "rows",
     "solved",
+    "no_solution",
     "errors",
     "time_limits",
+    "zero_runs",
     "mean_objective",
     "ratio_mean",
     "ratio_median",
     "ratio_worst",
+    "infinite_ratio",
     "exact",
     "certified_opt",
     "mean_bound",
@@ -165,7 +191,7 @@ def rows_with_ratios(frame: pd.DataFrame) -> pd.DataFrame:
         frame.loc[index, "ref_proven"] = reference.proven
         for i in index:
             objective = _none(frame.at[i, "objective"])
-            if frame.at[i, "status"] in ("error", STATUS_TIME_LIMIT):
+            if frame.at[i, "status"] in FAILED_STATUSES:
                 objective = None
             try:
                 ratio = ratio_interval(objective, reference, sense)
@@ -199,18 +225,23 @@ def summarize(frame: pd.DataFrame, by_group: bool = True) -> pd.DataFrame:
     """
     if "ratio_lo" not in frame:
         frame = rows_with_ratios(frame)
-    lines = []
     frame = frame.copy()
     if not by_group:
         frame["group"] = "all"
+    per_instance = instance_ratios(frame)
+    lines = []
     for family, group, label in line_order(frame):
         rows = frame[
             (frame["family"] == family) & (frame["group"] == group) & (frame["label"] == label)
         ]
-        ok = rows[rows["objective"].notna() & ~rows["status"].isin(["error", STATUS_TIME_LIMIT])]
-        rated = rows[rows["ratio_lo"].notna()]
+        instances = per_instance[
+            (per_instance["family"] == family)
+            & (per_instance["group"] == group)
+            & (per_instance["label"] == label)
+        ]
+        rated = instances[instances["ratio_lo"].notna()]
         intervals = list(zip(rated["ratio_lo"], rated["ratio_hi"], strict=True))
-        stats = interval_stats(intervals)
+        stats, infinite = finite_stats(intervals)
         bounds = rows["bound"].dropna()
         exact = rated["ratio_lo"] == rated["ratio_hi"]
         certified = rows["ratio_hi"].notna() & (rows["ratio_hi"] <= 1 + _TOL)
@@ -220,10 +251,13 @@ def summarize(frame: pd.DataFrame, by_group: bool = True) -> pd.DataFrame:
             "method": label,
             "kind": rows["kind"].iloc[0],
             "rows": len(rows),
-            "solved": len(ok),
+            "solved": int(instances["solved"].sum()),
+            "no_solution": int((rows["status"] == "no_solution").sum()),
             "errors": int((rows["status"] == "error").sum()),
             "time_limits": int((rows["status"] == STATUS_TIME_LIMIT).sum()),
-            "mean_objective": ok["objective"].mean() if len(ok) else math.nan,
+            "zero_runs": int(instances["zero_runs"].sum()),
+            "mean_objective": solved_rows(rows)["objective"].mean(),
+            "infinite_ratio": infinite,
             "exact": exact.mean() if len(rated) else math.nan,
             "certified_opt": certified.mean(),
             "mean_bound": bounds.mean() if len(bounds) else math.nan,
@@ -253,19 +287,23 @@ def _share(value: float) -> str:
     return "-" if isinstance(value, float) and math.isnan(value) else f"{value:.0%}"
 
 
-_HEADERS = {
+#: The printed header of each summary column (Markdown and LaTeX).
+HEADERS = {
     "family": "family",
     "group": "group",
     "method": "method",
     "kind": "kind",
     "rows": "rows",
     "solved": "solved",
+    "no_solution": "no solution",
     "errors": "errors",
     "time_limits": "time limits",
+    "zero_runs": "zero runs",
     "mean_objective": "mean obj.",
     "ratio_mean": "mean ratio",
     "ratio_median": "median ratio",
     "ratio_worst": "worst ratio",
+    "infinite_ratio": "inf. ratio",
     "exact": "ratio exact",
     "certified_opt": "cert. opt.",
     "mean_bound": "mean bound",
@@ -282,18 +320,26 @@ COLUMN_HELP = {
     "heuristic, exact or bound",
     "rows": "rows of the method in the group (one per instance and seed)",
     "solved": "rows with a schedule (an objective)",
-    "errors": "rows with status error: the method failed (e.g. no schedule within the "
-    "horizon) or its process died",
+    "no solution": "rows with status no_solution: the method ended without a schedule (e.g. "
+    "none within the horizon, no feasible rounding); a result, not a failure, never retried",
+    "errors": "rows with status error: the software or a solver failed, or the process died",
     "time limits": "rows killed at the suite's kill_after_s (the method overran its limit)",
+    "zero runs": "solved rows whose objective is 0 (when maximising: runs that earned nothing)",
     "mean obj.": "mean objective of the solved rows",
-    "mean ratio": "mean ratio to the instance optimum over the solved rows (heuristic / "
-    "optimum when minimising, optimum / heuristic when maximising, >= 1); [lo, hi] when some "
+    "mean ratio": "mean over instances of the method's ratio to the instance optimum "
+    "(heuristic / optimum when minimising, optimum / heuristic when maximising, >= 1). A "
+    "method with several seeds on an instance has there its ratio of expectations: optimum "
+    "/ mean objective over its seeds (mean / optimum when minimising). [lo, hi] when some "
     "optima are only bounded: the means of the certified intervals' ends; [lo, no bound] "
-    "when no finite bound on some optimum is known",
-    "median ratio": "median ratio (the medians of the interval ends)",
-    "worst ratio": "largest ratio (the maxima of the interval ends)",
-    "ratio exact": "share of solved rows whose ratio is a number: their instance's optimum is "
-    "proven by some method",
+    "when the interval of some instance has no finite upper end (no finite bound on its "
+    "optimum is known)",
+    "median ratio": "median over instances (the medians of the interval ends)",
+    "worst ratio": "largest ratio over instances (the maxima of the interval ends)",
+    "inf. ratio": "instances left out of the mean, median and worst ratio because the "
+    "method's ratio there is infinite: when maximising, it earned nothing on average "
+    "(E[obj] = 0) while some schedule earns more",
+    "ratio exact": "share of the instances with a ratio whose ratio is a number: their "
+    "optimum is proven by some method",
     "cert. opt.": "share of rows whose schedule is certified optimal (its ratio interval ends "
     "at 1)",
     "mean bound": "mean bound the method reported (exact and bound methods; lower when "
@@ -301,6 +347,9 @@ COLUMN_HELP = {
     "mean time s, max time s": "the method's runtime, mean and largest (wall time of the "
     "whole method; of the worker for failed rows)",
 }
+
+
+_COUNTS = ("rows", "solved", "no_solution", "errors", "time_limits", "zero_runs", "infinite_ratio")
 
 
 def _cells(summary: pd.DataFrame, latex: bool = False) -> list[list[str]]:
@@ -312,7 +361,7 @@ def _cells(summary: pd.DataFrame, latex: bool = False) -> list[list[str]]:
                 cells.append(ratio_text(line[f"{col}_lo"], line[f"{col}_hi"]))
             elif col in ("exact", "certified_opt"):
                 cells.append(_share(line[col]).replace("%", r"\%") if latex else _share(line[col]))
-            elif col in ("rows", "solved", "errors", "time_limits"):
+            elif col in _COUNTS:
                 cells.append(str(int(line[col])))
             elif col in ("mean_objective", "mean_bound"):
                 cells.append(_num(line[col], 6))
@@ -325,30 +374,64 @@ def _cells(summary: pd.DataFrame, latex: bool = False) -> list[list[str]]:
 
 
 def ratio_note(frame: pd.DataFrame) -> str:
+    """The legend printed under a ratio table (what its ratios and counts mean)."""
     senses = set(frame["sense"]) if "sense" in frame and not frame.empty else {"min"}
     parts = []
     if "min" in senses:
         parts.append("heuristic / optimum when minimising")
     if "max" in senses:
         parts.append("optimum / heuristic when maximising")
+    over = "Mean, median and worst ratio are over instances"
+    if "max" in senses:
+        over += (
+            ", leaving out the 'inf. ratio' instances (nothing earned on average, E[obj] = 0, "
+            "where a schedule earns more)"
+        )
     return (
-        "ratio = " + "; ".join(parts) + ". A single number: optimum proven on every row; "
-        "[lo, hi]: certified interval from the best schedule and the best bound; "
-        "[lo, no bound]: no finite bound on the optimum is known, the ratio is at least lo."
+        "ratio = " + "; ".join(parts) + ", per instance; with several seeds, of the mean "
+        f"objective over the seeds (the ratio of expectations). {over}. A single number: "
+        "optimum proven on every instance; [lo, hi]: certified interval from the best "
+        "schedule and the best bound; [lo, no bound]: no finite upper end (no finite bound on "
+        "the optimum is known), the ratio is at least lo. 'no solution': rows that ended "
+        "without a schedule (a result, not an error). Every column: ddlsched bench table --help."
     )
+
+
+def _markdown(headers: list[str], rows: list[list[str]], left: int) -> list[str]:
+    """Markdown table lines; the first ``left`` columns are left-aligned, the others right."""
+    lines = ["| " + " | ".join(headers) + " |"]
+    lines.append("|" + "|".join(":---" if i < left else "---:" for i in range(len(headers))) + "|")
+    for cells in rows:
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return lines
 
 
 def to_markdown(summary: pd.DataFrame, note: str | None = None) -> str:
     """A GitHub-flavoured Markdown table."""
-    headers = [_HEADERS[c] for c in SUMMARY_COLUMNS]
-    right = {c for c in SUMMARY_COLUMNS if c not in ("family", "group", "method", "kind")}
-    lines = ["| " + " | ".join(headers) + " |"]
-    lines.append("|" + "|".join("---:" if c in right else ":---" for c in SUMMARY_COLUMNS) + "|")
-    for cells in _cells(summary):
-        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    lines = _markdown([HEADERS[c] for c in SUMMARY_COLUMNS], _cells(summary), left=4)
     if note:
         lines.extend(["", note])
     return "\n".join(lines) + "\n"
+
+
+def rows_markdown(rated: pd.DataFrame) -> str:
+    """Every row of :func:`rows_with_ratios` as Markdown: instance, method, status, seed,
+    objective, bound, its own ratio (certified interval) and runtime (``compare --detail``)."""
+    headers = ["instance", "method", "status", "seed", "objective", "bound", "ratio", "time s"]
+    cells = [
+        [
+            str(row["instance_id"]),
+            str(row["label"]),
+            str(row["status"]),
+            str(row["seed"]),
+            _num(row["objective"], 6),
+            _num(row["bound"], 6),
+            ratio_text(row["ratio_lo"], row["ratio_hi"]),
+            _num(row["runtime_s"], 3),
+        ]
+        for _, row in rated.iterrows()
+    ]
+    return "\n".join(_markdown(headers, cells, left=3)) + "\n"
 
 
 _TEX_SPECIALS = {
@@ -380,7 +463,7 @@ def to_latex(summary: pd.DataFrame, caption: str | None = None, label: str | Non
     if label:
         lines.append(rf"\label{{{label}}}")
     lines += [rf"\begin{{tabular}}{{{align}}}", r"\toprule"]
-    lines.append(" & ".join(_tex(_HEADERS[c]) for c in SUMMARY_COLUMNS) + r" \\")
+    lines.append(" & ".join(_tex(HEADERS[c]) for c in SUMMARY_COLUMNS) + r" \\")
     lines.append(r"\midrule")
     previous = None
     for (_, line), cells in zip(summary.iterrows(), _cells(summary, latex=True), strict=True):

@@ -83,7 +83,8 @@ ROW_FIELDS: dict[str, str] = {
     "time_limit_s": "time limit handed to the method, s",
     "kill_after_s": "wall-clock deadline of the task, s",
     "sense": "min or max",
-    "status": "optimal, feasible, bound_only, infeasible, time_limit_no_solution, error, time_limit",
+    "status": "optimal, feasible, bound_only, infeasible, time_limit_no_solution, no_solution, "
+    "error, time_limit",
     "objective": "objective of the returned schedule, recomputed by the family evaluator",
     "bound": "valid dual bound reported by the method (same sense)",
     "gap": "relative gap |objective - bound| / |objective|",

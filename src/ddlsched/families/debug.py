@@ -25,6 +25,8 @@ fail on purpose; the conformance checks skip them.
 * ``exact``: the best schedule, proven optimal (its claim checked).
 * ``bound``: status ``bound_only``, bound ``value * (1 - slack)``.
 * ``heur``: the schedule ``scale = 1 + (seed mod 3) / 10``.
+* ``none``: ends without a schedule (raises ``NoScheduleFound``: status
+  ``no_solution``, a result, not an error).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ import signal
 import time
 from dataclasses import dataclass
 
-from ddlsched.errors import DdlschedError
+from ddlsched.errors import DdlschedError, NoScheduleFound
 from ddlsched.params import NoParams, param
 from ddlsched.problems.debug import (
     DebugInstance,
@@ -162,3 +164,8 @@ def _bound(instance: DebugInstance, params: BoundParams, ctx: RunContext) -> Out
 @register_method("debug", "heur", "heuristic", "value x (1 + (seed mod 3) / 10)")
 def _heur(instance: DebugInstance, params: NoParams, ctx: RunContext) -> Outcome:
     return Outcome(DebugSchedule(1 + (ctx.seed % 3) / 10))
+
+
+@register_method("debug", "none", "heuristic", "finds no schedule (status no_solution)")
+def _none(instance: DebugInstance, params: NoParams, ctx: RunContext) -> Outcome:
+    raise NoScheduleFound("debug.none: no schedule on purpose", seed=ctx.seed)

@@ -29,7 +29,8 @@ Methods (all minimise the makespan in slots, as executed by the evaluator):
   (``failure = 'no_schedule'``), or the executed schedule overruns ``T``
   (``failure = 'horizon_overrun'``, the schedule attached and
   ``info['makespan_beyond_horizon']`` its makespan without the horizon).
-  Both are status ``error`` with no objective.
+  Both are status ``no_solution`` (a result, not a failure) with no
+  objective and the reason in ``info['reason']``.
 * ``exact``: with ``presolve_bounds`` (default) the cheap heuristics
   (``sjf_bco``, ``ls``, ``ff``) and ``timeindexed`` (a fifth of the time
   limit, at most 10 s; all of it when the MILP would be refused for its
@@ -150,11 +151,12 @@ def _plan_outcome(instance: RarInstance, plan, *, u: float = 1.0, p_est: int = 1
     if plan.schedule is None:
         info.update(
             failure="no_schedule",
-            error=f"{plan.method} found no complete schedule with estimated makespan below "
+            reason=f"{plan.method} found no complete schedule with estimated makespan below "
             f"the horizon T = {instance.horizon}",
         )
-        return Outcome(None, Status.ERROR, info=info)
-    return Outcome(plan.schedule, info=info)
+        return Outcome(None, Status.NO_SOLUTION, info=info)
+    # executed, the plan may overrun T: no schedule within the horizon, not a bug
+    return Outcome(plan.schedule, info=info, no_solution_failures=("horizon_overrun",))
 
 
 @register_method(

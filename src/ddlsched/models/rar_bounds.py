@@ -906,10 +906,15 @@ def _timeindexed_pass(
         info["reason"] = f"no schedule finishes within the horizon T = {H}"
     elif bound is not None:
         status = Status.BOUND_ONLY
-    elif contention == "worst":
-        # An infeasible worst-contention model proves nothing about the instance.
+    elif contention == "worst" and any(solve.status is Status.ERROR for solve in solves):
         status = Status.ERROR
-        info["error"] = "no schedule found with worst-contention durations"
+        info["error"] = "a solve of the worst-contention model failed"
+    elif contention == "worst" and "stopped" not in info and solves:
+        # An infeasible worst-contention model proves nothing about the instance: the
+        # method found no schedule (a result, not a failure).
+        status = Status.NO_SOLUTION
+        why = info.get("schedule_rejected", "the model has no schedule within the horizon")
+        info["reason"] = f"no schedule found with worst-contention durations: {why}"
     else:
         status = Status.TIME_LIMIT_NO_SOLUTION if solves else Status.ERROR
     info["solver_status"] = [str(solve.status) for solve in solves]

@@ -13,6 +13,15 @@ model's size and the solver's time). :func:`ddlsched.pipeline.finish` turns
 it into a :class:`SolveResult`: it re-evaluates the schedule with the
 family evaluator, checks the claim and the bound against it, and fills in
 everything else. No adapter builds a :class:`SolveResult`.
+
+A method that ends without a schedule says so in one of three ways, all of
+which become status ``no_solution`` (a result, not a failure; DESIGN.md):
+its adapter returns ``Outcome(None, Status.NO_SOLUTION, info={"reason":
+...})``; code deep inside it raises
+:class:`~ddlsched.errors.NoScheduleFound` (``run_method`` turns it into that
+outcome); or the evaluator rejects its schedule for a reason the adapter
+lists in :attr:`Outcome.no_solution_failures` (e.g. a heuristic's plan that,
+executed, overruns the horizon). ``info['reason']`` says why.
 """
 
 from __future__ import annotations
@@ -40,8 +49,10 @@ class Status(enum.StrEnum):
     solver's dual bound). ``bound_only``: a bounding method that returns a
     bound and no schedule. ``infeasible``: the solver proved there is no
     schedule (within the model's horizon). ``time_limit_no_solution``: the
-    limit was hit before any schedule was found. ``error``: the method
-    failed; ``info['error']`` says why.
+    limit was hit before any schedule was found. ``no_solution``: a heuristic
+    or a rounding ended without a schedule (a result, not a failure: no proof
+    that none exists); ``info['reason']`` says why. ``error``: the software or
+    a solver failed; ``info['error']`` says why.
     """
 
     OPTIMAL = "optimal"
@@ -49,6 +60,7 @@ class Status(enum.StrEnum):
     BOUND_ONLY = "bound_only"
     INFEASIBLE = "infeasible"
     TIME_LIMIT_NO_SOLUTION = "time_limit_no_solution"
+    NO_SOLUTION = "no_solution"
     ERROR = "error"
 
 
@@ -109,12 +121,18 @@ class Outcome:
     """What a method adapter returns: a schedule and what the solver said about it.
 
     ``status`` defaults to ``feasible`` when there is a schedule (every
-    heuristic) and ``error`` otherwise (``info['error']`` then says why).
+    heuristic) and ``error`` otherwise (``info['error']`` then says why);
+    ``no_solution`` (no schedule found, not a failure) needs
+    ``info['reason']``.
     ``bound`` is a valid dual bound in the family objective's unit and
     sense. ``claim`` is checked against the evaluator; ``model_size`` is
     ``(variables, integer variables, constraints)`` of the model solved;
     ``solver_time_s`` the time spent inside solver calls;
     ``time_limit_hit`` whether the time limit stopped the method.
+    ``no_solution_failures`` lists the evaluator's failures
+    (``InfeasibleScheduleError.details['failure']``, e.g.
+    ``"horizon_overrun"``) that mean the method found no schedule rather
+    than that it is wrong: the result is then ``no_solution``, not ``error``.
     """
 
     schedule: Any = None
@@ -127,6 +145,7 @@ class Outcome:
     solver_time_s: float | None = None
     time_limit_hit: bool = False
     info: dict[str, Any] = field(default_factory=dict)
+    no_solution_failures: tuple[str, ...] = ()
 
 
 @dataclass
