@@ -390,5 +390,9 @@ def test_slot_family_rounding_records_the_revised_fields():
     literal = run_method(
         "dmlrs_slot", "rounding", inst, RunOptions(seed=1, params={"rounding": "literal"})
     )
-    assert literal.status == "error" and literal.info["feasible_draws"] == 0
+    assert (
+        literal.status == "no_solution"
+        and "no feasible draw" in literal.info["reason"]
+        and literal.info["feasible_draws"] == 0
+    )
     assert result.objective >= run_method("dmlrs_slot", "ilp", inst).objective * (1 - 1e-9)

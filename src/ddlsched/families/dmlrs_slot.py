@@ -33,7 +33,8 @@ Methods:
   shares feasible before and after repair (``feasible_draws_unrepaired``,
   ``feasible_draws``, ``feasible_share_unrepaired``, ``feasible_share``) and
   ``repairs`` (the draws each repair step changed); a call with no feasible
-  draw returns no allocation, its statistics kept in ``info``;
+  draw has status ``no_solution`` (a result, counted in the table's ``no
+  solution`` column), its statistics kept in ``info``;
 * ``internal`` (heuristic): Algorithm 4's internal case as revised (``D_int``
   workers and ``s = ceil(D_int / gamma)`` PSs on the cheapest machine where
   they fit); it needs an instance with ``demand_internal`` (the whole
@@ -240,9 +241,9 @@ def _rounding(instance: SlotInstance, params: RoundingParams, ctx: RunContext) -
         "repairs": dict(stats.repairs),
         "lp_objective": float(solution.objective),
     }
-    if choice is None:
-        info["error"] = f"no feasible draw in {stats.draws} (rounding failed)"
-        return Outcome(None, Status.ERROR, info=info)
+    if choice is None:  # a result, not a failure: the rounding found no allocation
+        info["reason"] = f"no feasible draw in {stats.draws} (the rounding found no allocation)"
+        return Outcome(None, Status.NO_SOLUTION, info=info)
     return Outcome(choice.to_allocation(instance.num_machines), info=info)
 
 
