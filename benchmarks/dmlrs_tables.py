@@ -33,7 +33,10 @@ Tables:
    / OPT``; for ``ub_prices`` also the certified ratio ``UB(p_final) / PD-ORS
    utility`` of the run it certifies, and ``UB(p_final) / colgen bound``
    (how good PD-ORS's prices are as duals).
-3. ``--loss``: the loss decomposition (spec, "Beyond the paper") on a suite
+3. **The chain of the spec**, per instance: every online utility <= ``exact``
+   <= ``colgen``'s bound <= ``ub_trivial``, and ``exact`` <= ``ub_prices``
+   (instances checked and violations per relation).
+4. ``--loss``: the loss decomposition (spec, "Beyond the paper") on a suite
    with the labels ``pd_ors`` (as published), ``pd_ors_ilp`` (Problem (23)
    solved exactly), ``pd_ors_q4`` and ``pd_ors_q16`` (4x and 16x finer
    quanta), ``pd_ors_ilp_q16`` (both), ``colgen`` (the offline
@@ -41,11 +44,13 @@ Tables:
    seeds, then instances), the utility each step adds (rounding: ``ilp -
    lp``; quantisation: ``ilp_q16 - ilp``; being online: ``OPT -
    ilp_q16``, an interval from the bracket of OPT), as a share of OPT's
-   bracket.
-4. On a ``dmlrs_slot`` results directory, the rounding study instead:
+   bracket; beside them the first spec's Algorithm 4 (``pd_ors_first_spec``)
+   and its rounding alone (``pd_ors_literal_rounding``) where the suite has them.
+5. On a ``dmlrs_slot`` results directory, the rounding study instead:
    per variant ``G_delta``, the share of draws meeting the covering row
-   beside ``1 - delta``, the shares breaking each packing row, the share of
-   calls with a feasible draw and the rounded cost over the ILP optimum; per
+   beside ``1 - delta``, the shares breaking each packing row (before repair),
+   the shares of draws feasible before and after repair, the share of calls
+   that rounded the shrunk LP, the share of calls with a feasible draw and the rounded cost over the ILP optimum; per
    group the integrality gap ``ILP / LP``.
 """
 
@@ -63,6 +68,8 @@ from ddlsched.bench.tables import load_results, rows_with_ratios
 
 BOUNDS = ("exact", "colgen", "ub_prices", "ub_trivial")
 LOSS_STEPS = ("pd_ors", "pd_ors_ilp", "pd_ors_q4", "pd_ors_q16", "pd_ors_ilp_q16")
+#: Beside the loss steps: the first spec's Algorithm 4, and its rounding alone (ablations).
+FIRST_SPEC = ("pd_ors_first_spec", "pd_ors_literal_rounding")
 
 
 def _varying(frame: pd.DataFrame) -> dict[str, list[str]]:
@@ -234,7 +241,8 @@ def loss_table(frame: pd.DataFrame) -> pd.DataFrame:
         means = means.dropna(subset=needed)
         br = rows.groupby("instance_key")[["primal", "dual"]].first().loc[means.index]
         line = {"group": group, "instances": len(means)}
-        for step in needed + [s for s in ("colgen", "exact") if s in means]:
+        extra = [s for s in (*FIRST_SPEC, "colgen", "exact") if s in means]
+        for step in needed + extra:
             line[f"U({step})"] = f"{means[step].mean():.3f}"
         line["OPT"] = _bracket(br["primal"].mean(), br["dual"].mean())
         if "pd_ors_ilp" in means:
@@ -299,11 +307,58 @@ def slot_table(frame: pd.DataFrame) -> pd.DataFrame:
                     "breaks (24)": f"{np.mean([i['capacity_break_share'] for i in info]):.4f}",
                     "breaks (25)": f"{np.mean([i['worker_cap_break_share'] for i in info]):.4f}",
                     "breaks PS row": f"{np.mean([i['ps_break_share'] for i in info]):.4f}",
+                    "feasible draws before repair": _mean_of(info, "feasible_share_unrepaired"),
+                    "feasible draws after repair": _mean_of(info, "feasible_share"),
+                    "shrunk LP rounded": _share_of(info, "rounded_lp", "shrunk"),
                     "calls with a feasible draw": f"{len(ok) / len(info):.2%}",
                     "mean cost / ILP": f"{np.mean(ratios):.4f}" if ratios else "-",
                 }
             )
     return pd.DataFrame(lines).fillna("")
+
+
+def _mean_of(info: pd.Series, key: str) -> str:
+    values = [i[key] for i in info if i.get(key) is not None]
+    return f"{np.mean(values):.4f}" if values else "-"
+
+
+def _share_of(info: pd.Series, key: str, value: str) -> str:
+    values = [i.get(key) for i in info if key in i]
+    return f"{np.mean([v == value for v in values]):.2%}" if values else "-"
+
+
+CHAIN = (
+    ("best online utility", "exact"),
+    ("exact", "colgen bound"),
+    ("colgen bound", "ub_trivial"),
+    ("exact", "ub_prices"),
+)
+
+
+def chain_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """The spec's chain per instance: every online utility <= exact <= colgen bound <=
+    ub_trivial, and exact <= ub_prices; per relation the instances checked and the
+    violations (beyond 1e-6 relative)."""
+    online = frame[
+        frame["method"].isin(["pd_ors", "oasis", "fifo", "drf", "dorm"])
+        & frame["objective"].notna()
+    ]
+    values = {
+        "best online utility": online.groupby("instance_key")["objective"].max(),
+        "exact": frame[frame["method"] == "exact"].groupby("instance_key")["objective"].max(),
+    }
+    for method, name in (("colgen", "colgen bound"), ("ub_trivial", "ub_trivial"),
+                         ("ub_prices", "ub_prices")):  # fmt: skip
+        rows = frame[(frame["method"] == method) & frame["bound"].notna()]
+        values[name] = rows.groupby("instance_key")["bound"].min()
+    lines = []
+    for low, high in CHAIN:
+        both = pd.concat([values[low], values[high]], axis=1, join="inner").dropna()
+        lo, hi = both.iloc[:, 0], both.iloc[:, 1]
+        broken = lo > hi + 1e-6 * hi.abs().clip(lower=1.0)
+        lines.append({"relation": f"{low} <= {high}", "instances": len(both),
+                      "violations": int(broken.sum())})  # fmt: skip
+    return pd.DataFrame(lines)
 
 
 def markdown(table: pd.DataFrame) -> str:
@@ -345,6 +400,8 @@ def main() -> None:
         print(markdown(per_instance_table(frame)))
     print("\n## Bounds\n")
     print(markdown(bound_table(frame)))
+    print("\n## The chain of the spec, per instance\n")
+    print(markdown(chain_table(frame)))
     if args.loss:
         print("\n## Loss decomposition (mean utility; rounding, quantisation, being online)\n")
         print(markdown(loss_table(frame)))
