@@ -18,7 +18,11 @@ by its consumer), lists written as ``tuple[X, ...]`` (``X`` an ``int``, a
 range applies to every number inside), and unions of them. Booleans are
 strict (``1``, ``"yes"`` or ``"maybe"`` are not ``True``), integers refuse
 floats and booleans, floats accept integers and must be finite (``NaN`` and
-``Infinity`` are refused).
+``Infinity`` are refused). A string parameter that names a directory to write
+(``param(None, ..., directory=True)``) must be one that can be created and
+written: :func:`writable_directory` tries (creating and removing a probe file;
+directories it had to create are removed again), so that ``solve`` and
+``bench validate`` refuse ``/proc/x`` or a path under a file with one line.
 
 Instance generators (``ddlsched/workloads``) use the same machinery for
 their presets' parameters (``--set KEY=VALUE``) without writing a second
@@ -40,6 +44,7 @@ round) is a ``TypeError`` at import time, so the two cannot drift apart.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import inspect
 import json
@@ -65,6 +70,7 @@ __all__ = [
     "param_specs",
     "parse_assignments",
     "signature_params",
+    "writable_directory",
 ]
 
 _META = "ddlsched_param"
@@ -78,6 +84,7 @@ def param(
     maximum: float | None = None,
     exclusive_minimum: bool = False,
     choices: Sequence[str] | None = None,
+    directory: bool = False,
 ) -> Any:
     """A dataclass field of a method's parameter class (see the module docstring)."""
     return dataclasses.field(
@@ -89,9 +96,40 @@ def param(
                 "maximum": maximum,
                 "exclusive_minimum": exclusive_minimum,
                 "choices": tuple(choices) if choices is not None else None,
+                "directory": directory,
             }
         },
     )
+
+
+def writable_directory(path: str) -> str | None:
+    """``None`` if ``path`` is (or can be created as) a directory this process can write
+    into, else the reason. Tries: creates the missing directories and a probe file, then
+    removes both (nothing is left behind); the only test that holds for root, for
+    ``/proc`` and for read-only mounts."""
+    import os
+    import tempfile
+    from pathlib import Path
+
+    if not path or "\x00" in path:
+        return "an empty name or a NUL byte"
+    target = Path(path)
+    missing = []
+    probe = target
+    while not probe.exists() and probe != probe.parent:
+        missing.append(probe)
+        probe = probe.parent
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=target):
+            pass
+    except OSError as exc:
+        return exc.strerror or type(exc).__name__
+    finally:
+        for made in missing:  # deepest first
+            with contextlib.suppress(OSError):
+                os.rmdir(made)
+    return None
 
 
 @dataclass(frozen=True)
@@ -203,6 +241,8 @@ def _constraint_text(options: Mapping[str, Any]) -> str:
         )
     if options.get("maximum") is not None:
         parts.append(f"<= {_number(options['maximum'])}")
+    if options.get("directory"):
+        parts.append("a writable directory")
     return ", ".join(parts)
 
 
@@ -290,6 +330,35 @@ def _convert(value: Any, kind: Any, options: Mapping[str, Any]) -> tuple[bool, A
     return True, {k: float(v) for k, v in value.items()}
 
 
+def _field_value(
+    cls: type,
+    field: dataclasses.Field,
+    kinds: tuple[Any, ...],
+    value: Any,
+    where: str,
+    error: type[DdlschedError],
+) -> Any:
+    """``value`` converted to the first of ``kinds`` it fits, or ``error`` naming the field."""
+    options = _options(field)
+    for kind in kinds:
+        ok, converted = _convert(value, kind, options)
+        if ok:
+            break
+    else:
+        spec = next(s for s in param_specs(cls) if s.name == field.name)
+        raise error(
+            f"{where}: parameter {field.name} must be {spec.expected()}, got {_shown(value)}"
+        )
+    if options.get("directory") and isinstance(converted, str):
+        reason = writable_directory(converted)
+        if reason is not None:
+            raise error(
+                f"{where}: parameter {field.name} must be a writable directory, "
+                f"got {_shown(converted)} ({reason})"
+            )
+    return converted
+
+
 def build_params(
     cls: type,
     values: Mapping[str, Any],
@@ -316,18 +385,7 @@ def build_params(
             if field.default is dataclasses.MISSING:
                 raise error(f"{where}: parameter {field.name} is required")
             continue
-        value = values[field.name]
-        options = _options(field)
-        for kind in kinds:
-            ok, converted = _convert(value, kind, options)
-            if ok:
-                kwargs[field.name] = converted
-                break
-        else:
-            spec = next(s for s in param_specs(cls) if s.name == field.name)
-            raise error(
-                f"{where}: parameter {field.name} must be {spec.expected()}, got {_shown(value)}"
-            )
+        kwargs[field.name] = _field_value(cls, field, kinds, values[field.name], where, error)
     return cls(**kwargs)
 
 

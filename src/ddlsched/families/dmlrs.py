@@ -44,6 +44,14 @@ offline MILP, tiny instances), ``colgen`` (bound: column generation on
 R-DMLRS; also returns the restricted master's integer schedule),
 ``ub_trivial`` and ``ub_prices`` (bounds; ``ub_prices`` runs PD-ORS with
 the same seed and certifies its ratio with ``UB(p_final)``).
+
+An instance without jobs (valid, :mod:`ddlsched.problems.dmlrs`): every
+heuristic returns the empty schedule (utility 0), ``exact`` proves it
+optimal (as whenever ``ub_trivial`` is 0: no job can finish by ``T``, the
+MILP would have no variable), ``colgen`` returns it with the bound 0,
+``ub_trivial`` and ``ub_prices`` the bound 0 (``UB(p)`` at prices 0; at
+PD-ORS's final prices ``L`` it would be the price term ``L sum C``, valid
+but meaningless).
 """
 
 from __future__ import annotations
@@ -54,6 +62,8 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 from ddlsched.errors import DdlschedError
+from ddlsched.heuristics.dmlrs_rounding import MAX_DRAWS
+from ddlsched.heuristics.pd_ors import MAX_QUANTA
 from ddlsched.params import NoParams, param
 from ddlsched.problems.dmlrs import (
     DmlrsEvaluation,
@@ -124,7 +134,12 @@ FAMILY = register_family(
 class _PriceParams:
     """The price function's parameters (Eqs. 12-14), shared by PD-ORS and OASiS."""
 
-    quanta: int = param(32, "q: quanta of V_i / q samples in Algorithm 3's DP", minimum=1)
+    quanta: int = param(
+        32,
+        "q: quanta of V_i / q samples in Algorithm 3's DP (memory and time grow with q^2 per slot)",
+        minimum=1,
+        maximum=MAX_QUANTA,
+    )
     mu: float = param(
         1.0, "mu of L (Eq. 14; not defined in the notes: ours)", minimum=0.0, exclusive_minimum=True
     )
@@ -163,7 +178,12 @@ class PdOrsParams(_PriceParams):
         maximum=1.0,
         exclusive_minimum=True,
     )
-    S: int = param(10, "rounding draws per LP (up to 10 S while none is feasible)", minimum=1)
+    S: int = param(
+        10,
+        "rounding draws per LP (up to 10 S while none is feasible)",
+        minimum=1,
+        maximum=MAX_DRAWS,
+    )
     scale: str = param(
         "chernoff",
         "G_delta scaling before rounding (chernoff) or none (G = 1; ablation)",
@@ -175,7 +195,9 @@ class PdOrsParams(_PriceParams):
         choices=("lp", "ilp"),
     )
     dump_slot_problems: str | None = param(
-        None, "directory: write every external-case LP as a dmlrs_slot instance file"
+        None,
+        "directory: write every external-case LP as a dmlrs_slot instance file",
+        directory=True,
     )
     rounding: str = param(
         "shrunk",
@@ -313,8 +335,14 @@ class ExactParams:
     params=ExactParams,
 )
 def _exact(instance: DmlrsInstance, params: ExactParams, ctx: RunContext) -> Outcome:
-    from ddlsched.models.dmlrs import ExactFormulation
+    from ddlsched.models.dmlrs import ExactFormulation, ub_trivial
+    from ddlsched.problems.dmlrs import DmlrsSchedule
     from ddlsched.solvers.formulation import solve_formulation
+
+    if ub_trivial(instance) == 0.0:  # no job can earn anything (none, or none can finish):
+        # the empty schedule is optimal; the MILP would have no variable (HiGHS refuses it)
+        info = {"proof": "ub_trivial is 0: no job can complete by T"}
+        return Outcome(DmlrsSchedule(accepted=()), Status.OPTIMAL, bound=0.0, info=info)
 
     limits = SolveLimits(abs_gap=1e-9, seed=ctx.seed)
     return solve_formulation(
@@ -377,7 +405,10 @@ def _seed_schedules(instance: DmlrsInstance, ctx: RunContext) -> list[Any]:
 )
 def _colgen(instance: DmlrsInstance, params: ColgenParams, ctx: RunContext) -> Outcome:
     from ddlsched.models.dmlrs_colgen import colgen
+    from ddlsched.problems.dmlrs import DmlrsSchedule
 
+    if not instance.jobs:  # the empty schedule, and the bound 0 (module docstring)
+        return Outcome(DmlrsSchedule(accepted=()), Status.FEASIBLE, bound=0.0)
     started = time.perf_counter()
     initial = _seed_schedules(instance, ctx) if params.seed_columns else []
     seeded_s = time.perf_counter() - started
@@ -420,6 +451,8 @@ class UbPricesParams(PdOrsParams):
 def _ub_prices(instance: DmlrsInstance, params: UbPricesParams, ctx: RunContext) -> Outcome:
     from ddlsched.models.dmlrs import bound_at_prices
 
+    if not instance.jobs:  # UB(0) = 0: no job, no price term (module docstring)
+        return Outcome(None, Status.BOUND_ONLY, bound=0.0, info={"pd_ors_utility": 0.0})
     pd_params = PdOrsParams(**{f.name: getattr(params, f.name) for f in fields(PdOrsParams)})
     run = _run_pd_ors(instance, pd_params, ctx, "pd_ors")
     utility = evaluate(instance, run.schedule).total_utility

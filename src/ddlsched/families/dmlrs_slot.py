@@ -52,6 +52,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ddlsched.errors import DdlschedError
+from ddlsched.heuristics.dmlrs_rounding import MAX_DRAWS, draw_bytes
+from ddlsched.memory import require_memory
 from ddlsched.params import NoParams, param
 from ddlsched.problems.dmlrs_slot import (
     SlotEvaluation,
@@ -185,7 +187,7 @@ class RoundingParams:
         0.1, "covering failure probability, in (0, 1]", minimum=0.0, maximum=1.0,
         exclusive_minimum=True,
     )  # fmt: skip
-    S: int = param(10, "draws (up to 10 S while none is feasible)", minimum=1)
+    S: int = param(10, "draws (up to 10 S while none is feasible)", minimum=1, maximum=MAX_DRAWS)
     scale: str = param(
         "chernoff", "G_delta scaling (chernoff) or none (G = 1)", choices=("chernoff", "none")
     )
@@ -210,6 +212,11 @@ def _rounding(instance: SlotInstance, params: RoundingParams, ctx: RunContext) -
     from ddlsched.rng import make_rng
     from ddlsched.solvers.slot_lp import HighsSlotSolvers
 
+    require_memory(
+        f"the rounding's draws (S = {params.S}, {instance.num_machines} machines)",
+        draw_bytes(params.S, instance.num_machines, len(instance.resources)),
+        "a smaller S",
+    )
     session = HighsSlotSolvers().lp(
         instance.pw, instance.pps, instance.alpha, instance.beta, instance.cap,
         instance.gamma, instance.global_batch,

@@ -62,7 +62,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -95,6 +95,8 @@ __all__ = [
 
 #: Relative slack of the greedy capacity test (floating point only).
 FIT_RTOL = 1e-12
+#: Bundles a slot places between two deadline checks (each is one ``O(H R)`` test).
+GROWS_PER_CHECK = 256
 
 #: ``(job, machine, workers, ps)``: one entry of a slot's allocation.
 SlotEntry = tuple[int, int, int, int]
@@ -106,13 +108,16 @@ class SlotDemand:
 
     ``jobs`` are the active jobs in arrival order (ties: index), ``caps[k]``
     is ``cap_i = min(F_i, D_i(remaining_i, b_ext))`` of ``jobs[k]`` (at
-    least 1) and ``remaining[k]`` its remaining samples.
+    least 1) and ``remaining[k]`` its remaining samples. ``deadline`` is the
+    method's: a slot of many small bundles (up to ``sum_i cap_i``, one at a
+    time) checks it every :data:`GROWS_PER_CHECK` bundles.
     """
 
     slot: int
     jobs: tuple[int, ...]
     caps: tuple[int, ...]
     remaining: tuple[float, ...]
+    deadline: Deadline = field(default_factory=Deadline.unlimited, compare=False)
 
 
 #: An "allocate one slot" function: the slot's entries ``(job, machine, workers, ps)``.
@@ -125,7 +130,12 @@ def job_cap(instance: DmlrsInstance, i: int, remaining: float) -> int:
     return min(job.global_batch, workers_needed(job, remaining, instance.b_ext, instance.slot_s))
 
 
-def slot_demand(instance: DmlrsInstance, slot: int, processed: Sequence[float]) -> SlotDemand:
+def slot_demand(
+    instance: DmlrsInstance,
+    slot: int,
+    processed: Sequence[float],
+    deadline: Deadline | None = None,
+) -> SlotDemand:
     """The active jobs of ``slot`` (arrived, not complete) with their caps and remaining samples.
 
     ``processed[i]`` is what job ``i`` has processed before ``slot``; a job
@@ -142,7 +152,9 @@ def slot_demand(instance: DmlrsInstance, slot: int, processed: Sequence[float]) 
         jobs.append(i)
         caps.append(job_cap(instance, i, left))
         remaining.append(left)
-    return SlotDemand(slot, tuple(jobs), tuple(caps), tuple(remaining))
+    return SlotDemand(
+        slot, tuple(jobs), tuple(caps), tuple(remaining), deadline or Deadline.unlimited()
+    )
 
 
 def _complete(workload: int, processed: float) -> bool:
@@ -209,7 +221,7 @@ def simulate_slots(
     records: list[tuple[int, int, int, int, int]] = []
     for t in range(1, instance.slots + 1):
         deadline.check(f"slot {t} of the dmlrs baseline")
-        demand = slot_demand(instance, t, processed)
+        demand = slot_demand(instance, t, processed, deadline)
         if not demand.jobs:
             continue
         entries = [e for e in allocate_slot(instance, demand) if e[2] > 0 or e[3] > 0]
@@ -269,6 +281,8 @@ class _Growth:
         self.workers = dict.fromkeys(demand.jobs, 0)
         self.servers = dict.fromkeys(demand.jobs, 0)
         self.counts: dict[tuple[int, int], list[int]] = {}
+        self.deadline = demand.deadline
+        self.grown = 0
 
     def bundle(self, i: int) -> tuple[np.ndarray, int]:
         """The next bundle of job ``i``: its demand and its PS count (0 or 1)."""
@@ -278,6 +292,9 @@ class _Growth:
 
     def grow(self, i: int) -> np.ndarray | None:
         """Give job ``i`` one bundle; its demand, or None if it fits nowhere."""
+        self.grown += 1
+        if self.grown % GROWS_PER_CHECK == 0:
+            self.deadline.check("a slot of the dmlrs baseline")
         demand, with_ps = self.bundle(i)
         h = self.cluster.place(demand)
         if h < 0:

@@ -19,6 +19,10 @@ spec ``shared/specs/dmlrs.md`` ("PD-ORS", "Price function").
 * ``bounds = "instance"`` (the paper's) computes ``U^r`` and ``L`` from the
   instance; ``bounds = "given"`` takes ``U`` (one value for every resource
   in use) and ``L`` as parameters, which makes the algorithm truly online.
+* ``L < 1e-140`` or ``U^r > 1e80`` is refused (ours, issue 23;
+  :data:`PRICE_RANGE`): the slot LP centres its costs by ``1 / sqrt(min
+  max)``, whose product of two prices near ``L`` underflows below 1e-154
+  (a ZeroDivisionError before this check).
 * ``U^r <= L`` for a resource in use is refused
   (:class:`~ddlsched.errors.DdlschedError` naming the resource and both
   values): prices would not rise with use. ``L = 0`` (a utility that
@@ -45,9 +49,11 @@ from ddlsched.problems.dmlrs import (
     workers_needed,
 )
 
-__all__ = ["BOUNDS", "U_BOUNDS", "PriceFunction", "fewest_slots", "price_function"]
+__all__ = ["BOUNDS", "PRICE_RANGE", "U_BOUNDS", "PriceFunction", "fewest_slots", "price_function"]
 
 BOUNDS = ("instance", "given")
+#: ``L`` and every ``U^r`` must lie in this range (module docstring).
+PRICE_RANGE = (1e-140, 1e80)
 U_BOUNDS = ("spec", "literal")
 
 
@@ -183,7 +189,19 @@ def price_function(
             f"L = {lower!r} is not positive (a utility u_i(T - a_i) underflows); "
             "give bounds = given with U and L"
         )
+    low, high = PRICE_RANGE
+    if not lower >= low:
+        raise DdlschedError(
+            f"L = {lower:.6g} is below {low:g} (a utility u_i(T - a_i) that has almost "
+            "vanished): the slot problems' prices would underflow; give bounds = given with "
+            "U and L, or a smaller mu"
+        )
     for r, upper in zip(instance.resources, uppers, strict=True):
+        if upper is not None and not upper <= high:
+            raise DdlschedError(
+                f"resource {r!r}: U^r = {upper:.6g} is above {high:g}: the slot problems' "
+                "prices would overflow"
+            )
         if upper is not None and not upper > lower:
             raise DdlschedError(
                 f"resource {r!r}: U^r = {upper:.6g} <= L = {lower:.6g}; prices would not rise "

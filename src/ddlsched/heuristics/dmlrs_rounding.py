@@ -69,12 +69,14 @@ from ddlsched.errors import DdlschedError
 from ddlsched.heuristics.dmlrs_slot import SlotChoice, SlotData, SlotLp, SlotSolution
 
 __all__ = [
+    "MAX_DRAWS",
     "REPAIR_STEPS",
     "ROUNDINGS",
     "SCALES",
     "Draws",
     "Repaired",
     "RoundingStats",
+    "draw_bytes",
     "draw_roundings",
     "g_delta",
     "repair",
@@ -92,6 +94,16 @@ REPAIR_STEPS = ("capacity", "workers_removed", "ps_added", "ps_removed")
 SNAP = 1e-9
 #: The continuation rule: at most this many times ``S`` draws in all.
 MAX_DRAWS_FACTOR = 10
+#: The most draws ``S`` per rounding (ours, issue 23): up to ``10 S`` draws are held at once
+#: over the LP's support (about ``80 (R + 6)`` bytes a draw and machine).
+MAX_DRAWS = 100_000
+
+
+def draw_bytes(draws: int, machines: int, resources: int) -> float:
+    """Bytes the ``10 S`` draws of one rounding may hold at once, over ``machines``
+    machines of support (at most every machine): the uniforms, the counts, the load per
+    resource and the repair's copies, 8 bytes each."""
+    return 8.0 * MAX_DRAWS_FACTOR * draws * machines * (resources + 8)
 
 
 def g_delta(demand: float, delta: float) -> float:
@@ -405,8 +417,8 @@ def _stats(made: Draws, G: float, feasible_after: np.ndarray, picked: bool, lp: 
 
 
 def _check_draws(draws: int) -> None:
-    if isinstance(draws, bool) or not isinstance(draws, int) or draws < 1:
-        raise DdlschedError(f"S must be an integer >= 1, got {draws!r}")
+    if isinstance(draws, bool) or not isinstance(draws, int) or not 1 <= draws <= MAX_DRAWS:
+        raise DdlschedError(f"S must be an integer in 1..{MAX_DRAWS}, got {draws!r}")
 
 
 def round_solution(

@@ -101,13 +101,15 @@ from typing import Any
 import numpy as np
 
 from ddlsched.deadline import Deadline
-from ddlsched.errors import DdlschedError
+from ddlsched.errors import DdlschedError, InvalidInstanceError
 from ddlsched.heuristics.dmlrs_prices import BOUNDS, U_BOUNDS, PriceFunction, price_function
 from ddlsched.heuristics.dmlrs_rounding import (
+    MAX_DRAWS,
     REPAIR_STEPS,
     ROUNDINGS,
     SCALES,
     RoundingStats,
+    draw_bytes,
     round_external,
 )
 from ddlsched.heuristics.dmlrs_slot import (
@@ -119,6 +121,7 @@ from ddlsched.heuristics.dmlrs_slot import (
     SlotSolvers,
     lp_lower_bound,
 )
+from ddlsched.memory import require_memory
 from ddlsched.problems.dmlrs import (
     DmlrsInstance,
     DmlrsSchedule,
@@ -129,18 +132,23 @@ from ddlsched.problems.dmlrs_slot import SlotInstance
 from ddlsched.rng import make_rng
 
 __all__ = [
+    "MAX_QUANTA",
     "SLOT_SOLVERS",
     "VARIANTS",
     "JobPlan",
     "PdOrsRun",
     "PdOrsSettings",
     "PdOrsState",
+    "check_memory",
     "plan_job",
     "run_pd_ors",
     "theta_dp",
 ]
 
 VARIANTS = ("pd_ors", "oasis")
+#: The most quanta ``q`` (ours, issue 23): Algorithm 3's DP holds ``(q + 1)^2`` numbers per
+#: slot and ``(T - a_i + 1)(q + 1)`` per job (:func:`check_memory`).
+MAX_QUANTA = 4096
 SLOT_SOLVERS = ("lp", "ilp")
 #: Relative slack of the exact shortcuts (module docstring): prune only when clearly dominated.
 PRUNE_RTOL = 1e-9
@@ -203,10 +211,10 @@ class PdOrsSettings:
         delta = _number(self.delta, "delta")
         if not 0.0 < delta <= 1.0:
             raise DdlschedError(f"delta must be in (0, 1], got {self.delta!r}")
-        for name in ("S", "quanta"):
+        for name, most in (("S", MAX_DRAWS), ("quanta", MAX_QUANTA)):
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise DdlschedError(f"{name} must be an integer >= 1, got {value!r}")
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= most:
+                raise DdlschedError(f"{name} must be an integer in 1..{most}, got {value!r}")
         if not _number(self.mu, "mu") > 0:
             raise DdlschedError(f"mu must be > 0, got {self.mu!r}")
         for name, value, choices in (
@@ -319,14 +327,16 @@ class PdOrsRun:
     info: dict[str, Any] = field(default_factory=dict)
 
 
-def theta_dp(theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def theta_dp(theta: np.ndarray, deadline: Deadline | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Algorithm 3 over quanta: ``Theta`` and the argmin ``j`` (quanta in the slot).
 
     ``theta[x, k]`` is the cost of ``k`` quanta in the ``x``-th slot
     (``theta[x, 0] = 0``, ``inf`` when infeasible). Returns ``Theta[x, k] =
     min_j theta[x, j] + Theta[x - 1, k - j]`` (``Theta[-1] = (0, inf, ...)``)
-    and the smallest minimising ``j``.
+    and the smallest minimising ``j``. ``deadline`` is checked once per slot
+    (each is ``O(q^2)``: 50 ms at ``q = 4096``).
     """
+    deadline = deadline or Deadline.unlimited()
     n, q1 = theta.shape
     Theta = np.empty((n, q1))
     arg = np.zeros((n, q1), dtype=np.int64)
@@ -337,6 +347,7 @@ def theta_dp(theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     valid = rest >= 0
     rest = np.maximum(rest, 0)
     for x in range(n):
+        deadline.check("PD-ORS (Algorithm 3)")
         cand = np.where(valid, theta[x][None, :] + prev[rest], np.inf)
         best = np.argmin(cand, axis=1)  # first minimum: the smallest j
         Theta[x] = cand[k, best]
@@ -498,7 +509,12 @@ class _Planner:
     def _dump(self, data: SlotData, D: int, k: int, objective: float | None) -> None:
         """Write the LP of (job, slot, D) as a ``dmlrs_slot`` instance (``meta``: its origin)."""
         directory = Path(str(self.settings.dump_slot_problems))
-        directory.mkdir(parents=True, exist_ok=True)
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise DdlschedError(
+                f"dump_slot_problems: cannot create {directory}: {exc.strerror}"
+            ) from None
         t_meta = self.t
         meta: dict[str, Any] = {
             "source": "pd_ors",
@@ -510,7 +526,25 @@ class _Planner:
             "demand_internal": self.d_int[k - 1],
             "lp_objective": objective,
         }
-        inst = SlotInstance(
+        try:
+            inst = self._slot_instance(data, D, meta)
+        except InvalidInstanceError as exc:
+            raise DdlschedError(
+                f"dump_slot_problems: the slot problem of job {self.i}, slot {t_meta}, "
+                f"D = {D} is no dmlrs_slot instance: {exc}"
+            ) from None
+        name = f"pd_ors_seed{self.seed}_job{self.i:05d}_slot{t_meta:05d}_k{k:04d}.json"
+        try:
+            inst.save(directory / name)
+        except OSError as exc:
+            raise DdlschedError(
+                f"dump_slot_problems: cannot write {directory / name}: {exc.strerror}"
+            ) from None
+        self.stats.dumped += 1
+
+    def _slot_instance(self, data: SlotData, D: int, meta: dict[str, Any]) -> SlotInstance:
+        """The slot problem of ``data`` and ``D`` as a ``dmlrs_slot`` instance."""
+        return SlotInstance(
             resources=self.instance.resources,
             worker_price=tuple(float(x) for x in data.worker_price),
             ps_price=tuple(float(x) for x in data.ps_price),
@@ -522,9 +556,6 @@ class _Planner:
             demand=int(D),
             meta=meta,
         )
-        name = f"pd_ors_seed{self.seed}_job{self.i:05d}_slot{t_meta:05d}_k{k:04d}.json"
-        inst.save(directory / name)
-        self.stats.dumped += 1
 
 
 def plan_job(
@@ -552,7 +583,7 @@ def plan_job(
         deadline.check("PD-ORS (Algorithm 4)")
         theta[x], row = planner.slot(a + x)
         choices.append(row)
-    Theta, arg = theta_dp(theta)
+    Theta, arg = theta_dp(theta, deadline)
     payoff, best = 0.0, None
     for x in range(n_slots):  # Algorithm 2
         value = job.utility(x) - Theta[x, q]
@@ -602,6 +633,23 @@ def _accept(
     return entries
 
 
+def check_memory(instance: DmlrsInstance, settings: PdOrsSettings) -> None:
+    """Refuse (before allocating) a run whose arrays exceed the memory budget
+    (:func:`ddlsched.memory.require_memory`): the use and prices ``(H, R, T)``, one job's
+    ``theta``, ``Theta``, argmins and choices ``(T, q + 1)``, the DP's ``(q + 1)^2``
+    tables and, for PD-ORS, one rounding's draws over every machine at worst."""
+    H, R, T = instance.num_machines, len(instance.resources), instance.slots
+    q1 = settings.quanta + 1
+    need = 2 * 8.0 * H * R * T + 32.0 * T * q1 + 3 * 8.0 * q1 * q1
+    if settings.variant == "pd_ors":
+        need += draw_bytes(settings.S, H, R)
+    require_memory(
+        f"PD-ORS ({H} machines, {T} slots, q = {settings.quanta}, S = {settings.S})",
+        need,
+        "lower quanta or S, or use a smaller instance",
+    )
+
+
 def run_pd_ors(
     instance: DmlrsInstance,
     settings: PdOrsSettings,
@@ -619,6 +667,7 @@ def run_pd_ors(
     if not isinstance(settings, PdOrsSettings):
         raise DdlschedError(f"settings must be PdOrsSettings, got {type(settings).__name__}")
     deadline = deadline or Deadline.unlimited()
+    check_memory(instance, settings)
     if settings.variant == "pd_ors" and solvers is None:
         raise DdlschedError("PD-ORS needs slot solvers (the LP and ILP of Problem (23))")
     price_fn = price_function(

@@ -1,0 +1,250 @@
+"""Issue 23: the hostile cases found on the online families, each answered with one line
+``ddlsched: error: ...`` and exit 2, or an answer (never a traceback, a hang or "failed
+without saying why"); numeric ranges; empty job lists; paths in parameters."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from ddlsched.cli import main
+from ddlsched.errors import InvalidInstanceError
+from ddlsched.problems import dmlrs as dmlrs_problem
+from ddlsched.problems.dmlrs import DmlrsInstance
+from ddlsched.problems.dmlrs_slot import SlotInstance
+from ddlsched.registry import get_family, methods
+
+
+def _one_line_error(capsys, argv: list[str], *needles: str) -> str:
+    code = main([str(a) for a in argv])
+    err = capsys.readouterr().err
+    assert code == 2, (argv, code, err)
+    assert err.count("\n") == 1 and err.startswith("ddlsched: error:"), err
+    for needle in needles:
+        assert needle in err, (needle, err)
+    return err
+
+
+def _instance(family: str) -> dict:
+    fam = get_family(family)
+    preset, params = fam.smoke
+    return fam.generate(preset, 0, **dict(params)).to_dict()
+
+
+def _write(tmp_path, data: dict, name: str = "bad.json"):
+    path = tmp_path / name
+    path.write_text(json.dumps(data))
+    return path
+
+
+# --------------------------------------------------------------------------- dmlrs ranges
+
+DMLRS_CASES = {
+    "slot_s 5e-324": (("slot_s",), 5e-324, "worker-slots"),
+    "slot_s 1e300": (("slot_s",), 1e300, "worker-slots"),
+    "grad_bytes 1e308": (("jobs", 0, "grad_bytes"), 1e308, "worker-slots"),
+    "theta1 1e308": (("jobs", 0, "utility", "theta1"), 1e308, "theta1"),
+    "gamma 1e15": (("jobs", 0, "gamma"), 10**15, "gamma"),
+    "global_batch 2^40": (("jobs", 0, "global_batch"), 2**40, "global_batch"),
+    "epochs 2^70": (("jobs", 0, "epochs"), 2**70, "V_i"),
+    "demand 1e-300": (("jobs", 0, "worker", 1), 1e-300, "demand"),
+    "capacity 1e12": (("machines", "capacity", 0), 1e12, "capacity"),
+    "theta3 -1e300": (("jobs", 0, "utility", "theta3"), -1e300, "theta3"),
+}
+
+
+def _set(data: dict, path: tuple, value) -> dict:
+    data = copy.deepcopy(data)
+    target = data
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    return data
+
+
+@pytest.mark.parametrize("case", sorted(DMLRS_CASES))
+def test_dmlrs_numbers_out_of_range_are_refused_at_load(case, tmp_path, capsys):
+    path, value, needle = DMLRS_CASES[case]
+    bad = _write(tmp_path, _set(_instance("dmlrs"), path, value))
+    _one_line_error(capsys, ["instance", "check", "dmlrs", bad], needle, "Numeric ranges")
+    _one_line_error(capsys, ["solve", "dmlrs", bad, "--method", "fifo"], needle)
+
+
+def test_dmlrs_ranges_hold_every_preset():
+    fam = get_family("dmlrs")
+    for preset in ("tiny", "micro", "paper"):
+        for seed in range(5):
+            dmlrs_problem.check_ranges(fam.generate(preset, seed))
+
+
+def test_dmlrs_range_check_names_the_job():
+    data = _instance("dmlrs")
+    data["jobs"][2]["tau_s"] = 1e12
+    with pytest.raises(InvalidInstanceError, match=r"jobs\[2\]: worker-slots"):
+        DmlrsInstance.from_dict(data)
+
+
+# --------------------------------------------------------------------------- dmlrs_slot ranges
+
+SLOT_CASES = {
+    "gamma 1e15": ("gamma", 10**15, "gamma"),
+    "demand 2^70": ("demand", 2**70, "demand"),
+    "global_batch 2^31": ("global_batch", 2**31, "global_batch"),
+    "prices 1e308": ("prices", 1e308, "worker_price"),
+    "price 1e-300": ("price0", 1e-300, "worker_price"),
+    "price spread": ("price0", 1e-60, "times the smallest"),
+    "worker demand 1e15": ("worker", 1e15, "worker[1]"),
+    "residual 1e12": ("residual", 1e12, "residual"),
+}
+
+
+def _slot_variant(field: str, value) -> dict:
+    data = _instance("dmlrs_slot")
+    if field == "prices":
+        for machine in data["machines"]:
+            machine["worker_price"] = machine["ps_price"] = value
+    elif field == "price0":
+        data["machines"][0]["worker_price"] = value
+    elif field == "worker":
+        data["worker"][1] = value
+    elif field == "residual":
+        data["machines"][0]["residual"][1] = value
+    else:
+        data[field] = value
+    return data
+
+
+@pytest.mark.parametrize("case", sorted(SLOT_CASES))
+def test_dmlrs_slot_numbers_out_of_range_are_refused(case, tmp_path, capsys):
+    field, value, needle = SLOT_CASES[case]
+    bad = _write(tmp_path, _slot_variant(field, value))
+    _one_line_error(capsys, ["instance", "check", "dmlrs_slot", bad], needle)
+    for method in ("lp", "ilp", "rounding"):
+        _one_line_error(capsys, ["solve", "dmlrs_slot", bad, "--method", method], needle)
+
+
+def test_slot_prices_at_the_range_edges_solve(tmp_path, capsys):
+    data = _instance("dmlrs_slot")
+    data["machines"][0]["worker_price"] = 1e-30  # 1e27 below the others: within the spread
+    data["machines"][1]["ps_price"] = 1e9
+    path = _write(tmp_path, data, "edge.json")
+    for method in ("lp", "ilp", "rounding"):
+        code = main(["solve", "dmlrs_slot", str(path), "--method", method, "--json"])
+        out, err = capsys.readouterr()
+        assert code == 0, err
+        assert json.loads(out)["status"] in ("optimal", "bound_only", "feasible", "no_solution")
+
+
+def test_slot_instance_fast_and_slow_reading_agree():
+    data = _instance("dmlrs_slot")
+    fast = SlotInstance.from_dict(data)
+    data["machines"][0]["extra"] = 1  # the fast reader gives up; the slow one names it
+    with pytest.raises(InvalidInstanceError, match=r"machines\[0\]: unknown field"):
+        SlotInstance.from_dict(data)
+    del data["machines"][0]["extra"]
+    data["machines"][0]["worker_price"] = 1  # an int: read as 1.0 either way
+    assert SlotInstance.from_dict(data).worker_price[0] == 1.0
+    assert fast.residual == SlotInstance.from_dict(data).residual
+
+
+# --------------------------------------------------------------------------- empty job lists
+
+
+def test_dmlrs_empty_job_list_has_the_trivial_answer_for_every_method(tmp_path, capsys):
+    data = _instance("dmlrs")
+    data["jobs"] = []
+    path = _write(tmp_path, data, "empty.json")
+    assert main(["instance", "check", "dmlrs", str(path)]) == 0
+    capsys.readouterr()
+    for method in methods("dmlrs"):
+        code = main(["solve", "dmlrs", str(path), "--method", method.name, "--json", "-q"])
+        out, err = capsys.readouterr()
+        assert code == 0, (method.name, err)
+        result = json.loads(out)
+        if method.kind == "bound" and result["objective"] is None:
+            assert result["bound"] == 0.0, (method.name, result)
+        else:
+            assert result["objective"] == 0.0 and result["schedule"]["accepted"] == [], method
+        if method.name == "exact":
+            assert result["status"] == "optimal"
+
+
+def test_dmlrs_exact_with_no_finishable_job_is_the_empty_optimum():
+    from ddlsched.registry import RunOptions, run_method
+
+    fam = get_family("dmlrs")
+    instance = fam.generate("tiny", 0)
+    data = instance.to_dict()
+    for job in data["jobs"]:
+        job["arrival_slot"] = data["slots"]
+        job["epochs"] = 1_000
+    result = run_method("dmlrs", "exact", DmlrsInstance.from_dict(data), RunOptions(10))
+    assert result.status == "optimal" and result.objective == 0.0 and result.bound == 0.0
+
+
+# --------------------------------------------------------------------------- parameters
+
+
+@pytest.mark.parametrize("where", ["/proc/x", "/etc/passwd/x", "/dev/null", ""])
+def test_unwritable_dump_directory_is_refused_by_solve_and_validate(where, tmp_path, capsys):
+    path = _write(tmp_path, _instance("dmlrs"), "ok.json")
+    argv = ["solve", "dmlrs", path, "--method", "pd_ors", "--param"]
+    _one_line_error(capsys, [*argv, f"dump_slot_problems={json.dumps(where)}"], "writable")
+    suite = tmp_path / "s.toml"
+    suite.write_text(
+        f'[suite]\nname = "dump"\noutput = "{tmp_path / "out"}"\n[limits]\ntime_limit_s = 5\n'
+        '[[instances]]\nfamily = "dmlrs"\npreset = "tiny"\nseeds = { first = 0, count = 1 }\n'
+        f'[[methods]]\nname = "pd_ors"\nparams = {{ dump_slot_problems = {json.dumps(where)} }}\n'
+    )
+    code = main(["bench", "validate", str(suite)])
+    out, err = capsys.readouterr()
+    assert code != 0 and "dump_slot_problems" in out + err and "Traceback" not in err
+
+
+def test_a_writable_dump_directory_is_created_only_when_dumping(tmp_path):
+    from ddlsched.params import writable_directory
+
+    target = tmp_path / "a" / "b"
+    assert writable_directory(str(target)) is None
+    assert not (tmp_path / "a").exists()  # the probe left nothing behind
+
+
+@pytest.mark.parametrize(
+    "param", ["quanta=100000000", "S=100000000", "quanta=0", "S=1.5", "quanta=true"]
+)
+def test_loop_bound_parameters_have_maxima(param, tmp_path, capsys):
+    path = _write(tmp_path, _instance("dmlrs"), "ok.json")
+    _one_line_error(capsys, ["solve", "dmlrs", path, "--method", "pd_ors", "--param", param])
+
+
+def test_pd_ors_refuses_arrays_beyond_the_memory_budget(tmp_path, capsys):
+    data = _instance("dmlrs")
+    data["machines"] = {"count": 100_000, "capacity": data["machines"]["capacity"]}
+    data["slots"] = 100_000
+    path = _write(tmp_path, data, "big.json")
+    argv = ["solve", "dmlrs", path, "--method", "pd_ors", "--memory-budget", "500"]
+    _one_line_error(capsys, argv, "memory budget")
+
+
+def test_price_bounds_out_of_range_are_one_line(tmp_path, capsys):
+    path = _write(tmp_path, _instance("dmlrs"), "ok.json")
+    argv = ["solve", "dmlrs", path, "--method", "pd_ors", "--param", "bounds=given"]
+    _one_line_error(capsys, [*argv, "--param", "U=1", "--param", "L=1e-300"], "L = ")
+    _one_line_error(capsys, [*argv, "--param", "U=1e300", "--param", "L=1"], "U^r")
+
+
+def test_a_solver_error_says_why(monkeypatch):
+    from ddlsched.registry import RunOptions, run_method
+    from ddlsched.solvers import formulation
+    from ddlsched.solvers.backends import ModelSolve
+    from ddlsched.solvers.result import Status
+
+    def failing(model, backend, limits, deadline):
+        return ModelSolve(Status.ERROR, None, None, 0.0, "highs", "x", 1, 1, 1, "Solve error")
+
+    monkeypatch.setattr(formulation, "solve_model", failing)
+    instance = get_family("dmlrs_slot").generate("synthetic", 0)
+    result = run_method("dmlrs_slot", "ilp", instance, RunOptions(10))
+    assert result.status == "error" and "Solve error" in result.info["error"], result.info
