@@ -248,3 +248,30 @@ def test_a_solver_error_says_why(monkeypatch):
     instance = get_family("dmlrs_slot").generate("synthetic", 0)
     result = run_method("dmlrs_slot", "ilp", instance, RunOptions(10))
     assert result.status == "error" and "Solve error" in result.info["error"], result.info
+
+
+# --------------------------------------------------------------------------- planner
+
+
+def _greedy_reference(stage_times: list[float], num_gpus: int) -> tuple[int, ...]:
+    """The planner's rule as the docstring states it, one GPU at a time."""
+    counts = [1] * len(stage_times)
+    for _ in range(num_gpus - len(stage_times)):
+        s = max(range(len(counts)), key=lambda i: (stage_times[i] / counts[i], -i))
+        counts[s] += 1
+    return tuple(counts)
+
+
+def test_replica_counts_equal_the_greedy_and_refuse_absurd_gpu_counts():
+    import random
+
+    from ddlsched.workloads.profiles.planner import MAX_PLAN_GPUS, replica_counts
+
+    rng = random.Random(23)
+    for _ in range(500):
+        times = [rng.choice([1.0, 2.0, 0.5, 3.0, rng.random()]) for _ in range(rng.randint(1, 6))]
+        gpus = rng.randint(len(times), 200)
+        assert replica_counts(times, gpus) == _greedy_reference(times, gpus), (times, gpus)
+    assert sum(replica_counts([1.0, 2.0, 3.0], MAX_PLAN_GPUS)) == MAX_PLAN_GPUS
+    with pytest.raises(InvalidInstanceError, match="num_gpus"):
+        replica_counts([1.0, 2.0], 2**40)  # before: one loop step per GPU, for ever

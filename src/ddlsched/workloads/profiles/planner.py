@@ -15,6 +15,9 @@ which is not published with it):
 2. **Replicas.** Start from ``k_s = 1``; give each of the remaining
    ``G - S`` GPUs to the stage with the largest ``T_s / k_s`` (lowest
    index on ties). This minimises ``max_s T_s / k_s`` for ``sum k_s = G``.
+   Computed with a heap, ``O(G log S)``; ``G`` above :data:`MAX_PLAN_GPUS`
+   is refused before any per-GPU loop (ours, issue 23: a trace job of 2^40
+   GPUs looped here for ever, past the time limit).
 3. **Per-replica numbers.** A replicated stage splits the mini-batch over
    its replicas (data parallelism), so each replica's ``fwd_s``/``bwd_s``
    and ``in_bytes``/``out_bytes`` are the stage's divided by ``k_s``, while
@@ -53,6 +56,7 @@ cut, then the fewest replicas of the earlier stage.
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
 
 import numpy as np
@@ -63,13 +67,28 @@ from ddlsched.problems.placement import Stage
 from ddlsched.workloads.profiles.base import ModelProfile
 
 __all__ = [
+    "MAX_PLAN_GPUS",
     "StagePlan",
     "balanced_cuts",
+    "check_plan_gpus",
     "comm_aware_plan",
     "plan_stages",
     "replica_counts",
     "stage_costs",
 ]
+
+
+#: The most GPUs a plan is made for (rar's and asrpt's clusters hold at most 10^6).
+MAX_PLAN_GPUS = 1_000_000
+
+
+def check_plan_gpus(num_gpus: int) -> None:
+    """Refuse a GPU count no cluster of the toolkit holds, before any per-GPU work."""
+    if not 1 <= num_gpus <= MAX_PLAN_GPUS:
+        raise InvalidInstanceError(
+            f"num_gpus: {num_gpus} GPUs, must be in 1..{MAX_PLAN_GPUS:,} (the planner loops "
+            "once per GPU)"
+        )
 
 
 @dataclass(frozen=True)
@@ -145,15 +164,20 @@ def balanced_cuts(
 
 
 def replica_counts(stage_times: list[float], num_gpus: int) -> tuple[int, ...]:
-    """Greedy: each extra GPU to the stage with the largest ``T_s / k_s``."""
+    """Greedy: each extra GPU to the stage with the largest ``T_s / k_s`` (lowest index on
+    ties), by a heap of ``(-T_s / k_s, s)``."""
+    check_plan_gpus(num_gpus)
     if num_gpus < len(stage_times):
         raise InvalidInstanceError(
             f"num_gpus: {num_gpus} GPUs cannot hold {len(stage_times)} stages"
         )
     counts = [1] * len(stage_times)
+    heap = [(-t, s) for s, t in enumerate(stage_times)]
+    heapq.heapify(heap)
     for _ in range(num_gpus - len(stage_times)):
-        s = max(range(len(counts)), key=lambda i: (stage_times[i] / counts[i], -i))
+        _, s = heapq.heappop(heap)
         counts[s] += 1
+        heapq.heappush(heap, (-(stage_times[s] / counts[s]), s))
     return tuple(counts)
 
 
@@ -209,6 +233,7 @@ def comm_aware_plan(
     n = profile.num_layers
     if not 1 <= num_stages <= n:
         raise InvalidInstanceError(f"num_stages: must be in 1..{n} (layers), got {num_stages}")
+    check_plan_gpus(num_gpus)
     if num_gpus < num_stages:
         raise InvalidInstanceError(f"num_gpus: {num_gpus} GPUs cannot hold {num_stages} stages")
     if not bandwidth_Bps > 0:
