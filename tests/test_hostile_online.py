@@ -275,3 +275,47 @@ def test_replica_counts_equal_the_greedy_and_refuse_absurd_gpu_counts():
     assert sum(replica_counts([1.0, 2.0, 3.0], MAX_PLAN_GPUS)) == MAX_PLAN_GPUS
     with pytest.raises(InvalidInstanceError, match="num_gpus"):
         replica_counts([1.0, 2.0], 2**40)  # before: one loop step per GPU, for ever
+
+
+# --------------------------------------------------------------------------- muri_sim, seeds
+
+
+@pytest.mark.parametrize("kind", ["missing", "directory", "device", "fifo", "garbage"])
+def test_instance_check_muri_sim_reads_its_trace_as_solve_does(kind, tmp_path, capsys):
+    import os
+
+    trace = {
+        "missing": str(tmp_path / "missing.csv"),
+        "directory": str(tmp_path),
+        "device": "/dev/zero",
+        "fifo": str(tmp_path / "fifo.csv"),
+        "garbage": str(tmp_path / "garbage.csv"),
+    }[kind]
+    if kind == "fifo":
+        os.mkfifo(trace)
+    if kind == "garbage":
+        (tmp_path / "garbage.csv").write_text("a,b\n1,2\n")
+    data = {"family": "muri_sim", "schema_version": 1, "trace": trace}
+    path = _write(tmp_path, data, "run.json")
+    first = _one_line_error(capsys, ["instance", "check", "muri_sim", path])
+    second = _one_line_error(capsys, ["solve", "muri_sim", path, "--method", "srtf"])
+    assert first == second  # the same check, the same words
+
+
+def test_seeds_are_range_checked_everywhere(tmp_path, capsys):
+    from ddlsched.cli_types import MAX_SEED
+    from ddlsched.errors import DdlschedError
+    from ddlsched.registry import RunOptions
+
+    data = {"family": "muri_sim", "schema_version": 1, "trace": "trace1", "seed": 2**70}
+    _one_line_error(capsys, ["instance", "check", "muri_sim", _write(tmp_path, data)], "seed")
+    with pytest.raises(DdlschedError, match="seed"):
+        RunOptions(seed=MAX_SEED + 1)
+    suite = tmp_path / "s.toml"
+    suite.write_text(
+        f'[suite]\nname = "seeds"\noutput = "{tmp_path / "out"}"\n'
+        '[[instances]]\nfamily = "rar"\npreset = "small"\n'
+        f"seeds = {{ first = {MAX_SEED}, count = 2 }}\n"
+        '[[methods]]\nname = "sjf_bco"\n'
+    )
+    _one_line_error(capsys, ["bench", "validate", suite], "seeds")

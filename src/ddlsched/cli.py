@@ -163,7 +163,9 @@ def _cmd_check(args: argparse.Namespace) -> int:
     from ddlsched.registry import get_family
 
     fam = get_family(args.family)
-    fam.load(args.file)
+    instance = fam.load(args.file)
+    if fam.check_instance is not None:  # what a method reads first (muri_sim: its trace)
+        fam.check_instance(instance)
     print(f"{args.file}: valid {fam.name} instance")
     return 0
 

@@ -33,6 +33,7 @@ from importlib import metadata
 from typing import Any
 
 from ddlsched import progress
+from ddlsched.cli_types import MAX_SEED
 from ddlsched.deadline import DEFAULT_TIME_LIMIT_S, Deadline
 from ddlsched.errors import (
     DdlschedError,
@@ -94,8 +95,12 @@ class RunOptions:
         limit = self.time_limit_s
         if isinstance(limit, bool) or not isinstance(limit, (int, float)) or not limit > 0:
             raise DdlschedError(f"time limit must be a positive number, got {limit!r}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
-            raise DdlschedError(f"seed must be a non-negative integer, got {self.seed!r}")
+        if (
+            isinstance(self.seed, bool)
+            or not isinstance(self.seed, int)
+            or not 0 <= self.seed <= MAX_SEED
+        ):
+            raise DdlschedError(f"seed must be an integer in 0..{MAX_SEED}, got {self.seed!r}")
         if self.backend not in BACKENDS:
             raise DdlschedError(
                 f"unknown backend {self.backend!r} (choose from {', '.join(BACKENDS)})"

@@ -79,6 +79,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ddlsched.cli_types import MAX_SEED
 from ddlsched.deadline import DEFAULT_TIME_LIMIT_S
 from ddlsched.errors import DdlschedError
 from ddlsched.textin import InputFileError, check_tree, decode_utf8, nesting_position, read_bytes
@@ -197,22 +198,22 @@ def _check_seeds(name: str, value: Any) -> tuple[int, ...]:
         if unknown:
             raise SuiteError(f"{name}.{unknown[0]}", "unknown field (expected first, count)")
         first, count = value.get("first", 0), value.get("count")
-        if not _is_int(first) or not 0 <= first <= _INT64_MAX:
-            raise SuiteError(f"{name}.first", f"expected a non-negative integer, got {first!r}")
+        if not _is_int(first) or not 0 <= first <= MAX_SEED:
+            raise SuiteError(f"{name}.first", f"expected a seed in 0..{MAX_SEED}, got {first!r}")
         if not _is_int(count) or not 1 <= count <= MAX_SEEDS:
             raise SuiteError(
                 f"{name}.count", f"expected an integer from 1 to {MAX_SEEDS:,}, got {count!r}"
             )
-        if first + count - 1 > _INT64_MAX:
-            raise SuiteError(f"{name}", f"seeds beyond 2**63 - 1 (first {first}, count {count})")
+        if first + count - 1 > MAX_SEED:
+            raise SuiteError(f"{name}", f"seeds beyond {MAX_SEED} (first {first}, count {count})")
         return tuple(range(first, first + count))
     if (
         not isinstance(value, (list, tuple))
         or not value
-        or not all(_is_int(s) and 0 <= s <= _INT64_MAX for s in value)
+        or not all(_is_int(s) and 0 <= s <= MAX_SEED for s in value)
     ):
         shown = value if not isinstance(value, (list, tuple)) or len(value) <= 20 else "[...]"
-        raise SuiteError(name, f"expected a list of non-negative integers, got {shown!r}")
+        raise SuiteError(name, f"expected a list of seeds in 0..{MAX_SEED}, got {shown!r}")
     if len(value) > MAX_SEEDS:
         raise SuiteError(name, f"{len(value):,} seeds, more than {MAX_SEEDS:,}")
     if len(set(value)) != len(value):

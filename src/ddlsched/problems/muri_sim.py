@@ -52,6 +52,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ddlsched.cli_types import MAX_SEED
 from ddlsched.errors import (
     DdlschedError,
     InfeasibleScheduleError,
@@ -266,9 +267,13 @@ class TraceRun:
             raise InvalidInstanceError(
                 f"muri_sim: unknown simulator mode {self.mode!r} (choose reference or paper)"
             )
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+        if (
+            isinstance(self.seed, bool)
+            or not isinstance(self.seed, int)
+            or not 0 <= self.seed <= MAX_SEED
+        ):
             raise InvalidInstanceError(
-                f"muri_sim: seed must be a non-negative integer, got {self.seed!r}"
+                f"muri_sim: seed must be an integer in 0..{MAX_SEED}, got {self.seed!r}"
             )
         if self.limit is not None and (
             isinstance(self.limit, bool) or not isinstance(self.limit, int) or self.limit < 1
