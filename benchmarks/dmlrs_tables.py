@@ -376,7 +376,8 @@ def _per_seed(frame: pd.DataFrame, label: str, value: str = "objective") -> pd.S
     """Per (group, point, instance seed): the label's mean ``value`` over its method seeds."""
     rows = frame[(frame["label"] == label) & frame["status"].isin(["feasible", "optimal"])]
     if value != "objective":
-        rows = rows.assign(**{value: rows["metrics"].map(lambda m: json.loads(m or "{}")[value])})
+        metric = rows["metrics"].map(lambda m: json.loads(m or "{}").get(value))
+        rows = rows.assign(**{value: pd.to_numeric(metric, errors="coerce")})
     keys = ["group", "instance_params", "instance_seed"]
     return rows.groupby(keys)[value].mean()
 
