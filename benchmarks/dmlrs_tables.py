@@ -46,7 +46,11 @@ Tables:
    ilp_q16``, an interval from the bracket of OPT), as a share of OPT's
    bracket; beside them the first spec's Algorithm 4 (``pd_ors_first_spec``)
    and its rounding alone (``pd_ors_literal_rounding``) where the suite has them.
-5. On a ``dmlrs_slot`` results directory, the rounding study instead:
+5. ``--claims`` (on ``dmlrs.toml``'s results): the verdicts on the paper's
+   claims C1-C3 by the rules written in RESULTS.md before the run, and per
+   point the paired difference PD-ORS - baseline over instance seeds with
+   its 95 % t-interval.
+6. On a ``dmlrs_slot`` results directory, the rounding study instead:
    per variant ``G_delta``, the share of draws meeting the covering row
    beside ``1 - delta``, the shares breaking each packing row (before repair),
    the shares of draws feasible before and after repair, the share of calls
@@ -361,6 +365,80 @@ def chain_table(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(lines)
 
 
+#: The paper's claims (RESULTS.md, dmlrs, "the rules for a verdict"): groups, baselines.
+CLAIMS = (
+    ("C1", ("fig6-machines", "fig7-jobs"), ("fifo", "drf", "dorm")),
+    ("C2", ("fig8-oasis-jobs", "fig9-oasis-machines"), ("oasis",)),
+)
+
+
+def _per_seed(frame: pd.DataFrame, label: str, value: str = "objective") -> pd.Series:
+    """Per (group, point, instance seed): the label's mean ``value`` over its method seeds."""
+    rows = frame[(frame["label"] == label) & frame["status"].isin(["feasible", "optimal"])]
+    if value != "objective":
+        metric = rows["metrics"].map(lambda m: json.loads(m or "{}").get(value))
+        rows = rows.assign(**{value: pd.to_numeric(metric, errors="coerce")})
+    keys = ["group", "instance_params", "instance_seed"]
+    return rows.groupby(keys)[value].mean()
+
+
+def _t_interval(diffs: np.ndarray) -> str:
+    from scipy.stats import t as student
+
+    if diffs.size < 2:
+        return "-"
+    half = student.ppf(0.975, diffs.size - 1) * diffs.std(ddof=1) / math.sqrt(diffs.size)
+    return f"{diffs.mean():+.1f} [{diffs.mean() - half:+.1f}, {diffs.mean() + half:+.1f}]"
+
+
+def claims_table(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The verdicts of C1-C3 by the rules written before the run (RESULTS.md, dmlrs), and
+    per point the paired difference PD-ORS - baseline over instance seeds."""
+    pd_ors = _per_seed(frame, "pd_ors")
+    points, verdicts = [], []
+    for claim, groups, baselines in CLAIMS:
+        for baseline in baselines:
+            other = _per_seed(frame, baseline)
+            both = pd.concat([pd_ors.rename("pd_ors"), other.rename("b")], axis=1, join="inner")
+            both = both[both.index.get_level_values("group").isin(groups)]
+            sides = []
+            for (group, params), rows in both.groupby(level=[0, 1], sort=False):
+                diffs = (rows["pd_ors"] - rows["b"]).to_numpy()
+                side = "above" if (diffs > 0).all() else "below" if (diffs < 0).all() else "mixed"
+                sides.append(side)
+                points.append({"claim": claim, "baseline": baseline, "group": group,
+                               "point": params, "seeds": diffs.size, "side": side,
+                               "PD-ORS - baseline (95 % CI)": _t_interval(diffs)})  # fmt: skip
+            n = len(sides)
+            above, below = sides.count("above"), sides.count("below")
+            if n == 0:
+                verdict = "no rows"
+            elif above >= n - 1 and below == 0:
+                verdict = "reproduced"
+            elif below >= math.ceil(n / 4):
+                verdict = "not reproduced"
+            else:
+                verdict = "depends on seeds"
+            verdicts.append({"claim": claim, "against": baseline, "points": n, "above": above,
+                             "mixed": sides.count("mixed"), "below": below,
+                             "verdict": verdict})  # fmt: skip
+    median = "median_training_time_s"
+    fig10 = frame[frame["group"] == "fig10-median"]
+    mine, theirs = _per_seed(fig10, "pd_ors", median), _per_seed(fig10, "oasis", median)
+    both = pd.concat([mine.rename("p"), theirs.rename("o")], axis=1, join="inner").dropna()
+    lower = int((both["p"] < both["o"]).sum())
+    verdict = (
+        "no rows" if both.empty
+        else "reproduced" if lower == len(both)
+        else "not reproduced" if lower == 0
+        else "depends on seeds"
+    )  # fmt: skip
+    verdicts.append({"claim": "C3", "against": "oasis (median training time)",
+                     "points": len(both), "above": lower, "mixed": 0,
+                     "below": len(both) - lower, "verdict": verdict})  # fmt: skip
+    return pd.DataFrame(verdicts), pd.DataFrame(points)
+
+
 def markdown(table: pd.DataFrame) -> str:
     """A Markdown table (numbers with 4 significant digits)."""
     if table.empty:
@@ -382,6 +460,9 @@ def main() -> None:
     parser.add_argument("results", help="results directory of a dmlrs suite")
     parser.add_argument("--loss", action="store_true", help="add the loss decomposition")
     parser.add_argument(
+        "--claims", action="store_true", help="add the verdicts on the paper's claims (dmlrs.toml)"
+    )
+    parser.add_argument(
         "--per-instance", action="store_true", help="add the per-instance ratio over seeds"
     )
     args = parser.parse_args()
@@ -402,6 +483,12 @@ def main() -> None:
     print(markdown(bound_table(frame)))
     print("\n## The chain of the spec, per instance\n")
     print(markdown(chain_table(frame)))
+    if args.claims:
+        verdicts, points = claims_table(frame)
+        print("\n## The paper's claims (rules: RESULTS.md, dmlrs)\n")
+        print(markdown(verdicts))
+        print("\n### Per point (C1, C2; 'above' for C3 = lower median training time)\n")
+        print(markdown(points))
     if args.loss:
         print("\n## Loss decomposition (mean utility; rounding, quantisation, being online)\n")
         print(markdown(loss_table(frame)))
