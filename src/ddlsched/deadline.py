@@ -17,6 +17,7 @@ inf
 
 from __future__ import annotations
 
+import gc
 import math
 import signal
 import sys
@@ -32,6 +33,13 @@ __all__ = ["DEFAULT_TIME_LIMIT_S", "Deadline"]
 
 #: Longest single arming of the interrupt timer (``setitimer`` overflows near 1e10 s).
 _ARM_MAX_S = 1e6
+#: Delay before the interrupt fires again (it re-fires until the block is left).
+_REFIRE_S = 0.05
+#: Delay when it landed where it must not be raised (an import, a gc callback, ``__del__``).
+_POSTPONE_S = 0.02
+#: Re-fires that find our own exception being handled (cleanup while it unwinds) before the
+#: interrupt is raised anyway: long work in an ``except`` clause is not cleanup.
+_UNWIND_GRACE = 10
 #: Whether an :meth:`Deadline.interrupting` block is active (nested blocks are no-ops).
 _interrupting = False
 
@@ -103,11 +111,19 @@ class Deadline:
         Python bytecode once the deadline passes (a C call, e.g. a solver,
         finishes first, so never wrap a solve that has its own limit). Never
         inside an import (a module interrupted half-way stays broken for the
-        rest of the process): it tries again 20 ms later; and again 50 ms
-        later if the exception landed where Python swallows it (a destructor,
-        a gc callback). A no-op off the main thread (Dask workers), without a
+        rest of the process): it tries again 20 ms later. A no-op off the
+        main thread (Dask workers), without a
         finite deadline, or when a timer is already running (an outer block
         then interrupts).
+
+        An interrupt cannot be lost (issue 23): once the deadline has passed it
+        fires again every :data:`_REFIRE_S` until the block is left, so a
+        library that catches it, or a callback where Python swallows it,
+        only delays it. It is never raised where Python would only print it
+        ("Exception ignored in ..."): inside a ``__del__`` or a gc callback it
+        is postponed by :data:`_POSTPONE_S`, as in an import. While our own
+        exception is being handled (a ``finally`` or ``except`` clause), it
+        waits :data:`_UNWIND_GRACE` re-fires (cleanup), then is raised anyway.
         """
         global _interrupting
         if (
@@ -119,6 +135,7 @@ class Deadline:
             yield
             return
         active = True
+        grace = [_UNWIND_GRACE]
 
         def expire(signum: int, frame: FrameType | None) -> None:
             if not active:  # the block is being left: never raise in its teardown
@@ -126,14 +143,12 @@ class Deadline:
             if not self.expired():  # armed in steps of at most _ARM_MAX_S
                 signal.setitimer(signal.ITIMER_REAL, min(self.remaining_s(), _ARM_MAX_S) + 1e-3)
                 return
-            caller = frame
-            while caller is not None:
-                if caller.f_code.co_filename.startswith("<frozen importlib"):
-                    signal.setitimer(signal.ITIMER_REAL, 0.02)
-                    return
-                caller = caller.f_back
-            signal.setitimer(signal.ITIMER_REAL, 0.05)  # cancelled when the block exits
-            if isinstance(sys.exc_info()[1], error):  # our exception is unwinding: let it
+            if _swallowed_here(frame):
+                signal.setitimer(signal.ITIMER_REAL, _POSTPONE_S)
+                return
+            signal.setitimer(signal.ITIMER_REAL, _REFIRE_S)  # cancelled when the block exits
+            if isinstance(sys.exc_info()[1], error) and grace[0] > 0:
+                grace[0] -= 1  # our exception is unwinding: let its cleanup run a while
                 return
             raise error(f"time limit of {self.limit_s:g} s reached in {what}")
 
@@ -157,6 +172,22 @@ class Deadline:
 
     def __repr__(self) -> str:
         return f"Deadline(limit_s={self.limit_s:g}, remaining_s={self.remaining_s():.3f})"
+
+
+def _swallowed_here(frame: FrameType | None) -> bool:
+    """Whether an exception raised in ``frame`` would be swallowed or leave a module half
+    imported: inside an import, a ``__del__`` or a gc callback."""
+    callbacks = {getattr(cb, "__code__", None) for cb in gc.callbacks}
+    while frame is not None:
+        code = frame.f_code
+        if (
+            code.co_filename.startswith("<frozen importlib")
+            or code.co_name == "__del__"
+            or code in callbacks
+        ):
+            return True
+        frame = frame.f_back
+    return False
 
 
 def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
