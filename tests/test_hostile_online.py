@@ -319,3 +319,68 @@ def test_seeds_are_range_checked_everywhere(tmp_path, capsys):
         '[[methods]]\nname = "sjf_bco"\n'
     )
     _one_line_error(capsys, ["bench", "validate", suite], "seeds")
+
+
+# --------------------------------------------------------------------------- honest limits
+
+
+def _row(method, kind, seed, status, objective, bound=None, hit=False):
+    return {
+        "family": "dmlrs", "group": "g", "instance_id": f"g/s{seed}",
+        "instance_key": f"dmlrs/g/{seed}", "instance_size": 3, "method": method,
+        "label": method, "kind": kind, "seed": seed, "sense": "max", "status": status,
+        "objective": objective, "bound": bound, "runtime_s": 1.0, "time_limit_hit": hit,
+    }  # fmt: skip
+
+
+def test_the_time_limits_column_counts_every_row_the_limit_cut():
+    import pandas as pd
+
+    from ddlsched.bench.tables import summarize
+
+    frame = pd.DataFrame(
+        [
+            _row("exact", "exact", 0, "optimal", 10.0, 10.0),
+            _row("exact", "exact", 1, "feasible", 8.0, 12.0, hit=True),  # stopped at its limit
+            _row("exact", "exact", 2, "time_limit", None),  # killed by the platform
+            _row("exact", "exact", 3, "time_limit_no_solution", None, hit=True),
+            _row("colgen", "bound", 0, "bound_only", None, 10.0, hit=True),  # a weaker bound
+            _row("colgen", "bound", 1, "bound_only", None, 12.0),
+        ]
+    )
+    counts = summarize(frame).set_index("method")["time_limits"]
+    assert counts["exact"] == 3 and counts["colgen"] == 1
+
+
+def test_colgen_reports_the_limit_and_has_a_round_budget():
+    from ddlsched.registry import RunOptions, run_method
+
+    paper = get_family("dmlrs").generate("paper", 0)
+    cut = run_method("dmlrs", "colgen", paper, RunOptions(time_limit_s=0.5))
+    assert cut.time_limit_hit and cut.info["stopped"] == "time_limit", cut.info["stopped"]
+    tiny = get_family("dmlrs").generate("tiny", 0)
+    options = RunOptions(time_limit_s=60, params={"max_rounds": 1, "seed_columns": False})
+    first, second = (run_method("dmlrs", "colgen", tiny, options) for _ in range(2))
+    assert first.bound == second.bound and not first.time_limit_hit
+    assert first.info["iterations"] <= 1
+
+
+def test_ub_prices_and_dorm_say_when_the_limit_weakened_them(monkeypatch):
+    from ddlsched.models import dmlrs as dmlrs_models
+    from ddlsched.models import dmlrs_dorm
+    from ddlsched.problems.dmlrs import DmlrsSchedule
+    from ddlsched.registry import RunOptions, run_method
+
+    tiny = get_family("dmlrs").generate("tiny", 0)
+    unpriced = {"optimal": 3, "trivial": 2}
+    monkeypatch.setattr(
+        dmlrs_models,
+        "bound_at_prices",
+        lambda *a, **k: (1e6, {"pricing_status": unpriced, "lambda": []}),
+    )
+    result = run_method("dmlrs", "ub_prices", tiny, RunOptions(30))
+    assert result.time_limit_hit and "trivial" in result.info["stopped"]
+    info = {"slots_at_limit": 2}
+    monkeypatch.setattr(dmlrs_dorm, "run_dorm", lambda *a, **k: (DmlrsSchedule(()), info))
+    result = run_method("dmlrs", "dorm", tiny, RunOptions(30))
+    assert result.time_limit_hit and "2 slot" in result.info["stopped"]

@@ -64,6 +64,7 @@ class CompareReport:
                     "objective": row.result.objective,
                     "bound": row.result.bound,
                     "runtime_s": row.result.runtime_s,
+                    "time_limit_hit": bool(row.result.time_limit_hit),
                 }
                 for row in self.rows
             ]

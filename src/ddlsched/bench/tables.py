@@ -19,7 +19,11 @@ Summary columns (one line per family, group and method label):
                     a result, not a failure)
 ``errors``          rows with status ``error`` (the software or a solver failed, or the
                     process died)
-``time_limits``     rows killed at their wall-clock deadline (status ``time_limit``)
+``time_limits``     rows the time limit cut short: killed by the platform at their
+                    wall-clock deadline (status ``time_limit``), stopped without a
+                    schedule (``time_limit_no_solution``), or answering with what the
+                    limit left them (``time_limit_hit``: an incumbent and its bound,
+                    a weaker bound)
 ``zero_runs``       solved rows whose objective is 0 (maximising: runs that earned nothing)
 ``mean_objective``  mean objective of the solved rows
 ``ratio_mean``      mean over instances of the method's ratio there (an interval when not
@@ -254,7 +258,7 @@ def summarize(frame: pd.DataFrame, by_group: bool = True) -> pd.DataFrame:
             "solved": int(instances["solved"].sum()),
             "no_solution": int((rows["status"] == "no_solution").sum()),
             "errors": int((rows["status"] == "error").sum()),
-            "time_limits": int((rows["status"] == STATUS_TIME_LIMIT).sum()),
+            "time_limits": int(limited_rows(rows).sum()),
             "zero_runs": int(instances["zero_runs"].sum()),
             "mean_objective": solved_rows(rows)["objective"].mean(),
             "infinite_ratio": infinite,
@@ -312,6 +316,17 @@ HEADERS = {
 }
 
 
+def limited_rows(rows: pd.DataFrame) -> pd.Series:
+    """Which rows the time limit cut short (the ``time_limits`` column, module docstring)."""
+    status = rows["status"]
+    hit = rows["time_limit_hit"] if "time_limit_hit" in rows else pd.Series(False, rows.index)
+    return (
+        (status == STATUS_TIME_LIMIT)
+        | (status == "time_limit_no_solution")
+        | hit.fillna(False).astype(bool)
+    )
+
+
 #: What each column of the ratio table means, by its printed header (``bench table --help``;
 #: benchmarks/PROTOCOL.md, "Ratios and table columns", says the same).
 COLUMN_HELP = {
@@ -323,7 +338,10 @@ COLUMN_HELP = {
     "no solution": "rows with status no_solution: the method ended without a schedule (e.g. "
     "none within the horizon, no feasible rounding); a result, not a failure, never retried",
     "errors": "rows with status error: the software or a solver failed, or the process died",
-    "time limits": "rows killed at the suite's kill_after_s (the method overran its limit)",
+    "time limits": "rows the time limit cut short: killed at the suite's kill_after_s (the "
+    "method overran its limit), stopped without a schedule (time_limit_no_solution), or "
+    "answering with what the limit left them (time_limit_hit: an incumbent and its bound, a "
+    "weaker bound)",
     "zero runs": "solved rows whose objective is 0 (when maximising: runs that earned nothing)",
     "mean obj.": "mean objective of the solved rows",
     "mean ratio": "mean over instances of the method's ratio to the instance optimum "

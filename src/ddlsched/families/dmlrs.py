@@ -52,16 +52,40 @@ MILP would have no variable), ``colgen`` returns it with the bound 0,
 ``ub_trivial`` and ``ub_prices`` the bound 0 (``UB(p)`` at prices 0; at
 PD-ORS's final prices ``L`` it would be the price term ``L sum C``, valid
 but meaningless).
+
+At the time limit (``time_limit_hit`` is true whenever the limit changed
+the answer, and ``info['stopped']`` says what stopped):
+
+* ``pd_ors``, ``oasis``, ``fifo``, ``drf``: all or nothing
+  (``time_limit_no_solution``; an online schedule cut at some arrival is
+  no answer);
+* ``dorm``: a slot's MILP stopped at its share of the time (or at
+  ``slot_time_limit_s``) keeps its incumbent (or the greedy allocation):
+  a schedule, ``time_limit_hit``;
+* ``exact``: the MILP's incumbent and bound (``feasible``), or
+  ``time_limit_no_solution``;
+* ``ub_trivial``: no solver, never limited;
+* ``ub_prices``: PD-ORS must finish (else ``time_limit_no_solution``);
+  a job whose pricing MILP stopped at its limit contributes its dual
+  bound, one not priced in time ``u_i(d_min_i - 1)``: the bound stays
+  valid and gets weaker (``time_limit_hit``, ``info['pricing_status']``);
+* ``colgen``: the best ``UB(p)`` of the rounds done
+  (``info['stopped']``: ``time_limit`` when a round was cut, ``stalled``
+  when a pricing stopped at its share; both ``time_limit_hit``), the
+  restricted MILP's schedule at the limit, or the best seed schedule. Its
+  answer depends on the machine's speed; ``--param max_rounds=N`` stops
+  after ``N`` pricing rounds instead (``stopped = iteration_limit``, not
+  a time limit), which with a limit it does not reach gives the same bound
+  on every run.
 """
 
 from __future__ import annotations
 
-import contextlib
 import time
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from ddlsched.errors import DdlschedError
+from ddlsched.errors import DdlschedError, TimeLimitReached
 from ddlsched.heuristics.dmlrs_rounding import MAX_DRAWS
 from ddlsched.heuristics.pd_ors import MAX_QUANTA
 from ddlsched.params import NoParams, param
@@ -314,7 +338,11 @@ def _dorm(instance: DmlrsInstance, params: DormParams, ctx: RunContext) -> Outco
         util_gap=params.util_gap,
         greedy_start=params.greedy_start,
     )
-    return Outcome(schedule, info=dict(info))
+    info = dict(info)
+    cut = info["slots_at_limit"] > 0  # a slot's MILP kept its incumbent at its time limit
+    if cut:
+        info["stopped"] = f"{info['slots_at_limit']} slot MILP(s) at their time limit"
+    return Outcome(schedule, info=info, time_limit_hit=cut)
 
 
 # --------------------------------------------------------------------------- exact and bounds
@@ -376,24 +404,41 @@ class ColgenParams:
     seed_columns: bool = param(
         True, "start from the PD-ORS, FIFO, DRF and Dorm schedules (their time counts)"
     )
+    max_rounds: int | None = param(
+        None,
+        "pricing rounds after round 0 (a budget that does not depend on the machine: with a "
+        "time limit that is not reached, the same bound on every run)",
+        minimum=0,
+        maximum=100_000,
+    )
 
 
-def _seed_schedules(instance: DmlrsInstance, ctx: RunContext) -> list[Any]:
+def _seed_schedules(instance: DmlrsInstance, ctx: RunContext) -> tuple[list[Any], list[str]]:
     """Initial columns: the PD-ORS (this seed), FIFO, DRF and Dorm schedules, each within a
-    share of the time limit (a seed heuristic that fails or runs out of time is skipped)."""
+    share of the time limit (a seed heuristic that fails or runs out of time is skipped),
+    and the names of those its share of the time cut short."""
     from ddlsched.heuristics.dmlrs_baselines import run_drf, run_fifo
     from ddlsched.models.dmlrs_dorm import run_dorm
 
-    out = []
+    out, cut = [], []
     sub = RunContext(seed=ctx.seed, backend=ctx.backend, deadline=ctx.deadline.sub(0.1))
-    with contextlib.suppress(DdlschedError):
-        out.append(_run_pd_ors(instance, PdOrsParams(), sub, "pd_ors").schedule)
-    for run in (run_fifo, run_drf):
-        with contextlib.suppress(DdlschedError):
-            out.append(run(instance, ctx.deadline.sub(0.05)))
-    with contextlib.suppress(DdlschedError):
-        out.append(run_dorm(instance, backend=ctx.backend, deadline=ctx.deadline.sub(0.1))[0])
-    return out
+    seeds = [
+        ("pd_ors", lambda: _run_pd_ors(instance, PdOrsParams(), sub, "pd_ors").schedule),
+        ("fifo", lambda: run_fifo(instance, ctx.deadline.sub(0.05))),
+        ("drf", lambda: run_drf(instance, ctx.deadline.sub(0.05))),
+        (
+            "dorm",
+            lambda: run_dorm(instance, backend=ctx.backend, deadline=ctx.deadline.sub(0.1))[0],
+        ),
+    ]
+    for name, run in seeds:
+        try:
+            out.append(run())
+        except TimeLimitReached:
+            cut.append(name)
+        except DdlschedError:
+            pass
+    return out, cut
 
 
 @register_method(
@@ -410,24 +455,36 @@ def _colgen(instance: DmlrsInstance, params: ColgenParams, ctx: RunContext) -> O
     if not instance.jobs:  # the empty schedule, and the bound 0 (module docstring)
         return Outcome(DmlrsSchedule(accepted=()), Status.FEASIBLE, bound=0.0)
     started = time.perf_counter()
-    initial = _seed_schedules(instance, ctx) if params.seed_columns else []
+    initial, seeds_cut = _seed_schedules(instance, ctx) if params.seed_columns else ([], [])
     seeded_s = time.perf_counter() - started
     result = colgen(
-        instance, initial, pricing=params.pricing, backend=ctx.backend, deadline=ctx.deadline
+        instance,
+        initial,
+        pricing=params.pricing,
+        backend=ctx.backend,
+        deadline=ctx.deadline,
+        max_rounds=params.max_rounds,
     )
+    mip_cut = result.info.get("restricted_mip", {}).get("status") == "time_limit"
     info = {
         "pricing": params.pricing,
         "iterations": result.iterations,
         "stopped": result.stopped,
+        "seed_columns_cut": seeds_cut,
         "master_value": result.master_value,
         "schedule_value": result.schedule_value,
         "history": [asdict(h) for h in result.history],
         "seed_columns_s": seeded_s,
         **result.info,
     }
+    # the limit changed the answer: a round cut (time_limit), a pricing stopped at its share
+    # (stalled), the restricted MILP stopped, or a seed schedule left out
+    cut = result.stopped in ("time_limit", "stalled") or mip_cut or bool(seeds_cut)
     if result.schedule is None:
-        return Outcome(None, Status.BOUND_ONLY, bound=result.bound, info=info)
-    return Outcome(result.schedule, Status.FEASIBLE, bound=result.bound, info=info)
+        return Outcome(None, Status.BOUND_ONLY, bound=result.bound, info=info, time_limit_hit=cut)
+    return Outcome(
+        result.schedule, Status.FEASIBLE, bound=result.bound, info=info, time_limit_hit=cut
+    )
 
 
 @dataclass(frozen=True)
@@ -462,4 +519,7 @@ def _ub_prices(instance: DmlrsInstance, params: UbPricesParams, ctx: RunContext)
     info = dict(info)
     info["pd_ors_utility"] = utility
     info["certified_ratio"] = bound / utility if utility > 0 else None
-    return Outcome(None, Status.BOUND_ONLY, bound=bound, info=info)
+    unpriced = {k: v for k, v in info["pricing_status"].items() if k in ("time_limit", "trivial")}
+    if unpriced:  # jobs bounded by a stopped MILP's dual bound or u_i(d_min_i - 1): weaker
+        info["stopped"] = f"pricing cut by the time limit: {unpriced}"
+    return Outcome(None, Status.BOUND_ONLY, bound=bound, info=info, time_limit_hit=bool(unpriced))
