@@ -44,6 +44,13 @@ Methods:
   relaxation of (23) and the internal optimum (enumerated: ``D_int``
   workers and ``ceil(D_int / gamma)`` PSs on the cheapest machine that holds
   them), a valid lower bound.
+
+At the time limit: ``lp``, ``rounding`` and ``internal`` are all or
+nothing (``time_limit_no_solution``: an LP cut short bounds nothing);
+``ilp`` returns HiGHS's incumbent and bound (``feasible``,
+``time_limit_hit``) or ``time_limit_no_solution``. Numeric ranges and an
+empty job list: the instance is one job's slot problem, so there is no job
+list; see :mod:`ddlsched.problems.dmlrs_slot` for the ranges.
 """
 
 from __future__ import annotations
