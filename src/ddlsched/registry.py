@@ -27,6 +27,7 @@ import importlib
 import importlib.util
 import logging
 import pkgutil
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -335,6 +336,7 @@ def run_method(
     options: RunOptions | None = None,
     *,
     raise_errors: bool = False,
+    deadline: Deadline | None = None,
 ) -> SolveResult:
     """Run a registered method on ``instance`` and return its evaluated result.
 
@@ -351,6 +353,12 @@ def run_method(
     schedule (:class:`~ddlsched.errors.NoScheduleFound`, or an outcome with
     status ``no_solution``) reports ``no_solution`` with ``info['reason']``:
     a result, never raised, not even with ``raise_errors``.
+
+    ``deadline`` (default: one of ``options.time_limit_s``, started here) is
+    one the caller started earlier: ``ddlsched solve`` starts it before
+    loading the instance, so that the limit covers the whole command. A
+    deadline already passed gives ``time_limit_no_solution`` without running
+    the method. ``runtime_s`` counts from here either way.
     """
     method = get_method(family, name)
     fam = get_family(family)
@@ -359,10 +367,12 @@ def run_method(
     unknown = sorted(set(options.params) - set(method.params))
     if unknown:
         build_params(method.params_type, options.params, where)  # raises, naming them
-    deadline = Deadline(options.time_limit_s)
+    started = time.monotonic()
+    deadline = deadline or Deadline(options.time_limit_s)
     progress.phase(f"running {family}.{name}")
     try:
         params = build_params(method.params_type, options.params, where)
+        deadline.check(f"{family}.{name} before it started (loading the instance)")
         context = RunContext(seed=options.seed, backend=options.backend, deadline=deadline)
         if method.interruptible:  # long pure-Python work that cannot check the deadline itself
             with deadline.interrupting(f"{family}.{name}"):
@@ -370,7 +380,7 @@ def run_method(
         else:
             outcome = method.run(instance, params, context)
         result = finish(
-            fam, name, instance, outcome, seed=options.seed, runtime_s=deadline.elapsed_s()
+            fam, name, instance, outcome, seed=options.seed, runtime_s=time.monotonic() - started
         )
     except TimeLimitReached as exc:
         outcome = Outcome(None, Status.TIME_LIMIT_NO_SOLUTION, info={"stopped": str(exc)})
@@ -394,6 +404,6 @@ def run_method(
             raise failure
         outcome = Outcome(None, Status.ERROR, info={"error": str(failure)})
         result = finish(fam, name, instance, outcome, seed=options.seed, runtime_s=0.0)
-    result.runtime_s = deadline.elapsed_s()
+    result.runtime_s = time.monotonic() - started
     progress.phase(f"{family}.{name}: {result.status}")
     return result

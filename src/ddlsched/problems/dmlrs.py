@@ -392,10 +392,6 @@ def _frozen(cls: type, fields: dict[str, Any]) -> Any:
     return made
 
 
-def _floats(values: list[Any]) -> tuple[float, ...]:
-    return tuple(values) if _types(values) <= {float} else tuple(map(float, values))
-
-
 def _read_jobs_fast(data: list[Any], n_res: int) -> tuple[DmlrsJob, ...] | None:
     """The jobs of a file in one pass of type checks (no per-field calls), or ``None``
     when anything is off; :func:`_read_job` then finds and names it. The values are
@@ -430,8 +426,8 @@ def _read_jobs_fast(data: list[Any], n_res: int) -> tuple[DmlrsJob, ...] | None:
                 "tau_s": float(j["tau_s"]),
                 "gamma": j["gamma"],
                 "global_batch": j["global_batch"],
-                "worker": _floats(j["worker"]),
-                "ps": _floats(j["ps"]),
+                "worker": tuple(map(float, j["worker"])),
+                "ps": tuple(map(float, j["ps"])),
                 "utility": _frozen(
                     Utility,
                     {
