@@ -227,8 +227,8 @@ def test_argparse_types():
 def test_help_lists_families_methods_and_presets(capsys):
     code, out, _ = run(capsys, "solve", "--help")
     assert code == 0
-    for name in ("rar", "placement", "muri", "asrpt", "dmlrs", "dmlrs_slot"):
-        assert name in out
+    for fam in families():
+        assert fam.name in out
     assert "sjf_bco" in out and "heavy_edge" in out and "pd_ors" in out  # methods by family
     assert "FILE" in out and "instance file" in out
     code, out, _ = run(capsys, "instance", "generate", "--help")

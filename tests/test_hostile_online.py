@@ -14,7 +14,7 @@ from ddlsched.errors import InvalidInstanceError
 from ddlsched.problems import dmlrs as dmlrs_problem
 from ddlsched.problems.dmlrs import DmlrsInstance
 from ddlsched.problems.dmlrs_slot import SlotInstance
-from ddlsched.registry import get_family, methods
+from ddlsched.registry import families, get_family, methods
 
 
 def _one_line_error(capsys, argv: list[str], *needles: str) -> str:
@@ -406,3 +406,41 @@ def test_the_time_limit_covers_loading_the_instance(tmp_path, capsys):
     code = main(["solve", "dmlrs", str(path), "--method", "fifo", "--time-limit", "60", "--json"])
     result = json.loads(capsys.readouterr().out)
     assert result["status"] == "feasible" and result["info"]["load_s"] > 0
+
+
+# --------------------------------------------------------------------------- every family
+
+
+@pytest.mark.parametrize("family", sorted(f.name for f in families()))
+def test_every_family_answers_an_empty_job_list_as_its_module_says(family, tmp_path, capsys):
+    """Either one line at ``instance check`` and ``solve``, or (dmlrs) a valid instance on
+    which every method gives the trivial answer (tested above)."""
+    from ddlsched.datadir import data_dir
+
+    data = _instance(family) if family != "muri_sim" or data_dir() else None
+    if data is None:
+        pytest.skip("shared data directory absent")
+    if "jobs" in data:
+        data["jobs"] = []
+    elif "trace" in data:  # a trace run: a trace file without a job
+        trace = tmp_path / "empty.csv"
+        trace.write_text(MURI_TRACE_HEADER + "\n")
+        data["trace"] = str(trace)
+    else:  # an instance that is one job: its list of stages or machines
+        key = next(k for k, v in data.items() if isinstance(v, list) and v and k != "resources")
+        data[key] = []
+    path = _write(tmp_path, data, "empty.json")
+    code = main(["instance", "check", family, str(path)])
+    err = capsys.readouterr().err
+    if family == "dmlrs":
+        assert code == 0, err
+        return
+    assert code == 2 and err.count("\n") == 1 and err.startswith("ddlsched: error:"), err
+    first = next(m.name for m in methods(family) if not m.hazardous)
+    _one_line_error(capsys, ["solve", family, path, "--method", first])
+
+
+MURI_TRACE_HEADER = (
+    "job_id,num_gpu,submit_time,iterations,model_name,batch_size,duration,interval,"
+    "iteration_time,resource_time_0,resource_time_1,resource_time_2,priority"
+)

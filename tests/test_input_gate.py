@@ -45,7 +45,7 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("family", ["rar", "placement", "muri", "asrpt", "dmlrs", "dmlrs_slot"])
+@pytest.mark.parametrize("family", sorted(f.name for f in families()))
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_hostile_instance_files(tmp_path, capsys, family, case):
     make, message = CASES[case]

@@ -45,6 +45,10 @@ HiGHS reads a row bound of 1e20 as infinite and a PS row with ``gamma``
 above ~1e6 as satisfied by 0 PSs). Outside them: one line naming the
 field and the range.
 
+An empty machine list is refused with one line (ours, issue 23): the
+instance is one job's slot problem, so it has no job list to be empty, and
+with no machine there is nothing to allocate.
+
 Ours: an instance with ``D > F`` is accepted (it is infeasible, and every
 method must say so); an instance whose job uses no resource at all is
 refused, as in ``dmlrs``. Capacities (24) are checked with the same slack

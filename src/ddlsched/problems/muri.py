@@ -38,6 +38,9 @@ Choices the spec leaves open (written down here):
 * Ties in the offset enumeration keep the lexicographically first offsets.
 * Times are in whatever unit the instance uses (the traces: ms); ``gamma``
   is unit-free.
+
+An empty job list is refused with one line ("jobs: at least one job is
+needed"; ours, issue 23): a grouping of no jobs has no efficiency to report.
 """
 
 from __future__ import annotations

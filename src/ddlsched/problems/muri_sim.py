@@ -40,6 +40,10 @@ Evaluator: :func:`evaluate` (the one place that computes the objective)
     simulator's to the last bit. The queue length and utilisation are the
     simulator's measurements (they need the whole run history), checked for
     range and passed through.
+
+A trace without jobs is refused with one line ("no data rows", by the trace
+reader, at ``instance check`` as at ``solve``; ours, issue 23): the average
+JCT of no job is undefined.
 """
 
 from __future__ import annotations

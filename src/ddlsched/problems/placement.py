@@ -46,6 +46,10 @@ Choices the spec leaves open (written down here):
   at least one and at most ``gpus_per_server`` GPUs.
 * An optional ``description`` string (free text: model, profile, source)
   may accompany an instance; it enters no formula.
+
+An empty stage list is refused with one line ("stages: at least one stage is
+needed"; ours, issue 23): an instance is one job, and a job without stages
+has nothing to place.
 """
 
 from __future__ import annotations

@@ -36,6 +36,11 @@ Choices the spec leaves open (a careful reading, written down):
   position in the instance); the order is the same on every GPU, so dispatch
   cannot deadlock.
 * GPU utilisation is ``sum_j G_j (T_j - a_j) / (N * makespan)``.
+
+An empty job list is refused with one line ("jobs: at least one job is
+needed"; ours, issue 23): an offline makespan problem without a job has
+nothing for a method to decide, and refusing it keeps every method and bound
+free of the empty case.
 """
 
 from __future__ import annotations
