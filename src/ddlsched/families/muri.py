@@ -93,7 +93,7 @@ def _blossom(instance: MuriGroupingInstance, params: NoParams, ctx: RunContext) 
 
 @dataclass(frozen=True)
 class MultiroundParams:
-    rounds: int | None = param(None, "matching rounds (None: ceil(log2 k))", minimum=0)
+    rounds: int | None = param(None, "matching rounds (None: ceil(log2 k))", minimum=0, maximum=64)
 
 
 @register_method(

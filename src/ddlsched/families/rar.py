@@ -64,6 +64,7 @@ from ddlsched.deadline import Deadline
 from ddlsched.errors import InfeasibleScheduleError, ModelTooLargeError, TimeLimitReached
 from ddlsched.params import NoParams, param
 from ddlsched.problems.rar import (
+    MAX_GPUS,
     RarEvaluation,
     RarInstance,
     RarSchedule,
@@ -119,13 +120,17 @@ class BaselineParams:
     u: float = param(
         1.0, "scale of the estimate: U += rho_hat / u", minimum=0.0, exclusive_minimum=True
     )
-    p_est: int = param(1, "contention level assumed when estimating durations", minimum=0)
+    p_est: int = param(
+        1, "contention level assumed when estimating durations", minimum=0, maximum=MAX_GPUS
+    )
     bisection: str = param("paper", "theta bisection rule", choices=_BISECTION)
 
 
 @dataclass(frozen=True)
 class SjfBcoParams(BaselineParams):
-    kappa: int | None = param(None, "fix kappa (None: Alg. 1 loops 1..max G_j)", minimum=1)
+    kappa: int | None = param(
+        None, "fix kappa (None: Alg. 1 loops 1..max G_j)", minimum=1, maximum=MAX_GPUS
+    )
     lambda_: float | dict[str, float] = param(
         1.0, "LBSGF weight (Alg. 3), for every job or per job id", minimum=1.0
     )
@@ -246,12 +251,14 @@ class GridParams:
         "auto",
         "slots aggregated into one model slot ('auto': the finest that fits memory and time)",
         minimum=1,
+        maximum=10_000_000,
         choices=("auto",),
     )
     max_patterns: int | str = param(
         "auto",
         "patterns per job before it gets one pooled column ('auto': 64, fewer if nothing fits)",
         minimum=1,
+        maximum=100_000,
         choices=("auto",),
     )
 
@@ -265,7 +272,9 @@ class TimeIndexedParams(GridParams):
 
 @dataclass(frozen=True)
 class LoadLbParams:
-    max_patterns: int = param(64, "patterns per job before it gets one pooled column", minimum=1)
+    max_patterns: int = param(
+        64, "patterns per job before it gets one pooled column", minimum=1, maximum=100_000
+    )
 
 
 def _incumbents(instance: RarInstance) -> list[tuple[str, RarSchedule, int]]:
@@ -507,7 +516,9 @@ def _load_lb(instance: RarInstance, params: LoadLbParams, ctx: RunContext) -> Ou
 
 @dataclass(frozen=True)
 class LpRoundingParams(GridParams):
-    trials: int = param(32, "randomized roundings of the LP solution (seeded by --seed)", minimum=1)
+    trials: int = param(
+        32, "randomized roundings of the LP solution (seeded by --seed)", minimum=1, maximum=100_000
+    )
     delta: float = param(
         0.0, "round an LP with capacities scaled by 1/(1+delta) (0: the bound LP)", minimum=0.0
     )
