@@ -392,6 +392,10 @@ def _frozen(cls: type, fields: dict[str, Any]) -> Any:
     return made
 
 
+def _float_tuple(values: list[Any]) -> tuple[float, ...]:
+    return tuple(map(float, values))
+
+
 def _read_jobs_fast(data: list[Any], n_res: int) -> tuple[DmlrsJob, ...] | None:
     """The jobs of a file in one pass of type checks (no per-field calls), or ``None``
     when anything is off; :func:`_read_job` then finds and names it. The values are
@@ -413,8 +417,11 @@ def _read_jobs_fast(data: list[Any], n_res: int) -> tuple[DmlrsJob, ...] | None:
     demands = [j["worker"] for j in data] + [j["ps"] for j in data]
     if _types(demands) - {list} or any(len(d) != n_res for d in demands):
         return None
-    if not _types(chain.from_iterable(demands)) <= _NUMBER_TYPES:
+    demand_types = _types(chain.from_iterable(demands))
+    if not demand_types <= _NUMBER_TYPES:
         return None
+    # demands written as floats (the usual case) need no conversion: 40 % of the time
+    demand_tuple = tuple if demand_types <= {float} else _float_tuple
     return _TypedJobs(
         _frozen(
             DmlrsJob,
@@ -426,8 +433,8 @@ def _read_jobs_fast(data: list[Any], n_res: int) -> tuple[DmlrsJob, ...] | None:
                 "tau_s": float(j["tau_s"]),
                 "gamma": j["gamma"],
                 "global_batch": j["global_batch"],
-                "worker": tuple(map(float, j["worker"])),
-                "ps": tuple(map(float, j["ps"])),
+                "worker": demand_tuple(j["worker"]),
+                "ps": demand_tuple(j["ps"]),
                 "utility": _frozen(
                     Utility,
                     {
@@ -512,9 +519,10 @@ def _validate(inst: DmlrsInstance) -> None:
         raise InvalidInstanceError(f"jobs: {len(inst.jobs)} jobs, at most {MAX_JOBS}")
     if not _capacities_look_valid(inst):
         _validate_capacities(inst)
-    if not _jobs_look_valid(inst):
+    rows = _job_rows(inst.jobs)
+    if not _jobs_look_valid(inst, rows):
         _validate_jobs(inst)
-    check_ranges(inst)
+    check_ranges(inst, rows)
 
 
 def _capacities_look_valid(inst: DmlrsInstance) -> bool:
@@ -536,27 +544,39 @@ def _validate_capacities(inst: DmlrsInstance) -> None:
             _positive(c, f"machines[{h}].capacity[{r}] ({inst.resources[r]})")
 
 
-def _jobs_look_valid(inst: DmlrsInstance) -> bool:
+#: Columns of :func:`_job_table`: the counts, then the numbers of every job.
+_TABLE = ("arrival_slot", "epochs", "samples", "gamma", "global_batch", "tau_s", "grad_bytes",
+          "theta1", "theta2", "theta3")  # fmt: skip
+
+
+def _job_rows(jobs: Sequence[DmlrsJob]) -> list[tuple[Any, ...]]:
+    """The :data:`_TABLE` values of every job, as Python objects (one pass)."""
+    return [
+        (j.arrival_slot, j.epochs, j.samples, j.gamma, j.global_batch, j.tau_s, j.grad_bytes,
+         *astuple_utility(j.utility))
+        for j in jobs
+    ]  # fmt: skip
+
+
+def _jobs_look_valid(inst: DmlrsInstance, rows: list[tuple[Any, ...]]) -> bool:
     """A bulk check that implies :func:`_validate_jobs` passes (``False``: run it, it names
-    the first problem). Strict types (``int``, ``float``): anything else takes the slow path."""
+    the first problem). Strict types (``int``, ``float``): anything else takes the slow path.
+    ``rows`` is :func:`_job_rows`."""
     jobs, n_res = inst.jobs, len(inst.resources)
     if not jobs:
         return True
-    typed = isinstance(jobs, _TypedJobs)
-    counts = [(j.arrival_slot, j.epochs, j.samples, j.gamma, j.global_batch) for j in jobs]
-    if not (typed or _types(chain.from_iterable(counts)) <= {int}):
+    if not isinstance(jobs, _TypedJobs):  # the file reader checked these types already
+        if not _types(chain.from_iterable(r[:5] for r in rows)) <= {int}:
+            return False
+        if not _types(chain.from_iterable(r[5:] for r in rows)) <= _NUMBER_TYPES:
+            return False
+        if any(len(j.worker) != n_res or len(j.ps) != n_res for j in jobs):
+            return False
+        if not _types(chain.from_iterable((*j.worker, *j.ps) for j in jobs)) <= _NUMBER_TYPES:
+            return False
+    if min(min(r[:5]) for r in rows) < 1 or max(r[0] for r in rows) > inst.slots:
         return False
-    if min(map(min, counts)) < 1 or max(j.arrival_slot for j in jobs) > inst.slots:
-        return False
-    if not typed and any(len(j.worker) != n_res or len(j.ps) != n_res for j in jobs):
-        return False
-    scalars = [(j.tau_s, j.grad_bytes, *astuple_utility(j.utility)) for j in jobs]
-    if not (typed or _types(chain.from_iterable(scalars)) <= _NUMBER_TYPES):
-        return False
-    demands = chain.from_iterable((*j.worker, *j.ps) for j in jobs)
-    if not (typed or _types(demands) <= _NUMBER_TYPES):
-        return False
-    values = np.asarray(scalars, dtype=float)
+    values = np.asarray([r[5:] for r in rows], dtype=float)
     demand = np.concatenate([inst.alpha, inst.beta], axis=1)
     return bool(
         np.isfinite(values).all()
@@ -619,10 +639,10 @@ def _range_error(where: str, what: str, value: float, low: float, high: float) -
     )
 
 
-def check_ranges(inst: DmlrsInstance) -> None:
+def check_ranges(inst: DmlrsInstance, rows: list[tuple[Any, ...]] | None = None) -> None:
     """Refuse an instance outside the numeric ranges of the module docstring (one line
     naming the job or machine, the quantity and its range). Vectorised: 100,000 jobs in
-    about 0.1 s."""
+    about 0.1 s. ``rows``: :func:`_job_rows` of the instance, if already made."""
     cap = inst.cap
     bad_cells = ~((cap >= MIN_CAPACITY) & (cap <= MAX_CAPACITY))
     if bad_cells.any():
@@ -639,34 +659,25 @@ def check_ranges(inst: DmlrsInstance) -> None:
         if bad_cells.any():
             i, r = (int(x) for x in np.argwhere(bad_cells)[0])
             raise _range_error(f"jobs[{i}].{kind}[{r}]", "demand (0 or)", demand[i, r], low, high)
-    # gamma, F, V_i, tau, 2 g gamma / F, theta1..3 of every job, in one pass
-    rows = np.asarray(
-        [
-            (
-                j.gamma,
-                j.global_batch,
-                j.epochs * j.samples,
-                j.tau_s,
-                2.0 * j.grad_bytes * j.gamma / j.global_batch,
-                *astuple_utility(j.utility),
-            )
-            for j in inst.jobs
-        ],
-        dtype=float,
-    )
-    for k, name, most in ((0, "gamma", MAX_GAMMA), (1, "global_batch", MAX_WORKERS)):
-        bad = _outside(rows[:, k], 1, most)
+    table = np.asarray(_job_rows(inst.jobs) if rows is None else rows, dtype=float)
+    column = {name: table[:, k] for k, name in enumerate(_TABLE)}
+    for name, most in (("gamma", MAX_GAMMA), ("global_batch", MAX_WORKERS)):
+        bad = _outside(column[name], 1, most)
         if bad is not None:
-            raise _range_error(f"jobs[{bad}]", name, rows[bad, k], 1, most)
-    bad = _outside(rows[:, 2], 1, MAX_WORKLOAD)
+            raise _range_error(f"jobs[{bad}]", name, column[name][bad], 1, most)
+    V = column["epochs"] * column["samples"]
+    bad = _outside(V, 1, MAX_WORKLOAD)
     if bad is not None:
-        raise _range_error(f"jobs[{bad}]", "V_i = E_i K_i", rows[bad, 2], 1, MAX_WORKLOAD)
-    for k, name in enumerate(("theta1", "theta2", "|theta3|"), start=5):
-        values = np.abs(rows[:, k])
+        raise _range_error(f"jobs[{bad}]", "V_i = E_i K_i", V[bad], 1, MAX_WORKLOAD)
+    for name in ("theta1", "theta2", "theta3"):
+        values = np.abs(column[name])
         bad = _outside(values, 0.0, MAX_THETA)
         if bad is not None:
-            raise _range_error(f"jobs[{bad}].utility", name, values[bad], 0.0, MAX_THETA)
-    V, tau, comm = rows[:, 2], rows[:, 3], rows[:, 4]
+            shown = name if name != "theta3" else "|theta3|"
+            raise _range_error(f"jobs[{bad}].utility", shown, values[bad], 0.0, MAX_THETA)
+    with np.errstate(over="ignore", invalid="ignore"):
+        comm = 2.0 * column["grad_bytes"] * column["gamma"] / column["global_batch"]
+    tau = column["tau_s"]
     low, high = WORKER_SLOTS
     for name, bandwidth in (("b_int", inst.b_int), ("b_ext", inst.b_ext)):
         with np.errstate(over="ignore", invalid="ignore"):
