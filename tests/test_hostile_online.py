@@ -444,3 +444,13 @@ MURI_TRACE_HEADER = (
     "job_id,num_gpu,submit_time,iterations,model_name,batch_size,duration,interval,"
     "iteration_time,resource_time_0,resource_time_1,resource_time_2,priority"
 )
+
+
+@pytest.mark.parametrize(
+    "path, value",
+    [(("network", "b_e"), 5e-324), (("network", "C"), 1e300), (("jobs", 0, "grad_size"), 1e300)],
+)
+def test_rar_numbers_out_of_range_are_refused_at_load(path, value, tmp_path, capsys):
+    bad = _write(tmp_path, _set(_instance("rar"), path, value))
+    _one_line_error(capsys, ["instance", "check", "rar", bad], "Numeric ranges")
+    _one_line_error(capsys, ["solve", "rar", bad, "--method", "ff"], "Numeric ranges")

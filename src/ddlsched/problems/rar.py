@@ -37,6 +37,14 @@ Choices the spec leaves open (a careful reading, written down):
   cannot deadlock.
 * GPU utilisation is ``sum_j G_j (T_j - a_j) / (N * makespan)``.
 
+Numeric ranges (ours, issue 23): the bandwidths ``b_e``, ``b_i`` and the
+reduction speed ``C`` lie in ``[1e-9, 1e9]`` (data per slot), ``alpha`` in
+``[0, 1e6]``, a job's ``grad_size``, ``batch``, ``fwd_per_sample`` and
+``bwd`` in ``[0, 1e9]``; so Eq. (8)'s ``tau_j`` is finite and positive at any
+contention (``b_e = 5e-324`` divided by ``f(alpha, k)`` underflowed to 0: a
+ZeroDivisionError in every heuristic). A job that cannot do one iteration
+per slot under the ``floor`` rule is refused by each method, with one line.
+
 An empty job list is refused with one line ("jobs: at least one job is
 needed"; ours, issue 23): an offline makespan problem without a job has
 nothing for a method to decide, and refusing it keeps every method and bound
@@ -94,6 +102,21 @@ SCHEMA_VERSION = 1
 # --------------------------------------------------------------------------- instance
 
 
+#: Numeric ranges (ours, issue 23; module docstring, "Numeric ranges").
+RATE_RANGE = (1e-9, 1e9)
+MAX_ALPHA = 1e6
+MAX_JOB_NUMBER = 1e9
+
+
+def _in_range(value: float, where: str, bounds: tuple[float, float]) -> None:
+    low, high = bounds
+    if not low <= value <= high:
+        raise InvalidInstanceError(
+            f"{where}: {value!r} is outside [{low:g}, {high:g}], the range the timing model "
+            "holds (ddlsched.problems.rar, 'Numeric ranges')"
+        )
+
+
 @dataclass(frozen=True)
 class Network:
     """Cluster network and GPU parameters, all in slot units.
@@ -114,7 +137,9 @@ class Network:
     def __post_init__(self) -> None:
         for name in ("b_e", "b_i", "C"):
             require_number(getattr(self, name), f"network.{name}", minimum=0, strict=True)
+            _in_range(getattr(self, name), f"network.{name}", RATE_RANGE)
         require_number(self.alpha, "network.alpha", minimum=0)
+        _in_range(self.alpha, "network.alpha", (0.0, MAX_ALPHA))
         if self.b_i < self.b_e:
             # The model (and every bound) assumes that keeping a ring inside one
             # server is never slower than crossing servers (spec: b_i >> b_e).
@@ -153,6 +178,8 @@ class RarJob:
         require_number(self.batch, f"{where}.batch", minimum=0, strict=True)
         require_number(self.fwd_per_sample, f"{where}.fwd_per_sample", minimum=0)
         require_number(self.bwd, f"{where}.bwd", minimum=0)
+        for name in ("grad_size", "batch", "fwd_per_sample", "bwd"):
+            _in_range(getattr(self, name), f"{where}.{name}", (0.0, MAX_JOB_NUMBER))
 
 
 @dataclass(frozen=True)
