@@ -6,10 +6,11 @@
 
 Runs PD-ORS (seed 0, defaults) on a ``paper`` instance of 10 jobs, 20
 machines and 10 slots with ``dump_slot_problems``: every external-case LP it
-solved becomes a ``dmlrs_slot`` instance file (619 files). It then writes a
+solved becomes a ``dmlrs_slot`` instance file. It then writes a
 suite over the files with ``k`` = 8, 16, 24, 32 quanta (63 files): ``lp``,
 ``ilp``, ``rounding`` with ``delta`` in {0.01, 0.05, 0.1, 0.3, 1} (rounding
-seeds 0-4), ``S`` in {1, 5, 50} and ``scale = none``; reference ``ilp``.
+seeds 0-4), ``S`` in {1, 5, 50}, ``scale = none`` and the first spec's rule
+(``rounding = literal``, ``delta`` 0.1 and 1); reference ``ilp``.
 The suite lives next to the files it reads (a shipped suite cannot name files
 that a fresh clone does not have).
 """
@@ -61,6 +62,12 @@ name = "rounding"
 label = "rounding_none"
 params = {{ scale = "none" }}
 sweep = {{ delta = [0.1] }}
+
+[[methods]]
+name = "rounding"
+label = "rounding_literal"
+params = {{ rounding = "literal" }}
+sweep = {{ delta = [0.1, 1.0] }}
 """
 
 
