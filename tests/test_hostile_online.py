@@ -454,3 +454,22 @@ def test_rar_numbers_out_of_range_are_refused_at_load(path, value, tmp_path, cap
     bad = _write(tmp_path, _set(_instance("rar"), path, value))
     _one_line_error(capsys, ["instance", "check", "rar", bad], "Numeric ranges")
     _one_line_error(capsys, ["solve", "rar", bad, "--method", "ff"], "Numeric ranges")
+
+
+def test_colgen_and_ub_prices_do_not_import_pyomo():
+    """Their path is highspy throughout: a cold Pyomo import (0.8-2 s, which no interrupt
+    can cut) made colgen overrun a 1 s limit by 1.9 s."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from ddlsched.registry import RunOptions, get_family, run_method\n"
+        "i = get_family('dmlrs').generate('tiny', 0)\n"
+        "opts = RunOptions(30, params={'seed_columns': False})\n"
+        "run_method('dmlrs', 'colgen', i, opts)\n"
+        "run_method('dmlrs', 'ub_prices', i, RunOptions(30))\n"
+        "print('pyomo.environ' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False", out.stderr

@@ -108,10 +108,9 @@ import math
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-import pyomo.environ as pyo
 
 from ddlsched.deadline import Deadline
 from ddlsched.errors import (
@@ -137,6 +136,9 @@ from ddlsched.solvers.dmlrs_pricing import (
     machine_bounds,
 )
 from ddlsched.solvers.limits import SolveLimits, check_model_size
+
+if TYPE_CHECKING:  # imported where a Pyomo model is built: colgen and ub_prices never need it
+    import pyomo.environ as pyo
 
 __all__ = [
     "EXACT_MAX_CELLS",
@@ -257,6 +259,8 @@ def build_model(
     worker at ``b_int`` (pricing ``"lp"``). The model records
     ``model.dmlrs_jobs`` (the jobs that have variables) and their data.
     """
+    import pyomo.environ as pyo
+
     deadline = deadline or Deadline.unlimited()
     T, H = instance.slots, instance.num_machines
     R = len(instance.resources)
