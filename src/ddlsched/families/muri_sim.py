@@ -78,7 +78,9 @@ def _make_method(policy: str) -> None:
         from ddlsched.sim.muri import simulate_schedule
         from ddlsched.workloads.muri_traces import load_trace
 
-        trace = load_trace(instance.trace, seed=instance.seed, limit=instance.limit)
+        with ctx.deadline.interrupting(f"reading trace {instance.trace}"):  # pure Python
+            trace = load_trace(instance.trace, seed=instance.seed, limit=instance.limit)
+        ctx.deadline.check(f"muri_sim.{policy} after reading its trace")
         schedule = simulate_schedule(trace, policy, instance.config, deadline=ctx.deadline)
         return Outcome(schedule, info={"trace": instance.trace, "mode": instance.mode})
 
