@@ -1,11 +1,12 @@
 """Every wrong answer a solver has given this project, kept as a case that fails if it comes back.
 
 Each case states where it came from, what the bad solver returned, and how
-the right answer is known (brute force, by hand, or SCIP). The tests assert
-the right answer under the settings the project uses (``HIGHS_DEFAULT_OPTIONS``,
-the formulations' ``highs_options``, the method defaults), and the frozen
-models also under every presolve and restart setting, so a wrong answer under
-a setting we might switch to fails here first.
+the right answer is known (brute force or by hand). The tests assert the
+right answer under the settings the project uses (``HIGHS_DEFAULT_OPTIONS``,
+the formulations' ``highs_options``, the method defaults) and, where HiGHS
+options apply, under each other presolve and restart setting of
+:data:`SETTINGS`, so that a wrong answer under a setting we might switch to
+fails here first.
 
 1. **MIP presolve, two variables** (ERGO-Code/HiGHS issue 2957): HiGHS 1.14.0
    with presolve returns 29 (``x = 13``) as optimal; the optimum is 28.2
@@ -48,8 +49,8 @@ a setting we might switch to fails here first.
    --param cross_check=false`` returns 1.85 s as optimal on 1.14.0 and 1.15.1
    (presolve off), brute force 1.65 s.
 
-Cases 4-7 are one defect of HiGHS 1.14.0 and 1.15.1 *with presolve off*: the
-setting that avoids case 1-2's presolve defect. The default cross-check with
+Cases 4-7 are wrong answers of HiGHS 1.14.0 and 1.15.1 *with presolve off*,
+the setting that avoided the presolve defect of cases 1 and 2. The default cross-check with
 SCIP caught each at run time; HiGHS 1.16.0 solves every case here right under
 every setting in :data:`SETTINGS` (``CONTRIBUTING.md``, "Solver versions").
 
@@ -81,10 +82,11 @@ from ddlsched.solvers import BACKENDS, SolveLimits, Status, solve_model
 from ddlsched.solvers.backends import highs_options
 from ddlsched.solvers.highs_lp import HighsLp, new_highs
 
-#: The HiGHS settings a frozen model is also solved under (over the project's).
+#: HiGHS settings the cases are also solved under (over the project's: presolve on,
+#: restarts off in the placement ILPs).
 SETTINGS = {
     "project": {},
-    "presolve on": {"presolve": "on"},
+    "presolve off": {"presolve": "off"},
     "presolve and restarts on": {"presolve": "on", "mip_allow_restart": True},
     "presolve off, restarts on": {"presolve": "off", "mip_allow_restart": True},
 }
@@ -471,7 +473,8 @@ PLACEMENT_CASES = {
     ],
     ids=["ilp", "exact", "gpu_level", "gpu_level_paper"],
 )
-def test_placement_optimum_without_the_cross_check(case, method, params):
+def test_placement_optimum_without_the_cross_check(case, method, params, highs_defaults):
+    """(The placement ILPs' own ``mip_allow_restart=False`` wins over the fixture's.)"""
     data, alpha = PLACEMENT_CASES[case]
     options = RunOptions(time_limit_s=30, params={**params, "cross_check": False})
     result = run_method("placement", method, PlacementInstance.from_dict(data), options)
