@@ -26,16 +26,25 @@ the group) and policy, means over the point's instances (seeds):
   (label ``asrpt[eligibility=arrival]``) is ours, not the paper's: the
   lemma is not claimed for it and it is not counted.
 
+``--headline`` prints one line per sweep point instead: the flow-time
+interval of ``--relative-to`` (lower / upper end), the lower ends of
+A-SRPT-Perfect, of ``asrpt[eligibility=arrival]`` and of the best baseline,
+and the reductions against SPJF and WCS-Duration, each ``mean [min, max]``
+over the point's instances (seeds).
+
 ``--exact`` adds, for suites with a proven optimum, the share of instances
 where each policy is optimal. ``--spread`` prints the ratio and reduction
 columns as ``mean [min, max]`` over the point's instances (seeds).
-``--diagnostics`` prints a second table, for the A-SRPT rows only, from
-each run's ``info`` (:mod:`ddlsched.heuristics.asrpt_diagnostics`): the
-shares of the total flow time spent waiting for eligibility (``hold``),
-waiting for it while enough GPUs were idle (``hold_idle``) and queueing
-after it (``queue``), the predicted / true virtual work (``work_ratio``),
-the median ``n~ / n`` (``pred_over_true``), the utilisation and the delay
-windows opened; each ``mean [min, max]`` over the point's instances.
+``--diagnostics`` prints a second table, for every policy row, from each
+run's ``info`` (:mod:`ddlsched.heuristics.asrpt_diagnostics`; a baseline is
+eligible at arrival, so it holds nothing back): the shares of the total flow
+time spent waiting for eligibility (``hold``), waiting for it while enough
+GPUs were idle (``hold_idle``), queueing after it (``queue``) and, of that,
+inside the job's own delay window (``window``), the running time over the
+running time at ``alpha~_min`` (``slowdown``: placements split over
+servers), the predicted / true virtual work (``work_ratio``), the median
+``n~ / n`` (``pred_over_true``), the utilisation and the delay windows
+opened; each ``mean [min, max]`` over the point's instances.
 """
 
 from __future__ import annotations
@@ -148,17 +157,11 @@ def summary(table: pd.DataFrame, exact: bool, spread: bool = False) -> pd.DataFr
     return out.rename(columns={"instance": "instances"})
 
 
-DIAGNOSTICS = (
-    "hold_back_s", "hold_back_idle_s", "queue_wait_s", "virtual_work_ratio",
-    "predicted_over_true_median", "utilisation", "delays_opened",
-)  # fmt: skip
-
-
 def diagnostics_table(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per (group, point, A-SRPT label): the run diagnostics (module docstring)."""
+    """Per (group, point, policy label): the run diagnostics (module docstring)."""
     varying = _varying(frame)
     lines = []
-    rows = frame[frame["method"].isin(["asrpt", "asrpt_perfect"]) & frame["objective"].notna()]
+    rows = frame[frame["method"].isin(POLICY_BASES) & frame["objective"].notna()]
     for _, r in rows.iterrows():
         info = json.loads(r["info"] or "{}")
         if "hold_back_s" not in info:
@@ -172,18 +175,56 @@ def diagnostics_table(frame: pd.DataFrame) -> pd.DataFrame:
                 "hold": info["hold_back_s"] / flow,
                 "hold_idle": info["hold_back_idle_s"] / flow,
                 "queue": info["queue_wait_s"] / flow,
+                "window": info.get("delay_wait_s", 0.0) / flow,
+                "slowdown": info["placement_slowdown"] or math.nan,
                 "work_ratio": info["virtual_work_ratio"] or math.nan,
                 "pred_over_true": info["predicted_over_true_median"],
                 "utilisation": info["utilisation"],
-                "delays": info["delays_opened"],
+                "delays": info.get("delays_opened", 0),
                 "instance": r["instance_key"],
             }
         )
     table = _sorted_by_label(pd.DataFrame(lines))
-    agg = {k: _spread for k in ("hold", "hold_idle", "queue", "work_ratio", "pred_over_true")}
+    names = ("hold", "hold_idle", "queue", "window", "slowdown", "work_ratio", "pred_over_true")
+    agg = {k: _spread for k in names}
     agg.update(utilisation=_spread, delays=_spread, instance="count")
     out = table.groupby(["group", "point", "label"], sort=False).agg(agg)
     return out.rename(columns={"instance": "instances"})
+
+
+BASELINES = ("spjf", "spwf", "wcs_duration", "wcs_workload", "wcs_subtime")
+
+
+def headline(table: pd.DataFrame, relative_to: str) -> pd.DataFrame:
+    """One line per (group, point): the flow-time interval's lower end of ``relative_to``,
+    of A-SRPT-Perfect and of the arrival variant, the best baseline's, and the reduction
+    ``1 - relative_to / policy`` against SPJF and WCS-Duration (sum C and flow time);
+    each ``mean [min, max]`` over the point's instances."""
+    lines = []
+    for (group, point), rows in table.groupby(["group", "point"], sort=False):
+
+        def col(label: str, name: str, rows: pd.DataFrame = rows) -> str:
+            values = rows[rows["label"] == label][name]
+            return _spread(values) if len(values) else "-"
+
+        base = rows[rows["label"].isin(BASELINES)].groupby("label")["flow_lo"].mean()
+        best = base.idxmin()
+        lines.append(
+            {
+                "group": group,
+                "point": point,
+                f"{relative_to} flow": f"{col(relative_to, 'flow_lo')} / {col(relative_to, 'flow_hi')}",
+                "asrpt_perfect flow": col("asrpt_perfect", "flow_lo"),
+                "arrival flow": col("asrpt[eligibility=arrival]", "flow_lo"),
+                "best baseline flow": f"{col(best, 'flow_lo')} ({best})",
+                "vs spjf (sum C / flow)": f"{col('spjf', 'red_total')} / {col('spjf', 'red_flow')}",
+                "vs wcs_duration (sum C / flow)": (
+                    f"{col('wcs_duration', 'red_total')} / {col('wcs_duration', 'red_flow')}"
+                ),
+                "instances": rows["instance"].nunique(),
+            }
+        )
+    return pd.DataFrame(lines).set_index(["group", "point"])
 
 
 def _markdown(table: pd.DataFrame) -> None:
@@ -202,10 +243,15 @@ def main() -> None:
     ap.add_argument("--relative-to", default="asrpt", help="label the reductions are against")
     ap.add_argument("--spread", action="store_true", help="mean [min, max] over seeds")
     ap.add_argument("--diagnostics", action="store_true", help="also the A-SRPT diagnostics")
+    ap.add_argument("--headline", action="store_true", help="one line per sweep point only")
     args = ap.parse_args()
     frame = rows_with_ratios(load_results(args.results))
     frame = frame[frame["family"] == "asrpt"]
-    _markdown(summary(instance_table(frame, args.relative_to), args.exact, args.spread))
+    table = instance_table(frame, args.relative_to)
+    if args.headline:
+        _markdown(headline(table, args.relative_to))
+    else:
+        _markdown(summary(table, args.exact, args.spread))
     if args.diagnostics:
         print()
         _markdown(diagnostics_table(frame))

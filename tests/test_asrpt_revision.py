@@ -33,8 +33,9 @@ B = 1e9
 CONFIGS = {
     "one": JobConfig("rar", (Stage(1, 0.25, 0.25, 0.0, 0.0, 0.0),), "1 GPU, alpha 0.5"),
     "pair": JobConfig("rar", (Stage(2, 0.25, 0.25, 0.0, 0.0, 0.0),), "2 GPUs, alpha 0.5"),
+    "dp2": JobConfig("rar", (Stage(2, 0.125, 0.125, 0.0, 0.0, 5e8),), "2 GPUs, 0.75 / 1.25"),
 }
-GPUS = {"one": 1, "pair": 2}
+GPUS = {"one": 1, "pair": 2, "dp2": 2}
 
 
 def make(rows, servers=1, gpus_per_server=2):
@@ -79,6 +80,7 @@ def test_diagnostics_by_hand_virtual_eligibility():
     assert info["queue_wait_s"] == 0.0
     assert info["queue_wait_idle_s"] == 0.0
     assert info["run_s"] == 4.0  # 2 + 1 + 1
+    assert info["placement_slowdown"] == 1.0  # every alpha is alpha~_min
     # predicted: 1x0x0.5 + 2x5x0.5 + 1x1x0.5 = 5.5; true: 1x4x0.5 + 2x2x0.5 + 1x2x0.5 = 5
     assert info["virtual_work_ratio"] == pytest.approx(1.1, rel=1e-12)
     assert info["predicted_over_true_median"] == 0.5  # of 0, 2.5, 0.5
@@ -140,6 +142,38 @@ def test_arrival_order_uses_the_remaining_virtual_size():
     ]
     sched = simulate(make(rows), "asrpt", eligibility="arrival")
     assert starts(sched) == {"a": 0.0, "p": 2.0, "c": 3.0}
+
+
+def test_placement_slowdown_by_hand():
+    """test_asrpt_sim's blocking-window instance: H (dp2, n = 2) starts split at its
+    deadline, alpha 1.25 against alpha~_min 0.75; every other job runs at alpha~_min.
+    Running time 1 + 10 + 1.5 + 10 + 2.5 + 10 = 35 s against 34 s packed."""
+    rows = [
+        ("X1", 0.0, "one", 2, 0.0),
+        ("X2", 0.0, "one", 20, 0.0),
+        ("X3", 0.0, "one", 3, 0.0),
+        ("X4", 0.0, "one", 20, 0.0),
+        ("H", 0.0, "dp2", 2, 4.0),
+        ("Y", 1.5, "one", 20, 2.0),
+    ]
+    sched = simulate(make(rows, servers=2), "asrpt")
+    assert sched.runs["H"].servers == (0, 1)
+    assert sched.info["run_s"] == 35.0
+    assert sched.info["placement_slowdown"] == 35.0 / 34.0
+    assert sched.info["delay_wait_s"] == 1.5  # H's window [1.5, 3.0)
+
+
+def test_baseline_diagnostics_by_hand():
+    """WCS-Subtime on HOLD_BACK: a at 0; p (2 GPUs) does not fit beside a; c starts at
+    its arrival 1 (work-conserving); p at 2. Queueing 2 s (p), never with 2 GPUs free."""
+    inst = make(HOLD_BACK)
+    sched = simulate(inst, "wcs_subtime")
+    assert starts(sched) == {"a": 0.0, "p": 2.0, "c": 1.0}
+    info = sched.info
+    assert (info["hold_back_s"], info["hold_back_idle_s"]) == (0.0, 0.0)
+    assert (info["queue_wait_s"], info["queue_wait_idle_s"]) == (2.0, 0.0)
+    assert info["utilisation"] == pytest.approx(5 / 6, rel=1e-12)
+    assert "hold_back_idle_by_job_s" not in info and "eligibility" not in info
 
 
 def test_asrpt_perfect_virtual_work_ratio_is_one():

@@ -49,8 +49,10 @@ Methods (all minimise ``sum_i C_i`` in seconds, recomputed by the evaluator):
   ``epsilon_bar`` metric of every row is the instance's prediction error.
   Every A-SRPT run's ``info`` also holds the decision counts and the
   diagnostics of the spec revision (``hold_back_s``, ``hold_back_idle_s``
-  and per job, ``queue_wait_s``, ``virtual_work_ratio``, ``utilisation``,
-  ...; defined in :mod:`ddlsched.heuristics.asrpt_diagnostics`);
+  and per job, ``queue_wait_s``, ``placement_slowdown``,
+  ``virtual_work_ratio``, ``utilisation``, ...; defined in
+  :mod:`ddlsched.heuristics.asrpt_diagnostics`; the baselines record the
+  same with eligibility at arrival);
 * ``spjf``, ``spwf``, ``wcs_duration``, ``wcs_workload``, ``wcs_subtime``
   (Sec. V-A-1-d), parameter ``server_selection``;
 * ``exact`` (CP-SAT over usage-vector modes; tiny instances), ``lb_sum`` and

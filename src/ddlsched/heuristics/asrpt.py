@@ -62,8 +62,10 @@ A-SRPT (:class:`AsrptPolicy`, ``asrpt`` and ``asrpt_perfect``):
   rule and Lines 8-28.
 * Diagnostics (:meth:`AsrptPolicy.diagnostics`, at the end of a run):
   hold-back time (waiting for eligibility, in all and while enough GPUs were
-  idle), queueing time, predicted / true virtual work, utilisation
-  (:mod:`ddlsched.heuristics.asrpt_diagnostics`).
+  idle), queueing and running time, the placements' slowdown, predicted /
+  true virtual work, utilisation
+  (:mod:`ddlsched.heuristics.asrpt_diagnostics`). The baselines record the
+  same with eligibility at arrival (no hold-back, no per-job list).
 
 Baselines (:class:`QueuePolicy`): a queue of arrived, unstarted jobs, keys
 with ``d~_i = n~_i alpha~_min_i``: ``spjf`` (``d~``) and ``spwf`` (``g_i
@@ -333,6 +335,28 @@ class _PolicyBase:
         servers, takes, mapping = self._trial(i, cluster, most_free)
         return self._launch(i, cluster, servers, takes, mapping)
 
+    def _diagnostics(
+        self,
+        eligible_s: Sequence[float],
+        start_s: Sequence[float],
+        finish_s: Sequence[float],
+        predicted: Sequence[float],
+        per_job: bool,
+    ) -> dict:
+        table = self.table
+        return run_diagnostics(
+            gpus=table.gpus,
+            num_gpus=table.num_gpus,
+            arrival_s=table.arrival_s,
+            eligible_s=eligible_s,
+            start_s=start_s,
+            finish_s=finish_s,
+            predicted=predicted,
+            iterations=table.iterations,
+            alpha_min_s=table.alpha_min_s,
+            per_job=per_job,
+        )
+
 
 # --------------------------------------------------------------------------- A-SRPT
 
@@ -516,19 +540,10 @@ class AsrptPolicy(_PolicyBase):
     def diagnostics(self, start_s: Sequence[float], finish_s: Sequence[float]) -> dict:
         """Hold-back, queueing, virtual work and utilisation (:mod:`.asrpt_diagnostics`)."""
         table = self.table
+        predicted = table.iterations if self.perfect else table.predicted
         return {
             "eligibility": self.eligibility,
-            **run_diagnostics(
-                gpus=table.gpus,
-                num_gpus=table.num_gpus,
-                arrival_s=table.arrival_s,
-                eligible_s=self.eligible_s,
-                start_s=start_s,
-                finish_s=finish_s,
-                predicted=table.iterations if self.perfect else table.predicted,
-                iterations=table.iterations,
-                alpha_min_s=table.alpha_min_s,
-            ),
+            **self._diagnostics(self.eligible_s, start_s, finish_s, predicted, per_job=True),
         }
 
 
@@ -611,7 +626,9 @@ class QueuePolicy(_PolicyBase):
         return {}
 
     def diagnostics(self, start_s: Sequence[float], finish_s: Sequence[float]) -> dict:
-        return {}
+        """Eligible at arrival: no hold-back; queueing, running, placement, utilisation."""
+        arrival = self.table.arrival_s
+        return self._diagnostics(arrival, start_s, finish_s, self.table.predicted, per_job=False)
 
 
 # --------------------------------------------------------------------------- factory

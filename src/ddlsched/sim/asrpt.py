@@ -52,8 +52,9 @@ Heavy-Edge's ``counts[s][k]`` on the ``k``-th of them. Its ``info``:
 * the policy's diagnostics, given every job's start and finish: for A-SRPT
   ``eligibility``, the hold-back time (in all, and while enough GPUs were
   idle; per job on small instances), the queueing and running time, the
-  predicted / true virtual work and the utilisation
-  (:mod:`ddlsched.heuristics.asrpt_diagnostics` defines each).
+  placements' slowdown, the predicted / true virtual work and the
+  utilisation (:mod:`ddlsched.heuristics.asrpt_diagnostics` defines each);
+  the baselines the same with eligibility at arrival.
 
 The virtual completion times themselves (the earliest start of each job
 under A-SRPT) are :func:`ddlsched.heuristics.asrpt.virtual_completion_times`.
