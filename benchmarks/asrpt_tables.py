@@ -2,6 +2,7 @@
 
     python benchmarks/asrpt_tables.py results/asrpt            # Markdown
     python benchmarks/asrpt_tables.py results/asrpt-tiny --exact
+    python benchmarks/asrpt_tables.py results/asrpt --spread --diagnostics
 
 Per instance group, sweep point (the generator parameters that vary within
 the group) and policy, means over the point's instances (seeds):
@@ -17,13 +18,33 @@ the group) and policy, means over the point's instances (seeds):
   against the policy, ``1 - A-SRPT / policy``,
   for total completion, total flow time and makespan (the paper's
   "x % below the baselines");
-* for ``asrpt`` rows, Lemma 2's falsifiable check ``Gamma_A <= X + rho UB``
-  with ``UB`` the best schedule of the instance (``X`` and ``rho`` from
-  ``info.theory``): the number of violations (a violation is reported,
-  never hidden: it is a bug or a counterexample to the lemma).
+* for ``asrpt`` rows of Algorithm 1 (``eligibility = virtual``), Lemma 2's
+  falsifiable check ``Gamma_A <= X + rho UB`` with ``UB`` the best schedule
+  of the instance (``X`` and ``rho`` from ``info.theory``): the number of
+  violations (a violation is reported, never hidden: it is a bug or a
+  counterexample to the lemma). The ``eligibility = arrival`` variant
+  (label ``asrpt[eligibility=arrival]``) is ours, not the paper's: the
+  lemma is not claimed for it and it is not counted.
+
+``--headline`` prints one line per sweep point instead: the flow-time
+interval of ``--relative-to`` (lower / upper end), the lower ends of
+A-SRPT-Perfect, of ``asrpt[eligibility=arrival]`` and of the best baseline,
+and the reductions against SPJF and WCS-Duration, each ``mean [min, max]``
+over the point's instances (seeds).
 
 ``--exact`` adds, for suites with a proven optimum, the share of instances
-where each policy is optimal.
+where each policy is optimal. ``--spread`` prints the ratio and reduction
+columns as ``mean [min, max]`` over the point's instances (seeds).
+``--diagnostics`` prints a second table, for every policy row, from each
+run's ``info`` (:mod:`ddlsched.heuristics.asrpt_diagnostics`; a baseline is
+eligible at arrival, so it holds nothing back): the shares of the total flow
+time spent waiting for eligibility (``hold``), waiting for it while enough
+GPUs were idle (``hold_idle``), queueing after it (``queue``) and, of that,
+inside the job's own delay window (``window``), the running time over the
+running time at ``alpha~_min`` (``slowdown``: placements split over
+servers), the predicted / true virtual work (``work_ratio``), the median
+``n~ / n`` (``pred_over_true``), the utilisation and the delay windows
+opened; each ``mean [min, max]`` over the point's instances.
 """
 
 from __future__ import annotations
@@ -100,26 +121,119 @@ def instance_table(frame: pd.DataFrame, relative_to: str = "asrpt") -> pd.DataFr
                 "epsilon_bar": _metric(r, "epsilon_bar"),
                 "lemma2_violated": False,
             }
-            theory = json.loads(r["info"] or "{}").get("theory") or {}
-            if r["method"] == "asrpt" and theory.get("lemma2_x_s") is not None:
+            info = json.loads(r["info"] or "{}")
+            theory = info.get("theory") or {}
+            algorithm_1 = info.get("eligibility", "virtual") == "virtual"
+            if r["method"] == "asrpt" and algorithm_1 and theory.get("lemma2_x_s") is not None:
                 rhs = theory["lemma2_x_s"] + theory["rho"] * best
                 line["lemma2_violated"] = r["objective"] > rhs * (1 + 1e-9)
             out.append(line)
     return pd.DataFrame(out)
 
 
-def summary(table: pd.DataFrame, exact: bool) -> pd.DataFrame:
+def _spread(values: pd.Series) -> str:
+    """``mean [min, max]`` (the mean alone for one value)."""
+    if len(values) == 1:
+        return f"{values.iloc[0]:.4f}"
+    return f"{values.mean():.4f} [{values.min():.4f}, {values.max():.4f}]"
+
+
+def _sorted_by_label(table: pd.DataFrame) -> pd.DataFrame:
+    order = {label: i for i, label in enumerate(sorted(dict.fromkeys(table["label"])))}
+    table = table.assign(_order=table["label"].map(order))
+    return table.sort_values(["_order"], kind="stable").drop(columns="_order")
+
+
+def summary(table: pd.DataFrame, exact: bool, spread: bool = False) -> pd.DataFrame:
+    ratio_fn = _spread if spread else "mean"
     agg = {
-        "ratio_lo": "mean", "ratio_hi": "mean", "flow_lo": "mean", "flow_hi": "mean",
-        "red_total": "mean", "red_flow": "mean", "red_makespan": "mean",
+        "ratio_lo": ratio_fn, "ratio_hi": ratio_fn, "flow_lo": ratio_fn, "flow_hi": ratio_fn,
+        "red_total": ratio_fn, "red_flow": ratio_fn, "red_makespan": ratio_fn,
         "lemma2_violated": "sum", "instance": "count",
     }  # fmt: skip
     if exact:
         agg["optimal"] = "mean"
-    order = {label: i for i, label in enumerate(sorted(dict.fromkeys(table["label"])))}
-    table = table.assign(_order=table["label"].map(order)).sort_values(["_order"], kind="stable")
+    out = _sorted_by_label(table).groupby(["group", "point", "label"], sort=False).agg(agg)
+    return out.rename(columns={"instance": "instances"})
+
+
+def diagnostics_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per (group, point, policy label): the run diagnostics (module docstring)."""
+    varying = _varying(frame)
+    lines = []
+    rows = frame[frame["method"].isin(POLICY_BASES) & frame["objective"].notna()]
+    for _, r in rows.iterrows():
+        info = json.loads(r["info"] or "{}")
+        if "hold_back_s" not in info:
+            continue
+        flow = _metric(r, "total_flow_s")
+        lines.append(
+            {
+                "group": r["group"],
+                "point": _point(r, varying),
+                "label": r["label"],
+                "hold": info["hold_back_s"] / flow,
+                "hold_idle": info["hold_back_idle_s"] / flow,
+                "queue": info["queue_wait_s"] / flow,
+                "window": info.get("delay_wait_s", 0.0) / flow,
+                "slowdown": info["placement_slowdown"] or math.nan,
+                "work_ratio": info["virtual_work_ratio"] or math.nan,
+                "pred_over_true": info["predicted_over_true_median"],
+                "utilisation": info["utilisation"],
+                "delays": info.get("delays_opened", 0),
+                "instance": r["instance_key"],
+            }
+        )
+    table = _sorted_by_label(pd.DataFrame(lines))
+    names = ("hold", "hold_idle", "queue", "window", "slowdown", "work_ratio", "pred_over_true")
+    agg = {k: _spread for k in names}
+    agg.update(utilisation=_spread, delays=_spread, instance="count")
     out = table.groupby(["group", "point", "label"], sort=False).agg(agg)
     return out.rename(columns={"instance": "instances"})
+
+
+BASELINES = ("spjf", "spwf", "wcs_duration", "wcs_workload", "wcs_subtime")
+
+
+def headline(table: pd.DataFrame, relative_to: str) -> pd.DataFrame:
+    """One line per (group, point): the flow-time interval's lower end of ``relative_to``,
+    of A-SRPT-Perfect and of the arrival variant, the best baseline's, and the reduction
+    ``1 - relative_to / policy`` against SPJF and WCS-Duration (sum C and flow time);
+    each ``mean [min, max]`` over the point's instances."""
+    lines = []
+    for (group, point), rows in table.groupby(["group", "point"], sort=False):
+
+        def col(label: str, name: str, rows: pd.DataFrame = rows) -> str:
+            values = rows[rows["label"] == label][name]
+            return _spread(values) if len(values) else "-"
+
+        base = rows[rows["label"].isin(BASELINES)].groupby("label")["flow_lo"].mean()
+        best = base.idxmin()
+        lines.append(
+            {
+                "group": group,
+                "point": point,
+                f"{relative_to} flow": f"{col(relative_to, 'flow_lo')} / {col(relative_to, 'flow_hi')}",
+                "asrpt_perfect flow": col("asrpt_perfect", "flow_lo"),
+                "arrival flow": col("asrpt[eligibility=arrival]", "flow_lo"),
+                "best baseline flow": f"{col(best, 'flow_lo')} ({best})",
+                "vs spjf (sum C / flow)": f"{col('spjf', 'red_total')} / {col('spjf', 'red_flow')}",
+                "vs wcs_duration (sum C / flow)": (
+                    f"{col('wcs_duration', 'red_total')} / {col('wcs_duration', 'red_flow')}"
+                ),
+                "instances": rows["instance"].nunique(),
+            }
+        )
+    return pd.DataFrame(lines).set_index(["group", "point"])
+
+
+def _markdown(table: pd.DataFrame) -> None:
+    table = table.reset_index()
+    print("| " + " | ".join(table.columns) + " |")
+    print("|" + "---|" * len(table.columns))
+    for _, row in table.iterrows():
+        cells = [f"{v:.4f}" if isinstance(v, float) else str(v) for v in row]
+        print("| " + " | ".join(cells) + " |")
 
 
 def main() -> None:
@@ -127,16 +241,20 @@ def main() -> None:
     ap.add_argument("results")
     ap.add_argument("--exact", action="store_true", help="add the share of optimal instances")
     ap.add_argument("--relative-to", default="asrpt", help="label the reductions are against")
+    ap.add_argument("--spread", action="store_true", help="mean [min, max] over seeds")
+    ap.add_argument("--diagnostics", action="store_true", help="also the A-SRPT diagnostics")
+    ap.add_argument("--headline", action="store_true", help="one line per sweep point only")
     args = ap.parse_args()
     frame = rows_with_ratios(load_results(args.results))
     frame = frame[frame["family"] == "asrpt"]
-    table = summary(instance_table(frame, args.relative_to), args.exact)
-    table = table.reset_index()
-    print("| " + " | ".join(table.columns) + " |")
-    print("|" + "---|" * len(table.columns))
-    for _, row in table.iterrows():
-        cells = [f"{v:.4f}" if isinstance(v, float) else str(v) for v in row]
-        print("| " + " | ".join(cells) + " |")
+    table = instance_table(frame, args.relative_to)
+    if args.headline:
+        _markdown(headline(table, args.relative_to))
+    else:
+        _markdown(summary(table, args.exact, args.spread))
+    if args.diagnostics:
+        print()
+        _markdown(diagnostics_table(frame))
 
 
 if __name__ == "__main__":

@@ -99,8 +99,11 @@ def direct(lp: HighsLp, p: dict, sparse: bool = False) -> tuple[np.ndarray, floa
 
 
 def check_solution(p: dict, x: np.ndarray, objective: float) -> None:
-    """An independent check of the returned point: bounds, rows, integrality, objective."""
-    tol = 1e-7
+    """An independent check of the returned point: bounds, rows, integrality, objective.
+
+    Within HiGHS's ``mip_feasibility_tolerance`` (1e-6): highspy 1.16 returns MILP
+    points up to 4e-7 outside a row (seeds 21 and 22; 1.14 stayed within 1e-7 here)."""
+    tol = 1e-6
     assert np.all(x >= p["col_lower"] - tol) and np.all(x <= p["col_upper"] + tol)
     activity = p["matrix"] @ x
     assert np.all(activity <= p["row_upper"] + tol) and np.all(activity >= p["row_lower"] - tol)

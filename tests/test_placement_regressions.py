@@ -15,8 +15,9 @@ from ddlsched.registry import RunOptions, run_method
 from ddlsched.solvers import SolveLimits, Status, solve_formulation
 from ddlsched.workloads.placement import generate
 
-# HiGHS 1.14 (presolve and restarts off) claims 0.21802 s optimal here; SCIP,
-# the GPU-level ILP and brute force find 0.18370 s.
+# HiGHS 1.14 (presolve and restarts off) claimed 0.21802 s optimal here on the
+# aggregated ILP of commit eb92f69; SCIP, the GPU-level ILP and brute force find
+# 0.18370 s (the frozen ILP: tests/test_solver_regressions.py, case 5).
 WRONG_HIGHS = {
     "family": "placement",
     "schema_version": 1,

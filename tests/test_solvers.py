@@ -95,44 +95,4 @@ def test_result_gap_and_versions():
     d = r.to_dict()
     assert d["gap"] == 0.0 and d["status"] == "optimal"
     v = versions()
-    assert v["highspy"].startswith("1.14") and v["ortools"] and v["ddlsched"]
-
-
-def test_highs_presolve_regression_is_worked_around():
-    """HiGHS 1.14.0 with presolve returns 29 (x = 13) here, reported optimal
-    (ERGO-Code/HiGHS issue 2957); the optimum is 28.2 (x = 12, y = 8.1)."""
-    m = pyo.ConcreteModel()
-    m.x = pyo.Var(domain=pyo.Integers, bounds=(0, 20))
-    m.y = pyo.Var(bounds=(8, 20))
-    m.c = pyo.Constraint(expr=m.x + m.y >= 20.1)
-    m.o = pyo.Objective(expr=m.x + 2 * m.y)
-    for backend in BACKENDS:
-        res = solve_model(m, backend)
-        assert res.status is Status.OPTIMAL
-        assert res.incumbent == pytest.approx(28.2), backend
-
-
-def test_rar_exact_model_hit_by_the_presolve_regression():
-    """A rar instance on which HiGHS 1.14.0 with presolve proved a wrong optimum (2 instead of 1)."""
-    from rar_brute_force import brute_force_makespan
-
-    from ddlsched.problems.rar import Network, RarInstance, RarJob
-    from ddlsched.registry import RunOptions, run_method
-
-    net = Network(b_e=1.0, b_i=5.0, C=50.0, alpha=0.0, xi1=1.0, xi2=0.01)
-    inst = RarInstance(
-        (3,),
-        net,
-        (
-            RarJob("j0", 2, 25, 0.031106976102132335, 32, 0.0002, 0.012689252684842419),
-            RarJob("j1", 1, 31, 0.02166119771031837, 32, 0.0002, 0.014435167923230633),
-        ),
-        8,
-        "floor",
-    )
-    assert brute_force_makespan(inst) == 1
-    for backend in BACKENDS:
-        params = {"presolve_bounds": False, "search": "never"}
-        options = RunOptions(time_limit_s=60, backend=backend, params=params)
-        report = run_method("rar", "exact", inst, options)
-        assert report.status is Status.OPTIMAL and report.objective == 1, backend
+    assert v["highspy"].startswith("1.16") and v["ortools"] and v["ddlsched"]

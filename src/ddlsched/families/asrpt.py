@@ -9,7 +9,8 @@ Modules of the family:
 * problem: :mod:`ddlsched.problems.asrpt` (instance, schedule, the evaluator
   :func:`~ddlsched.problems.asrpt.evaluate`: ``sum C_i`` of Eq. 8 and the
   metrics);
-* workloads: :mod:`ddlsched.workloads.asrpt` (presets; ``tiny``),
+* workloads: :mod:`ddlsched.workloads.asrpt` (presets; ``tiny`` and
+  ``tiny-comm``, where ``B_intra > B_inter`` makes delay windows open),
   :mod:`ddlsched.workloads.asrpt_traces` (``trace``, ``testbed``,
   ``paper``), :mod:`ddlsched.workloads.asrpt_pool` (model pool),
   :mod:`ddlsched.workloads.asrpt_predict` (predictors),
@@ -17,7 +18,12 @@ Modules of the family:
   readers);
 * heuristics: :mod:`ddlsched.heuristics.asrpt_config` (``alpha~_min``,
   ``alpha_max``, cached Heavy-Edge), :mod:`ddlsched.heuristics.asrpt`
-  (the policies), :mod:`ddlsched.heuristics.srpt`;
+  (the policies), :mod:`ddlsched.heuristics.asrpt_cluster` (free GPUs per
+  server, server selection), :mod:`ddlsched.heuristics.asrpt_virtual` (the
+  virtual machine ``A~1``), :mod:`ddlsched.heuristics.asrpt_arrival` (the
+  queue of ``eligibility = arrival``), :mod:`ddlsched.heuristics.asrpt_diagnostics`
+  (hold-back, queueing, virtual work, utilisation of a run),
+  :mod:`ddlsched.heuristics.srpt`;
 * models: :mod:`ddlsched.models.asrpt` (``alpha_lb``, ``lb_sum``,
   ``lb_srpt``, ``exact``) and :mod:`ddlsched.models.asrpt_theory`
   (Theorem 1, Lemmas 2-3 per instance);
@@ -27,16 +33,26 @@ Methods (all minimise ``sum_i C_i`` in seconds, recomputed by the evaluator):
 
 * ``asrpt`` (Algorithm 1) and ``asrpt_perfect`` (``n~ := n``), parameters
   ``delay_factor`` (tau, default 1), ``comm_heavy`` (1.5), ``delay_blocks``
-  (true) and ``theory`` (true: ``info['theory']`` holds Theorem 1's bound,
-  Lemma 2's ``X`` and instance bound ``X / LB + rho`` with ``LB`` the
-  better of ``lb_sum`` and ``lb_srpt``, Lemma 3's check; it needs
+  (true), ``eligibility`` (``virtual``, Algorithm 1; ``arrival``: eligible
+  at arrival in virtual-completion order, ours, not the paper's: tables
+  label it ``asrpt[eligibility=arrival]``; its ``info['theory']`` carries a
+  note that the bounds are Algorithm 1's) and ``theory`` (true:
+  ``info['theory']`` holds Theorem 1's bound, Lemma 2's ``X`` and instance
+  bound ``X / LB + rho`` with ``LB`` the better of ``lb_sum`` and
+  ``lb_srpt``, Lemma 3's check; it needs
   ``alpha_lb`` per configuration, the placement ILP, within the time limit
   and falling back to a valid closed form). Lemma 2's falsifiable check
   ``Gamma_A <= X + rho UB`` needs the best schedule ``UB`` over every
   method of the instance, known only after a suite has run:
   ``benchmarks/asrpt_tables.py`` makes it (and counts violations).
   ``asrpt_perfect``'s theory is the ``epsilon = 0`` one; the
-  ``epsilon_bar`` metric of every row is the instance's prediction error;
+  ``epsilon_bar`` metric of every row is the instance's prediction error.
+  Every A-SRPT run's ``info`` also holds the decision counts and the
+  diagnostics of the spec revision (``hold_back_s``, ``hold_back_idle_s``
+  and per job, ``queue_wait_s``, ``placement_slowdown``,
+  ``virtual_work_ratio``, ``utilisation``, ...; defined in
+  :mod:`ddlsched.heuristics.asrpt_diagnostics`; the baselines record the
+  same with eligibility at arrival);
 * ``spjf``, ``spwf``, ``wcs_duration``, ``wcs_workload``, ``wcs_subtime``
   (Sec. V-A-1-d), parameter ``server_selection``;
 * ``exact`` (CP-SAT over usage-vector modes; tiny instances), ``lb_sum`` and
@@ -57,6 +73,7 @@ from typing import Any
 
 from ddlsched import cli_types
 from ddlsched.errors import DdlschedError
+from ddlsched.heuristics.asrpt_arrival import ELIGIBILITIES
 from ddlsched.params import NoParams, param, parse_assignments
 from ddlsched.problems.asrpt import (
     AsrptEvaluation,
@@ -76,12 +93,16 @@ from ddlsched.registry import (
     run_method,
 )
 from ddlsched.solvers.result import Outcome, Status
-from ddlsched.workloads.asrpt import PRESET_PARAMS, PRESETS
+from ddlsched.workloads.asrpt import PRESET_PARAMS, PRESETS, SYNTHETIC
 from ddlsched.workloads.asrpt import generate as _generate_preset
 
 __all__ = ["FAMILY", "POLICIES", "simulate_window"]
 
 POLICIES = ("asrpt", "asrpt_perfect", "spjf", "spwf", "wcs_duration", "wcs_workload", "wcs_subtime")
+_NOT_ALGORITHM_1 = (
+    "eligibility=arrival is not Algorithm 1: Theorem 1 and Lemma 2 are proven for jobs "
+    "that never start before their virtual completion; the values are shown for comparison"
+)
 _SELECTIONS = ("most_free", "least_free", "asrpt")
 
 
@@ -92,7 +113,7 @@ def _summary(evaluation: AsrptEvaluation) -> dict[str, Any]:
 def generate(preset: str, seed: int = 0, **params: Any) -> AsrptInstance:
     """A preset instance (``ddlsched.workloads.asrpt.generate``); the trace presets get
     ``alpha~_min`` (a heuristic, so not importable from the workloads layer) injected."""
-    if preset != "tiny":
+    if preset not in SYNTHETIC:
         from ddlsched.heuristics.asrpt_config import config_constants
 
         params.setdefault(
@@ -116,6 +137,12 @@ class AsrptParams:
     )
     delay_blocks: bool = param(
         True, "no other job starts while a delay window is open (paper); false: ablation"
+    )
+    eligibility: str = param(
+        "virtual",
+        "virtual: a job is eligible at its virtual completion (Algorithm 1, Line 2); "
+        "arrival: at its arrival, queued in virtual-completion order (ours, not the paper's)",
+        choices=ELIGIBILITIES,
     )
     theory: bool = param(True, "record Theorem 1 and Lemmas 2-3 in info['theory']")
 
@@ -179,6 +206,7 @@ def _make_policy(name: str) -> None:
                 "delay_factor": params.delay_factor,
                 "comm_heavy": params.comm_heavy,
                 "delay_blocks": params.delay_blocks,
+                "eligibility": params.eligibility,
             }
         else:
             knobs = {"server_selection": params.server_selection, "comm_heavy": params.comm_heavy}
@@ -192,6 +220,8 @@ def _make_policy(name: str) -> None:
             # A-SRPT-Perfect runs on n~ = n: its guarantee is the epsilon = 0 one
             seen = _with_perfect_predictions(instance) if name == "asrpt_perfect" else instance
             info["theory"] = _theory(seen, gamma, params.delay_factor, ctx)
+            if params.eligibility != "virtual":
+                info["theory"]["note"] = _NOT_ALGORITHM_1
         return Outcome(schedule, info=info)
 
 

@@ -44,7 +44,8 @@ as recomputed by the evaluator):
 
 All exact methods cross-check a proven optimum with the other backend by
 default (``cross_check``; :func:`~ddlsched.solvers.formulation.solve_formulation`),
-because HiGHS 1.14 has returned wrong placement optima on rare instances.
+because HiGHS 1.14 returned wrong placement optima on rare instances
+(``tests/test_solver_regressions.py``, cases 4-7).
 """
 
 from __future__ import annotations

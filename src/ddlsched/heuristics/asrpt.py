@@ -25,8 +25,8 @@ A-SRPT (:class:`AsrptPolicy`, ``asrpt`` and ``asrpt_perfect``):
   job ``i`` of size ``p~_i = (g_i / G) n~_i alpha~_min_i`` released at
   ``r_i`` (:func:`virtual_sizes`), ties by earlier arrival, then by the
   job's index in the instance's job order (the "id" of the spec). It is
-  incremental (:class:`VirtualSrpt`: a heap by remaining size with lazy
-  progress accounting) and its state changes only at releases and at its
+  incremental (:class:`~ddlsched.heuristics.asrpt_virtual.VirtualSrpt`: a
+  heap by remaining size with lazy progress accounting) and its state changes only at releases and at its
   own completions, with the same float operations as
   :func:`ddlsched.heuristics.srpt.srpt_completion_times`, so its completion
   times equal that function's bit for bit (tested). It depends on arrivals
@@ -52,6 +52,20 @@ A-SRPT (:class:`AsrptPolicy`, ``asrpt`` and ``asrpt_perfect``):
   scheduler's own clock) nothing else starts while the window is open.
 * Otherwise least-free-first + Heavy-Edge, start now (Lines 26-28).
 * ``asrpt_perfect``: the same with ``n~_i := n_i`` (sizes and windows).
+* ``eligibility`` (spec revision 2026-11-25): ``virtual`` (default) is
+  Algorithm 1 as above; ``arrival`` (ours, not the paper's) makes a job
+  eligible at its arrival, the queue kept in the virtual machine's
+  completion order: the virtually completed jobs first (``pending_queue``),
+  then the others as SRPT would complete them if nothing else arrived
+  (:mod:`ddlsched.heuristics.asrpt_arrival`). The virtual machine itself is
+  unchanged (it never sees the real schedule), and so are the head-of-line
+  rule and Lines 8-28.
+* Diagnostics (:meth:`AsrptPolicy.diagnostics`, at the end of a run):
+  hold-back time (waiting for eligibility, in all and while enough GPUs were
+  idle), queueing and running time, the placements' slowdown, predicted /
+  true virtual work, utilisation
+  (:mod:`ddlsched.heuristics.asrpt_diagnostics`). The baselines record the
+  same with eligibility at arrival (no hold-back, no per-job list).
 
 Baselines (:class:`QueuePolicy`): a queue of arrived, unstarted jobs, keys
 with ``d~_i = n~_i alpha~_min_i``: ``spjf`` (``d~``) and ``spwf`` (``g_i
@@ -64,8 +78,8 @@ then index; unseen jobs (``d~ = 0``) come first by their key. Servers by
 no delays); every job is mapped with Heavy-Edge.
 
 Server selection (spec step 4) and Heavy-Edge (step 5) are
-:mod:`ddlsched.heuristics.asrpt_config`'s rules: :class:`FreeGpus` keeps the
-servers bucketed by free GPUs (ascending index inside a bucket), so a
+:mod:`ddlsched.heuristics.asrpt_config`'s rules:
+:class:`~ddlsched.heuristics.asrpt_cluster.FreeGpus` keeps the servers bucketed by free GPUs (ascending index inside a bucket), so a
 selection walks the buckets (most-free: ``g`` down to 1; least-free: 1 up
 to ``g``) and returns exactly what
 :func:`~ddlsched.heuristics.asrpt_config.select_servers` returns (tested)
@@ -101,8 +115,9 @@ Choices the spec leaves open (written down here):
   (class members started at Line 13), ``delays_opened`` (windows opened,
   Line 16), of which ``started_on_improvement`` (Line 20),
   ``started_at_deadline`` (Line 23) and ``started_after_deadline`` (the
-  ablation's overdue starts), and ``virtual_total_completion_s`` (``OPT_A~1``,
-  the sum of the virtual completion times).
+  ablation's overdue starts), ``delay_wait_s`` (the time from each window's
+  opening to its job's start, summed), and ``virtual_total_completion_s``
+  (``OPT_A~1``, the sum of the virtual completion times).
 * Work-conserving baselines keep one heap per GPU demand ``g``; at each step
   the smallest head among the demands that fit starts. This starts exactly
   the jobs a scan of the whole queue in key order would (the free GPUs only
@@ -114,7 +129,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from bisect import bisect_left, insort
+from bisect import insort
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -122,11 +137,16 @@ from numbers import Integral
 from typing import Protocol
 
 from ddlsched.errors import DdlschedError, UnknownMethodError
+from ddlsched.heuristics.asrpt_arrival import ELIGIBILITIES, ArrivalQueue
+from ddlsched.heuristics.asrpt_cluster import FreeGpus
 from ddlsched.heuristics.asrpt_config import COMM_HEAVY, JobMapping, config_constants, map_job
+from ddlsched.heuristics.asrpt_diagnostics import run_diagnostics
+from ddlsched.heuristics.asrpt_virtual import VirtualSrpt
 from ddlsched.problems.asrpt import AsrptInstance
 
 __all__ = [
     "BASELINES",
+    "ELIGIBILITIES",
     "POLICIES",
     "SERVER_SELECTIONS",
     "AsrptPolicy",
@@ -152,74 +172,6 @@ BASELINES: dict[str, tuple[str, bool]] = {
 }
 POLICIES: tuple[str, ...] = ("asrpt", "asrpt_perfect", *BASELINES)
 SERVER_SELECTIONS: tuple[str, ...] = ("most_free", "least_free", "asrpt")
-
-
-# --------------------------------------------------------------------------- cluster state
-
-
-class FreeGpus:
-    """Free GPUs per server, the servers bucketed by their free count (spec step 4).
-
-    ``free[m]`` is server ``m``'s free GPUs and ``total`` their sum.
-    :meth:`select` returns the spec's most-free-first or least-free-first
-    selection; :meth:`allocate` and :meth:`release` move servers between
-    buckets (``O(log M)`` search plus a short list move).
-    """
-
-    __slots__ = ("_buckets", "free", "gpus_per_server", "total")
-
-    def __init__(self, servers: int, gpus_per_server: int) -> None:
-        self.gpus_per_server = gpus_per_server
-        self.free = [gpus_per_server] * servers
-        self.total = servers * gpus_per_server
-        self._buckets: list[list[int]] = [[] for _ in range(gpus_per_server + 1)]
-        self._buckets[gpus_per_server] = list(range(servers))
-
-    def select(self, need: int, most_free: bool) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        """``(servers, takes)`` for ``need`` GPUs: the servers in selection order and the
-        GPUs taken on each (all the free GPUs of each, the last one partly).
-
-        Most-free-first: free GPUs descending, ties by lower index; least-free-first:
-        the servers with a free GPU, ascending, ties by lower index. Requires
-        ``1 <= need <= total``.
-        """
-        if not 1 <= need <= self.total:
-            raise ValueError(f"{need} GPUs requested, {self.total} free")
-        g = self.gpus_per_server
-        servers: list[int] = []
-        takes: list[int] = []
-        left = need
-        for count in range(g, 0, -1) if most_free else range(1, g + 1):
-            for m in self._buckets[count]:
-                take = count if count < left else left
-                servers.append(m)
-                takes.append(take)
-                left -= take
-                if left == 0:
-                    return tuple(servers), tuple(takes)
-        raise AssertionError("free-GPU buckets out of step with the total")  # pragma: no cover
-
-    def _move(self, m: int, new: int) -> None:
-        bucket = self._buckets[self.free[m]]
-        del bucket[bisect_left(bucket, m)]
-        insort(self._buckets[new], m)
-        self.free[m] = new
-
-    def allocate(self, servers: Sequence[int], takes: Sequence[int]) -> None:
-        """Take ``takes[k]`` GPUs on ``servers[k]``."""
-        for m, take in zip(servers, takes, strict=True):
-            if take > self.free[m]:
-                raise ValueError(f"server {m}: {take} GPUs taken, {self.free[m]} free")
-            self._move(m, self.free[m] - take)
-            self.total -= take
-
-    def release(self, servers: Sequence[int], takes: Sequence[int]) -> None:
-        """Give back ``takes[k]`` GPUs on ``servers[k]``."""
-        for m, take in zip(servers, takes, strict=True):
-            if self.free[m] + take > self.gpus_per_server:
-                raise ValueError(f"server {m}: {take} GPUs released, {self.free[m]} free")
-            self._move(m, self.free[m] + take)
-            self.total += take
 
 
 # --------------------------------------------------------------------------- job table
@@ -272,55 +224,6 @@ def virtual_sizes(instance: AsrptInstance, *, perfect: bool = False) -> list[flo
     """A-SRPT's virtual job sizes ``p~_i = (g_i / G) n~_i alpha~_min_i`` (instance order;
     with ``perfect``, ``n_i`` replaces ``n~_i``)."""
     return JobTable.of(instance).sizes(perfect)
-
-
-# --------------------------------------------------------------------------- virtual machine
-
-
-class VirtualSrpt:
-    """Preemptive SRPT on one machine, online (A-SRPT's instance ``A~1``).
-
-    A heap of ``(remaining, release, index)``; only the running job (the top)
-    progresses, accounted lazily: ``clock`` is when the top's ``remaining`` was
-    last brought up to date. The state changes only at :meth:`release` and
-    at completions (:meth:`complete_due`), with the float operations of
-    :func:`ddlsched.heuristics.srpt.srpt_completion_times`.
-    """
-
-    __slots__ = ("_arrival", "_heap", "_sizes", "clock")
-
-    def __init__(self, sizes: Sequence[float], arrival_s: Sequence[float]) -> None:
-        self._sizes = sizes
-        self._arrival = arrival_s
-        self._heap: list[tuple[float, float, int]] = []
-        self.clock = 0.0
-
-    def next_completion_s(self) -> float:
-        """When the running job completes if nothing is released before (``inf``: idle)."""
-        heap = self._heap
-        return self.clock + heap[0][0] if heap else math.inf
-
-    def complete_due(self, t: float) -> list[tuple[float, int]]:
-        """Complete the jobs that finish by ``t``: ``[(completion time, index), ...]`` in order."""
-        heap = self._heap
-        done = []
-        while heap and self.clock + heap[0][0] <= t:
-            remaining, _, i = heapq.heappop(heap)
-            self.clock = self.clock + remaining
-            done.append((self.clock, i))
-        return done
-
-    def release(self, t: float, jobs: Sequence[int]) -> list[tuple[float, int]]:
-        """Release ``jobs`` (one arrival group) at ``t``; the completions up to ``t`` first."""
-        done = self.complete_due(t)
-        heap = self._heap
-        if heap:
-            remaining, release, i = heap[0]
-            heap[0] = (remaining - (t - self.clock), release, i)  # the top only shrinks
-        self.clock = t
-        for i in jobs:
-            heapq.heappush(heap, (float(self._sizes[i]), float(self._arrival[i]), i))
-        return done
 
 
 def virtual_completion_times(instance: AsrptInstance, *, perfect: bool = False) -> list[float]:
@@ -390,6 +293,10 @@ class OnlinePolicy(Protocol):
         """The policy's own record, merged into the schedule's ``info``."""
         ...
 
+    def diagnostics(self, start_s: Sequence[float], finish_s: Sequence[float]) -> dict:
+        """After the run, given each job's start and finish: more of ``info``."""
+        ...
+
 
 class _PolicyBase:
     """Selection + Heavy-Edge + allocation, shared by every policy."""
@@ -428,6 +335,28 @@ class _PolicyBase:
         servers, takes, mapping = self._trial(i, cluster, most_free)
         return self._launch(i, cluster, servers, takes, mapping)
 
+    def _diagnostics(
+        self,
+        eligible_s: Sequence[float],
+        start_s: Sequence[float],
+        finish_s: Sequence[float],
+        predicted: Sequence[float],
+        per_job: bool,
+    ) -> dict:
+        table = self.table
+        return run_diagnostics(
+            gpus=table.gpus,
+            num_gpus=table.num_gpus,
+            arrival_s=table.arrival_s,
+            eligible_s=eligible_s,
+            start_s=start_s,
+            finish_s=finish_s,
+            predicted=predicted,
+            iterations=table.iterations,
+            alpha_min_s=table.alpha_min_s,
+            per_job=per_job,
+        )
+
 
 # --------------------------------------------------------------------------- A-SRPT
 
@@ -437,6 +366,7 @@ class _Window:
     job: int
     kappa_s: float
     end_s: float
+    open_s: float
 
 
 class AsrptPolicy(_PolicyBase):
@@ -451,17 +381,23 @@ class AsrptPolicy(_PolicyBase):
         delay_factor: float = 1.0,
         comm_heavy: float = COMM_HEAVY,
         delay_blocks: bool = True,
+        eligibility: str = "virtual",
         seed: int = 0,
     ) -> None:
         super().__init__(instance, table, seed)
         self.delay_factor = delay_factor
         self.comm_heavy = comm_heavy
         self.delay_blocks = delay_blocks
+        self.eligibility = eligibility
+        self.perfect = perfect
         self.sizes = table.sizes(perfect)
         self.heavy = tuple(ratio >= comm_heavy for ratio in table.heavy_ratio)  # Line 8
         self.vm = VirtualSrpt(self.sizes, table.arrival_s)
         self.virtual_completion_s = [math.nan] * len(self.sizes)
+        self.eligible_s = [math.nan] * len(self.sizes)
         self.pending: deque[int] = deque()
+        # eligibility = arrival: the arrived jobs not yet virtually completed, in order
+        self.waiting = ArrivalQueue(len(self.sizes)) if eligibility == "arrival" else None
         self.overdue: deque[int] = deque()
         self.windows: list[_Window] = []
         self._completed = False
@@ -472,20 +408,36 @@ class AsrptPolicy(_PolicyBase):
             "started_on_improvement": 0,
             "started_at_deadline": 0,
             "started_after_deadline": 0,
+            "delay_wait_s": 0.0,
         }
 
     # -- events ------------------------------------------------------------------
 
     def _append(self, done: list[tuple[float, int]]) -> None:
+        waiting = self.waiting
         for completion, i in done:  # Line 2, in virtual completion order
             self.virtual_completion_s[i] = completion
-            self.pending.append(i)
+            if waiting is None:
+                self.eligible_s[i] = completion
+                self.pending.append(i)
+            elif waiting.discard(i):  # arrival variant: still waiting, now virtually done
+                self.pending.append(i)
 
     def on_complete(self, t: float, jobs: Sequence[int]) -> None:
         self._completed = True
 
     def on_arrive(self, t: float, jobs: Sequence[int]) -> None:
-        self._append(self.vm.release(t, jobs))
+        vm = self.vm
+        self._append(vm.release(t, jobs))
+        waiting = self.waiting
+        if waiting is not None:  # eligible at arrival, in the virtual machine's order
+            if vm.updated_top is not None:
+                waiting.update(vm.updated_top)
+            sizes = self.sizes
+            arrival = self.table.arrival_s
+            for i in jobs:  # the virtual machine's own entry
+                self.eligible_s[i] = t
+                waiting.add((float(sizes[i]), float(arrival[i]), i))
 
     def on_time(self, t: float) -> None:
         self._append(self.vm.complete_due(t))
@@ -514,6 +466,7 @@ class AsrptPolicy(_PolicyBase):
                 if trial[2].alpha_s < window.kappa_s:  # Lines 19-20 (strict)
                     out.append(self._launch(i, cluster, *trial))
                     self.counts["started_on_improvement"] += 1
+                    self.counts["delay_wait_s"] += t - window.open_s
                     continue
             if t >= window.end_s:
                 if gpus[i] <= cluster.total:  # Line 23: the placement computed at the end
@@ -521,6 +474,7 @@ class AsrptPolicy(_PolicyBase):
                         trial = self._trial(i, cluster, True)
                     out.append(self._launch(i, cluster, *trial))
                     self.counts["started_at_deadline"] += 1
+                    self.counts["delay_wait_s"] += t - window.open_s
                 else:  # only with delay_blocks = false
                     self.overdue.append(i)
                 continue
@@ -544,12 +498,21 @@ class AsrptPolicy(_PolicyBase):
             out.append(self._start(i, cluster, True))
             self.counts["started_after_deadline"] += 1
         pending = self.pending
+        waiting = self.waiting
         counts = self.counts
-        while pending:
-            i = pending[0]  # Line 4
+        while True:
+            if pending:
+                i = pending[0]  # Line 4
+            elif waiting is not None and (head := waiting.peek()) is not None:
+                i = head  # arrival variant: the first not yet virtually completed
+            else:
+                break
             if gpus[i] > cluster.total:  # Lines 5, 31-32: wait for the next event
                 break
-            pending.popleft()  # Line 7
+            if pending:  # Line 7
+                pending.popleft()
+            else:
+                waiting.pop()  # type: ignore[union-attr]
             if not self.heavy[i]:  # Lines 26-28: least-free-first, start now
                 out.append(self._start(i, cluster, False))
                 continue
@@ -564,7 +527,7 @@ class AsrptPolicy(_PolicyBase):
                 out.append(self._launch(i, cluster, servers, takes, mapping))
                 counts["started_at_deadline"] += 1
                 continue
-            self.windows.append(_Window(i, mapping.alpha_s, end_s))
+            self.windows.append(_Window(i, mapping.alpha_s, end_s, t))
             if self.delay_blocks:
                 break
         return out
@@ -573,6 +536,15 @@ class AsrptPolicy(_PolicyBase):
         out: dict[str, float] = dict(self.counts)
         out["virtual_total_completion_s"] = math.fsum(self.virtual_completion_s)
         return out
+
+    def diagnostics(self, start_s: Sequence[float], finish_s: Sequence[float]) -> dict:
+        """Hold-back, queueing, virtual work and utilisation (:mod:`.asrpt_diagnostics`)."""
+        table = self.table
+        predicted = table.iterations if self.perfect else table.predicted
+        return {
+            "eligibility": self.eligibility,
+            **self._diagnostics(self.eligible_s, start_s, finish_s, predicted, per_job=True),
+        }
 
 
 # --------------------------------------------------------------------------- baselines
@@ -653,6 +625,11 @@ class QueuePolicy(_PolicyBase):
     def decision_counts(self) -> dict[str, float]:
         return {}
 
+    def diagnostics(self, start_s: Sequence[float], finish_s: Sequence[float]) -> dict:
+        """Eligible at arrival: no hold-back; queueing, running, placement, utilisation."""
+        arrival = self.table.arrival_s
+        return self._diagnostics(arrival, start_s, finish_s, self.table.predicted, per_job=False)
+
 
 # --------------------------------------------------------------------------- factory
 
@@ -664,13 +641,14 @@ def make_policy(
     delay_factor: float = 1.0,
     comm_heavy: float = COMM_HEAVY,
     delay_blocks: bool = True,
+    eligibility: str = "virtual",
     server_selection: str = "most_free",
     seed: int = 0,
 ) -> OnlinePolicy:
     """The policy ``name`` (one of :data:`POLICIES`) on ``instance``, ready for the loop.
 
-    ``delay_factor``, ``comm_heavy`` and ``delay_blocks`` apply to ``asrpt`` and
-    ``asrpt_perfect``; ``server_selection`` to the baselines (with ``asrpt``,
+    ``delay_factor``, ``comm_heavy``, ``delay_blocks`` and ``eligibility`` apply to
+    ``asrpt`` and ``asrpt_perfect``; ``server_selection`` to the baselines (with ``asrpt``,
     ``comm_heavy`` sets the class threshold). Heavy-Edge uses ``seed``.
     """
     if name not in POLICIES:
@@ -685,6 +663,10 @@ def make_policy(
         isinstance(comm_heavy, (int, float)) and math.isfinite(comm_heavy) and comm_heavy > 0
     ):
         raise DdlschedError(f"comm_heavy must be a finite number > 0, got {comm_heavy!r}")
+    if eligibility not in ELIGIBILITIES:
+        raise DdlschedError(
+            f"eligibility must be one of {', '.join(ELIGIBILITIES)}, got {eligibility!r}"
+        )
     if server_selection not in SERVER_SELECTIONS:
         raise DdlschedError(
             f"server_selection must be one of {', '.join(SERVER_SELECTIONS)}, "
@@ -702,6 +684,7 @@ def make_policy(
             delay_factor=float(delay_factor),
             comm_heavy=float(comm_heavy),
             delay_blocks=bool(delay_blocks),
+            eligibility=eligibility,
             seed=seed,
         )
     key, strict = BASELINES[name]

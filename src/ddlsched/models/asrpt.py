@@ -216,7 +216,7 @@ def alpha_lb(
 
     The ILP gets ``time_limit_s`` or what remains of ``deadline``, whichever is
     less; ``cross_check`` re-proves a HiGHS optimum with SCIP (the placement
-    family's default: HiGHS 1.14 has returned wrong placement optima).
+    family's default: HiGHS 1.14 returned wrong placement optima).
     """
     key = (cluster, config)
     if key in _ALPHA_LB:

@@ -48,8 +48,8 @@ Choices of ours (stated):
 * Variable bounds ``w[i, h] <= min(cap_i, floor(min_r C[h, r] / alpha[i, r]))``
   and ``s[i, h] <= ceil(cap_i / gamma_i)`` (implied by the rows; they
   tighten the relaxation).
-* HiGHS runs with presolve off (the workaround of
-  :mod:`ddlsched.solvers.backends`), SCIP on request (``backend="scip"``).
+* HiGHS runs with the options of :mod:`ddlsched.solvers.backends` (presolve
+  on since highspy 1.16), SCIP on request (``backend="scip"``).
 * Time: slot ``t`` of ``T`` gets ``min(slot_time_limit_s, 0.8 remaining
   / (T - t + 1))`` seconds, ``remaining`` what the method's deadline
   leaves: an even share of the time left (the other 20 % covers model
@@ -61,7 +61,7 @@ Choices of ours (stated):
   bin-packing proof that routinely takes HiGHS more than 10 s per slot on
   ``paper`` instances, while the served count is already proven.
 * Greedy start (``greedy_start``, default on): the Pyomo HiGHS interface
-  takes no MIP start, and without presolve HiGHS may stop at its limit
+  takes no MIP start, and HiGHS may stop at its limit
   with a poor incumbent on large slots (one serving a single job where 40
   can be served) or with none at all. When a slot stops at its time limit,
   the FIFO and DRF allocations of the slot
@@ -125,8 +125,6 @@ DEFAULT_SLOT_TIME_LIMIT_S = 10.0
 TIME_SHARE = 0.8
 #: Default absolute gap of a slot MILP: the utilisation term within 0.01 of its best.
 DEFAULT_UTIL_GAP = 1e-2
-#: HiGHS options of the slot MILP (presolve off: see :mod:`ddlsched.solvers.backends`).
-HIGHS_OPTIONS: tuple[tuple[str, object], ...] = (("presolve", "off"),)
 
 
 @dataclass
@@ -304,9 +302,7 @@ def dorm_slot(
     m = build_slot_model(instance, demand)
     stats.build_time_s += time.perf_counter() - start
     deadline.check(f"{where}: building the MILP")
-    limits = SolveLimits(
-        time_limit_s=slot_time_limit_s, rel_gap=0.0, abs_gap=util_gap, highs_options=HIGHS_OPTIONS
-    )
+    limits = SolveLimits(time_limit_s=slot_time_limit_s, rel_gap=0.0, abs_gap=util_gap)
     try:
         solve = solve_model(m, backend, limits, deadline)
     except DdlschedError as exc:

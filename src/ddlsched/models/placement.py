@@ -132,10 +132,13 @@ disagree by more than 1e-6 relative.
 
 HiGHS 1.14 claimed a wrong optimum after a MIP restart on a Table II case
 (vgg16, 32 GPUs, availability seed 2: 3.308 s instead of 2.655 s; SCIP, other
-HiGHS seeds and the GPU-level ILP agree on 2.655 s). Restarts have caused
-such errors before (ERGO-Code/HiGHS issues 2171 and 2439), so the placement
-ILPs run HiGHS with restarts off (:data:`HIGHS_OPTIONS`);
-``tests/test_placement_methods.py`` keeps the case as a regression test.
+HiGHS seeds and the GPU-level ILP agree on 2.655 s) on the model of commit
+419a110, with presolve and restarts on (either off: right; 1.15.1 as wrong,
+1.16.0 right). Restarts have caused such errors before (ERGO-Code/HiGHS issues
+2171 and 2439), so the placement ILPs run HiGHS with restarts off
+(:data:`HIGHS_OPTIONS`), presolve being on (:mod:`ddlsched.solvers.backends`).
+Today's model of the instance is solved right either way;
+``tests/test_placement_methods.py`` keeps the case as a HiGHS-SCIP check.
 """
 
 from __future__ import annotations

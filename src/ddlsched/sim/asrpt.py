@@ -46,9 +46,15 @@ Heavy-Edge's ``counts[s][k]`` on the ``k``-th of them. Its ``info``:
 * the policy's decision counts: for A-SRPT ``comm_heavy_jobs``,
   ``started_immediately``, ``delays_opened``, ``started_on_improvement``,
   ``started_at_deadline``, ``started_after_deadline`` and
-  ``virtual_total_completion_s`` (``OPT_A~1``); see
+  ``delay_wait_s`` and ``virtual_total_completion_s`` (``OPT_A~1``); see
   :mod:`ddlsched.heuristics.asrpt` for the definitions and every choice the
-  spec leaves open.
+  spec leaves open;
+* the policy's diagnostics, given every job's start and finish: for A-SRPT
+  ``eligibility``, the hold-back time (in all, and while enough GPUs were
+  idle; per job on small instances), the queueing and running time, the
+  placements' slowdown, the predicted / true virtual work and the
+  utilisation (:mod:`ddlsched.heuristics.asrpt_diagnostics` defines each);
+  the baselines the same with eligibility at arrival.
 
 The virtual completion times themselves (the earliest start of each job
 under A-SRPT) are :func:`ddlsched.heuristics.asrpt.virtual_completion_times`.
@@ -78,14 +84,16 @@ def simulate(
     delay_factor: float = 1.0,
     comm_heavy: float = 1.5,
     delay_blocks: bool = True,
+    eligibility: str = "virtual",
     server_selection: str = "most_free",
     seed: int = 0,
     deadline: Deadline | None = None,
 ) -> AsrptSchedule:
     """Replay ``instance`` online under ``policy`` (one of :data:`POLICIES`).
 
-    ``delay_factor`` (tau), ``comm_heavy`` (Line 8's threshold) and
-    ``delay_blocks`` apply to ``asrpt`` and ``asrpt_perfect``;
+    ``delay_factor`` (tau), ``comm_heavy`` (Line 8's threshold),
+    ``delay_blocks`` and ``eligibility`` (``virtual``: Algorithm 1;
+    ``arrival``: ours) apply to ``asrpt`` and ``asrpt_perfect``;
     ``server_selection`` (``most_free``, ``least_free``, ``asrpt``) to the
     baselines, with ``comm_heavy`` as the class threshold of ``asrpt``.
     Heavy-Edge is seeded with ``seed``. Raises
@@ -97,6 +105,7 @@ def simulate(
         delay_factor=delay_factor,
         comm_heavy=comm_heavy,
         delay_blocks=delay_blocks,
+        eligibility=eligibility,
         server_selection=server_selection,
         seed=seed,
     )
@@ -183,4 +192,5 @@ def run_policy(
         "total_completion_s": math.fsum(finish_s),
     }
     info.update(policy.decision_counts())
+    info.update(policy.diagnostics(start_s, finish_s))
     return AsrptSchedule(runs, info)

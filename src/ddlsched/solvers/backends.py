@@ -19,13 +19,38 @@ The time a solve may take is what remains of the method's
 :class:`~ddlsched.deadline.Deadline` (capped by ``SolveLimits.time_limit_s``
 when that is set); a solve that would get no time is not started.
 
-HiGHS runs with ``presolve="off"`` by default. HiGHS 1.14.0, the only
-release our pin admits (``highspy>=1.14,<1.15``: 1.15 cannot share a
-process with OR-Tools), has a MIP presolve regression that returns
-suboptimal solutions with status *Optimal* (ERGO-Code/HiGHS issues 2957,
-2975, 3002, 3043, 3073; fixed by pull request 2961, first released in
-1.15.0). We reproduced it on a ``rar`` exact model (see
-``tests/test_solvers.py``). ``SolveLimits.highs_options`` can override it.
+Solver version and settings (``CONTRIBUTING.md``, "Solver versions"):
+highspy is pinned to ``>=1.16,<1.17`` and HiGHS runs with presolve on
+(:data:`HIGHS_DEFAULT_OPTIONS`; ``SolveLimits.highs_options`` can override
+it). ``tests/test_solver_regressions.py`` keeps every wrong optimum HiGHS
+has given this project, seven cases, and asserts the right answer (brute
+force) under these settings and under presolve and restarts on or off:
+
+* HiGHS 1.14.0 returned suboptimal points with status *Optimal* with
+  presolve on (ERGO-Code/HiGHS issues 2957, 3043, 3073: a ``rar`` exact
+  model) and, with presolve off, on placement ILPs (the ``alpha_lb``
+  cross-check of the asrpt worst-case search; ``exact_gpu_level
+  --param cross_check=false``) and on integer columns with fractional
+  upper bounds (the dmlrs slot ILP).
+* highspy 1.15.1 returns the same wrong answers on all but issue 2957's
+  model, and cannot share a process with OR-Tools: both wheels ship a
+  ``libhighs.so.1`` of their own version and the dynamic loader reuses the
+  first one loaded, so whichever of ``highspy`` and ``ortools`` (CP-SAT,
+  SCIP, ``pywraplp``) is imported second fails with an undefined symbol.
+* highspy 1.16.0 links HiGHS into its extension module: HiGHS, CP-SAT and
+  SCIP share one process again (``tests/test_solvers.py`` solves with
+  each), and it solves every case right under every setting tried.
+  Its ``Highs`` constructor prints a banner to stdout before any option
+  can be set, so direct users create it with
+  :func:`ddlsched.solvers.highs_lp.new_highs` (Pyomo captures the output).
+
+The direct highspy loops in ``solvers/`` (slot LPs, pattern LPs, column
+generation, ``HighsLp``) keep their options, presolve off: their LPs are
+re-solved from the previous basis after small changes and their MILPs are
+tiny, so their results and timings stay as measured; the slot ILP also
+keeps its integral column bounds. The placement ILPs keep MIP restarts off
+(``models.placement.HIGHS_OPTIONS``). The cross-check with SCIP
+(:mod:`ddlsched.solvers.formulation`) stays the run-time guard.
 Gap limits default to 0 (relative) so that ``optimal`` means the gap is
 closed; a formulation whose objective is integral may pass
 ``abs_gap < 1`` to stop as soon as integrality proves optimality.
@@ -55,12 +80,13 @@ __all__ = [
     "HIGHS_DEFAULT_OPTIONS",
     "ModelSolve",
     "SolveLimits",
+    "highs_options",
     "model_size",
     "solve_model",
 ]
 
-# Work around the HiGHS 1.14.0 MIP presolve regression (module docstring).
-HIGHS_DEFAULT_OPTIONS: dict[str, object] = {"presolve": "off"}
+#: HiGHS options of every Pyomo solve, before ``SolveLimits.highs_options`` (module docstring).
+HIGHS_DEFAULT_OPTIONS: dict[str, object] = {"presolve": "on"}
 
 log = logging.getLogger(__name__)
 
@@ -109,6 +135,21 @@ def model_size(model: pyo.ConcreteModel) -> tuple[int, int, int]:
         1 for _ in model.component_data_objects(pyo.Constraint, active=True, descend_into=True)
     )
     return num_vars, num_int, num_cons
+
+
+def highs_options(limits: SolveLimits) -> dict[str, object]:
+    """Every HiGHS option (native names) a solve of :func:`solve_model` sets, the time
+    limit aside: gaps, threads and seed of ``limits``, no output,
+    :data:`HIGHS_DEFAULT_OPTIONS`, then ``limits.highs_options``."""
+    return {
+        "mip_rel_gap": limits.rel_gap,
+        "mip_abs_gap": limits.abs_gap,
+        "threads": limits.threads,
+        "random_seed": limits.seed,
+        "output_flag": False,
+        **HIGHS_DEFAULT_OPTIONS,
+        **dict(limits.highs_options),
+    }
 
 
 #: Seconds kept back from HiGHS per variable and constraint (see ``_solve_highs``).
@@ -245,7 +286,7 @@ def _solve_highs(
     solver.deadline = deadline
     seconds = remaining()
     if not solver.available():
-        raise SolverError("HiGHS is not available (pip install 'highspy>=1.14,<1.15')")
+        raise SolverError("HiGHS is not available (pip install 'highspy>=1.16,<1.17')")
     version = ".".join(map(str, solver.version()))
     nvars, nint, ncons = model_size(model)
     # HiGHS overruns its limit on large MIPs (a node or heuristic in progress) and the
@@ -262,12 +303,7 @@ def _solve_highs(
             threads=limits.threads,
             load_solutions=False,
             raise_exception_on_nonoptimal_result=False,
-            solver_options={
-                "random_seed": limits.seed,
-                "output_flag": False,
-                **HIGHS_DEFAULT_OPTIONS,
-                **dict(limits.highs_options),
-            },
+            solver_options=highs_options(limits),
         )
     except TimeLimitReached as exc:  # interrupted while handing the model over
         return _out_of_time(model, "highs", str(exc), version)

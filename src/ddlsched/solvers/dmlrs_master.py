@@ -21,8 +21,8 @@ others fixed to 0), optionally from a starting solution.
 ``tests/test_dmlrs_solvers.py`` checks the LP and the MILP against the
 same model in Pyomo on random columns.
 
-HiGHS options: no output, one thread, presolve off (the HiGHS 1.14 MIP
-presolve regression, :mod:`ddlsched.solvers.backends`), MIP gaps 1e-9
+HiGHS options: no output, one thread, presolve off (the direct loops' setting,
+:mod:`ddlsched.solvers.backends`), MIP gaps 1e-9
 relative and 1e-6 absolute, primal simplex for the LP (warm-started after
 new columns; on ``paper`` seed 0, 70 rounds, 2-3 s per solve at the end
 against 8-14 s with HiGHS's default dual simplex).
@@ -37,6 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ddlsched.errors import SolverError
+from ddlsched.solvers.highs_lp import new_highs
 
 __all__ = ["ColumnMaster", "MasterSolution"]
 
@@ -65,7 +66,6 @@ class ColumnMaster:
         self._hs = highspy
         self.capacity = np.asarray(capacity, dtype=float).ravel()
         self.num_jobs = num_jobs
-        self._highs = highspy.Highs()
         self._options = (
             ("output_flag", False),
             ("threads", 1),
@@ -73,8 +73,7 @@ class ColumnMaster:
             ("mip_rel_gap", 1e-9),
             ("mip_abs_gap", 1e-6),
         )
-        for name, value in self._options:
-            self._highs.setOptionValue(name, value)
+        self._highs = new_highs(self._options)
         # primal simplex for the LP: adding columns keeps the basis primal feasible
         self._highs.setOptionValue("simplex_strategy", 4)
         self.cold_restarts = 0
@@ -222,9 +221,7 @@ class ColumnMaster:
         lp = self._highs.getLp()
         lp.col_upper_ = np.asarray(self.integral, dtype=float)
         lp.integrality_ = [hs.HighsVarType.kInteger] * n
-        highs = hs.Highs()
-        for name, value in self._options:
-            highs.setOptionValue(name, value)
+        highs = new_highs(self._options)
         highs.passModel(lp)
         if start is not None:
             solution = hs.HighsSolution()

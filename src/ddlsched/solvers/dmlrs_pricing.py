@@ -72,8 +72,8 @@ s <= C``; cumulative samples ``sum_{k' <= k} sum_h rate_int w >= sum_{k'
 objective (``w = wI + wE``, ``rate_int >= rate_ext``), so its optimum bounds
 the MILP's from above.
 
-HiGHS options: no output, one thread, presolve off (the HiGHS 1.14 MIP
-presolve regression, :mod:`ddlsched.solvers.backends`), the MIP gaps given
+HiGHS options: no output, one thread, presolve off (the direct loops' setting,
+:mod:`ddlsched.solvers.backends`), the MIP gaps given
 to the constructor. A MILP stopped by its time limit reports HiGHS's
 ``mip_dual_bound`` (valid whatever the gap).
 """
@@ -87,6 +87,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ddlsched.errors import SolverError
+from ddlsched.solvers.highs_lp import new_highs
 
 __all__ = [
     "PricingSolution",
@@ -409,10 +410,7 @@ class SingleJobPricer:
             self._build_lp()
 
     def _new_highs(self):
-        highs = self._hs.Highs()
-        for name, value in self._options:
-            highs.setOptionValue(name, value)
-        return highs
+        return new_highs(self._options)
 
     def _hull(self, capacity_type: int) -> _Hull:
         if capacity_type not in self._hulls:

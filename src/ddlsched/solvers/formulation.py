@@ -28,9 +28,9 @@ found it. ``info['cross_check']['agree']`` is ``True`` only when the second
 backend proved the same answer, ``False`` when it found a better schedule
 or none under the cap (or a schedule where the first claimed none), and
 ``None`` when it could not decide (error, time limit; a cross-check the
-time limit cuts keeps the first answer). HiGHS 1.14 has
-returned wrong optima on rare instances (``README.md``, solver caveats);
-this is how the toolkit catches them at run time.
+time limit cuts keeps the first answer). HiGHS 1.14 and 1.15 returned
+wrong optima on rare instances (``tests/test_solver_regressions.py``);
+this is how the toolkit catches such errors at run time.
 """
 
 from __future__ import annotations

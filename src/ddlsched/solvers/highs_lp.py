@@ -21,9 +21,12 @@ The problem::
 handed to HiGHS column-wise, entries ordered by column, then row. A
 maximisation is passed to HiGHS as the minimisation of ``-c`` (so HiGHS
 sees the same model either way). Options: no output, one thread, presolve
-off (the HiGHS 1.14 MIP presolve regression, see
-:mod:`ddlsched.solvers.backends`), MIP gap 0. highspy is imported when the
-first problem is solved, not when this module is imported.
+off (the direct loops' setting, see :mod:`ddlsched.solvers.backends`), MIP
+gap 0. A MILP's point may lie outside a row by up to HiGHS's
+``mip_feasibility_tolerance`` (1e-6; highspy 1.16 returned 4e-7 on the
+test's random problems). :func:`new_highs` creates every ``Highs`` object of
+``solvers/``, silent from the start. highspy is imported when the first
+problem is solved, not when this module is imported.
 
 >>> lp = HighsLp()
 >>> x = lp.solve([1.0, 1.0], [[1.0, 2.0]], row_upper=[4.0], col_upper=[3.0, 3.0], maximize=True)
@@ -33,14 +36,15 @@ first problem is solved, not when this module is imported.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from ddlsched.errors import DdlschedError
 
-__all__ = ["DEFAULT_OPTIONS", "HighsLp"]
+__all__ = ["DEFAULT_OPTIONS", "HighsLp", "new_highs"]
 
 #: HiGHS options of every :class:`HighsLp` (set in this order; ``options`` may override).
 DEFAULT_OPTIONS: dict[str, object] = {
@@ -49,6 +53,37 @@ DEFAULT_OPTIONS: dict[str, object] = {
     "presolve": "off",
     "mip_rel_gap": 0.0,
 }
+
+
+@functools.cache
+def _quiet_highs_class() -> type:
+    """``highspy.Highs`` with its output off before it can log anything.
+
+    highspy 1.16 writes HiGHS's banner to stdout when the ``Highs`` constructor
+    enables callbacks, before any option can be set; that would corrupt a
+    command's ``--json`` output. The constructor calls ``enableCallbacks``, so
+    turning the output off there comes first (``tests/test_solver_regressions.py``
+    checks that nothing reaches stdout).
+    """
+    import highspy
+
+    class QuietHighs(highspy.Highs):
+        def enableCallbacks(self) -> None:
+            self.setOptionValue("output_flag", False)
+            super().enableCallbacks()
+
+    return QuietHighs
+
+
+def new_highs(
+    options: Mapping[str, object] | Iterable[tuple[str, object]] = DEFAULT_OPTIONS,
+) -> Any:
+    """A silent ``highspy.Highs`` with ``options`` (a mapping or ``(name, value)`` pairs) set in order."""
+    highs = _quiet_highs_class()()
+    pairs = options.items() if isinstance(options, Mapping) else options
+    for name, value in pairs:
+        highs.setOptionValue(name, value)
+    return highs
 
 
 def _column_wise(matrix: Any, num_rows: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
@@ -91,12 +126,7 @@ class HighsLp:
 
     def _instance(self) -> Any:
         if self._highs is None:
-            import highspy
-
-            highs = highspy.Highs()
-            for name, value in self.options.items():
-                highs.setOptionValue(name, value)
-            self._highs = highs
+            self._highs = new_highs(self.options)
         return self._highs
 
     def solve(

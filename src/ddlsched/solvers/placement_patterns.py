@@ -46,6 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ddlsched.errors import SolverError
+from ddlsched.solvers.highs_lp import new_highs
 
 __all__ = ["PATTERN_LIMIT", "CoverSearch", "cover_search", "pattern_count", "patterns"]
 
@@ -53,6 +54,8 @@ log = logging.getLogger(__name__)
 
 #: Largest number of patterns (over all availability values) the bound enumerates.
 PATTERN_LIMIT = 200_000
+#: HiGHS options of the pattern LPs and their integer solves.
+_LP_OPTIONS = (("output_flag", False), ("threads", 1), ("presolve", "off"))
 
 
 def patterns(caps: list[int], total: int, *, exact: bool) -> np.ndarray:
@@ -201,9 +204,7 @@ def _warm_lp(blocks, values: list[np.ndarray], supply: np.ndarray, demand: np.nd
 
     tables = [table for _, table in blocks]
     every = np.concatenate(values)
-    highs = highspy.Highs()
-    for name, value in (("output_flag", False), ("threads", 1), ("presolve", "off")):
-        highs.setOptionValue(name, value)
+    highs = new_highs(_LP_OPTIONS)
     lp = _pattern_lp(tables, supply, demand)
     num_cols = lp.num_col_
     highs.passModel(lp)
@@ -359,7 +360,6 @@ def cover_search(
     a heuristic start only: nothing relies on an integer solve's
     "infeasible".
     """
-    import highspy
 
     started = time.perf_counter()
     demand = np.asarray(demand, dtype=float)
@@ -389,9 +389,7 @@ def cover_search(
         if direct is not None:
             return CoverSearch(float(candidates[lo]), direct, 0, 0)
     lp_feasible = _warm_lp(lp_blocks, values, supply, demand)
-    highs = highspy.Highs()  # for the certificate's fresh LP and the integer solves
-    for name, value in (("output_flag", False), ("threads", 1), ("presolve", "off")):
-        highs.setOptionValue(name, value)
+    highs = new_highs(_LP_OPTIONS)  # for the certificate's fresh LP and the integer solves
     hi, lp_solves, step, bisect = candidates.size - 1, 0, 1, False  # the largest: all patterns
     while lo < hi:  # gallop up from `lower` (often tight), then bisect
         probe = (lo + hi) // 2 if bisect else min(lo + step - 1, hi - 1)

@@ -32,12 +32,14 @@ puts the full LP's bounds back (both changes keep the basis). One
 HiGHS object serves every LP a :class:`HighsSlotSolvers` opens (the model
 is re-passed when another LP used it in between). The exact ILP
 (:meth:`HighsSlotSolvers.ilp`) is the same model with integer ``w, s``
-(MIP gap 0, presolve off: the HiGHS 1.14 MIP presolve regression, see
+(MIP gap 0, presolve off: the direct loops' setting, see
 :mod:`ddlsched.solvers.backends`). Its column bounds are rounded down to
-integers: HiGHS 1.14 with presolve off returned a suboptimal point with
-status *Optimal* when an integer column had a fractional upper bound (found
-by this module's test, seed 8: 26.784 instead of 17.343; the Pyomo model,
-whose integer columns have no such bounds, was right).
+integers: HiGHS 1.14 and 1.15 returned a suboptimal point with status
+*Optimal* when an integer column had a fractional upper bound (found by
+this module's test, seed 8: 26.784 instead of 17.343; the Pyomo model,
+whose integer columns have no such bounds, was right). 1.16 solves such
+columns right; the rounding stays, exact and free
+(``tests/test_solver_regressions.py``, case 3).
 
 Outcomes: an optimal solution (:class:`SlotLpSolution`), ``None`` when the
 problem is infeasible, :class:`~ddlsched.errors.TimeLimitReached` when the
@@ -58,6 +60,7 @@ from typing import Any
 import numpy as np
 
 from ddlsched.errors import SolverError, TimeLimitReached
+from ddlsched.solvers.highs_lp import new_highs
 
 __all__ = ["HighsSlotLp", "HighsSlotSolvers", "SlotLpSolution", "cost_scale", "solver_costs"]
 
@@ -130,7 +133,7 @@ def _build(
     ub_s = np.full(H, inf)
     if only_s.size:
         ub_s = (res[:, only_s] / beta[only_s]).min(axis=1)
-    if integer:  # HiGHS 1.14 without presolve mishandles fractional bounds of integer columns
+    if integer:  # HiGHS 1.14 and 1.15 mishandle fractional bounds of integer columns
         ub_w = np.floor(ub_w + INTEGER_BOUND_TOL)
         ub_s = np.where(np.isfinite(ub_s), np.floor(ub_s + INTEGER_BOUND_TOL), inf)
     nb = both.size
@@ -221,12 +224,7 @@ def cost_scale(cost: np.ndarray) -> float:
 
 
 def _new_highs() -> Any:
-    import highspy
-
-    highs = highspy.Highs()
-    for name, value in OPTIONS.items():
-        highs.setOptionValue(name, value)
-    return highs
+    return new_highs(OPTIONS)
 
 
 def _run(

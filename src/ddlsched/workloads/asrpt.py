@@ -1,4 +1,4 @@
-"""Instance generators of family ``asrpt``: presets ``tiny``, ``trace``, ``testbed``, ``paper``.
+"""Instance generators of family ``asrpt``: ``tiny``, ``tiny-comm`` and the trace presets.
 
 Spec ``shared/specs/asrpt.md`` ("Workloads", "Presets").
 
@@ -18,6 +18,22 @@ n_i alpha_max_i`` is at most 500 units. Predictions carry a seeded error:
 a job is unseen (``n~ = 0``) with probability 0.15, else ``n~ = n
 exp(0.5 Z)``.
 
+``tiny-comm`` (spec revision 2026-11-25, "a tiny preset where placement
+matters") is ``tiny`` with ``B_intra = 4 B_inter`` (40 Gbps against 10), so
+that an inter-server placement is slower than an intra-server one and
+Algorithm 1's Lines 16-23 (communication-heavy jobs, the delay window,
+starts on improvement or at the deadline) are exercised. To keep every term
+on the 50 ms grid the intra-server unit stays 50 ms (the data volumes scale
+with ``B_intra``), so an inter-server term is ``4 g`` times its intra-server
+one, and AllReduce's ``4 L g / x`` is whole for every split. Choices of ours
+that make delay windows open (with ``tiny``'s shape they open on 1 seed in
+100, and on 2 with ``tiny``'s shape at ``B_intra = 4 B_inter``): 2 servers of 3 GPUs, every configuration on at most 2 GPUs (jobs
+share servers, so a free GPU on each of two servers is a common state),
+2-3 configurations, 4-6 jobs, arrivals in 0-1 s (10 units). Measured: a
+window of positive length opens on 53 of seeds 0-99 (16 of 0-29, the test's
+count); the exact model proves all 100 (mean 0.03 s). The horizon cap and
+the predictions are ``tiny``'s.
+
 The trace-driven presets live in :mod:`ddlsched.workloads.asrpt_traces`.
 
 Preset parameters (``--set``) are typed and ranged by :data:`PRESET_PARAMS`,
@@ -28,6 +44,7 @@ the trace presets' on first use: their module imports pandas).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 from ddlsched.errors import InvalidInstanceError, UnknownMethodError
@@ -36,14 +53,22 @@ from ddlsched.problems.asrpt import AsrptInstance, Cluster, Job, JobConfig, job_
 from ddlsched.problems.placement import Stage, alpha_max
 from ddlsched.rng import make_rng
 
-__all__ = ["PRESETS", "PRESET_PARAMS", "TINY_HORIZON_UNITS", "generate", "tiny"]
+__all__ = [
+    "PRESETS",
+    "PRESET_PARAMS",
+    "SYNTHETIC",
+    "TINY_HORIZON_UNITS",
+    "generate",
+    "tiny",
+    "tiny_comm",
+]
 
 _STEP_S = 0.05
 _B = 10e9 / 8
 TINY_HORIZON_UNITS = 500
 
 
-def _tiny_config(rng, g: int, max_gpus: int, name: str) -> JobConfig:
+def _tiny_config(rng, g: int, max_gpus: int, name: str, ratio: int) -> JobConfig:
     num_stages = min(int(rng.integers(1, 4)), max_gpus)
     replicas: list[int] = []
     for _ in range(num_stages):
@@ -52,7 +77,8 @@ def _tiny_config(rng, g: int, max_gpus: int, name: str) -> JobConfig:
             break
         replicas.append(int(rng.integers(1, min(3, room) + 1)))
     num_stages = len(replicas)
-    # transfer unit u_s (s per neighbour replica, intra-server) of boundary s-1|s
+    # transfer unit u_s (s per neighbour replica, intra-server) of boundary s-1|s;
+    # B_intra = ratio * B_inter, so an inter-server term is g * ratio times its intra one
     units = [0] + [int(rng.integers(0, 3)) for _ in range(num_stages - 1)]
     stages = []
     for s, k in enumerate(replicas):
@@ -60,13 +86,14 @@ def _tiny_config(rng, g: int, max_gpus: int, name: str) -> JobConfig:
         bwd_steps = int(rng.integers(1, 3))
         k_prev = replicas[s - 1] if s > 0 else 1
         k_next = replicas[s + 1] if s + 1 < num_stages else 1
-        in_bytes = units[s] * _STEP_S * k_prev * _B / 2 if s > 0 else 0.0
-        out_bytes = units[s + 1] * _STEP_S * k_next * _B / 2 if s + 1 < num_stages else 0.0
+        b_intra = ratio * _B
+        in_bytes = units[s] * _STEP_S * k_prev * b_intra / 2 if s > 0 else 0.0
+        out_bytes = units[s + 1] * _STEP_S * k_next * b_intra / 2 if s + 1 < num_stages else 0.0
         if k >= 2:
             steps = int(rng.integers(1, 3))
-            if any((steps * g) % x for x in range(1, k)):
+            if any((steps * g * ratio) % x for x in range(1, k)):
                 steps = math.lcm(*range(1, k)) * steps
-            param_bytes = steps * _STEP_S * _B * k / (2.0 * (k - 1))
+            param_bytes = steps * _STEP_S * b_intra * k / (2.0 * (k - 1))
         else:
             param_bytes = float(rng.integers(1, 5)) * 1e7  # no AllReduce: enters no term
         stages.append(
@@ -83,24 +110,65 @@ def _tiny_config(rng, g: int, max_gpus: int, name: str) -> JobConfig:
     return JobConfig(allreduce="rar", stages=tuple(stages), description=desc)
 
 
+@dataclass(frozen=True)
+class _TinyShape:
+    """What distinguishes the tiny presets: the servers drawn (inclusive range) and
+    ``B_intra / B_inter`` (an integer, so every Eq. 7 term stays on the 50 ms grid)."""
+
+    preset: str
+    servers: tuple[int, int]
+    ratio: int
+    gpus_per_server: tuple[int, int] = (2, 4)
+    jobs: tuple[int, int] = (3, 6)
+    configs: tuple[int, int] = (1, 3)
+    arrival_units: int = 30
+    spare_gpu: bool = False
+
+
+_TINY = _TinyShape("tiny", (1, 2), 1)
+_TINY_COMM = _TinyShape(
+    "tiny-comm",
+    servers=(2, 2),
+    ratio=4,
+    gpus_per_server=(3, 3),
+    jobs=(4, 6),
+    configs=(2, 3),
+    arrival_units=10,
+    spare_gpu=True,
+)
+
+
 def tiny(
     seed: int = 0, *, num_jobs: int | None = None, servers: int | None = None
 ) -> AsrptInstance:
     """A tiny instance the exact model proves in seconds (see the module docstring)."""
+    return _tiny(seed, num_jobs, servers, _TINY)
+
+
+def tiny_comm(seed: int = 0, *, num_jobs: int | None = None) -> AsrptInstance:
+    """``tiny`` where placement matters: ``B_intra = 4 B_inter`` (module docstring)."""
+    return _tiny(seed, num_jobs, None, _TINY_COMM)
+
+
+def _tiny(seed: int, num_jobs: int | None, servers: int | None, shape: _TinyShape) -> AsrptInstance:
     rng = make_rng(seed)
-    M = int(rng.integers(1, 3)) if servers is None else servers
-    g = int(rng.integers(2, 5))
-    n_jobs = int(rng.integers(3, 7)) if num_jobs is None else num_jobs
-    for name, value, lo, hi in (("servers", M, 1, 2), ("num_jobs", n_jobs, 1, 8)):
+    lo_m, hi_m = shape.servers
+    M = int(rng.integers(lo_m, hi_m + 1)) if servers is None else servers
+    g = int(rng.integers(shape.gpus_per_server[0], shape.gpus_per_server[1] + 1))
+    n_jobs = int(rng.integers(shape.jobs[0], shape.jobs[1] + 1)) if num_jobs is None else num_jobs
+    for name, value, lo, hi in (("servers", M, lo_m, hi_m), ("num_jobs", n_jobs, 1, 8)):
         if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-            raise InvalidInstanceError(f"preset tiny: {name} must be in {lo}..{hi}, got {value!r}")
-    cluster = Cluster(servers=M, gpus_per_server=g, b_inter=_B, b_intra=_B)
-    num_configs = int(rng.integers(1, 4))
+            raise InvalidInstanceError(
+                f"preset {shape.preset}: {name} must be in {lo}..{hi}, got {value!r}"
+            )
+    cluster = Cluster(servers=M, gpus_per_server=g, b_inter=_B, b_intra=shape.ratio * _B)
+    num_configs = int(rng.integers(shape.configs[0], shape.configs[1] + 1))
+    max_gpus = g - 1 if shape.spare_gpu else min(cluster.num_gpus, 6)
     configs = {
-        f"c{c}": _tiny_config(rng, g, min(cluster.num_gpus, 6), f"c{c}") for c in range(num_configs)
+        f"c{c}": _tiny_config(rng, g, max_gpus, f"c{c}", shape.ratio) for c in range(num_configs)
     }
     names = list(configs)
-    arrivals = sorted(int(rng.integers(0, 31)) for _ in range(n_jobs))
+    arrivals = sorted(int(rng.integers(0, shape.arrival_units + 1)) for _ in range(n_jobs))
     arrivals = [a - arrivals[0] for a in arrivals]
     picks = [names[int(rng.integers(num_configs))] for _ in range(n_jobs)]
     iterations = [2 * int(rng.integers(1, 11)) for _ in range(n_jobs)]
@@ -142,7 +210,7 @@ def tiny(
         configs=configs,
         jobs=tuple(jobs),
         time_unit_s=unit,
-        provenance={"preset": "tiny", "seed": seed},
+        provenance={"preset": shape.preset, "seed": seed},
     )
 
 
@@ -164,7 +232,15 @@ def _paper(seed: int = 0, **params: Any) -> AsrptInstance:
     return paper_preset(seed, **params)
 
 
-PRESETS = {"tiny": tiny, "trace": _trace, "testbed": _testbed, "paper": _paper}
+PRESETS = {
+    "tiny": tiny,
+    "tiny-comm": tiny_comm,
+    "trace": _trace,
+    "testbed": _testbed,
+    "paper": _paper,
+}
+#: The synthetic presets (no trace, no injected ``alpha~_min``).
+SYNTHETIC = ("tiny", "tiny-comm")
 
 #: Passed through unchecked to the trace presets: ``alpha_min_of`` is injected by
 #: the family; ``delay`` is refused there with a hint (a method parameter).
@@ -179,6 +255,14 @@ def _tiny_params() -> type:
             "num_jobs": declare("jobs (default: 3-6, drawn)", minimum=1, maximum=8),
             "servers": declare("servers (default: 1-2, drawn)", minimum=1, maximum=2),
         },
+    )
+
+
+def _tiny_comm_params() -> type:
+    return signature_params(
+        tiny_comm,
+        "AsrptTinyCommParams",
+        {"num_jobs": declare("jobs (default: 4-6, drawn)", minimum=1, maximum=8)},
     )
 
 
@@ -198,6 +282,7 @@ def _testbed_params() -> type:
 PRESET_PARAMS = LazyParams(
     {
         "tiny": _tiny_params,
+        "tiny-comm": _tiny_comm_params,
         "trace": _window_params,
         "testbed": _testbed_params,
         "paper": _window_params,
@@ -213,7 +298,7 @@ def generate(preset: str, seed: int = 0, **params: Any) -> AsrptInstance:
         raise UnknownMethodError(
             f"unknown asrpt preset {preset!r} (choose from {', '.join(PRESETS)})"
         ) from None
-    passed = {k: params.pop(k) for k in _PASSED if k in params} if preset != "tiny" else {}
+    passed = {} if preset in SYNTHETIC else {k: params.pop(k) for k in _PASSED if k in params}
     where = f"asrpt preset {preset!r}"
     kwargs = checked_kwargs(PRESET_PARAMS[preset], params, where, InvalidInstanceError)
     return factory(seed, **kwargs, **passed)
