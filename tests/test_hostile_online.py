@@ -473,3 +473,106 @@ def test_colgen_and_ub_prices_do_not_import_pyomo():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False", out.stderr
+
+
+def test_every_integer_method_parameter_has_a_maximum():
+    """A parameter that becomes a loop bound (quanta, draws, rounds, trials, patterns) is
+    refused above its stated maximum before anything runs (issue 23, item 2)."""
+    missing = [
+        f"{fam.name}.{method.name}.{spec.name}"
+        for fam in families()
+        for method in methods(fam.name)
+        for spec in method.param_specs()
+        if "int" in spec.type_text.split(" | ") and "<=" not in spec.constraint
+    ]
+    assert not missing, missing
+
+
+# --------------------------------------------------------------------------- asrpt
+
+
+def test_asrpt_time_unit_out_of_range_is_refused_and_a_coarse_one_claims_nothing(tmp_path, capsys):
+    data = _instance("asrpt")
+    data["time_unit_s"] = 1e12  # before: exact claimed 0.0, the evaluator gave 24.2
+    _one_line_error(capsys, ["instance", "check", "asrpt", _write(tmp_path, data)], "time_unit_s")
+    data["time_unit_s"] = 1e6  # every job shorter than one unit: rounded up and down
+    path = _write(tmp_path, data, "coarse.json")
+    code = main(["solve", "asrpt", str(path), "--method", "exact", "--json", "-q"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["status"] == "feasible" and result["bound"] <= result["objective"]
+
+
+def test_asrpt_units_are_never_whole_at_zero_for_a_positive_duration():
+    from ddlsched.models.asrpt import _units
+
+    assert (_units(2e-12, True), _units(2e-12, False)) == (1, 0)
+    assert (_units(0.0, True), _units(3.0 + 1e-12, False)) == (0, 3)
+
+
+MURI_ROW = "{id},{gpus},0,1000,resnet50,64,100,1,0.1,0.05,0.03,0.02,1"
+
+
+@pytest.mark.parametrize("gpus", [2**40, 10**30])  # 10^30: refused by the CSV gate
+def test_a_trace_job_beyond_any_cluster_is_refused_before_planning(gpus, tmp_path, capsys):
+    from ddlsched.datadir import data_dir
+
+    if data_dir() is None:
+        pytest.skip("shared data directory absent")
+    rows = [MURI_ROW.format(id=k, gpus=1) for k in range(20)]
+    rows[-1] = MURI_ROW.format(id=19, gpus=gpus)
+    trace = tmp_path / "big.csv"
+    trace.write_text(MURI_TRACE_HEADER + "\n" + "\n".join(rows) + "\n")
+    argv = ["simulate", "asrpt", "--trace", trace, "--policy", "asrpt", "--jobs", "3"]
+    _one_line_error(capsys, [*argv, "--time-limit", "5"], "GPU" if gpus < 2**53 else "num_gpu")
+
+
+def test_a_pai_job_beyond_any_cluster_is_refused(tmp_path):
+    from ddlsched.workloads.pai import read_pai
+
+    jobs = [f"j{i},i{i},u1,Terminated,{100 + i},{400 + i}" for i in range(3)]
+    tasks = [f"j{i},worker,1,Terminated,{105 + i},{350 + i},600,29.3,100,V100" for i in range(3)]
+    tasks[1] = "j1,worker,1,Terminated,106,351,600,29.3,1e12,V100"  # 1e10 GPUs
+    (tmp_path / "pai_job_table.csv").write_text("\n".join(jobs) + "\n")
+    (tmp_path / "pai_task_table.csv").write_text("\n".join(tasks) + "\n")
+    with pytest.raises(InvalidInstanceError, match=r"j1.*GPUs"):
+        read_pai(tmp_path)
+
+
+#: A configuration whose alpha_lb needs the placement ILP (BERT-large, 2 x 16 replicas).
+BERT_32 = {
+    "allreduce": "rar",
+    "stages": [
+        {"replicas": 16, "fwd_s": 0.0029673125, "bwd_s": 0.0039023125, "in_bytes": 0.0,
+         "out_bytes": 262144.0, "param_bytes": 840855552.0},
+        {"replicas": 16, "fwd_s": 0.0028080625, "bwd_s": 0.003935625, "in_bytes": 262144.0,
+         "out_bytes": 0.0, "param_bytes": 983969040.0},
+    ],
+}  # fmt: skip
+
+
+def test_asrpt_bounds_say_when_the_limit_weakened_them(monkeypatch):
+    from ddlsched.models import asrpt as models
+    from ddlsched.problems.asrpt import AsrptInstance
+    from ddlsched.registry import RunOptions, run_method
+
+    data = _instance("asrpt")
+    data["cluster"].update({"servers": 8, "gpus_per_server": 8})
+    data["configs"] = {"bert": BERT_32}
+    for job in data["jobs"]:
+        job["config"] = job["group"] = "bert"
+    instance = AsrptInstance.from_dict(data)
+    real = models.alpha_lb
+
+    def cut_short(*args, **kwargs):
+        kwargs["time_limit_s"] = 0.0  # as if the method's limit had run out
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(models, "alpha_lb", cut_short)
+    for method in ("lb_sum", "lb_srpt"):
+        result = run_method("asrpt", method, instance, RunOptions(30))
+        assert result.time_limit_hit and "1 of 1 configurations" in result.info["stopped"]
+        options = RunOptions(30, params={"alpha_lb": "closed_form"})
+        closed, again = (run_method("asrpt", method, instance, options) for _ in range(2))
+        assert closed.bound == again.bound == result.bound and not closed.time_limit_hit

@@ -58,6 +58,16 @@ Methods (all minimise ``sum_i C_i`` in seconds, recomputed by the evaluator):
 * ``exact`` (CP-SAT over usage-vector modes; tiny instances), ``lb_sum`` and
   ``lb_srpt`` (valid lower bounds, no schedule).
 
+At the time limit (``time_limit_hit`` whenever the limit changed the answer,
+``info['stopped']`` what stopped): the policies are all or nothing
+(``time_limit_no_solution``); ``exact`` returns its best schedule (the
+greedy one at worst) and its bound, ``feasible``; ``lb_sum`` and ``lb_srpt``
+stay valid but get weaker: a configuration whose ``alpha_lb`` ILP the limit
+cut keeps its ILP bound or the closed form. Their value then depends on the
+machine's speed; ``--param alpha_lb=closed_form`` skips the ILPs (a weaker
+bound, the same on every run). ``asrpt --param theory=true`` computes
+``alpha_lb`` the same way within its limit.
+
 ``ddlsched simulate asrpt --trace NAME --policy M`` builds a ``trace``
 instance and runs one policy through the same pipeline.
 """
@@ -74,7 +84,7 @@ from typing import Any
 from ddlsched import cli_types
 from ddlsched.errors import DdlschedError
 from ddlsched.heuristics.asrpt_arrival import ELIGIBILITIES
-from ddlsched.params import NoParams, param, parse_assignments
+from ddlsched.params import param, parse_assignments
 from ddlsched.problems.asrpt import (
     AsrptEvaluation,
     AsrptInstance,
@@ -242,9 +252,14 @@ class ExactParams:
         choices=("cpsat", "milp"),
     )
     cross_check: bool = param(False, "also solve with the other model and compare")
-    max_job_modes: int = param(2000, "refuse instances with more (job, mode) pairs", minimum=1)
+    max_job_modes: int = param(
+        2000, "refuse instances with more (job, mode) pairs", minimum=1, maximum=1_000_000
+    )
     max_horizon_units: int = param(
-        5000, "refuse instances whose horizon exceeds this many time units", minimum=1
+        5000,
+        "refuse instances whose horizon exceeds this many time units",
+        minimum=1,
+        maximum=10_000_000,
     )
 
 
@@ -270,26 +285,48 @@ def _exact(instance: AsrptInstance, params: ExactParams, ctx: RunContext) -> Out
     )
 
 
+@dataclass(frozen=True)
+class BoundParams:
+    """Parameters of ``lb_sum`` and ``lb_srpt``."""
+
+    alpha_lb: str = param(
+        "ilp",
+        "per-iteration time bound per configuration: the placement ILP within the time limit "
+        "(ilp; a configuration the limit cuts keeps a weaker valid value) or the closed form "
+        "alone (closed_form: weaker, and the same on every machine)",
+        choices=("ilp", "closed_form"),
+    )
+
+
 def _bound_method(name: str, summary: str) -> None:
-    @register_method("asrpt", name, "bound", summary)
-    def _run(instance: AsrptInstance, params: NoParams, ctx: RunContext) -> Outcome:
+    @register_method("asrpt", name, "bound", summary, params=BoundParams)
+    def _run(instance: AsrptInstance, params: BoundParams, ctx: RunContext) -> Outcome:
         from ddlsched.models import asrpt as models
 
         started = time.perf_counter()
-        lbs = models.alpha_lbs(instance, deadline=ctx.deadline, backend=ctx.backend)
+        lbs = models.alpha_lbs(
+            instance,
+            deadline=ctx.deadline,
+            backend=ctx.backend,
+            use_ilp=params.alpha_lb == "ilp",
+        )
         alpha_lb_s = time.perf_counter() - started
         value = getattr(models, name)(instance, alpha_lbs=lbs, deadline=ctx.deadline)
         proven = sum(1 for lb in lbs.values() if lb.proven)
+        cut = sorted(config for config, lb in lbs.items() if lb.cut)
+        info = {
+            "alpha_lb": params.alpha_lb,
+            "alpha_lb_s": alpha_lb_s,
+            "alpha_lb_proven_share": proven / len(lbs),
+            "alpha_lb_sources": sorted({lb.source for lb in lbs.values()}),
+            "flow_bound": value - math.fsum(job.arrival_s for job in instance.jobs),
+        }
+        if cut:  # the limit left these configurations at a weaker value: a weaker bound
+            info["stopped"] = (
+                f"time limit: alpha_lb of {len(cut)} of {len(lbs)} configurations unproven"
+            )
         return Outcome(
-            None,
-            status=Status.BOUND_ONLY,
-            bound=value,
-            info={
-                "alpha_lb_s": alpha_lb_s,
-                "alpha_lb_proven_share": proven / len(lbs),
-                "alpha_lb_sources": sorted({lb.source for lb in lbs.values()}),
-                "flow_bound": value - math.fsum(job.arrival_s for job in instance.jobs),
-            },
+            None, status=Status.BOUND_ONLY, bound=value, info=info, time_limit_hit=bool(cut)
         )
 
 

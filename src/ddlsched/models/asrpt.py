@@ -190,12 +190,15 @@ class AlphaLb:
     ``proven``: it is the minimum itself. ``source``: ``closed_form=heavy_edge``,
     ``ilp``, ``ilp_bound`` or ``closed_form`` (module docstring).
     ``alpha_min_s`` is Heavy-Edge's ``alpha~_min`` (an achievable value).
+    ``cut``: a time limit left it unproven (no time for the ILP, or the ILP
+    stopped at its limit): a weaker value than more time would give.
     """
 
     value_s: float
     proven: bool
     source: str
     alpha_min_s: float | None = None
+    cut: bool = False
 
 
 _ALPHA_LB: dict[tuple[Cluster, JobConfig], AlphaLb] = {}
@@ -211,19 +214,22 @@ def alpha_lb(
     deadline: Deadline | None = None,
     cross_check: bool = True,
     seed: int = 0,
+    use_ilp: bool = True,
 ) -> AlphaLb:
     """``alpha_lb`` of ``config`` on ``cluster`` (module docstring); cached.
 
     The ILP gets ``time_limit_s`` or what remains of ``deadline``, whichever is
     less; ``cross_check`` re-proves a HiGHS optimum with SCIP (the placement
     family's default: HiGHS 1.14 returned wrong placement optima).
+    ``use_ilp=False``: the closed form (proven when Heavy-Edge meets it), no
+    ILP: a value that does not depend on the machine's speed.
     """
     key = (cluster, config)
-    if key in _ALPHA_LB:
+    if key in _ALPHA_LB and (use_ilp or _ALPHA_LB[key].source == "closed_form=heavy_edge"):
         return _ALPHA_LB[key]
     deadline = deadline or Deadline.unlimited()
     budget = min(time_limit_s, deadline.remaining_s())
-    if key in _ALPHA_LB_UNPROVEN and _ALPHA_LB_UNPROVEN[key][1] >= budget:
+    if use_ilp and key in _ALPHA_LB_UNPROVEN and _ALPHA_LB_UNPROVEN[key][1] >= budget:
         return _ALPHA_LB_UNPROVEN[key][0]
     g = cluster.gpus_per_server
     instance = job_placement_instance(cluster, config, (g,) * min(cluster.servers, config.num_gpus))
@@ -236,6 +242,8 @@ def alpha_lb(
         )
     if _leq(upper, closed):
         result = AlphaLb(min(closed, upper), True, "closed_form=heavy_edge", upper)
+    elif not use_ilp:
+        return AlphaLb(closed, False, "closed_form", upper)
     else:
         result = _alpha_lb_ilp(instance, closed, upper, budget, backend, cross_check, seed)
     if not _leq(result.value_s, upper):
@@ -261,7 +269,7 @@ def _alpha_lb_ilp(
     seed: int,
 ) -> AlphaLb:
     if not budget > 1e-3:
-        return AlphaLb(closed, False, "closed_form", upper)
+        return AlphaLb(closed, False, "closed_form", upper, cut=True)
     try:
         out = solve_formulation(
             PlacementFormulation("aggregated"),
@@ -286,9 +294,10 @@ def _alpha_lb_ilp(
         log.warning("alpha_lb: the placement backends disagree; using the closed form")
         return AlphaLb(closed, False, "closed_form", upper)
     dual = out.bound if out.bound is not None and math.isfinite(out.bound) else None
+    cut = out.time_limit_hit or out.status is Status.TIME_LIMIT_NO_SOLUTION
     if dual is not None and dual > closed:
-        return AlphaLb(dual, False, "ilp_bound", upper)
-    return AlphaLb(closed, False, "closed_form", upper)
+        return AlphaLb(dual, False, "ilp_bound", upper, cut=cut)
+    return AlphaLb(closed, False, "closed_form", upper, cut=cut)
 
 
 def alpha_lbs(
@@ -298,11 +307,13 @@ def alpha_lbs(
     backend: str = "highs",
     time_limit_s: float = ALPHA_LB_TIME_LIMIT_S,
     cross_check: bool = True,
+    use_ilp: bool = True,
 ) -> dict[str, AlphaLb]:
     """``{configuration name: AlphaLb}`` for the configurations the jobs use.
 
     Each ILP gets ``time_limit_s`` or what remains of ``deadline``; once the
-    deadline has passed the closed form is used (never an exception).
+    deadline has passed the closed form is used (never an exception; those
+    values are marked ``cut``). ``use_ilp=False``: closed forms only.
     """
     names = list(dict.fromkeys(job.config for job in instance.jobs))
     return {
@@ -313,6 +324,7 @@ def alpha_lbs(
             backend=backend,
             deadline=deadline,
             cross_check=cross_check,
+            use_ilp=use_ilp,
         )
         for name in names
     }
@@ -483,11 +495,18 @@ def _alpha_star_ilp(
 # --------------------------------------------------------------------------- exact
 
 
+def _count(value: float) -> str:
+    """``12,345`` for a count, ``1.23e+20`` beyond a billion (a message stays one short line)."""
+    return f"{value:,.0f}" if value < 1e9 else f"{value:.3g}"
+
+
 def _units(x: float, up: bool) -> int:
     """``x`` (time units) as an integer: the nearest one when within 1e-9 relative,
-    else rounded up (``up``) or down."""
+    else rounded up (``up``) or down. A positive ``x`` is never whole at 0 (a duration of
+    2e-12 units, ``time_unit_s`` far coarser than the jobs, made every job take no time
+    and the model claim a total completion time of 0)."""
     nearest = round(x)
-    if abs(x - nearest) <= _WHOLE_RTOL * max(1.0, abs(x)):
+    if abs(x - nearest) <= _WHOLE_RTOL * max(1.0, abs(x)) and (nearest != 0 or x == 0):
         return int(nearest)
     return math.ceil(x) if up else math.floor(x)
 
@@ -680,7 +699,7 @@ def solve_exact(
     estimate += sum(job.iterations * closed[job.config] for job in instance.jobs) / unit
     if estimate > max_horizon_units * (1 + _WHOLE_RTOL):
         raise ModelTooLargeError(
-            f"asrpt exact: the horizon is at least {estimate:,.0f} time units of "
+            f"asrpt exact: the horizon is at least {_count(estimate)} time units of "
             f"{unit:g} s, above max_horizon_units = {max_horizon_units:,} ({where}); "
             "raise the cap or time_unit_s"
         )
@@ -703,7 +722,7 @@ def solve_exact(
     serial = max(r_up) + sum(max(m.duration for m in ms) for ms in modes_up)
     if serial > max_horizon_units:
         raise ModelTooLargeError(
-            f"asrpt exact: the serial horizon is {serial:,} time units of {unit:g} s, above "
+            f"asrpt exact: the serial horizon is {_count(serial)} time units of {unit:g} s, above "
             f"max_horizon_units = {max_horizon_units:,} ({where}); raise the cap or time_unit_s"
         )
     upper = make_data(instance, "exact" if whole else "up", r_up, modes_up)

@@ -41,6 +41,18 @@ Choices the spec leaves open (written down here):
 * ``epsilon_bar`` (Eq. 9, iterations) and the prediction-error
   distribution are properties of the instance (:func:`prediction_error`),
   copied into every evaluation.
+
+An empty job list is refused with one line ("jobs: at least one job is
+needed"; ours, issue 23): the competitive ratio of no job is undefined, and
+the trace presets never make an empty window.
+
+Numeric ranges (ours, issue 23; checked on every instance, one line naming
+the field): ``time_unit_s`` in ``[1e-9, 1e9]``; a job's ``arrival_s``,
+``iterations`` and ``predicted_iterations`` at most ``1e12`` (completion
+times then stay below ``1e17`` s, sums of 100,000 of them finite and exact
+to far below a second); the stages' times and sizes are the ``placement``
+family's (a stage of at most ``1e5`` s per iteration). A job whose
+configuration needs more GPUs than the cluster has is refused, naming it.
 """
 
 from __future__ import annotations
@@ -92,6 +104,9 @@ __all__ = [
 ]
 
 SCHEMA_VERSION = 1
+#: Numeric ranges (module docstring).
+TIME_UNIT_RANGE = (1e-9, 1e9)
+MAX_JOB_NUMBER = 1e12
 #: Largest cluster accepted (``G = M g``): the paper's is 2,000 GPUs; the
 #: simulator and the exact model keep state per server.
 MAX_CLUSTER_GPUS = 1_000_000
@@ -101,6 +116,14 @@ ERROR_BINS = (("exact", 0.0), ("le_10pct", 0.1), ("le_50pct", 0.5), ("le_100pct"
 
 
 # --------------------------------------------------------------------------- instance
+
+
+def _in_range(value: float, where: str, low: float, high: float) -> None:
+    if not low <= value <= high:
+        raise InvalidInstanceError(
+            f"{where}: {value:.6g} is outside [{low:g}, {high:g}], the range the evaluator and "
+            "the exact model hold (ddlsched.problems.asrpt, 'Numeric ranges')"
+        )
 
 
 @dataclass(frozen=True)
@@ -244,6 +267,7 @@ class AsrptInstance:
         if not isinstance(self.cluster, Cluster):
             raise InvalidInstanceError("cluster: expected a Cluster")
         require_number(self.time_unit_s, "time_unit_s", minimum=0, strict=True)
+        _in_range(self.time_unit_s, "time_unit_s", *TIME_UNIT_RANGE)
         if not isinstance(self.provenance, Mapping):
             raise InvalidInstanceError("provenance: expected a JSON object")
         if not self.configs:
@@ -306,6 +330,8 @@ class AsrptInstance:
         require_number(
             job.predicted_iterations, f"{where}.predicted_iterations (job {job.id})", minimum=0
         )
+        for name in ("arrival_s", "iterations", "predicted_iterations"):
+            _in_range(getattr(job, name), f"{where}.{name} (job {job.id})", 0.0, MAX_JOB_NUMBER)
         if not isinstance(job.group, str) or not isinstance(job.model, str):
             raise InvalidInstanceError(f"{where}: group and model must be strings (job {job.id})")
         if not isinstance(job.features, Mapping):

@@ -151,7 +151,14 @@ from ddlsched.datadir import data_dir, data_file
 from ddlsched.errors import DdlschedError, InvalidInstanceError
 from ddlsched.jsonio import require_int, require_number
 from ddlsched.params import declare, signature_params
-from ddlsched.problems.asrpt import AsrptInstance, Cluster, Job, JobConfig, prediction_error
+from ddlsched.problems.asrpt import (
+    MAX_CLUSTER_GPUS,
+    AsrptInstance,
+    Cluster,
+    Job,
+    JobConfig,
+    prediction_error,
+)
 from ddlsched.rng import make_rng
 from ddlsched.workloads.asrpt_pool import draw_configuration, map_trace_model
 from ddlsched.workloads.asrpt_predict import LEARNED, PREDICTORS, fit, oracle_predictions
@@ -393,6 +400,12 @@ def _build_table(kind: str, arg: str) -> TraceTable:
     if np.any(raw.num_gpus < 1):
         row = int(np.flatnonzero(raw.num_gpus < 1)[0])
         raise InvalidInstanceError(f"job {raw.job_id[row]}: {raw.num_gpus[row]} GPUs (need >= 1)")
+    if np.any(raw.num_gpus > MAX_CLUSTER_GPUS):  # before any configuration is planned per GPU
+        row = int(np.flatnonzero(raw.num_gpus > MAX_CLUSTER_GPUS)[0])
+        raise InvalidInstanceError(
+            f"job {raw.job_id[row]}: {raw.num_gpus[row]:.6g} GPUs, more than "
+            f"any cluster holds ({MAX_CLUSTER_GPUS:,})"
+        )
     if iterations is not None and np.any(iterations < 1):
         raise InvalidInstanceError("the trace's iterations must be >= 1")
     if not np.all(np.isfinite(raw.submit_s)) or not np.all(np.isfinite(raw.duration_s)):

@@ -43,7 +43,10 @@ duration is the last task end minus the first task start. Choices:
   naming the file; so is a missing or empty job or task table, a
   ``job_name`` twice in the job table (both lines named), and a numeric
   field that is not a finite number within 2**53 (``inf``, ``nan``);
-* job ids are ``job_name``; jobs come in job-table order.
+* job ids are ``job_name``; jobs come in job-table order;
+* a job asking for more than :data:`MAX_JOB_GPUS` GPUs is refused, naming
+  it (ours, issue 23: ``plan_gpu = 1e12`` made a job of 1e10 GPUs that the
+  configuration planner looped over GPU by GPU).
 
 The result is a :class:`~ddlsched.workloads.traces.RawTrace` with extra
 columns ``user``, ``group`` and ``inst_id`` (strings).
@@ -58,10 +61,11 @@ from pathlib import Path
 import numpy as np
 
 from ddlsched.errors import DdlschedError, InvalidInstanceError
+from ddlsched.problems.asrpt import MAX_CLUSTER_GPUS
 from ddlsched.textin import read_text
 from ddlsched.workloads.traces import RawTrace, convert, read_csv_columns, trace_float
 
-__all__ = ["PAI_SCHEMA", "read_pai"]
+__all__ = ["MAX_JOB_GPUS", "PAI_SCHEMA", "read_pai"]
 
 #: Column order of each table (cluster-trace-gpu-v2020 schema).
 PAI_SCHEMA: dict[str, tuple[str, ...]] = {
@@ -86,6 +90,8 @@ _NEEDED = {
     "pai_group_tag_table": ("inst_id", "group"),
 }
 _GPU_TOL = 1e-9
+#: The most GPUs a job may ask for: the largest cluster of family ``asrpt``.
+MAX_JOB_GPUS = MAX_CLUSTER_GPUS
 _MAX_HEADER_BYTES = 1024 * 1024
 
 
@@ -180,6 +186,11 @@ def read_pai(directory: str | Path) -> RawTrace:
         num_gpus = math.ceil(gpu_sum.get(name, 0.0) - _GPU_TOL)
         if num_gpus < 1:
             continue
+        if num_gpus > MAX_JOB_GPUS:  # before any array or per-GPU work
+            raise InvalidInstanceError(
+                f"{directory}: job {name!r} asks for {num_gpus:.6g} GPUs in pai_task_table "
+                f"(inst_num x plan_gpu / 100), more than any cluster holds ({MAX_JOB_GPUS:,})"
+            )
         if name not in first_start or math.isnan(sub):
             dropped += 1
             continue
