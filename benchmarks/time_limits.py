@@ -13,7 +13,7 @@ stopped by its limit reports its incumbent and bound, ``feasible*``, a
 weaker bound, ``bound_only*``, or ``time_limit_no_solution*``).
 
     python benchmarks/time_limits.py --limits 5 --repeats 3
-    python benchmarks/time_limits.py --limits 1,10,60 --repeats 1 --cases 18,19,20,21,22
+    python benchmarks/time_limits.py --limits 1,10,60 --repeats 1 --cases 10-16,18-25
 """
 
 from __future__ import annotations
@@ -165,6 +165,17 @@ CASES = [
         [],
     ),
     ("dmlrs ub_prices, paper", "dmlrs", "paper", 0, [], "ub_prices", []),
+    ("asrpt lb_srpt (alpha_lb ILPs), paper", "asrpt", "paper", 0, [], "lb_srpt", []),
+    ("asrpt lb_sum (alpha_lb ILPs), paper", "asrpt", "paper", 0, [], "lb_sum", []),
+    (
+        "asrpt asrpt with theory (alpha_lb per configuration), paper",
+        "asrpt",
+        "paper",
+        0,
+        [],
+        "asrpt",
+        ["theory=true"],
+    ),
 ]
 
 DDLSCHED = [sys.executable, "-m", "ddlsched.cli"]
@@ -220,14 +231,25 @@ def solve(path: Path, family: str, method: str, params: list[str], limit: float)
     return {"wall_s": wall, "covered_s": covered, "status": status}
 
 
+def _numbers(text: str) -> list[int]:
+    """``1,3-5`` as ``[1, 3, 4, 5]``."""
+    out: list[int] = []
+    for part in text.split(","):
+        first, _, last = part.partition("-")
+        out.extend(range(int(first), int(last or first) + 1))
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--limits", default="5", help="comma-separated time limits, s")
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--cases", default=None, help="comma-separated case numbers (default all)")
+    ap.add_argument(
+        "--cases", default=None, help="case numbers, e.g. 1,3-5 (default all; see CASES)"
+    )
     args = ap.parse_args()
     limits = [float(x) for x in args.limits.split(",")]
-    chosen = [CASES[int(i)] for i in args.cases.split(",")] if args.cases else CASES
+    chosen = [CASES[i] for i in _numbers(args.cases)] if args.cases else CASES
     print(
         "| case | limit s | runs | statuses (*: time_limit_hit) | max load_s + runtime_s | "
         "overrun s | max CLI wall s | CLI overrun s |"

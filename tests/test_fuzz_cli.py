@@ -296,7 +296,9 @@ MURI_HEADER = (
     "iteration_time,resource_time_0,resource_time_1,resource_time_2,priority"
 )
 cell = st.one_of(
-    st.sampled_from(["1", "2", "0", "-1", "1.5", "nan", "inf", "", "x", str(2**70), "1e400"]),
+    st.sampled_from(
+        ["1", "2", "0", "-1", "1.5", "nan", "inf", "", "x", str(2**70), "1e400", str(2**40)]
+    ),
     st.text(
         alphabet=st.characters(blacklist_characters=",\n\r", blacklist_categories=("Cs",)),
         max_size=4,
@@ -312,3 +314,6 @@ def test_malformed_trace_rows_get_one_line(rows, tmp_path, capsys):
     path.write_text(f"{MURI_HEADER}\n{body}\n")
     argv = ["simulate", "muri", "--policy", "srtf", "--trace", path, "--time-limit", "5"]
     _answer(argv, capsys)
+    # the same rows as an asrpt trace (its planner once looped per GPU of a huge job)
+    argv = ["simulate", "asrpt", "--policy", "asrpt", "--trace", path, "--jobs", "all"]
+    _answer([*argv, "--time-limit", "5"], capsys)

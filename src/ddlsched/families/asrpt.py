@@ -180,7 +180,11 @@ def _theory(
         lb_sum(instance, alpha_lbs=lbs, deadline=ctx.deadline),
         lb_srpt(instance, alpha_lbs=lbs, deadline=ctx.deadline),
     )
-    return theory(instance, gamma, delay_factor=delay_factor, best_bound=best_bound, alpha_lbs=lbs)
+    out = theory(instance, gamma, delay_factor=delay_factor, best_bound=best_bound, alpha_lbs=lbs)
+    cut = sum(1 for lb in lbs.values() if lb.cut)
+    if cut:  # the bounds behind X / LB + rho are weaker than more time would make them
+        out["alpha_lb_cut_by_time_limit"] = cut
+    return out
 
 
 def _with_perfect_predictions(instance: AsrptInstance) -> AsrptInstance:
