@@ -37,9 +37,6 @@ _ARM_MAX_S = 1e6
 _REFIRE_S = 0.05
 #: Delay when it landed where it must not be raised (an import, a gc callback, ``__del__``).
 _POSTPONE_S = 0.02
-#: Re-fires that find our own exception being handled (cleanup while it unwinds) before the
-#: interrupt is raised anyway: long work in an ``except`` clause is not cleanup.
-_UNWIND_GRACE = 10
 #: Whether an :meth:`Deadline.interrupting` block is active (nested blocks are no-ops).
 _interrupting = False
 
@@ -122,8 +119,12 @@ class Deadline:
         only delays it. It is never raised where Python would only print it
         ("Exception ignored in ..."): inside a ``__del__`` or a gc callback it
         is postponed by :data:`_POSTPONE_S`, as in an import. While our own
-        exception is being handled (a ``finally`` or ``except`` clause), it
-        waits :data:`_UNWIND_GRACE` re-fires (cleanup), then is raised anyway.
+        exception is being handled (a ``finally`` or ``except`` clause: the
+        cleanup of a library it unwinds through, such as Pyomo's restoring of
+        the output streams) it is not raised again: a cleanup cut half-way
+        leaves the library broken (Pyomo then raised a RuntimeError). Work
+        that a library does after catching it runs outside the clause and
+        is interrupted.
         """
         global _interrupting
         if (
@@ -135,7 +136,6 @@ class Deadline:
             yield
             return
         active = True
-        grace = [_UNWIND_GRACE]
 
         def expire(signum: int, frame: FrameType | None) -> None:
             if not active:  # the block is being left: never raise in its teardown
@@ -147,8 +147,7 @@ class Deadline:
                 signal.setitimer(signal.ITIMER_REAL, _POSTPONE_S)
                 return
             signal.setitimer(signal.ITIMER_REAL, _REFIRE_S)  # cancelled when the block exits
-            if isinstance(sys.exc_info()[1], error) and grace[0] > 0:
-                grace[0] -= 1  # our exception is unwinding: let its cleanup run a while
+            if isinstance(sys.exc_info()[1], error):  # our exception is unwinding: let it
                 return
             raise error(f"time limit of {self.limit_s:g} s reached in {what}")
 
