@@ -578,3 +578,10 @@ def test_asrpt_bounds_say_when_the_limit_weakened_them(monkeypatch):
         options = RunOptions(30, params={"alpha_lb": "closed_form"})
         closed, again = (run_method("asrpt", method, instance, options) for _ in range(2))
         assert closed.bound == again.bound == result.bound and not closed.time_limit_hit
+
+
+def test_an_error_quoting_a_control_character_stays_one_line(tmp_path, capsys):
+    data = {"family": "muri_sim", "schema_version": 1, "trace": "trace1", "knobs": {"\r": 0}}
+    err = _one_line_error(capsys, ["instance", "check", "muri_sim", _write(tmp_path, data)])
+    assert "\\r" in err  # the name is shown, escaped
+    _one_line_error(capsys, ["solve", "rar", "x\ny.json", "--method", "ff"], "x\\ny.json")

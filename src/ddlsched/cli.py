@@ -67,7 +67,7 @@ class _Parser(cli_types.LazyHelpParser):
     """argparse with one-line errors (its default prints the usage first) and lazy help texts."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        self.exit(EXIT_USAGE, f"ddlsched: error: {message}\n")
+        self.exit(EXIT_USAGE, f"ddlsched: error: {_one_line(message)}\n")
 
 
 def _console(stderr: bool = False):
@@ -559,6 +559,14 @@ def _command(argv: Sequence[str] | None) -> str | None:
     return next((a for a in args if not a.startswith("-")), None)
 
 
+def _one_line(text: str) -> str:
+    """``text`` with every control character (a newline or carriage return a file or a name
+    carried into a message) written as its escape: an error is one line, whatever it quotes."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``ddlsched`` console script."""
     try:
@@ -578,7 +586,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return int(args.func(args) or 0)
         return int(args.func(args) or 0)
     except DdlschedError as exc:
-        print(f"ddlsched: error: {exc}", file=sys.stderr)
+        print(f"ddlsched: error: {_one_line(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except MemoryError:
         print(

@@ -233,7 +233,8 @@ class SimConfig:
         unknown = sorted(set(overrides) - known)
         if unknown:
             raise DdlschedError(
-                f"unknown simulator knob(s) {', '.join(unknown)} (known: {', '.join(sorted(known))})"
+                f"unknown simulator knob(s) {', '.join(map(repr, unknown))} "
+                f"(known: {', '.join(sorted(known))})"
             )
         if overrides:
             base = replace(
