@@ -53,6 +53,18 @@ class _PyomoLp:
         self.args = args
         self.counter = counter
 
+    def solve_shrunk(self, demand, factor, worker_cap, ps_cap, time_limit_s=float("inf")):
+        """The shrunk LP as a full LP of other data (rows (24) at C / G, the one-resource
+        resources set so that their bound is the floored cap over G)."""
+        pw, ps, alpha, beta, res, gamma, F = self.args
+        alpha, beta = np.asarray(alpha, float), np.asarray(beta, float)
+        res = np.maximum(np.asarray(res, float), 0.0) / factor
+        for r in np.flatnonzero((alpha > 0) & (beta == 0)):
+            res[:, r] = alpha[r] * np.asarray(worker_cap) / factor
+        for r in np.flatnonzero((alpha == 0) & (beta > 0)):
+            res[:, r] = beta[r] * np.asarray(ps_cap) / factor
+        return _PyomoLp((pw, ps, alpha, beta, res, gamma, F), self.counter).solve(demand)
+
     def solve(self, demand, time_limit_s=float("inf")):
         import pyomo.environ as pyo
 
@@ -108,7 +120,8 @@ def _line(label: str, result) -> None:
     if "lps_solved" in info:
         extra = (
             f", LPs {info['lps_solved']}, {1000 * (info.get('lp_mean_time_s') or 0):.3f} ms/LP, "
-            f"draws/LP {info.get('draws_per_lp') or 0:.1f}"
+            f"draws/LP {info.get('draws_per_lp') or 0:.1f}, roundings without a feasible draw "
+            f"{info.get('roundings_infeasible', 0)}/{info.get('roundings', 0)}"
         )
     print(
         f"  {label:<22} {result.runtime_s:8.2f} s  status {result.status}  "
