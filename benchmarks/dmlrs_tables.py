@@ -382,6 +382,12 @@ def _per_seed(frame: pd.DataFrame, label: str, value: str = "objective") -> pd.S
     return rows.groupby(keys)[value].mean()
 
 
+def _point_order(item: tuple) -> tuple:
+    """Sort key of a ((group, instance params JSON), rows) pair: group, then numeric params."""
+    (group, params), _ = item
+    return (group, tuple(json.loads(params).values()))
+
+
 def _t_interval(diffs: np.ndarray) -> str:
     from scipy.stats import t as student
 
@@ -402,7 +408,9 @@ def claims_table(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
             both = pd.concat([pd_ors.rename("pd_ors"), other.rename("b")], axis=1, join="inner")
             both = both[both.index.get_level_values("group").isin(groups)]
             sides = []
-            for (group, params), rows in both.groupby(level=[0, 1], sort=False):
+
+            in_order = sorted(both.groupby(level=[0, 1], sort=False), key=_point_order)
+            for (group, params), rows in in_order:
                 diffs = (rows["pd_ors"] - rows["b"]).to_numpy()
                 side = "above" if (diffs > 0).all() else "below" if (diffs < 0).all() else "mixed"
                 sides.append(side)

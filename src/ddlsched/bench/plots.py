@@ -13,8 +13,10 @@ and the paper-style figures its family lists in :data:`PAPER_FIGURES`:
   (and the evaluator's average completion time when it is recorded);
 * ``sweep-<family>-<method>`` (rar Figs. 5 and 7): mean objective against a
   swept method parameter (labels ``name[param=value]``);
-* ``instances-<family>-<group>`` (rar Fig. 6): mean objective against a
-  generator parameter that varies within an instance group;
+* ``instances-<family>-<group>`` (rar Fig. 6, dmlrs Figs. 6-9): mean objective
+  against a generator parameter that varies within an instance group, with
+  95 % t-intervals over the instances of each point (a seeded method's
+  objective on an instance is its mean over its seeds);
 * ``ratio-groups-<family>`` (muri headline): mean ratio per group and method;
 * ``runtime-bars-<family>`` (placement, Table II): mean runtime per method (log),
   beside the per-model objective (``instances-placement-table2``);
@@ -37,6 +39,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from ddlsched.bench.tables import load_results, rows_with_ratios
@@ -227,6 +230,16 @@ def method_sweep_figures(frame: pd.DataFrame, family: str, out: Path, fmt: str) 
     return paths
 
 
+def _t_half_width(std: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """Half-widths of 95 % t-intervals of means (0 where fewer than two values)."""
+    from scipy.stats import t as student
+
+    half = np.zeros(len(count))
+    several = count >= 2
+    half[several] = student.ppf(0.975, count[several] - 1) * std[several] / np.sqrt(count[several])
+    return half
+
+
 def _swept_instance_params(rows: pd.DataFrame) -> list[str]:
     if rows.empty:
         return []
@@ -250,11 +263,18 @@ def instance_sweep_figures(frame: pd.DataFrame, family: str, out: Path, fmt: str
         rows = rows.assign(x=[json.loads(p)[key] for p in rows["instance_params"]])
         fig, ax = plt.subplots(figsize=(5, 3.6))
         for label in sorted(dict.fromkeys(rows["label"])):
-            means = rows[rows["label"] == label].groupby("x")["objective"].mean().sort_index()
-            ax.plot(means.index, means.to_numpy(), "o-", label=label)
+            mine = rows[rows["label"] == label]
+            # per instance first (a seeded method's mean over its seeds), then over instances
+            per_instance = mine.groupby(["x", "instance_key"])["objective"].mean()
+            stats = per_instance.groupby(level="x").agg(["mean", "std", "count"]).sort_index()
+            half = _t_half_width(stats["std"].to_numpy(), stats["count"].to_numpy())
+            ax.errorbar(stats.index, stats["mean"].to_numpy(), yerr=half, fmt="o-", capsize=3,
+                        label=label)  # fmt: skip
         ax.set_xlabel(key)
         ax.set_ylabel(f"mean {_objective_name(family)}")
-        ax.set_title(f"{family} / {group}: against {key}")
+        ax.set_title(
+            f"{family} / {group}: against {key}\n(bars: 95 % CI over instances)", fontsize=9
+        )
         ax.legend(fontsize=8)
         paths.append(_save(fig, out, f"instances-{family}-{group}", fmt))
     return paths
@@ -386,7 +406,8 @@ def rounding_histograms(frame: pd.DataFrame, family: str, out: Path, fmt: str) -
 
 
 def covering_vs_delta(frame: pd.DataFrame, family: str, out: Path, fmt: str) -> list[Path]:
-    """Share of rounding draws meeting the covering row against ``1 - delta`` (dmlrs_slot)."""
+    """Share of rounding draws meeting the covering row (before any repair) against ``1 -
+    delta`` (dmlrs_slot), one curve per rounding rule, scale and group."""
     plt = _pyplot()
     part = frame[(frame["family"] == family) & (frame["method"] == "rounding")].copy()
     if part.empty:
@@ -394,14 +415,17 @@ def covering_vs_delta(frame: pd.DataFrame, family: str, out: Path, fmt: str) -> 
     info = part["info"].map(lambda i: json.loads(i or "{}"))
     part["delta"] = [i.get("delta") for i in info]
     part["scale"] = [i.get("scale") for i in info]
+    # the rule (dmlrs_slot's rounding parameter): files written before it existed are literal
+    part["rule"] = [i.get("rounding", "literal") for i in info]
     part["covering"] = [i.get("covering_success_share") for i in info]
     part = part.dropna(subset=["delta", "covering"])
     if part.empty:
         return []
     fig, ax = plt.subplots(figsize=(5, 4))
-    for (scale, group), rows in part.groupby(["scale", "group"], sort=False):
+    for (rule, scale, group), rows in part.groupby(["rule", "scale", "group"], sort=False):
         means = rows.groupby("delta")["covering"].mean().sort_index()
-        ax.plot(1 - means.index.to_numpy(), means.to_numpy(), "o-", label=f"{group}, {scale}")
+        ax.plot(1 - means.index.to_numpy(), means.to_numpy(), "o-",
+                label=f"{group}, {rule}, {scale}")  # fmt: skip
     ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls="--", label="1 - delta (guarantee)")
     ax.set_xlabel("1 - delta")
     ax.set_ylabel("share of draws meeting the covering row (26)")
