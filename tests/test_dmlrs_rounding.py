@@ -146,26 +146,39 @@ def test_unit_caps_are_floored_per_resource():
     )
     worker_cap, ps_cap = unit_caps(data)
     assert worker_cap.tolist() == [2.0, 0.0] and ps_cap.tolist() == [2.0, 0.0]
-    # a cap at F, and no PS-only resource at all
+    # F is not a one-resource bound (row (25) stays as it is); no PS-only resource at all
     free = slot_data([1], [1], [1.0, 1.0], [0.0, 1.0], [[100, 100]], 1, 7)
     worker_cap, ps_cap = unit_caps(free)
-    assert worker_cap.tolist() == [7.0] and ps_cap.tolist() == [math.inf]
+    assert worker_cap.tolist() == [100.0] and ps_cap.tolist() == [math.inf]
+    # workers that use no resource of their own: no bound at all
+    shared = slot_data([1], [1], [0.0, 1.0], [0.0, 1.0], [[8, 64]], 1, 4)
+    assert unit_caps(shared)[0].tolist() == [math.inf]
+
+
+def test_shrunk_lp_keeps_row_25_and_caps_no_machine_at_f_over_g(solvers):
+    # review: a cap of min(F, .) / G per machine made this LP infeasible. One machine,
+    # worker (no GPU, 1 CPU), PS (1 CPU), 64 CPUs, F = D = 4, gamma = 1: the spec's
+    # shrunk LP has w = 4 <= 64 / (2 G) on the shared CPU row, s = 4, cost 8.
+    data = slot_data([1.0], [1.0], [0.0, 1.0], [0.0, 1.0], [[8, 64]], 1, 4)
+    G = g_delta(4, 0.1)
+    shrunk = solvers.lp(*lp_args(data)).solve_shrunk(4, G, *unit_caps(data))
+    assert shrunk is not None and shrunk.objective == pytest.approx(8.0)
     # 0.3 / 0.1 is 2.9999999999999996 in floating point: still 3
     tenth = slot_data([1], [1], [0.1, 1.0], [0.0, 1.0], [[0.3, 100]], 1, 7)
     assert unit_caps(tenth)[0].tolist() == [3.0]
 
 
 def shrunk_data(data: SlotData, G: float) -> SlotData:
-    """The shrunk LP as a full LP of other data: shared rows at C / G, one-resource
-    resources set so that their bound is the floored cap over G."""
-    worker_cap, ps_cap = unit_caps(data)
+    """The spec's shrunk LP as a full LP of other data: shared rows at C / G, each
+    one-resource resource set so that its bound is floor(C / demand) / G (computed here,
+    in plain Python, not by unit_caps); the full LP keeps w_h <= F and row (25)."""
     res = data.residual / G
-    only_w = (data.alpha > 0) & (data.beta == 0)
-    only_s = (data.alpha == 0) & (data.beta > 0)
-    for r in np.flatnonzero(only_w):
-        res[:, r] = data.alpha[r] * worker_cap / G
-    for r in np.flatnonzero(only_s):
-        res[:, r] = data.beta[r] * ps_cap / G
+    for r in range(data.alpha.size):
+        a, b = data.alpha[r], data.beta[r]
+        if (a > 0) != (b > 0):
+            unit = a if a > 0 else b
+            floored = np.array([math.floor(c / unit + 1e-9) for c in data.residual[:, r]])
+            res[:, r] = unit * floored / G
     return slot_data(*lp_args(data)[:4], res, data.gamma, data.max_workers)
 
 
@@ -271,12 +284,14 @@ def test_repair_steps_by_hand():
     steps = {k: bool(v[0]) for k, v in fixed.changed.items()}
     assert steps == {"capacity": True, "workers_removed": False, "ps_added": False,
                      "ps_removed": True}  # fmt: skip
-    # no room for a missing PS anywhere: infeasible, (24) still holds
+    # no room for a missing PS anywhere: infeasible, (24) still holds, and step (c)
+    # changed nothing (review: it was counted as a PS added)
     full = slot_data([1.0], [1.0], [1.0, 1.0], [0.0, 1.0], [[4, 2]], 1, 4)
     fixed = repair(full, Draws(np.array([0]), np.array([[2.0]]), np.array([[0.0]]),
                                *(np.array([False]),) * 4), np.array([2.0]), np.array([0.0]),
                    1.0, 2)  # fmt: skip
     assert not fixed.feasible[0] and fixed.s[0].tolist() == [0]
+    assert not fixed.changed["ps_added"][0]
 
 
 @pytest.mark.parametrize("seed", range(25))

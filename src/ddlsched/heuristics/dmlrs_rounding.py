@@ -29,8 +29,9 @@ Two rules (parameter ``rounding``):
   point only; never seen); (b) workers above ``D`` are removed, highest
   worker price ``pw[h]`` first; (c) missing PSs (``gamma sum s < sum w``)
   are added one at a time on the machine with the lowest ``ps[h]`` that has
-  room, then PSs above ``ceil(sum w / gamma)`` are removed, highest
-  ``ps[h]`` first. A repaired draw is feasible iff ``sum w >= D``, (24),
+  room (ours: any machine of the slot, the LP's support or not, on which one
+  more PS keeps row (24) within the capacity check's slack), then PSs above
+  ``ceil(sum w / gamma)`` are removed, highest ``ps[h]`` first. A repaired draw is feasible iff ``sum w >= D``, (24),
   (25) and the PS row hold.
 * ``literal`` (the first spec, kept as the ablation): the full LP's optimum
   scaled by ``G`` and rounded, no repair.
@@ -143,16 +144,16 @@ def _floor_units(room: np.ndarray, per_unit: np.ndarray) -> np.ndarray:
 def unit_caps(data: SlotData) -> tuple[np.ndarray, np.ndarray]:
     """The floored one-resource bounds of the shrunk LP, per machine (before dividing by G).
 
-    ``worker_cap[h] = min(F, floor(min_{r: beta[r] = 0, alpha[r] > 0} C^[h, r] /
-    alpha[r]))`` and ``ps_cap[h]`` the same over the resources only PSs use,
-    without ``F`` (``inf`` when there is none); floored with the capacity
-    check's slack, so that a count at the cap passes that check.
+    ``worker_cap[h] = floor(min_{r: beta[r] = 0, alpha[r] > 0} C^[h, r] / alpha[r])``
+    and ``ps_cap[h]`` the same over the resources only PSs use (``inf`` when
+    there is no such resource); floored with the capacity check's slack, so
+    that a count at the cap passes that check. ``F`` is not one of them: row
+    (25) stays as it is (the LP keeps ``w_h <= F``, which (25) implies).
     """
     room = data.residual + data.slack
     only_w = np.where((data.alpha > 0) & (data.beta == 0), data.alpha, 0.0)
     only_s = np.where((data.alpha == 0) & (data.beta > 0), data.beta, 0.0)
-    worker_cap = np.minimum(_floor_units(room, only_w), float(data.max_workers))
-    return worker_cap, _floor_units(room, only_s)
+    return _floor_units(room, only_w), _floor_units(room, only_s)
 
 
 # --------------------------------------------------------------------------- draws
@@ -351,7 +352,9 @@ def repair(
         w, s = _on_all(w, support, data.num_machines), _on_all(s, support, data.num_machines)
         up, _ = _order(data.ps_price)
         room = _ps_room(data, w, s, int(missing.max()))
-        s[:, up] += _greedy(np.maximum(missing, 0), room[:, up])
+        added = _greedy(np.maximum(missing, 0), room[:, up])
+        s[:, up] += added
+        changed["ps_added"] = added.sum(axis=1) > 0  # a draw no machine had room for: unchanged
     surplus = s.sum(axis=1) - ps_needed
     changed["ps_removed"] = surplus > 0
     _, down = _order(data.ps_price[machines])
