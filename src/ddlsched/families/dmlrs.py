@@ -15,7 +15,8 @@ Modules of the family:
 * workloads: :mod:`ddlsched.workloads.dmlrs` (presets ``paper``, ``tiny``,
   ``micro``, ``trace``);
 * heuristics: :mod:`ddlsched.heuristics.pd_ors` (Algorithms 1-3 and the
-  OASiS variant), :mod:`ddlsched.heuristics.dmlrs_prices` (Eqs. 12-14),
+  OASiS variant), :mod:`ddlsched.heuristics.pd_ors_slots` (Algorithm 4 for
+  every slot and quanta of one job, the run's statistics), :mod:`ddlsched.heuristics.dmlrs_prices` (Eqs. 12-14),
   :mod:`ddlsched.heuristics.dmlrs_slot` (Algorithm 4: slot data, internal
   case, OASiS's slot subroutine), :mod:`ddlsched.heuristics.dmlrs_rounding`
   (Algorithm 4's external case: ``G_delta``, the shrunk LP, randomized
