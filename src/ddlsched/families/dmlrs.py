@@ -10,7 +10,9 @@ is ``OPT / utility``.
 
 Modules of the family:
 
-* problem: :mod:`ddlsched.problems.dmlrs` (instance, rate model with Fact 1,
+* problem: :mod:`ddlsched.problems.dmlrs` (instance, JSON; re-exports the
+  other two), :mod:`ddlsched.problems.dmlrs_ranges` (validation, numeric
+  ranges), :mod:`ddlsched.problems.dmlrs_schedule` (rate model with Fact 1,
   schedule, the evaluator :func:`~ddlsched.problems.dmlrs.evaluate`);
 * workloads: :mod:`ddlsched.workloads.dmlrs` (presets ``paper``, ``tiny``,
   ``micro``, ``trace``);
