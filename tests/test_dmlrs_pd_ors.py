@@ -19,6 +19,7 @@ import math
 
 import numpy as np
 import pytest
+from dmlrs_slot_helpers import lp_args, slot_data
 from scipy.stats import binomtest
 
 from ddlsched.deadline import Deadline
@@ -42,20 +43,6 @@ from ddlsched.workloads.dmlrs import generate
 @pytest.fixture(scope="module")
 def solvers() -> HighsSlotSolvers:
     return HighsSlotSolvers()
-
-
-def slot_data(pw, ps, alpha, beta, residual, gamma, F) -> SlotData:
-    residual = np.asarray(residual, dtype=float)
-    return SlotData(
-        worker_price=np.asarray(pw, dtype=float),
-        ps_price=np.asarray(ps, dtype=float),
-        alpha=np.asarray(alpha, dtype=float),
-        beta=np.asarray(beta, dtype=float),
-        residual=residual,
-        gamma=gamma,
-        max_workers=F,
-        slack=np.full(residual.shape, 1e-12),
-    )
 
 
 # --------------------------------------------------------------------------- Algorithm 4
@@ -171,18 +158,6 @@ def random_slot(seed: int, H: int | None = None) -> SlotData:
         rng.integers(0, 30, (H, R)),
         int(rng.integers(1, 4)),
         int(rng.integers(2, 25)),
-    )
-
-
-def lp_args(data: SlotData) -> tuple:
-    return (
-        data.worker_price,
-        data.ps_price,
-        data.alpha,
-        data.beta,
-        data.residual,
-        data.gamma,
-        data.max_workers,
     )
 
 

@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 import pytest
+from dmlrs_slot_helpers import lp_args, slot_data
 
 from ddlsched.heuristics.dmlrs_rounding import (
     REPAIR_STEPS,
@@ -40,20 +41,6 @@ def solvers() -> HighsSlotSolvers:
     return HighsSlotSolvers()
 
 
-def slot_data(pw, ps, alpha, beta, residual, gamma, F) -> SlotData:
-    residual = np.asarray(residual, dtype=float)
-    return SlotData(
-        worker_price=np.asarray(pw, dtype=float),
-        ps_price=np.asarray(ps, dtype=float),
-        alpha=np.asarray(alpha, dtype=float),
-        beta=np.asarray(beta, dtype=float),
-        residual=residual,
-        gamma=gamma,
-        max_workers=F,
-        slack=np.full(residual.shape, 1e-12),
-    )
-
-
 def random_slot(seed: int) -> SlotData:
     rng = np.random.default_rng(seed)
     H, R = int(rng.integers(2, 8)), 3
@@ -70,18 +57,6 @@ def random_slot(seed: int) -> SlotData:
         rng.integers(0, 30, (H, R)).astype(float),
         int(rng.integers(1, 4)),
         int(rng.integers(2, 25)),
-    )
-
-
-def lp_args(data: SlotData) -> tuple:
-    return (
-        data.worker_price,
-        data.ps_price,
-        data.alpha,
-        data.beta,
-        data.residual,
-        data.gamma,
-        data.max_workers,
     )
 
 
