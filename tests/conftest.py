@@ -13,8 +13,21 @@ from __future__ import annotations
 
 import os
 
+import pytest
 from hypothesis import settings
+
+from ddlsched.datadir import data_dir
 
 settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
 settings.register_profile("explore", max_examples=200, print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture
+def shared_data():
+    """The shared data directory (traces, DNN profiles); the test is skipped without it
+    (README, "Data": tests that need the data skip on a machine that lacks it)."""
+    root = data_dir()
+    if root is None:
+        pytest.skip("shared data directory absent")
+    return root

@@ -2,7 +2,8 @@
 
 Every ``import`` statement of ``src/ddlsched`` is read with :mod:`ast`,
 the ones inside functions (lazy imports) included: a lazy import still is a
-dependency. A module may import modules of its own layer or of a lower one
+dependency. Imports under ``if TYPE_CHECKING:`` are left out: they never run
+(a module that only names another in its annotations does not depend on it). A module may import modules of its own layer or of a lower one
 (:data:`LAYERS`, lowest first); the module graph may have no cycle.
 Discovery of families (``ddlsched.registry`` finding the modules of
 ``ddlsched.families``) is dynamic, by design, and not an import.
@@ -65,12 +66,27 @@ def module_names(root: Path, package: str) -> dict[str, Path]:
     return out
 
 
+def _is_type_checking(test: ast.expr) -> bool:
+    """``TYPE_CHECKING`` or ``typing.TYPE_CHECKING``."""
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
 def imports_of(name: str, path: Path, known: set[str], package: str) -> set[str]:
     """Modules of ``package`` imported anywhere in ``path`` (lazy imports included)."""
     tree = ast.parse(path.read_text(), filename=str(path))
     is_package = path.name == "__init__.py"
     found: set[str] = set()
+    typing_only = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and _is_type_checking(node.test)
+        for inner in ast.walk(node)
+    }
     for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -247,3 +263,24 @@ def test_checker_is_quiet_on_a_clean_package(tmp_path):
     layers = [("base", ("pkg",)), ("low", ("pkg.low",)), ("high", ("pkg.high",))]
     assert graph["pkg.high.d"] == {"pkg.low.a", "pkg.high.e"}
     assert cycles(graph) == [] and upward_imports(graph, layers) == []
+
+
+def test_checker_leaves_out_imports_only_for_type_checking(tmp_path):
+    _plant(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/low/__init__.py": "",
+            "pkg/low/a.py": "from pkg.low.b import Y\n",
+            "pkg/low/b.py": (
+                "from typing import TYPE_CHECKING\nimport typing\nY = 1\n"
+                "if TYPE_CHECKING:\n    from pkg.low.a import Z\n"
+                "if typing.TYPE_CHECKING:\n    import pkg.low.a\n"
+            ),
+            "pkg/low/c.py": "import sys\nif sys.version_info > (3,):\n    from pkg.low.a import W\n",
+        },
+    )
+    graph = import_graph(tmp_path, "pkg")
+    assert graph["pkg.low.b"] == set()  # annotations only: no dependency, no circle
+    assert graph["pkg.low.c"] == {"pkg.low.a"}  # any other `if` still counts
+    assert cycles(graph) == []

@@ -57,7 +57,7 @@ def test_model_size_check_counts_bytes_not_only_variables(small_budget):
         check_model_size("a model", 10_000, "shrink it", nonzeros=10**6)
 
 
-def test_heavy_edge_refuses_a_matrix_beyond_the_budget(tmp_path, small_budget):
+def test_heavy_edge_refuses_a_matrix_beyond_the_budget(tmp_path, small_budget, shared_data):
     fam = get_family("placement")
     instance = fam.generate("table2", 0, num_gpus=512)
     result = run_method("placement", "heavy_edge", instance, RunOptions(time_limit_s=10))
@@ -246,7 +246,7 @@ def test_json_output_never_holds_nan_or_infinity():
     json.dumps(data, allow_nan=False)
 
 
-def test_memory_budget_flag_applies_to_the_run_only(tmp_path, capsys, monkeypatch):
+def test_memory_budget_flag_applies_to_the_run_only(tmp_path, capsys, monkeypatch, shared_data):
     monkeypatch.delenv(memory.ENV_VAR, raising=False)
     before = memory.budget_bytes()
     path = tmp_path / "p.json"

@@ -38,7 +38,7 @@ def test_paper_gpu_level_equals_aggregated(seed):
     assert paper.schedule.gpu_of_replica is not None  # a GPU per replica, decoded
 
 
-def test_table2_case_with_a_whole_stage_on_one_server():
+def test_table2_case_with_a_whole_stage_on_one_server(shared_data):
     """vgg16 on 16 GPUs, seed 1: the optimum puts a 4-replica stage on one server
     (the ``w`` binaries) and splits the others (the AllReduce secants); HiGHS with
     a loose big-M once claimed 3.27 s here."""

@@ -43,7 +43,7 @@ TABLE2 = [("vgg16", 0, 32), ("gpt175b", 1, 32), ("bert24", 0, 16)]
 
 
 @pytest.mark.parametrize(("model", "seed", "gpus"), TABLE2)
-def test_table2_bound_and_start_against_the_ilp_without_them(model, seed, gpus):
+def test_table2_bound_and_start_against_the_ilp_without_them(model, seed, gpus, shared_data):
     inst = generate("table2", seed, model=model, num_gpus=gpus)
     limits = SolveLimits(time_limit_s=60, abs_gap=1e-7)
     plain = solve_formulation(PlacementFormulation(patterns=False), inst, "highs", limits)
@@ -72,7 +72,7 @@ def test_start_satisfies_the_symmetry_rows():
         assert con.upper is None or body <= con.upper() + 1e-6, con.name
 
 
-def test_exact_method_with_and_without_patterns_cross_checked():
+def test_exact_method_with_and_without_patterns_cross_checked(shared_data):
     inst = generate("table2", 1, model="vgg16", num_gpus=16)
     runs = [
         run_method("placement", "exact", inst, RunOptions(time_limit_s=60, params={"patterns": p}))

@@ -92,7 +92,7 @@ def test_hard_table2_case_is_proven_by_the_threshold_search():
 
 
 @pytest.mark.parametrize(("model", "seed", "gpus"), [("vgg16", 0, 32), ("gpt175b", 4, 32)])
-def test_threshold_placement_is_a_valid_ilp_start(model, seed, gpus):
+def test_threshold_placement_is_a_valid_ilp_start(model, seed, gpus, shared_data):
     """CP-SAT's placement is put in the ILP's symmetry order: HiGHS must accept it."""
     import pyomo.environ as pyo
 
@@ -108,7 +108,7 @@ def test_threshold_placement_is_a_valid_ilp_start(model, seed, gpus):
         assert con.upper is None or body <= con.upper() + 1e-6, con.name
 
 
-def test_threshold_proof_is_re_proven_by_the_ilps_with_the_cross_check():
+def test_threshold_proof_is_re_proven_by_the_ilps_with_the_cross_check(shared_data):
     inst = generate("table2", 0, model="vgg16", num_gpus=32)
     _PROOF_CACHE.clear()
     fast = run_method(
@@ -240,7 +240,7 @@ def test_an_open_proof_is_recomputed_with_more_time():
     assert placement_proof(inst, Deadline(0.001)).closed  # a closed proof is kept
 
 
-def test_term_tables_are_capped_at_the_largest_server(monkeypatch):
+def test_term_tables_are_capped_at_the_largest_server(monkeypatch, shared_data):
     """The tables grow with the cube of the counts: a 10,000-GPU job (1,250 replicas a
     stage) ran out of memory when they ran up to the replicas instead of the servers'
     free GPUs (at most 8 here)."""
