@@ -275,7 +275,7 @@ class ExactParams:
     params=ExactParams,
 )
 def _exact(instance: AsrptInstance, params: ExactParams, ctx: RunContext) -> Outcome:
-    from ddlsched.models.asrpt import solve_exact
+    from ddlsched.models.asrpt_exact import solve_exact
 
     return solve_exact(
         instance,
