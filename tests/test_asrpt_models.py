@@ -30,14 +30,8 @@ from ddlsched.models.asrpt import alpha_closed_form, alpha_lb, alpha_lbs, lb_srp
 from ddlsched.models.asrpt_exact import solve_exact
 from ddlsched.models.asrpt_modes import count_usage_vectors, usage_vectors
 from ddlsched.models.asrpt_theory import theory
-from ddlsched.problems.asrpt import (
-    AsrptInstance,
-    Cluster,
-    Job,
-    JobConfig,
-    evaluate,
-    job_placement_instance,
-)
+from ddlsched.problems.asrpt import AsrptInstance, Cluster, Job, JobConfig, job_placement_instance
+from ddlsched.problems.asrpt_schedule import evaluate
 from ddlsched.problems.placement import Placement, Stage
 from ddlsched.problems.placement import evaluate as evaluate_placement
 from ddlsched.rng import make_rng

@@ -38,7 +38,8 @@ from ddlsched.heuristics.asrpt import (
 )
 from ddlsched.heuristics.asrpt_config import select_servers
 from ddlsched.heuristics.srpt import srpt_completion_times
-from ddlsched.problems.asrpt import AsrptInstance, Cluster, Job, JobConfig, evaluate
+from ddlsched.problems.asrpt import AsrptInstance, Cluster, Job, JobConfig
+from ddlsched.problems.asrpt_schedule import evaluate
 from ddlsched.problems.placement import Stage
 from ddlsched.sim.asrpt import POLICIES, simulate
 from ddlsched.workloads.asrpt import tiny

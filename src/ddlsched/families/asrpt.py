@@ -85,11 +85,10 @@ from ddlsched import cli_types
 from ddlsched.errors import DdlschedError
 from ddlsched.heuristics.asrpt_arrival import ELIGIBILITIES
 from ddlsched.params import param, parse_assignments
-from ddlsched.problems.asrpt import (
+from ddlsched.problems.asrpt import AsrptInstance, prediction_error
+from ddlsched.problems.asrpt_schedule import (
     AsrptEvaluation,
-    AsrptInstance,
     evaluate,
-    prediction_error,
     schedule_from_json,
     schedule_to_json,
 )

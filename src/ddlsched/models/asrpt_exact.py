@@ -71,7 +71,8 @@ from ddlsched.models.asrpt_cpsat import solve_cpsat
 from ddlsched.models.asrpt_integer import IntegerData, IntegerSolution, Mode, make_data, to_schedule
 from ddlsched.models.asrpt_milp import TimeIndexedFormulation
 from ddlsched.models.asrpt_modes import AlphaStar, alpha_star, count_usage_vectors, usage_vectors
-from ddlsched.problems.asrpt import AsrptInstance, evaluate, job_placement_instance
+from ddlsched.problems.asrpt import AsrptInstance, job_placement_instance
+from ddlsched.problems.asrpt_schedule import evaluate
 from ddlsched.solvers.formulation import solve_formulation
 from ddlsched.solvers.limits import SolveLimits
 from ddlsched.solvers.result import Claim, Outcome, Status

@@ -75,7 +75,8 @@ from typing import Any
 import numpy as np
 
 from ddlsched.errors import SolverError
-from ddlsched.problems.asrpt import AsrptInstance, AsrptSchedule, JobRun, job_alpha
+from ddlsched.problems.asrpt import AsrptInstance, job_alpha
+from ddlsched.problems.asrpt_schedule import AsrptSchedule, JobRun
 
 __all__ = [
     "ROUNDINGS",

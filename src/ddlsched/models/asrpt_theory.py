@@ -54,7 +54,8 @@ from ddlsched.heuristics.asrpt_config import config_constants
 from ddlsched.heuristics.srpt import srpt_total_completion
 from ddlsched.models.asrpt import AlphaLb
 from ddlsched.models.asrpt import alpha_lbs as compute_alpha_lbs
-from ddlsched.problems.asrpt import AsrptInstance, AsrptSchedule, evaluate
+from ddlsched.problems.asrpt import AsrptInstance
+from ddlsched.problems.asrpt_schedule import AsrptSchedule, evaluate
 
 __all__ = ["CHECK_RTOL", "theory"]
 
