@@ -15,7 +15,7 @@ implement its intent in continuous time. Events:
   (:func:`ddlsched.problems.asrpt_schedule.evaluate`), so the simulator's totals are
   the evaluator's;
 * arrivals, in groups of equal arrival time;
-* the policy's own events (:meth:`~ddlsched.heuristics.asrpt.OnlinePolicy.next_event_s`):
+* the policy's own events (:meth:`~ddlsched.heuristics.asrpt_policy.OnlinePolicy.next_event_s`):
   A-SRPT's virtual completions and delay-window ends.
 
 At an event instant ``t`` (the earliest pending event) the loop releases
@@ -57,7 +57,7 @@ Heavy-Edge's ``counts[s][k]`` on the ``k``-th of them. Its ``info``:
   the baselines the same with eligibility at arrival.
 
 The virtual completion times themselves (the earliest start of each job
-under A-SRPT) are :func:`ddlsched.heuristics.asrpt.virtual_completion_times`.
+under A-SRPT) are :func:`ddlsched.heuristics.asrpt_policy.virtual_completion_times`.
 """
 
 from __future__ import annotations
@@ -69,7 +69,8 @@ import time
 from ddlsched.deadline import Deadline
 from ddlsched.errors import DdlschedError
 from ddlsched.heuristics.asrpt import POLICIES as _POLICIES
-from ddlsched.heuristics.asrpt import FreeGpus, OnlinePolicy, Start, make_policy
+from ddlsched.heuristics.asrpt import FreeGpus, make_policy
+from ddlsched.heuristics.asrpt_policy import OnlinePolicy, Start
 from ddlsched.problems.asrpt import AsrptInstance
 from ddlsched.problems.asrpt_schedule import AsrptSchedule, JobRun
 
