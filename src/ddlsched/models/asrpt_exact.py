@@ -11,19 +11,14 @@ time-indexed MILP, :mod:`ddlsched.models.asrpt_milp`; their shared data in
 
 ``exact`` (:func:`solve_exact`)
     Modes per job: every GPU-count vector ``u`` over the ``M`` servers
-    (``sum u = g_i``, ``u_m <= g``), duration ``n_i alpha*(u)``;
-    ``alpha*(u)`` is the ``placement`` optimum on ``available = u`` (the
-    nonzero entries, sorted: a placement instance's servers are
-    interchangeable, so ``alpha*`` depends on ``u`` as a multiset and is
-    solved once per (configuration, sorted ``u``) and cached; the mode keeps
-    its per-server vector, and the placement's ``k``-th server maps to the
-    mode's ``k``-th server by usage, descending, then index). ``alpha*(u)``
-    is proven by Heavy-Edge meeting the closed form, else by the placement
-    ILP; a solve stopped by the deadline keeps its incumbent (Heavy-Edge's
-    at worst) for the rounded-up data and its dual bound for the rounded-down
-    data. The scheduling model is CP-SAT (default) or the time-indexed MILP
-    (``solver="milp"``), both in :mod:`ddlsched.models.asrpt_exact`, on
-    integer data in ``time_unit_s``. Data are *whole* when every arrival
+    (``sum u = g_i``, ``u_m <= g``), duration ``n_i alpha*(u)``, with
+    ``alpha*(u)`` the ``placement`` optimum on ``available = u``
+    (:mod:`ddlsched.models.asrpt_modes`: how it is proven, cached and mapped
+    onto the mode's servers); a solve stopped by the deadline keeps its
+    incumbent (Heavy-Edge's at worst) for the rounded-up data and its dual
+    bound for the rounded-down data. The scheduling model is CP-SAT (default) or the time-indexed MILP
+    (``solver="milp"``; :mod:`ddlsched.models.asrpt_cpsat`,
+    :mod:`ddlsched.models.asrpt_milp`), on integer data in ``time_unit_s``. Data are *whole* when every arrival
     and every duration is within 1e-9 (relative) of an integer and every
     ``alpha*`` is proven: one model. Otherwise the model is solved with
     arrivals and durations rounded up (its schedule is feasible and is
@@ -35,7 +30,7 @@ time-indexed MILP, :mod:`ddlsched.models.asrpt_milp`; their shared data in
     coincide (1e-9 relative).
 
     The returned schedule is the best of the solvers' and the greedy
-    incumbent's (:func:`~ddlsched.models.asrpt_exact.serial_schedule`), so a
+    incumbent's (:func:`~ddlsched.models.asrpt_integer.serial_schedule`), so a
     schedule always exists; ``bound`` is the largest of the model's dual
     bound (on the whole or rounded-down data) and the per-mode ``lb_sum`` /
     ``lb_srpt`` (with ``min_u alpha*(u)`` bounds). Deadline: one for the

@@ -39,7 +39,7 @@ Clique cuts (both models; redundant, valid for every schedule): a set of
 (job, mode) pairs whose demands on one resource pairwise exceed its
 capacity never run two at a time: over the cluster (demand ``g_i``,
 capacity ``G``) and per server (demand ``u_m``, capacity ``g``). Built
-greedily (:func:`_clique`: every pair above half the capacity, then the
+greedily (:func:`cliques`: every pair above half the capacity, then the
 largest others that exceed it with the smallest member). In the MILP
 ``sum_{members} (z[tau] - z[tau - d]) <= 1`` per time unit, in CP-SAT a
 no-overlap. On tiny instances they closed most of the MILP's root gap
