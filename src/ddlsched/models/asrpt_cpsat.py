@@ -19,6 +19,8 @@ Model (:func:`build_cpsat`):
 Clique cuts (:func:`~ddlsched.models.asrpt_integer.cliques`): a no-overlap of
 the members' intervals.
 
+Choices (the spec leaves them open):
+
 * CP-SAT runs with ``num_workers = threads`` (default 1, reproducible) and
   ``random_seed = seed``; its time limit is what remains of the deadline.
   CP-SAT statuses map to :class:`~ddlsched.solvers.result.Status`:

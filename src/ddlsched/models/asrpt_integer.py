@@ -14,26 +14,8 @@ a start ``S_i`` and a mode per job; server ``m`` holds ``u_m`` GPUs of job
 ``time_unit_s`` (:class:`IntegerData`: releases ``r_i``, durations ``d_iu``,
 and for every job a latest completion ``L_i``).
 
-CP-SAT (:func:`solve_cpsat`)
-    ``S_i in [r_i, L_i - min_u d_iu]``; per mode a presence literal ``p_iu``
-    and an optional fixed-size interval ``[S_i, S_i + d_iu)``;
-    ``sum_u p_iu = 1``; ``p_iu => S_i + d_iu <= L_i``; per server ``m`` a
-    cumulative of the intervals with ``u_m > 0``, demand ``u_m``, capacity
-    ``g`` (Eq. 3); a redundant cumulative over the whole cluster (demand
-    ``g_i``, capacity ``G``); minimise ``sum_i (S_i + sum_u d_iu p_iu) =
-    sum_i C_i`` (Eq. 8). The greedy incumbent is given as a hint.
-
-Time-indexed MILP (:class:`TimeIndexedFormulation`, the cross-check)
-    A start binary ``x[i,u,t]`` per job, mode and start time ``t in [r_i,
-    L_i - d_iu]``; ``sum_{u,t} x[i,u,t] = 1``; a continuous ``z[i,u,t] =
-    sum_{t' <= t} x[i,u,t']`` (started by ``t``, defined by the recurrence
-    ``z[t] = z[t-1] + x[t]``), so that job ``i`` runs mode ``u`` at ``tau``
-    iff ``z[i,u,tau] - z[i,u,tau - d_iu] = 1``; capacity per server and
-    time unit ``sum_{i,u} u_m (z[i,u,tau] - z[i,u,tau - d_iu]) <= g``
-    (rows only where the jobs that may run could exceed ``g``); minimise
-    ``sum (t + d_iu) x[i,u,t]``. The recurrence keeps each capacity row at
-    two entries per (job, mode) instead of ``d_iu``; its LP relaxation is
-    the classical one's (a unimodular change of variables).
+The models: CP-SAT (:mod:`ddlsched.models.asrpt_cpsat`) and the
+time-indexed MILP (:mod:`ddlsched.models.asrpt_milp`, the cross-check).
 
 Clique cuts (both models; redundant, valid for every schedule): a set of
 (job, mode) pairs whose demands on one resource pairwise exceed its

@@ -6,6 +6,9 @@ Paper seed 004, Problem (8) under Eqs. (1)-(3); spec ``shared/specs/asrpt.md``,
 strategy that solves it (``solver="milp"`` or ``cross_check``) is
 :func:`ddlsched.models.asrpt_exact.solve_exact`.
 
+Model (:func:`build_time_indexed`, as a Formulation
+:class:`TimeIndexedFormulation`; decoded by :func:`decode_time_indexed`):
+
     A start binary ``x[i,u,t]`` per job, mode and start time ``t in [r_i,
     L_i - d_iu]``; ``sum_{u,t} x[i,u,t] = 1``; a continuous ``z[i,u,t] =
     sum_{t' <= t} x[i,u,t']`` (started by ``t``, defined by the recurrence
@@ -17,9 +20,10 @@ strategy that solves it (``solver="milp"`` or ``cross_check``) is
     two entries per (job, mode) instead of ``d_iu``; its LP relaxation is
     the classical one's (a unimodular change of variables).
 
-
 Clique cuts (:func:`~ddlsched.models.asrpt_integer.cliques`): ``sum_{members}
 (z[tau] - z[tau - d]) <= 1`` per time unit.
+
+Choice (the spec leaves it open):
 
 * The MILP's objective is integral (time units), so it is solved with an
   absolute gap of 0.5 and its dual bound is rounded up.
