@@ -16,7 +16,8 @@ per event instant ``t`` the loop calls ``on_complete`` (real completions,
 GPUs already released), ``on_arrive``, ``on_time`` (the policy's own events
 due at ``t``: virtual completions; delay deadlines are acted on in
 ``schedule``) and ``schedule``, which starts jobs on the shared
-:class:`FreeGpus` and returns them as :class:`Start` records.
+:class:`~ddlsched.heuristics.asrpt_cluster.FreeGpus` and returns them as
+:class:`Start` records.
 ``next_event_s`` tells the loop when the policy's own next event is.
 
 Job table (:class:`JobTable`): what the policies read of an instance, with
@@ -24,9 +25,10 @@ A-SRPT's virtual sizes ``p~_i = (g_i / G) n~_i alpha~_min_i``
 (:func:`virtual_sizes`) and the virtual machine ``A~1`` replayed alone
 (:func:`virtual_completion_times`; Algorithm 1, Line 2).
 
-Server selection (spec step 4) and Heavy-Edge (step 5) are
-:mod:`ddlsched.heuristics.asrpt_config`'s rules:
-:class:`~ddlsched.heuristics.asrpt_cluster.FreeGpus` keeps the servers bucketed by free GPUs (ascending index inside a bucket), so a
+Server selection (spec step 4) and Heavy-Edge (step 5), shared by every
+policy (:class:`PolicyBase`), are :mod:`ddlsched.heuristics.asrpt_config`'s
+rules: :class:`~ddlsched.heuristics.asrpt_cluster.FreeGpus` keeps the
+servers bucketed by free GPUs (ascending index inside a bucket), so a
 selection walks the buckets (most-free: ``g`` down to 1; least-free: 1 up
 to ``g``) and returns exactly what
 :func:`~ddlsched.heuristics.asrpt_config.select_servers` returns (tested)
@@ -34,7 +36,6 @@ in ``O(g + servers taken)``. Heavy-Edge is
 :func:`~ddlsched.heuristics.asrpt_config.map_job` with the run's seed on
 exactly the selected counts (in selection order), memoised per
 (configuration, counts).
-
 """
 
 from __future__ import annotations
