@@ -17,6 +17,8 @@ Modules of the shared core:
   interface, :func:`solve_formulation`), :mod:`ddlsched.solvers.backends`
   (HiGHS and SCIP through Pyomo, statuses, limits),
   :mod:`ddlsched.solvers.limits` (solve settings without Pyomo),
-  :mod:`ddlsched.solvers.result` (statuses, claims, results) and
-  :mod:`ddlsched.solvers.highs_lp` (many small LPs and MILPs in highspy).
+  :mod:`ddlsched.solvers.result` (statuses, claims, results),
+  :mod:`ddlsched.solvers.highs_lp` (many small LPs and MILPs in highspy) and
+  :mod:`ddlsched.solvers.cpsat` (CP-SAT: status mapping, limits, seed,
+  workers; asrpt's ``exact`` and placement's threshold search).
 """
