@@ -7,7 +7,8 @@ import json
 import pytest
 
 from ddlsched.cli import main
-from ddlsched.problems.rar import Network, RarInstance, RarJob, evaluate, schedule_to_json
+from ddlsched.problems.rar import Network, RarInstance, RarJob
+from ddlsched.problems.rar_schedule import evaluate, schedule_to_json
 from ddlsched.registry import RunOptions, run_method
 from ddlsched.solvers.result import Status
 from ddlsched.workloads.rar import generate

@@ -63,10 +63,9 @@ from typing import Any
 from ddlsched.deadline import Deadline
 from ddlsched.errors import InfeasibleScheduleError, ModelTooLargeError, TimeLimitReached
 from ddlsched.params import NoParams, param
-from ddlsched.problems.rar import (
-    MAX_GPUS,
+from ddlsched.problems.rar import MAX_GPUS, RarInstance
+from ddlsched.problems.rar_schedule import (
     RarEvaluation,
-    RarInstance,
     RarSchedule,
     evaluate,
     schedule_from_json,

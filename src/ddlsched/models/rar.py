@@ -53,13 +53,9 @@ import pyomo.environ as pyo
 from ddlsched.deadline import Deadline
 from ddlsched.errors import ModelTooLargeError, SolverError
 from ddlsched.models.rar_bounds import ceil_bound, closed_form_bounds, integral_limits, rho_min
-from ddlsched.problems.rar import (
-    RarAssignment,
-    RarEvaluation,
-    RarInstance,
-    RarJob,
-    RarSchedule,
-    evaluate,
+from ddlsched.problems.rar import RarInstance, RarJob
+from ddlsched.problems.rar_schedule import RarAssignment, RarEvaluation, RarSchedule, evaluate
+from ddlsched.problems.rar_timing import (
     iteration_time,
     iterations_per_slot,
     max_contention,

@@ -61,17 +61,9 @@ from ddlsched.errors import (
     ModelTooLargeError,
     TimeLimitReached,
 )
-from ddlsched.problems.rar import (
-    RarAssignment,
-    RarInstance,
-    RarJob,
-    RarSchedule,
-    evaluate,
-    execution_slots,
-    max_contention,
-    max_servers,
-    min_servers,
-)
+from ddlsched.problems.rar import RarInstance, RarJob
+from ddlsched.problems.rar_schedule import RarAssignment, RarSchedule, evaluate
+from ddlsched.problems.rar_timing import execution_slots, max_contention, max_servers, min_servers
 from ddlsched.solvers.backends import ModelSolve, SolveLimits, solve_model
 from ddlsched.solvers.limits import check_model_size
 from ddlsched.solvers.result import Outcome, Status

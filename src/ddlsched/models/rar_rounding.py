@@ -75,7 +75,8 @@ from ddlsched.models.rar_bounds import (
     closed_form_bounds,
     fine_ends,
 )
-from ddlsched.problems.rar import RarInstance, RarSchedule, evaluate
+from ddlsched.problems.rar import RarInstance
+from ddlsched.problems.rar_schedule import RarSchedule, evaluate
 from ddlsched.rng import make_rng
 from ddlsched.solvers.backends import SolveLimits, solve_model
 from ddlsched.solvers.result import Outcome, Status
