@@ -376,7 +376,7 @@ def _presolve(
     the candidates, the bound (``None`` if it failed) and its solver time.
     """
     from ddlsched.models.rar import check_exact_size
-    from ddlsched.models.rar_bounds import timeindexed
+    from ddlsched.models.rar_timeindexed import timeindexed
 
     candidates = _incumbents(instance)
     # The contention-free optimum is at most any schedule's makespan (contention only slows
@@ -481,7 +481,7 @@ def _exact_search(
     params=TimeIndexedParams,
 )
 def _timeindexed(instance: RarInstance, params: TimeIndexedParams, ctx: RunContext) -> Outcome:
-    from ddlsched.models.rar_bounds import timeindexed
+    from ddlsched.models.rar_timeindexed import timeindexed
 
     return timeindexed(
         instance,

@@ -30,9 +30,9 @@ each server by interval colouring of the model's activity intervals; the
 family evaluator then executes the schedule, and for a proven optimum its
 makespan must equal the MILP objective (checked, loudly).
 
-The bounds that prove most optima on small instances (``timeindexed``,
-``load_lb``, the closed forms) are in :mod:`ddlsched.models.rar_bounds`;
-:func:`solve_exact` takes an incumbent and a lower bound from them.
+The bounds that prove most optima on small instances are ``timeindexed``
+(:mod:`ddlsched.models.rar_timeindexed`), ``load_lb`` and the closed forms
+(:mod:`ddlsched.models.rar_bounds`); :func:`solve_exact` takes an incumbent and a lower bound from them.
 
 Where contention decides the optimum, this MILP's dual bound stays at the
 contention-free value (its LP relaxation spreads the one-hot contention
