@@ -24,7 +24,7 @@ as recomputed by the evaluator):
 * ``exact``: the aggregated formulation (counts per stage and server).
   With ``patterns`` (default) it first proves what it can without the ILP:
   the server-pattern bounds and placement of
-  :mod:`ddlsched.models.placement_patterns`, then, where they leave a gap,
+  :mod:`ddlsched.models.placement_pattern_proof`, then, where they leave a gap,
   the CP-SAT threshold search of :mod:`ddlsched.solvers.placement_threshold`.
   When these close the gap and ``cross_check`` is off, the placement is
   returned as optimal (``info['proof']``: ``patterns`` or ``threshold``);
@@ -141,7 +141,7 @@ def _exact(instance: PlacementInstance, params: AggregatedParams, ctx: RunContex
     """Method ``exact`` (module docstring); ``info['proof']`` says what proved the answer.
 
     With ``patterns`` (default) the pattern proof
-    (:func:`~ddlsched.models.placement_patterns.placement_proof`) runs first. When it
+    (:func:`~ddlsched.models.placement_pattern_proof.placement_proof`) runs first. When it
     closes the gap (``proof`` ``patterns``: the pattern search's bound, from
     the combinatorial bounds or the certified pattern LP, meets its placement;
     ``threshold``: CP-SAT proved every smaller
@@ -160,7 +160,7 @@ def _exact(instance: PlacementInstance, params: AggregatedParams, ctx: RunContex
     proof's bound and the best placement known (:func:`_keep_proof`).
     """
     from ddlsched.models.placement_bounds import time_scale
-    from ddlsched.models.placement_patterns import placement_proof
+    from ddlsched.models.placement_pattern_proof import placement_proof
     from ddlsched.solvers.result import Status
 
     proof = placement_proof(instance, ctx.deadline) if params.patterns else None

@@ -60,7 +60,7 @@ Aggregated (``build_aggregated``, method ``exact``)
     lexicographically by their full count vectors satisfies it).
 
     Server patterns, globally (``patterns=True``, the default;
-    :mod:`ddlsched.models.placement_patterns`): the configuration LP over
+    :mod:`ddlsched.models.placement_pattern_proof`): the configuration LP over
     the patterns of each availability value (servers of equal availability
     as one block) gives ``alpha >= T_LP``, added as the row ``pattern_bound``
     (its infeasibility just below ``T_LP`` is certified by HiGHS's Farkas ray,
@@ -76,7 +76,7 @@ Aggregated (``build_aggregated``, method ``exact``)
 
     Threshold bound (``threshold=True``, the default): where the pattern
     bound stays below the pattern placement's value,
-    :func:`~ddlsched.models.placement_patterns.pattern_proof` runs the CP-SAT
+    :func:`~ddlsched.models.placement_pattern_proof.pattern_proof` runs the CP-SAT
     threshold search of :mod:`ddlsched.solvers.placement_threshold` (is there
     a placement whose terms are all ``<= T``?), and the row ``pattern_bound``
     holds the bound it proved, the start its placement. The search is what
@@ -165,7 +165,7 @@ from ddlsched.models.placement_bounds import (
     time_scale,
     upper_bound_ms,
 )
-from ddlsched.models.placement_patterns import placement_proof
+from ddlsched.models.placement_pattern_proof import placement_proof
 from ddlsched.problems.placement import Placement, PlacementInstance, allreduce_time, evaluate
 from ddlsched.solvers.limits import check_model_size
 

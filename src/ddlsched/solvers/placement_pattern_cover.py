@@ -1,5 +1,5 @@
 """Pattern covers in highspy: the LP bound and integer solutions behind
-:mod:`ddlsched.models.placement_patterns` (the server-pattern bound of the
+:mod:`ddlsched.models.placement_pattern_proof` (the server-pattern bound of the
 placement ILP; this module knows patterns, values and demands, not placements).
 
 A server's terms of Eq. (7) depend on its own counts only (comp + AllReduce
