@@ -151,8 +151,8 @@ def test_exact_under_a_short_limit_keeps_a_valid_bound_and_a_placement(limit):
 
 def test_keep_proof_prefers_the_best_placement_and_the_higher_bound():
     from ddlsched.deadline import Deadline
-    from ddlsched.families.placement import _keep_proof
     from ddlsched.models.placement_bounds import time_scale
+    from ddlsched.models.placement_exact import _keep_proof
     from ddlsched.models.placement_pattern_proof import PatternProof
     from ddlsched.registry import RunContext
     from ddlsched.solvers.result import Outcome
@@ -164,19 +164,19 @@ def test_keep_proof_prefers_the_best_placement_and_the_higher_bound():
     scale = time_scale(inst)
     ctx = RunContext(seed=0, backend="highs", deadline=Deadline.unlimited())
     empty = Outcome(status=Status.TIME_LIMIT_NO_SOLUTION, bound=0.0, time_limit_hit=True)
-    kept = _keep_proof(inst, empty, proof, scale, ctx)
+    kept = _keep_proof(inst, empty, proof, scale, ctx.seed)
     assert kept.status is Status.FEASIBLE and kept.info["incumbent_from"] == "patterns"
     assert evaluate(inst, kept.schedule).iteration_time_s == pytest.approx(optimum, rel=1e-9)
     assert kept.bound == proof.bound / scale
     bare = PatternProof(0.0, None, None, None, None)
-    kept = _keep_proof(inst, empty, bare, scale, ctx)
+    kept = _keep_proof(inst, empty, bare, scale, ctx.seed)
     assert kept.info["incumbent_from"] == "heavy_edge" and kept.claim is None
     assert kept.schedule == heavy_edge(inst, 0)
 
 
 def test_compare_with_proof_agreement_time_limit_and_disagreement():
-    from ddlsched.families.placement import _compare_with_proof
     from ddlsched.models.placement_bounds import time_scale
+    from ddlsched.models.placement_exact import _compare_with_proof
     from ddlsched.solvers.result import Claim, Outcome
 
     # the first case where Heavy-Edge is strictly worse than the optimum
