@@ -53,7 +53,7 @@ import time
 from pathlib import Path
 
 from ddlsched.heuristics.heavy_edge import heavy_edge
-from ddlsched.models.placement_patterns import _PROOF_CACHE
+from ddlsched.models.placement_pattern_proof import _PROOF_CACHE
 from ddlsched.problems.placement import evaluate
 from ddlsched.registry import RunOptions, run_method
 from ddlsched.workloads.placement import table2

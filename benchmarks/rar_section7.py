@@ -52,7 +52,9 @@ import itertools
 import matplotlib.pyplot as plt
 from scipy import stats
 
-from ddlsched.problems.rar import RarInstance, contention_levels, evaluate
+from ddlsched.problems.rar import RarInstance
+from ddlsched.problems.rar_schedule import evaluate
+from ddlsched.problems.rar_timing import contention_levels
 from ddlsched.registry import RunOptions, run_method
 from ddlsched.workloads.rar import generate
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 import itertools
 import math
 
-from ddlsched.problems.rar import RarInstance, iteration_time, iterations_per_slot
+from ddlsched.problems.rar import RarInstance
+from ddlsched.problems.rar_timing import iteration_time, iterations_per_slot
 
 
 def _vectors(gpus: int, servers: tuple[int, ...]):

@@ -229,6 +229,7 @@ def test_rar_keeps_the_callers_highs_options(monkeypatch):
     """Regression: models/rar.py rebuilt SolveLimits field by field and dropped highs_options."""
     import ddlsched.models.rar as rar_models
     import ddlsched.models.rar_bounds as rar_bounds
+    import ddlsched.models.rar_timeindexed as rar_timeindexed
     import ddlsched.solvers.formulation as formulation
     from ddlsched.workloads.rar import small
 
@@ -241,11 +242,12 @@ def test_rar_keeps_the_callers_highs_options(monkeypatch):
     real = formulation.solve_model
     monkeypatch.setattr(formulation, "solve_model", spy)
     monkeypatch.setattr(rar_bounds, "solve_model", spy)
+    monkeypatch.setattr(rar_timeindexed, "solve_model", spy)
     options = (("random_seed", 7),)
     limits = SolveLimits(time_limit_s=30, highs_options=options)  # generous: a loaded machine
     inst = small(8)  # its MILP is proven in well under a second (small(2)'s is not in 60 s)
     rar_models.solve_exact(inst, limits=limits)
-    rar_bounds.timeindexed(inst, limits=limits, slot_width=2)
+    rar_timeindexed.timeindexed(inst, limits=limits, slot_width=2)
     rar_bounds.load_lb(inst, limits=limits)
     assert len(seen) >= 4
     assert all(("random_seed", 7) in lim.highs_options for lim in seen)
@@ -370,6 +372,7 @@ def test_models_too_large_are_refused_before_they_are_built():
 def test_rar_solvers_get_the_run_seed(monkeypatch):
     """Review: the rar formulations passed no seed to HiGHS after the refactor."""
     import ddlsched.models.rar_bounds as rar_bounds
+    import ddlsched.models.rar_timeindexed as rar_timeindexed
     import ddlsched.solvers.formulation as formulation
     from ddlsched.workloads.rar import small
 
@@ -382,6 +385,7 @@ def test_rar_solvers_get_the_run_seed(monkeypatch):
     real = formulation.solve_model
     monkeypatch.setattr(formulation, "solve_model", spy)
     monkeypatch.setattr(rar_bounds, "solve_model", spy)
+    monkeypatch.setattr(rar_timeindexed, "solve_model", spy)
     inst = small(3)
     for method in ("exact", "timeindexed", "load_lb"):
         run_method("rar", method, inst, RunOptions(seed=7, params={}))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from test_placement_methods import TINY, brute_force
 
-from ddlsched.models.placement import build_gpu_level, build_gpu_level_paper
+from ddlsched.models.placement_gpu_level import build_gpu_level, build_gpu_level_paper
 from ddlsched.registry import RunOptions, run_method
 from ddlsched.solvers import Status
 from ddlsched.workloads.placement import generate

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from ddlsched.cli import main
 from ddlsched.heuristics.heavy_edge import heavy_edge, job_graph, tree_edges
-from ddlsched.models.placement import build_aggregated, build_gpu_level
+from ddlsched.models.placement import build_aggregated
+from ddlsched.models.placement_gpu_level import build_gpu_level
 from ddlsched.problems.placement import Placement, PlacementInstance, Stage, evaluate
 from ddlsched.registry import RunOptions, run_method
 from ddlsched.solvers import Status

@@ -1,5 +1,5 @@
 """The server-pattern LP bound and MIP start of the aggregated placement ILP
-(:mod:`ddlsched.models.placement_patterns`, :mod:`ddlsched.solvers.placement_patterns`)."""
+(:mod:`ddlsched.models.placement_pattern_proof`, :mod:`ddlsched.solvers.placement_pattern_cover`)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from test_placement_methods import TINY, brute_force
 
 from ddlsched.models.placement import PlacementFormulation, build_aggregated
 from ddlsched.models.placement_bounds import coefficients
-from ddlsched.models.placement_patterns import pattern_search
+from ddlsched.models.placement_pattern_proof import pattern_search
 from ddlsched.problems.placement import Placement, evaluate
 from ddlsched.registry import RunOptions, run_method
 from ddlsched.solvers import SolveLimits, Status, solve_formulation
-from ddlsched.solvers.placement_patterns import pattern_count, patterns
+from ddlsched.solvers.placement_pattern_cover import pattern_count, patterns
 from ddlsched.workloads.placement import generate
 
 
@@ -84,7 +84,7 @@ def test_exact_method_with_and_without_patterns_cross_checked(shared_data):
 
 
 def test_fill_finds_an_exact_cover_or_none():
-    from ddlsched.solvers.placement_patterns import _fill
+    from ddlsched.solvers.placement_pattern_cover import _fill
 
     table = patterns([2, 2], 2, exact=True)  # (0,2), (1,1), (2,0)
     out = _fill([table], np.array([2]), np.array([1, 3]), 100)

@@ -1,5 +1,5 @@
 """The threshold proof of method ``exact`` (:mod:`ddlsched.solvers.placement_threshold`,
-:func:`ddlsched.models.placement_patterns.pattern_proof`) against a brute force, and
+:func:`ddlsched.models.placement_pattern_proof.pattern_proof`) against a brute force, and
 the method's proof paths."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from test_placement_methods import TINY, brute_force
 from ddlsched.heuristics.heavy_edge import heavy_edge
 from ddlsched.models.placement import build_aggregated
 from ddlsched.models.placement_bounds import coefficients, stage_terms
-from ddlsched.models.placement_patterns import _PROOF_CACHE, pattern_proof
+from ddlsched.models.placement_pattern_proof import _PROOF_CACHE, pattern_proof
 from ddlsched.problems.placement import Placement, evaluate
 from ddlsched.registry import RunOptions, run_method
 from ddlsched.solvers import Status
@@ -151,9 +151,9 @@ def test_exact_under_a_short_limit_keeps_a_valid_bound_and_a_placement(limit):
 
 def test_keep_proof_prefers_the_best_placement_and_the_higher_bound():
     from ddlsched.deadline import Deadline
-    from ddlsched.families.placement import _keep_proof
     from ddlsched.models.placement_bounds import time_scale
-    from ddlsched.models.placement_patterns import PatternProof
+    from ddlsched.models.placement_exact import _keep_proof
+    from ddlsched.models.placement_pattern_proof import PatternProof
     from ddlsched.registry import RunContext
     from ddlsched.solvers.result import Outcome
 
@@ -164,19 +164,19 @@ def test_keep_proof_prefers_the_best_placement_and_the_higher_bound():
     scale = time_scale(inst)
     ctx = RunContext(seed=0, backend="highs", deadline=Deadline.unlimited())
     empty = Outcome(status=Status.TIME_LIMIT_NO_SOLUTION, bound=0.0, time_limit_hit=True)
-    kept = _keep_proof(inst, empty, proof, scale, ctx)
+    kept = _keep_proof(inst, empty, proof, scale, ctx.seed)
     assert kept.status is Status.FEASIBLE and kept.info["incumbent_from"] == "patterns"
     assert evaluate(inst, kept.schedule).iteration_time_s == pytest.approx(optimum, rel=1e-9)
     assert kept.bound == proof.bound / scale
     bare = PatternProof(0.0, None, None, None, None)
-    kept = _keep_proof(inst, empty, bare, scale, ctx)
+    kept = _keep_proof(inst, empty, bare, scale, ctx.seed)
     assert kept.info["incumbent_from"] == "heavy_edge" and kept.claim is None
     assert kept.schedule == heavy_edge(inst, 0)
 
 
 def test_compare_with_proof_agreement_time_limit_and_disagreement():
-    from ddlsched.families.placement import _compare_with_proof
     from ddlsched.models.placement_bounds import time_scale
+    from ddlsched.models.placement_exact import _compare_with_proof
     from ddlsched.solvers.result import Claim, Outcome
 
     # the first case where Heavy-Edge is strictly worse than the optimum
@@ -215,7 +215,7 @@ def test_forced_split_bound_an_ulp_above_the_optimum_is_not_trusted(
     """Without the pattern search (too many patterns), the forced-split bound is the
     threshold search's lower end; it is computed in other arithmetic and here lies an
     ulp above the optimum's term value (the optimum must stay a candidate)."""
-    import ddlsched.models.placement_patterns as patterns_module
+    import ddlsched.models.placement_pattern_proof as patterns_module
 
     inst = generate("small", seed, num_stages=2, max_replicas=max_replicas, gpus_per_server=gpus)
     monkeypatch.setattr(patterns_module, "PATTERN_LIMIT", 0)
@@ -230,7 +230,7 @@ def test_forced_split_bound_an_ulp_above_the_optimum_is_not_trusted(
 
 def test_an_open_proof_is_recomputed_with_more_time():
     from ddlsched.deadline import Deadline
-    from ddlsched.models.placement_patterns import placement_proof
+    from ddlsched.models.placement_pattern_proof import placement_proof
 
     inst = generate("table2", 4, model="gpt175b", num_gpus=32)
     _PROOF_CACHE.clear()
@@ -245,7 +245,7 @@ def test_term_tables_are_capped_at_the_largest_server(monkeypatch, shared_data):
     stage) ran out of memory when they ran up to the replicas instead of the servers'
     free GPUs (at most 8 here)."""
     import ddlsched.models.placement_bounds as bounds_module
-    import ddlsched.models.placement_patterns as patterns_module
+    import ddlsched.models.placement_pattern_proof as patterns_module
     from ddlsched.solvers.placement_threshold import ThresholdSearch
 
     sizes = []

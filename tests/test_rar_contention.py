@@ -19,12 +19,8 @@ from rar_brute_force import brute_force_makespan
 from ddlsched.deadline import Deadline
 from ddlsched.errors import InfeasibleScheduleError, ModelTooLargeError
 from ddlsched.models.rar_search import search_exact, search_schedule
-from ddlsched.problems.rar import (
-    RarAssignment,
-    RarInstance,
-    RarSchedule,
-    evaluate,
-)
+from ddlsched.problems.rar import RarInstance
+from ddlsched.problems.rar_schedule import RarAssignment, RarSchedule, evaluate
 from ddlsched.registry import RunOptions, run_method
 from ddlsched.workloads.rar import CONTENTION_FLOOR, generate
 

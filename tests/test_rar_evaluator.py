@@ -10,11 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ddlsched.errors import InfeasibleScheduleError, InvalidInstanceError
-from ddlsched.problems.rar import (
-    Network,
+from ddlsched.problems.rar import Network, RarInstance, RarJob
+from ddlsched.problems.rar_schedule import (
     RarAssignment,
-    RarInstance,
-    RarJob,
     RarSchedule,
     evaluate,
     schedule_from_json,

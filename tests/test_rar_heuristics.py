@@ -38,13 +38,9 @@ from ddlsched.heuristics.sjf_bco import (
     sjf_bco_theta,
     theorem5_bound,
 )
-from ddlsched.problems.rar import (
-    RarInstance,
-    evaluate,
-    execution_slots,
-    instance_from_parts,
-    iteration_time,
-)
+from ddlsched.problems.rar import RarInstance, instance_from_parts
+from ddlsched.problems.rar_schedule import evaluate
+from ddlsched.problems.rar_timing import execution_slots, iteration_time
 from ddlsched.registry import RunOptions, get_method, run_method
 from ddlsched.solvers.result import Status
 from ddlsched.workloads.rar import paper, small

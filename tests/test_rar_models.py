@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 from rar_brute_force import brute_force_makespan
 
 from ddlsched.models.rar_bounds import closed_form_bounds
-from ddlsched.problems.rar import Network, RarInstance, RarJob, evaluate
+from ddlsched.problems.rar import Network, RarInstance, RarJob
+from ddlsched.problems.rar_schedule import evaluate
 from ddlsched.registry import RunOptions, methods, run_method
 from ddlsched.solvers.result import Status
 from ddlsched.workloads.rar import generate
@@ -226,7 +227,7 @@ def test_sjf_bco_ratio_never_exceeds_theorem5_bound(seed):
     "method", ["sjf_bco", "ff", "ls", "rand", "exact", "timeindexed", "load_lb"]
 )
 def test_same_seed_same_output(method):
-    from ddlsched.problems.rar import schedule_to_json
+    from ddlsched.problems.rar_schedule import schedule_to_json
 
     inst = generate("small", 11)
     a = run_method("rar", method, inst, RunOptions(time_limit_s=30, seed=5))

@@ -15,7 +15,8 @@ import pytest
 
 from ddlsched.cli import main
 from ddlsched.errors import InvalidInstanceError
-from ddlsched.problems.rar import evaluate, iteration_time, min_servers
+from ddlsched.problems.rar_schedule import evaluate
+from ddlsched.problems.rar_timing import iteration_time, min_servers
 from ddlsched.registry import RunOptions, run_method
 from ddlsched.workloads.rar import PRESET_PARAMS, PRESETS, generate, paper, paper_contention
 

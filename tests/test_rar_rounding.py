@@ -7,7 +7,8 @@ import json
 import pytest
 
 from ddlsched.cli import main
-from ddlsched.problems.rar import Network, RarInstance, RarJob, evaluate, schedule_to_json
+from ddlsched.problems.rar import Network, RarInstance, RarJob
+from ddlsched.problems.rar_schedule import evaluate, schedule_to_json
 from ddlsched.registry import RunOptions, run_method
 from ddlsched.solvers.result import Status
 from ddlsched.workloads.rar import generate
@@ -113,12 +114,12 @@ def test_a_model_that_cannot_fit_is_refused_before_it_is_built(
     method, width, budget_mb, tmp_path, capsys, monkeypatch
 ):
     """Paper preset: slot width 1 in 64 MiB, or any width in 1 MiB: one line, exit 2, not built."""
-    import ddlsched.models.rar_bounds as rar_bounds
+    import ddlsched.models.rar_timeindexed as rar_timeindexed
 
     def never(*args, **kwargs):  # pragma: no cover - the refusal comes first
         raise AssertionError("the model was built")
 
-    monkeypatch.setattr(rar_bounds, "_build_columns", never)
+    monkeypatch.setattr(rar_timeindexed, "_build_columns", never)
     path = tmp_path / "paper.json"
     generate("paper", 0).save(path)
     args = ["solve", "rar", str(path), "--method", method, "--param", f"slot_width={width}"]

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from ddlsched.deadline import Deadline
-from ddlsched.models.rar_bounds import choose_grid, closed_form_bounds, model_counts
+from ddlsched.models.rar_bounds import closed_form_bounds
+from ddlsched.models.rar_timegrid import choose_grid, model_counts
 from ddlsched.registry import RunOptions, run_method
 from ddlsched.solvers.limits import MAX_MODEL_VARIABLES
 from ddlsched.solvers.result import Status
@@ -54,15 +55,15 @@ def test_the_time_limit_stops_model_building_and_keeps_the_closed_form_bound(pap
 def test_exact_gives_timeindexed_the_whole_limit_when_its_milp_would_be_refused(paper, monkeypatch):
     """At the paper's size the MILP over the incumbent's horizon is refused for its size, so
     the presolve's timeindexed gets the whole time limit (not a fifth, at most 10 s)."""
-    import ddlsched.models.rar_bounds as rar_bounds
+    import ddlsched.models.rar_timeindexed as rar_timeindexed
 
     seen = []
 
     def fake_timeindexed(instance, *, deadline, **kwargs):
         seen.append(deadline.remaining_s())
-        raise rar_bounds.TimeLimitReached("stop here")
+        raise rar_timeindexed.TimeLimitReached("stop here")
 
-    monkeypatch.setattr(rar_bounds, "timeindexed", fake_timeindexed)
+    monkeypatch.setattr(rar_timeindexed, "timeindexed", fake_timeindexed)
     result = run_method("rar", "exact", paper, RunOptions(time_limit_s=50.0))
     assert seen and seen[0] > 40.0
     assert result.info["timeindexed_share"].startswith("all")

@@ -8,9 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ddlsched.problems.rar import (
-    Network,
-    RarJob,
+from ddlsched.problems.rar import Network, RarJob
+from ddlsched.problems.rar_timing import (
     bandwidth_degradation,
     contention_levels,
     execution_slots,

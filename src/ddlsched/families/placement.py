@@ -11,10 +11,16 @@ Modules of the family:
   ``table2``) and :mod:`ddlsched.workloads.profiles` (DNN profiles, stage
   planner);
 * heuristics: :mod:`ddlsched.heuristics.heavy_edge` (Heavy-Edge, ``alpha~_min``);
-* models: :mod:`ddlsched.models.placement` (aggregated and GPU-level ILPs,
-  :class:`~ddlsched.models.placement.PlacementFormulation`) and
-  :mod:`ddlsched.models.placement_bounds` (valid inequalities).
-* solvers: :mod:`ddlsched.solvers.placement_threshold` (CP-SAT threshold search).
+* models: :mod:`ddlsched.models.placement_exact` (the exact strategies),
+  :mod:`ddlsched.models.placement` (the aggregated ILP, the decoder,
+  :class:`~ddlsched.models.placement.PlacementFormulation`),
+  :mod:`ddlsched.models.placement_gpu_level` (the two GPU-level ILPs),
+  :mod:`ddlsched.models.placement_bounds` (valid inequalities) and
+  :mod:`ddlsched.models.placement_pattern_proof` (the server-pattern and
+  threshold proof);
+* solvers: :mod:`ddlsched.solvers.placement_pattern_cover` (the pattern-cover
+  LPs and integer solves in highspy) and
+  :mod:`ddlsched.solvers.placement_threshold` (CP-SAT threshold search).
 
 Methods (all minimise the per-iteration time ``alpha`` of Eq. 7, seconds,
 as recomputed by the evaluator):
@@ -22,10 +28,11 @@ as recomputed by the evaluator):
 * ``heavy_edge`` (heuristic): Heavy-Edge seeded by ``--seed``;
   ``info['mapping_s']`` is the mapping time alone (the paper's placement
   computation time, PCT), ``info['alpha_max_s']`` the all-apart value.
-* ``exact``: the aggregated formulation (counts per stage and server).
+* ``exact`` (:mod:`ddlsched.models.placement_exact`): the aggregated
+  formulation (counts per stage and server).
   With ``patterns`` (default) it first proves what it can without the ILP:
   the server-pattern bounds and placement of
-  :mod:`ddlsched.models.placement_patterns`, then, where they leave a gap,
+  :mod:`ddlsched.models.placement_pattern_proof`, then, where they leave a gap,
   the CP-SAT threshold search of :mod:`ddlsched.solvers.placement_threshold`.
   When these close the gap and ``cross_check`` is off, the placement is
   returned as optimal (``info['proof']``: ``patterns`` or ``threshold``);
@@ -63,7 +70,6 @@ from ddlsched.problems.placement import (
     placement_to_json,
 )
 from ddlsched.registry import Family, RunContext, register_family, register_method
-from ddlsched.solvers.limits import SolveLimits
 from ddlsched.solvers.result import Outcome
 from ddlsched.workloads.placement import PRESET_PARAMS, PRESETS, generate
 
@@ -123,11 +129,15 @@ class AggregatedParams(GpuLevelParams):
 
 
 def _solve(instance: PlacementInstance, formulation, cross_check: bool, ctx: RunContext) -> Outcome:
-    from ddlsched.solvers.formulation import solve_formulation
+    from ddlsched.models.placement_exact import solve_ilp
 
-    limits = SolveLimits(abs_gap=1e-7, seed=ctx.seed)
-    return solve_formulation(
-        formulation, instance, ctx.backend, limits, cross_check, deadline=ctx.deadline
+    return solve_ilp(
+        instance,
+        formulation,
+        cross_check=cross_check,
+        backend=ctx.backend,
+        seed=ctx.seed,
+        deadline=ctx.deadline,
     )
 
 
@@ -139,167 +149,20 @@ def _solve(instance: PlacementInstance, formulation, cross_check: bool, ctx: Run
     params=AggregatedParams,
 )
 def _exact(instance: PlacementInstance, params: AggregatedParams, ctx: RunContext) -> Outcome:
-    """Method ``exact`` (module docstring); ``info['proof']`` says what proved the answer.
+    """Method ``exact`` (:func:`ddlsched.models.placement_exact.exact`)."""
+    from ddlsched.models.placement_exact import exact
 
-    With ``patterns`` (default) the pattern proof
-    (:func:`~ddlsched.models.placement_patterns.placement_proof`) runs first. When it
-    closes the gap (``proof`` ``patterns``: the pattern search's bound, from
-    the combinatorial bounds or the certified pattern LP, meets its placement;
-    ``threshold``: CP-SAT proved every smaller
-    term value infeasible) and neither ``cross_check`` nor ``milp`` is set,
-    its placement is returned as optimal without building the ILP. Otherwise
-    the aggregated ILP is solved (``proof`` ``milp``), starting from the
-    pattern placement, with the proven bound as a row (``milp``: the ILP then
-    only confirms it). When the cross-check follows a closed pattern proof,
-    that row holds the pattern search's bound only, so that HiGHS (and SCIP,
-    its cross-check) re-prove what CP-SAT proved, and
-    ``info['pattern_proof']['agrees']`` compares the two answers: ``True``;
-    ``None`` when the time limit left no room for the ILP or stopped it
-    (the proof stands, ``optimal``); ``False`` when they disagree, and then
-    the better evaluated placement is returned ``feasible``, without a bound.
-    Without a closed proof, an ILP stopped by the time limit keeps the
-    proof's bound and the best placement known (:func:`_keep_proof`).
-    """
-    from ddlsched.models.placement_bounds import time_scale
-    from ddlsched.models.placement_patterns import placement_proof
-    from ddlsched.solvers.result import Status
-
-    proof = placement_proof(instance, ctx.deadline) if params.patterns else None
-    report = None
-    if proof is not None:
-        scale = time_scale(instance)
-        report = {
-            "proof": proof.proof,
-            "bound_s": proof.bound / scale,
-            "pattern_bound_s": None if proof.pattern_bound is None else proof.pattern_bound / scale,
-            "lp_solves": proof.lp_solves,
-            "alpha_s": None if proof.value is None else proof.value / scale,
-            "threshold_solves": proof.threshold_solves,
-            "threshold_s": proof.threshold_s,
-        }
-        if proof.closed and not (params.cross_check or params.milp):
-            return _proven(proof, scale, {"proof": proof.proof, "pattern_proof": report})
-    if proof is not None and _no_time_for_the_ilp(ctx.deadline.remaining_s()):
-        if proof.closed:  # the re-proof cannot run: the proof stands, unchecked
-            report["agrees"] = None
-            return _proven(proof, scale, {"proof": proof.proof, "pattern_proof": report})
-        outcome = Outcome(
-            status=Status.TIME_LIMIT_NO_SOLUTION,
-            time_limit_hit=True,
-            info={"stopped": "time limit reached after the pattern proof"},
-        )
-    else:
-        from ddlsched.models.placement import PlacementFormulation  # imports Pyomo
-
-        formulation = PlacementFormulation(
-            "aggregated",
-            symmetry_breaking=params.symmetry_breaking,
-            cuts=params.cuts,
-            patterns=params.patterns,
-            # a closed proof cross-checked: the ILPs re-prove what CP-SAT proved
-            threshold=not (proof is not None and proof.closed and params.cross_check),
-        )
-        outcome = _solve(instance, formulation, params.cross_check, ctx)
-    outcome.info["proof"] = "milp" if outcome.status is Status.OPTIMAL else None
-    if report is None:
-        return outcome
-    outcome.info["pattern_proof"] = report
-    if proof.closed:
-        return _compare_with_proof(instance, outcome, proof, scale, report)
-    if outcome.status is not Status.OPTIMAL:
-        outcome = _keep_proof(instance, outcome, proof, scale, ctx)
-    return outcome
-
-
-def _proven(proof, scale: float, info: dict) -> Outcome:
-    """The closed pattern proof as the method's answer (``optimal``)."""
-    from ddlsched.problems.placement import Placement
-    from ddlsched.solvers.result import Claim, Status
-
-    return Outcome(
-        Placement(proof.counts),
-        Status.OPTIMAL,
-        bound=proof.bound / scale,
-        claim=Claim(proof.value / scale, proven=True),
-        info=info,
+    return exact(
+        instance,
+        backend=ctx.backend,
+        seed=ctx.seed,
+        deadline=ctx.deadline,
+        symmetry_breaking=params.symmetry_breaking,
+        cuts=params.cuts,
+        patterns=params.patterns,
+        milp=params.milp,
+        cross_check=params.cross_check,
     )
-
-
-def _compare_with_proof(
-    instance: PlacementInstance, outcome: Outcome, proof, scale: float, report: dict
-) -> Outcome:
-    """The ILP ran after a closed pattern proof (cross-check or ``milp``): agreement
-    when it proved the same alpha; the proof stands, unchecked (``agrees`` None), when
-    the ILP stopped at the time limit without beating it; on a disagreement (either
-    side wrong) the better evaluated placement is returned as ``feasible``, without
-    a bound."""
-    from dataclasses import replace
-
-    from ddlsched.problems.placement import Placement
-    from ddlsched.solvers.result import Claim, Status
-
-    alpha = proof.value / scale
-    ilp = (
-        None if outcome.schedule is None else evaluate(instance, outcome.schedule).iteration_time_s
-    )
-    same = ilp is not None and abs(ilp - alpha) <= 1e-6 * max(1.0, abs(alpha))
-    if outcome.status is Status.OPTIMAL and same:
-        report["agrees"] = True
-        return outcome
-    if outcome.status is not Status.OPTIMAL and (ilp is None or ilp >= alpha or same):
-        report["agrees"] = None
-        info = {**outcome.info, "proof": proof.proof}
-        return replace(_proven(proof, scale, info), time_limit_hit=outcome.time_limit_hit)
-    report["agrees"] = False
-    info = {**outcome.info, "proof": None}
-    info["warning"] = (
-        f"the pattern proof ({proof.proof}, alpha {alpha:.9g} s) and the ILP "
-        f"({outcome.status}, alpha {ilp} s) disagree: returning the better placement unproven"
-    )
-    if ilp is not None and ilp <= alpha:
-        return replace(outcome, status=Status.FEASIBLE, bound=None, info=info)
-    return Outcome(
-        Placement(proof.counts),
-        Status.FEASIBLE,
-        claim=Claim(alpha),
-        info=info,
-        time_limit_hit=outcome.time_limit_hit,
-    )
-
-
-def _no_time_for_the_ilp(remaining_s: float) -> bool:
-    """Less than 0.2 s left (not enough to build and hand over even a small ILP), or
-    less than importing Pyomo takes (~0.8 s cold, not interruptible)."""
-    import sys
-
-    return remaining_s < 0.2 or (remaining_s < 1.0 and "pyomo.environ" not in sys.modules)
-
-
-def _keep_proof(instance: PlacementInstance, outcome: Outcome, proof, scale: float, ctx) -> Outcome:
-    """An unfinished ILP (time limit) keeps what the pattern proof established: its
-    bound where it is higher, and the best of the ILP's incumbent, the proof's
-    placement and Heavy-Edge's (~1 ms) as the schedule (``info['incumbent_from']``)."""
-    from dataclasses import replace
-
-    from ddlsched.heuristics.heavy_edge import heavy_edge
-    from ddlsched.problems.placement import Placement
-    from ddlsched.solvers.result import Claim, Status
-
-    bound = proof.bound / scale
-    if outcome.bound is None or bound > outcome.bound:
-        outcome = replace(outcome, bound=bound)
-    if outcome.status not in (Status.FEASIBLE, Status.TIME_LIMIT_NO_SOLUTION):
-        return outcome
-    candidates = [] if outcome.schedule is None else [("milp", outcome.schedule)]
-    if proof.counts is not None:
-        candidates.append(("patterns", Placement(proof.counts)))
-    candidates.append(("heavy_edge", heavy_edge(instance, ctx.seed)))
-    name, best = min(candidates, key=lambda c: evaluate(instance, c[1]).iteration_time_s)
-    outcome.info["incumbent_from"] = name
-    if name == "milp":
-        return outcome
-    claim = Claim(proof.value / scale) if name == "patterns" else None
-    return replace(outcome, schedule=best, status=Status.FEASIBLE, claim=claim)
 
 
 @register_method(

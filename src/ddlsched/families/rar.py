@@ -4,16 +4,23 @@ Paper: SJF-BCO (seeds 000/001, MobiHoc 2022); spec ``shared/specs/rar.md``.
 
 Modules of the family:
 
-* problem: :mod:`ddlsched.problems.rar` (instance, Eq. 8 timing, schedule,
-  the evaluator :func:`~ddlsched.problems.rar.evaluate`);
+* problem: :mod:`ddlsched.problems.rar` (instance and its JSON),
+  :mod:`ddlsched.problems.rar_timing` (Eqs. 6-9 timing model),
+  :mod:`ddlsched.problems.rar_schedule` (schedule, its JSON, the evaluator
+  :func:`~ddlsched.problems.rar_schedule.evaluate`);
 * workloads: :mod:`ddlsched.workloads.rar` (presets ``small``, ``contention``, ``paper``,
   ``paper-contention``);
 * heuristics: :mod:`ddlsched.heuristics.sjf_bco` (Alg. 1-3, Theorem 5),
   :mod:`ddlsched.heuristics.rar_baselines` (FF, LS, RAND),
   :mod:`ddlsched.heuristics.rar_planning` (shared planning machinery);
-* models: :mod:`ddlsched.models.rar` (the exact MILP),
-  :mod:`ddlsched.models.rar_search` (the exact branch-and-bound) and
-  :mod:`ddlsched.models.rar_bounds` (``timeindexed``, ``load_lb``, closed forms).
+* models: :mod:`ddlsched.models.rar_exact` (the ``exact`` strategy),
+  :mod:`ddlsched.models.rar` (the exact MILP),
+  :mod:`ddlsched.models.rar_search` (the exact branch-and-bound),
+  :mod:`ddlsched.models.rar_bounds` (``load_lb``, closed forms),
+  :mod:`ddlsched.models.rar_timeindexed` (``timeindexed``, Eqs. 10-13),
+  :mod:`ddlsched.models.rar_timegrid` (its slot width, horizon and size),
+  :mod:`ddlsched.models.rar_patterns` (placement patterns, GPU mapping) and
+  :mod:`ddlsched.models.rar_rounding` (``lp_rounding``).
 
 Methods (all minimise the makespan in slots, as executed by the evaluator):
 
@@ -43,12 +50,12 @@ Methods (all minimise the makespan in slots, as executed by the evaluator):
   elsewhere, or if the search did not finish, the MILP with contention,
   which only has to rule out shorter schedules. ``info['exact_method']``
   says which ran last; ``info['proof']``: ``search``, ``bounds``, ``milp``
-  or ``no_shorter_schedule``.
+  or ``no_shorter_schedule`` (:mod:`ddlsched.models.rar_exact`).
 * ``timeindexed`` (bound): the contention-free pattern ILP, a valid lower
   bound and an evaluated schedule; ``load_lb`` (bound): Problem (14) and the
   closed forms. ``slot_width`` and ``max_patterns`` default to ``auto``: chosen
   from the instance, the memory budget and the time limit
-  (:func:`ddlsched.models.rar_bounds.choose_grid`), recorded in ``info``.
+  (:func:`ddlsched.models.rar_timegrid.choose_grid`), recorded in ``info``.
 * ``lp_rounding`` (bound + schedule): the LP relaxation of the same model (its
   ceiling, times the slot width, is a certified bound) and the best of
   ``trials`` seeded alpha-point roundings, executed by the evaluator
@@ -60,14 +67,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ddlsched.deadline import Deadline
-from ddlsched.errors import InfeasibleScheduleError, ModelTooLargeError, TimeLimitReached
 from ddlsched.params import NoParams, param
-from ddlsched.problems.rar import (
-    MAX_GPUS,
+from ddlsched.problems.rar import MAX_GPUS, RarInstance
+from ddlsched.problems.rar_schedule import (
     RarEvaluation,
-    RarInstance,
-    RarSchedule,
     evaluate,
     schedule_from_json,
     schedule_to_json,
@@ -277,23 +280,6 @@ class LoadLbParams:
     )
 
 
-def _incumbents(instance: RarInstance) -> list[tuple[str, RarSchedule, int]]:
-    """``(method, schedule, makespan)`` of the cheap heuristics that returned a feasible schedule."""
-    from ddlsched.heuristics.rar_baselines import ff, ls
-    from ddlsched.heuristics.sjf_bco import sjf_bco
-
-    out = []
-    for name, heuristic in (("sjf_bco", sjf_bco), ("ls", ls), ("ff", ff)):
-        plan = heuristic(instance)
-        if plan.schedule is None:
-            continue
-        try:
-            out.append((name, plan.schedule, evaluate(instance, plan.schedule).makespan))
-        except InfeasibleScheduleError:
-            continue
-    return out
-
-
 @register_method(
     "rar",
     "exact",
@@ -302,175 +288,17 @@ def _incumbents(instance: RarInstance) -> list[tuple[str, RarSchedule, int]]:
     params=ExactParams,
 )
 def _exact(instance: RarInstance, params: ExactParams, ctx: RunContext) -> Outcome:
-    """``exact``: presolve bounds, then the search where it applies, then the MILP.
+    """``exact`` (:func:`ddlsched.models.rar_exact.exact`, the module docstring)."""
+    from ddlsched.models.rar_exact import exact
 
-    With ``search`` ``auto`` the branch-and-bound gets half of the time left
-    after the presolve and the MILP the rest if the search did not finish;
-    with ``always`` the search gets all of it (and a larger instance is
-    refused); with ``never`` only the MILP runs.
-    """
-    from ddlsched.models.rar import solve_exact
-    from ddlsched.models.rar_search import check_search_size
-
-    use_search = params.search != "never"
-    if use_search:
-        try:
-            check_search_size(instance)
-        except ModelTooLargeError:
-            if params.search == "always":
-                raise
-            use_search = False
-    limits = SolveLimits(seed=ctx.seed)
-    candidates: list[tuple[str, RarSchedule, int]] = []
-    lower = None
-    sources: dict[str, Any] = {}
-    presolve_time_s = 0.0
-    if params.presolve_bounds:
-        candidates, lower, presolve_time_s = _presolve(instance, ctx, limits, sources, use_search)
-    if use_search:
-        share = 1.0 if params.search == "always" else 0.5
-        outcome = _exact_search(instance, ctx.deadline.sub(share), candidates, lower)
-        outcome.info = {**sources, **outcome.info}
-        if presolve_time_s:
-            outcome.solver_time_s = presolve_time_s
-        if outcome.status in (Status.OPTIMAL, Status.INFEASIBLE) or params.search == "always":
-            return outcome
-        # the search ran out of its share: hand its incumbent and bound to the MILP
-        sources["search"] = outcome.info["search"]
-        if outcome.schedule is not None and outcome.claim is not None:
-            candidates = [("search", outcome.schedule, int(outcome.claim.value))]
-        lower = outcome.bound
-    incumbent = None
-    if candidates:
-        name, incumbent, _ = min(candidates, key=lambda c: c[2])
-        sources["incumbent_from"] = name
-    sources["exact_method"] = "milp"
-    outcome = solve_exact(
+    return exact(
         instance,
         backend=ctx.backend,
-        limits=limits,
-        incumbent=incumbent,
-        lower_bound=lower,
-        cross_check=params.cross_check,
+        seed=ctx.seed,
         deadline=ctx.deadline,
-    )
-    outcome.info = {**sources, **outcome.info}
-    if presolve_time_s:
-        outcome.solver_time_s = (outcome.solver_time_s or 0.0) + presolve_time_s
-    return outcome
-
-
-def _presolve(
-    instance: RarInstance,
-    ctx: RunContext,
-    limits: SolveLimits,
-    sources: dict[str, Any],
-    searchable: bool,
-) -> tuple[list[tuple[str, RarSchedule, int]], float | None, float]:
-    """Incumbents (heuristics, ``timeindexed``'s schedule) and ``timeindexed``'s lower bound.
-
-    ``timeindexed`` gets a horizon cut at the best heuristic makespan and a
-    fifth of the time limit, at most 10 s, when the MILP (or the search) is
-    to use the rest; when the MILP over that horizon would be refused for its
-    size (the paper-sized instances), nothing else could use the time, so
-    ``timeindexed`` gets all of it (``info['timeindexed_share']``). Returns
-    the candidates, the bound (``None`` if it failed) and its solver time.
-    """
-    from ddlsched.models.rar import check_exact_size
-    from ddlsched.models.rar_bounds import timeindexed
-
-    candidates = _incumbents(instance)
-    # The contention-free optimum is at most any schedule's makespan (contention only slows
-    # jobs down), so the model's horizon can stop at the best incumbent: the bound stays valid.
-    horizon = min((c[2] for c in candidates), default=None)
-    deadline = ctx.deadline.sub(0.2, at_most=10.0)
-    sources["timeindexed_share"] = "a fifth, at most 10 s"
-    if horizon is not None and not searchable:
-        try:
-            check_exact_size(instance, horizon - 1)
-        except ModelTooLargeError:
-            deadline = ctx.deadline
-            sources["timeindexed_share"] = "all (the MILP would be refused for its size)"
-    try:
-        ti = timeindexed(
-            instance,
-            backend=ctx.backend,
-            limits=limits,
-            horizon=horizon,
-            deadline=deadline,
-        )
-    except (TimeLimitReached, ModelTooLargeError):  # no bound from it, go on
-        return candidates, None, 0.0
-    sources["timeindexed_bound"] = ti.bound
-    if ti.schedule is not None:
-        makespan = evaluate(instance, ti.schedule).makespan
-        candidates.append(("timeindexed", ti.schedule, makespan))
-    return candidates, ti.bound, ti.solver_time_s or 0.0
-
-
-def _exact_search(
-    instance: RarInstance,
-    deadline: Deadline,
-    candidates: list[tuple[str, RarSchedule, int]],
-    lower: float | None,
-) -> Outcome:
-    """The branch-and-bound of :mod:`ddlsched.models.rar_search` from the presolve's results.
-
-    The search is complete and deterministic, so when it finishes neither
-    the answer nor its proof depends on the solver seed (which only the
-    presolve's ``timeindexed`` schedule sees). ``info['proof']`` is
-    ``bounds`` (a lower bound, the presolve's or the search's root bound,
-    meets the best presolve incumbent) or ``search`` (the search finished:
-    no schedule beats the one returned); ``info['search']`` holds the node
-    count and the root bound. At the deadline the best schedule comes back
-    ``feasible`` with the best valid bound.
-    """
-    from ddlsched.models.rar_bounds import ceil_bound, closed_form_bounds
-    from ddlsched.models.rar_search import search_exact, search_schedule
-    from ddlsched.solvers.result import Claim
-
-    info: dict[str, Any] = {"proof": None, "exact_method": "search"}
-    incumbent = upper = None
-    if candidates:
-        name, incumbent, upper = min(candidates, key=lambda c: c[2])
-        info.update(incumbent_from=name, incumbent_makespan=upper)
-    known = [max(closed_form_bounds(instance).values())]
-    if lower is not None:
-        known.append(ceil_bound(lower))
-    floor = int(max(known))
-    result = search_exact(instance, upper=upper, lower=floor, deadline=deadline)
-    info["search"] = {"nodes": result.nodes, "root_bound": result.root_bound}
-    if result.makespan is not None:
-        incumbent, upper = search_schedule(instance, result), result.makespan
-        info["incumbent_from"] = "search"
-    if incumbent is None or upper is None:
-        if result.proven:
-            info["reason"] = f"no schedule finishes within the horizon T = {instance.horizon}"
-            return Outcome(None, Status.INFEASIBLE, info=info)
-        return Outcome(
-            None,
-            Status.TIME_LIMIT_NO_SOLUTION,
-            bound=float(result.bound),
-            info=info,
-            time_limit_hit=True,
-        )
-    if result.proven:
-        # "bounds": nothing to search, a lower bound already met the presolve's incumbent
-        info["proof"] = "bounds" if result.makespan is None and result.nodes == 0 else "search"
-        return Outcome(
-            incumbent,
-            Status.OPTIMAL,
-            bound=float(upper),
-            claim=Claim(float(upper), proven=True),
-            info=info,
-        )
-    return Outcome(
-        incumbent,
-        Status.FEASIBLE,
-        bound=float(min(result.bound, upper)),
-        claim=Claim(float(upper)),
-        info=info,
-        time_limit_hit=True,
+        presolve_bounds=params.presolve_bounds,
+        cross_check=params.cross_check,
+        search=params.search,
     )
 
 
@@ -482,7 +310,7 @@ def _exact_search(
     params=TimeIndexedParams,
 )
 def _timeindexed(instance: RarInstance, params: TimeIndexedParams, ctx: RunContext) -> Outcome:
-    from ddlsched.models.rar_bounds import timeindexed
+    from ddlsched.models.rar_timeindexed import timeindexed
 
     return timeindexed(
         instance,

@@ -98,14 +98,9 @@ from typing import Protocol
 import numpy as np
 
 from ddlsched.errors import DdlschedError
-from ddlsched.problems.rar import (
-    RarAssignment,
-    RarInstance,
-    RarSchedule,
-    iteration_time,
-    max_servers,
-    min_servers,
-)
+from ddlsched.problems.rar import RarInstance
+from ddlsched.problems.rar_schedule import RarAssignment, RarSchedule
+from ddlsched.problems.rar_timing import iteration_time, max_servers, min_servers
 
 __all__ = [
     "BISECTION_RULES",

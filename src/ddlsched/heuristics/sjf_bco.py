@@ -88,14 +88,9 @@ from ddlsched.heuristics.rar_planning import (
     plan_from_pass,
     run_pass,
 )
-from ddlsched.problems.rar import (
-    RarInstance,
-    evaluate,
-    execution_slots,
-    max_contention,
-    max_servers,
-    min_servers,
-)
+from ddlsched.problems.rar import RarInstance
+from ddlsched.problems.rar_schedule import evaluate
+from ddlsched.problems.rar_timing import execution_slots, max_contention, max_servers, min_servers
 
 __all__ = [
     "FaFfp",
@@ -281,7 +276,7 @@ def sjf_bco(
 
     Returns a :class:`~ddlsched.heuristics.rar_planning.RarPlan` (schedule
     ``None`` if no ``theta`` gave a complete pass); execute it with
-    :func:`ddlsched.problems.rar.evaluate`.
+    :func:`ddlsched.problems.rar_schedule.evaluate`.
     """
     u = check_u(u)
     data = PlanningData.build(instance, p_est) if data is None else data

@@ -1,6 +1,6 @@
 """Exact placement ILPs for family ``placement`` (spec ``shared/specs/placement.md``).
 
-Two formulations of ``min alpha`` (Eq. 7) subject to Eq. (2)
+Formulations of ``min alpha`` (Eq. 7) subject to Eq. (2)
 ``sum_m x[s,m] = k_s`` and the servers' free GPUs ``sum_s x[s,m] <= avail_m``:
 
 Aggregated (``build_aggregated``, method ``exact``)
@@ -60,7 +60,7 @@ Aggregated (``build_aggregated``, method ``exact``)
     lexicographically by their full count vectors satisfies it).
 
     Server patterns, globally (``patterns=True``, the default;
-    :mod:`ddlsched.models.placement_patterns`): the configuration LP over
+    :mod:`ddlsched.models.placement_pattern_proof`): the configuration LP over
     the patterns of each availability value (servers of equal availability
     as one block) gives ``alpha >= T_LP``, added as the row ``pattern_bound``
     (its infeasibility just below ``T_LP`` is certified by HiGHS's Farkas ray,
@@ -76,7 +76,7 @@ Aggregated (``build_aggregated``, method ``exact``)
 
     Threshold bound (``threshold=True``, the default): where the pattern
     bound stays below the pattern placement's value,
-    :func:`~ddlsched.models.placement_patterns.pattern_proof` runs the CP-SAT
+    :func:`~ddlsched.models.placement_pattern_proof.pattern_proof` runs the CP-SAT
     threshold search of :mod:`ddlsched.solvers.placement_threshold` (is there
     a placement whose terms are all ``<= T``?), and the row ``pattern_bound``
     holds the bound it proved, the start its placement. The search is what
@@ -87,38 +87,12 @@ Aggregated (``build_aggregated``, method ``exact``)
     what CP-SAT proved (method ``exact``'s cross-check). Bound and start are
     computed once per instance (:func:`placement_proof`).
 
-GPU-level, stand-in (``build_gpu_level``, method ``exact_gpu_level``)
-    A strong stand-in for the formulation the paper compared Heavy-Edge
-    against (Table II: "based on [47]", a binary per replica and device),
-    *not* that formulation: it keeps the aggregated model's one-hot count
-    encoding next to the replica x GPU binaries. A binary ``y[s,r,m,j]`` per
-    stage replica ``(s, r)`` and free GPU ``j`` of server ``m``, each
-    replica on one GPU, each GPU holding at most one replica. The counts
-    ``x[s,m] = sum_{r,j} y[s,r,m,j]`` drive the same timing terms through a
-    one-hot ``w[s,m,v]`` tied to them, and the max of Eq. (7) is written per
-    replica: ``alpha >= term[s,m] - M (1 - sum_j y[s,r,m,j])``. No symmetry
-    breaking (replicas of a stage, GPUs of a server and servers of equal
-    availability stay interchangeable): that is what makes it slow. Same
-    optimum as the aggregated model by construction; the tests check it.
+The two GPU-level ILPs (``build_gpu_level``, method ``exact_gpu_level``,
+our stand-in; ``build_gpu_level_paper``, method ``exact_gpu_level_paper``,
+the paper's baseline as we read [47]) are in
+:mod:`ddlsched.models.placement_gpu_level`.
 
-GPU-level, paper (``build_gpu_level_paper``, method ``exact_gpu_level_paper``)
-    The paper's baseline as we read its reference [47] (Archer et al.,
-    "Pipeline Parallelism for DNN Inference with Practical Performance
-    Guarantees": node-to-device binaries, the bottleneck as the objective,
-    big-M rows): replica x GPU binaries ``y[s,r,m,j]`` and nothing of our
-    count encoding. Counts ``x[s,m] = sum y`` are expressions. Eq. (6)'s
-    ``1/x`` for a stage split over servers is convex in ``x`` on ``1..k_s-1``
-    and is written exactly at integer counts by its secants through
-    consecutive integers (``alpha >= comp + comm + a_t + b_t x[s,m]`` per
-    replica and secant, relaxed by big-M when the replica is elsewhere); the
-    intra-server AllReduce of a stage held entirely by one server (a
-    discontinuity) gets a binary ``w[s,m]`` (``x >= k w``, ``x <= k - 1 + w``).
-    Modelling choices the paper leaves open: these secants (Archer et al.
-    have linear costs only) and the per-row big-M (the right-hand side's
-    largest value, not a global constant: a loose one made HiGHS 1.14 claim
-    3.27 s instead of 2.19 s on vgg16, 16 GPUs, seed 1).
-
-Both objectives are in milliseconds inside the model, or in a finer unit
+All objectives are in milliseconds inside the model, or in a finer unit
 for jobs whose largest possible term is under a second
 (:func:`~ddlsched.models.placement_bounds.time_scale`; ``model.time_scale``
 holds the units per second), so that solver tolerances of ~1e-6 are
@@ -156,7 +130,9 @@ from ddlsched.models.placement_bounds import (
     Coefficients,
     big_m,
     coefficients,
+    comm_expr,
     comm_lower,
+    count_values,
     forced_split_bound,
     max_count,
     pattern_table_size,
@@ -165,8 +141,9 @@ from ddlsched.models.placement_bounds import (
     time_scale,
     upper_bound_ms,
 )
-from ddlsched.models.placement_patterns import placement_proof
-from ddlsched.problems.placement import Placement, PlacementInstance, allreduce_time, evaluate
+from ddlsched.models.placement_gpu_level import build_gpu_level, build_gpu_level_paper
+from ddlsched.models.placement_pattern_proof import placement_proof
+from ddlsched.problems.placement import Placement, PlacementInstance, evaluate
 from ddlsched.solvers.limits import check_model_size
 
 __all__ = [
@@ -174,8 +151,6 @@ __all__ = [
     "HIGHS_OPTIONS",
     "PlacementFormulation",
     "build_aggregated",
-    "build_gpu_level",
-    "build_gpu_level_paper",
     "decode",
 ]
 
@@ -184,27 +159,6 @@ log = logging.getLogger(__name__)
 _LEX_LIMIT = 10_000
 _PATTERN_TABLE_LIMIT = 2_000_000  # entries of one server-pattern DP table (~16 MB)
 FORMULATIONS = ("aggregated", "gpu_level", "gpu_level_paper")
-
-
-# --------------------------------------------------------------------------- shared data
-
-
-def _comm_expr(model, coef: Coefficients, instance: PlacementInstance, s: int, m: int):
-    expr = coef.comm0[s]
-    if s > 0 and coef.comm_prev[s]:
-        expr = expr + coef.comm_prev[s] * model.x[s - 1, m]
-    if s < instance.num_stages - 1 and coef.comm_next[s]:
-        expr = expr + coef.comm_next[s] * model.x[s + 1, m]
-    return expr
-
-
-def _count_values(instance: PlacementInstance):
-    return [
-        (s, m, v)
-        for s in range(instance.num_stages)
-        for m in range(instance.num_servers)
-        for v in range(max_count(instance, s, m) + 1)
-    ]
 
 
 # --------------------------------------------------------------------------- aggregated
@@ -222,7 +176,7 @@ def build_aggregated(
     """The aggregated one-hot ILP (see the module docstring)."""
     deadline = deadline or Deadline.unlimited()
     check_model_size(
-        "placement aggregated ILP", len(_count_values(instance)), "fewer servers or stages"
+        "placement aggregated ILP", len(count_values(instance)), "fewer servers or stages"
     )
     coef = coefficients(instance)
     model = pyo.ConcreteModel(name="placement_aggregated")
@@ -230,7 +184,7 @@ def build_aggregated(
     model.time_scale = coef.scale  # model units per second
     model.S = pyo.RangeSet(0, instance.num_stages - 1)
     model.M = pyo.RangeSet(0, instance.num_servers - 1)
-    model.SMV = pyo.Set(initialize=_count_values(instance), dimen=3)
+    model.SMV = pyo.Set(initialize=count_values(instance), dimen=3)
     model.z = pyo.Var(model.SMV, domain=pyo.Binary)
     model.alpha = pyo.Var(domain=pyo.NonNegativeReals, bounds=(0, upper_bound_ms(instance, coef)))
 
@@ -258,54 +212,73 @@ def build_aggregated(
         return (
             m_.alpha
             >= cost
-            + _comm_expr(m_, coef, instance, s, m)
+            + comm_expr(m_, coef, instance, s, m)
             - big_m(instance, coef, s, m) * m_.z[s, m, 0]
         )
 
     deadline.check("building the aggregated placement ILP")
     if cuts:
-        split = split_costs(instance, coef)
-        full = sum(instance.available) == instance.num_replicas
-        tables = {
-            avail: server_pattern_lower(instance, coef, avail, full=full)
-            if pattern_table_size(instance, avail) <= _PATTERN_TABLE_LIMIT
-            else None  # too large to tabulate (e.g. 128-GPU servers): weaker cuts only
-            for avail in set(instance.available)
-        }
-        lower = {}
-        for s, m, v in model.SMV:
-            table = tables[instance.available[m]]
-            value = 0.0 if table is None else table[s, v]
-            if not math.isfinite(value):  # no pattern holds v replicas: 0 is still valid
-                value = 0.0
-            if v >= 1:
-                value = max(value, coef.cost[(s, v)] + comm_lower(instance, coef, s, m, v))
-                k = instance.stages[s].replicas
-                if v < k:  # the stage is split: a server holds <= min(v, k - v) of it
-                    value = max(value, split[s, min(v, k - v)])
-            lower[s, m, v] = value
-
-        @model.Constraint(model.S, model.M)
-        def bottleneck_lb(m_, s, m):  # alpha >= sum_v lower(s, m, v) z[s,m,v]
-            return m_.alpha >= sum(
-                lower[s, m, v] * m_.z[s, m, v] for v in range(max_count(instance, s, m) + 1)
-            )
-
-        @model.Constraint(model.S)
-        def bottleneck_avg(m_, s):  # alpha >= the replica-weighted average of beta[s, .]
-            k = instance.stages[s].replicas
-            return m_.alpha >= sum(
-                (v / k) * lower[s, m, v] * m_.z[s, m, v]
-                for m in m_.M
-                for v in range(1, max_count(instance, s, m) + 1)
-            )
-
-        forced = forced_split_bound(instance, split)
-        if forced is not None:
-            model.forced_split = pyo.Constraint(expr=model.alpha >= forced)
+        _add_cuts(model, instance, coef)
 
     deadline.check("building the aggregated placement ILP")
-    pairs = _symmetry_pairs(instance) if symmetry_breaking else []
+    if symmetry_breaking:
+        _add_server_order(model, instance)
+
+    if patterns:
+        deadline.check("building the aggregated placement ILP")
+        _add_patterns(model, instance, deadline, threshold)
+    model.objective = pyo.Objective(expr=model.alpha, sense=pyo.minimize)
+    return model
+
+
+def _add_cuts(model: pyo.ConcreteModel, instance: PlacementInstance, coef: Coefficients) -> None:
+    """The valid inequalities of the module docstring: ``bottleneck_lb`` and
+    ``bottleneck_avg`` on ``lower(s, m, v)``, and ``forced_split`` when the servers
+    are exactly enough."""
+    split = split_costs(instance, coef)
+    full = sum(instance.available) == instance.num_replicas
+    tables = {
+        avail: server_pattern_lower(instance, coef, avail, full=full)
+        if pattern_table_size(instance, avail) <= _PATTERN_TABLE_LIMIT
+        else None  # too large to tabulate (e.g. 128-GPU servers): weaker cuts only
+        for avail in set(instance.available)
+    }
+    lower = {}
+    for s, m, v in model.SMV:
+        table = tables[instance.available[m]]
+        value = 0.0 if table is None else table[s, v]
+        if not math.isfinite(value):  # no pattern holds v replicas: 0 is still valid
+            value = 0.0
+        if v >= 1:
+            value = max(value, coef.cost[(s, v)] + comm_lower(instance, coef, s, m, v))
+            k = instance.stages[s].replicas
+            if v < k:  # the stage is split: a server holds <= min(v, k - v) of it
+                value = max(value, split[s, min(v, k - v)])
+        lower[s, m, v] = value
+
+    @model.Constraint(model.S, model.M)
+    def bottleneck_lb(m_, s, m):  # alpha >= sum_v lower(s, m, v) z[s,m,v]
+        return m_.alpha >= sum(
+            lower[s, m, v] * m_.z[s, m, v] for v in range(max_count(instance, s, m) + 1)
+        )
+
+    @model.Constraint(model.S)
+    def bottleneck_avg(m_, s):  # alpha >= the replica-weighted average of beta[s, .]
+        k = instance.stages[s].replicas
+        return m_.alpha >= sum(
+            (v / k) * lower[s, m, v] * m_.z[s, m, v]
+            for m in m_.M
+            for v in range(1, max_count(instance, s, m) + 1)
+        )
+
+    forced = forced_split_bound(instance, split)
+    if forced is not None:
+        model.forced_split = pyo.Constraint(expr=model.alpha >= forced)
+
+
+def _add_server_order(model: pyo.ConcreteModel, instance: PlacementInstance) -> None:
+    """Symmetry breaking: servers of equal availability ordered by their prefix-lex key."""
+    pairs = _symmetry_pairs(instance)
     if pairs:
         base = 1 + max(
             max_count(instance, s, m) for s in range(instance.num_stages) for m, _ in pairs
@@ -321,12 +294,6 @@ def build_aggregated(
             return sum(w * m_.x[s, a] for s, w in enumerate(weights)) >= sum(
                 w * m_.x[s, b] for s, w in enumerate(weights)
             )
-
-    if patterns:
-        deadline.check("building the aggregated placement ILP")
-        _add_patterns(model, instance, deadline, threshold)
-    model.objective = pyo.Objective(expr=model.alpha, sense=pyo.minimize)
-    return model
 
 
 def _add_patterns(
@@ -356,179 +323,6 @@ def _symmetry_pairs(instance: PlacementInstance) -> list[tuple[int, int]]:
             pairs.append((last_of[avail], m))
         last_of[avail] = m
     return pairs
-
-
-# --------------------------------------------------------------------------- GPU level
-
-
-def _replica_gpu_model(
-    instance: PlacementInstance, formulation: str, what: str
-) -> tuple[pyo.ConcreteModel, Coefficients]:
-    """A GPU-level model's common start: size check, sets ``S, M, R, G``, binaries ``y``.
-
-    Both GPU-level ILPs (our stand-in and the paper's baseline) put a binary
-    ``y[s,r,m,j]`` on every (replica, GPU) pair; returns the model and the
-    instance's coefficients (:func:`coefficients`).
-    """
-    check_model_size(
-        what,
-        instance.num_replicas * sum(instance.available),
-        "use the aggregated ILP (method exact)",
-    )
-    coef = coefficients(instance)
-    model = pyo.ConcreteModel(name=f"placement_{formulation}")
-    model.formulation = formulation
-    model.time_scale = coef.scale  # model units per second
-    model.S = pyo.RangeSet(0, instance.num_stages - 1)
-    model.M = pyo.RangeSet(0, instance.num_servers - 1)
-    replicas = [(s, r) for s, st in enumerate(instance.stages) for r in range(st.replicas)]
-    gpus = [(m, j) for m, avail in enumerate(instance.available) for j in range(avail)]
-    model.R = pyo.Set(initialize=replicas, dimen=2)
-    model.G = pyo.Set(initialize=gpus, dimen=2)
-    model.y = pyo.Var(model.R, model.G, domain=pyo.Binary)
-    return model, coef
-
-
-def _add_replica_gpu_rows(model: pyo.ConcreteModel, instance: PlacementInstance) -> None:
-    """Assignment rows of a GPU-level model and the counts ``x[s,m]`` as expressions."""
-    replicas, gpus = list(model.R), list(model.G)
-
-    @model.Constraint(model.R)
-    def assign(m_, s, r):  # every replica on exactly one GPU
-        return sum(m_.y[s, r, m, j] for (m, j) in gpus) == 1
-
-    @model.Constraint(model.G)
-    def gpu_capacity(m_, m, j):  # at most one replica per GPU
-        return sum(m_.y[s, r, m, j] for (s, r) in replicas) <= 1
-
-    @model.Expression(model.S, model.M)
-    def x(m_, s, m):  # x[s,m] = replicas of s on m's GPUs
-        return sum(
-            m_.y[s, r, m, j]
-            for r in range(instance.stages[s].replicas)
-            for j in range(instance.available[m])
-        )
-
-
-def build_gpu_level(
-    instance: PlacementInstance, *, deadline: Deadline | None = None
-) -> pyo.ConcreteModel:
-    """The GPU-level ILP: a binary per (replica, GPU) (see the module docstring)."""
-    deadline = deadline or Deadline.unlimited()
-    model, coef = _replica_gpu_model(instance, "gpu_level", "placement GPU-level ILP")
-    model.SMV = pyo.Set(initialize=_count_values(instance), dimen=3)
-    model.w = pyo.Var(model.SMV, domain=pyo.Binary)
-    model.alpha = pyo.Var(domain=pyo.NonNegativeReals, bounds=(0, upper_bound_ms(instance, coef)))
-    _add_replica_gpu_rows(model, instance)
-
-    @model.Constraint(model.S, model.M)
-    def one_hot(m_, s, m):
-        return sum(m_.w[s, m, v] for v in range(max_count(instance, s, m) + 1)) == 1
-
-    @model.Constraint(model.S, model.M)
-    def count_link(m_, s, m):  # sum_v v w[s,m,v] = x[s,m]
-        return sum(v * m_.w[s, m, v] for v in range(1, max_count(instance, s, m) + 1)) == m_.x[s, m]
-
-    deadline.check("building the GPU-level placement ILP")
-
-    @model.Constraint(model.R, model.M)
-    def bottleneck(m_, s, r, m):  # Eq. (7), per replica: binds when replica (s, r) is on m
-        cost = sum(
-            coef.cost[(s, v)] * m_.w[s, m, v] for v in range(1, max_count(instance, s, m) + 1)
-        )
-        on_server = sum(m_.y[s, r, m, j] for j in range(instance.available[m]))
-        return m_.alpha >= cost + _comm_expr(m_, coef, instance, s, m) - big_m(
-            instance, coef, s, m
-        ) * (1 - on_server)
-
-    model.objective = pyo.Objective(expr=model.alpha, sense=pyo.minimize)
-    return model
-
-
-# --------------------------------------------------------------------------- GPU level, paper
-
-
-def _allreduce_lines(instance: PlacementInstance, s: int, top: int, unit: float):
-    """Secants ``(a, b)`` of the AllReduce term of stage ``s`` split over servers,
-    ``AR(x) = max_t (a_t + b_t x)`` at every integer ``1 <= x <= top``
-    (``AR(v) = C / v`` for ``v < k_s`` is convex: the secants through consecutive
-    integers are exact there); model units."""
-    ar = [unit * allreduce_time(instance, s, v) for v in range(1, top + 1)]
-    if top == 1:
-        return [(ar[0], 0.0)]
-    return [(ar[v - 1] - (ar[v] - ar[v - 1]) * v, ar[v] - ar[v - 1]) for v in range(1, top)]
-
-
-def build_gpu_level_paper(
-    instance: PlacementInstance, *, deadline: Deadline | None = None
-) -> pyo.ConcreteModel:
-    """The paper's GPU-level baseline: replica x GPU binaries, no count encoding.
-
-    See the module docstring (``exact_gpu_level_paper``): ``y[s,r,m,j]``,
-    counts ``x[s,m] = sum y`` as expressions, a binary ``w[s,m]`` for "stage
-    ``s`` entirely on ``m``" (only where ``avail_m >= k_s > 1``), Eq. (6)'s
-    ``1/x`` by the secants of :func:`_allreduce_lines`, Eq. (7) per replica.
-    """
-    deadline = deadline or Deadline.unlimited()
-    model, coef = _replica_gpu_model(instance, "gpu_level_paper", "placement GPU-level ILP (paper)")
-    unit = coef.scale
-    whole = [
-        (s, m)
-        for s, st in enumerate(instance.stages)
-        for m, avail in enumerate(instance.available)
-        if 1 < st.replicas <= avail
-    ]
-    model.W = pyo.Set(initialize=whole, dimen=2)
-    model.w = pyo.Var(model.W, domain=pyo.Binary)
-    model.alpha = pyo.Var(domain=pyo.NonNegativeReals, bounds=(0, upper_bound_ms(instance, coef)))
-    _add_replica_gpu_rows(model, instance)
-
-    @model.Constraint(model.W)
-    def whole_lower(m_, s, m):  # w = 1 -> x = k
-        return m_.x[s, m] >= instance.stages[s].replicas * m_.w[s, m]
-
-    @model.Constraint(model.W)
-    def whole_upper(m_, s, m):  # x = k -> w = 1
-        return m_.x[s, m] <= instance.stages[s].replicas - 1 + m_.w[s, m]
-
-    deadline.check("building the GPU-level placement ILP (paper)")
-    rows = {}  # (s, r, m, t) -> (constant, slope, M for "not on m", M for "whole on m")
-    for s, stage in enumerate(instance.stages):
-        compute, k = unit * stage.compute_s, stage.replicas
-        for m, avail in enumerate(instance.available):
-            comm_top = big_m(instance, coef, s, m)
-            lines = (
-                [(0.0, 0.0)] if k == 1 else _allreduce_lines(instance, s, min(k - 1, avail), unit)
-            )
-            for t, (a, b) in enumerate(lines):
-                # largest value of the row's right-hand side: at x = 0 (b <= 0), or x = k
-                off = compute + comm_top + a
-                whole_m = compute + comm_top + max(0.0, a + b * k)
-                for r in range(k):
-                    rows[s, r, m, t] = (compute + a, b, off, whole_m)
-    model.L = pyo.Set(initialize=list(rows), dimen=4)
-
-    @model.Constraint(model.L)
-    def bottleneck(m_, s, r, m, t):  # Eq. (7) per replica, AllReduce split over servers
-        constant, slope, off, whole_m = rows[s, r, m, t]
-        on_server = sum(m_.y[s, r, m, j] for j in range(instance.available[m]))
-        rhs = constant + slope * m_.x[s, m] + _comm_expr(m_, coef, instance, s, m)
-        rhs = rhs - off * (1 - on_server)
-        if (s, m) in whole:
-            rhs = rhs - whole_m * m_.w[s, m]
-        return m_.alpha >= rhs
-
-    @model.Constraint(model.W)
-    def bottleneck_whole(m_, s, m):  # Eq. (7) for a stage entirely on server m
-        term = unit * (
-            instance.stages[s].compute_s + allreduce_time(instance, s, instance.stages[s].replicas)
-        )
-        return m_.alpha >= term + _comm_expr(m_, coef, instance, s, m) - (
-            term + big_m(instance, coef, s, m)
-        ) * (1 - m_.w[s, m])
-
-    model.objective = pyo.Objective(expr=model.alpha, sense=pyo.minimize)
-    return model
 
 
 # --------------------------------------------------------------------------- decode / solve

@@ -1,7 +1,9 @@
 """Valid bounds on ``alpha`` (Eq. 7) that tighten the placement ILPs.
 
 Pure arithmetic on a :class:`~ddlsched.problems.placement.PlacementInstance`
-(no Pyomo, no solver), used by :mod:`ddlsched.models.placement` for the
+(no Pyomo, no solver), used by :mod:`ddlsched.models.placement` and
+:mod:`ddlsched.models.placement_gpu_level` for the one-hot count values and
+the ``comm`` expression of Eq. (5) (:func:`count_values`, :func:`comm_expr`), the
 big-M constants, the variable bound of ``alpha`` and the valid inequalities
 of the aggregated ILP. Every quantity here is in the models' time unit
 (milliseconds, or finer for sub-second jobs: :func:`time_scale`) unless its
@@ -40,7 +42,9 @@ __all__ = [
     "Coefficients",
     "big_m",
     "coefficients",
+    "comm_expr",
     "comm_lower",
+    "count_values",
     "forced_split_bound",
     "max_count",
     "pattern_table_size",
@@ -306,3 +310,23 @@ def server_pattern_lower(
             )
             out[s, v] = combined.min()
     return out
+
+
+def comm_expr(model, coef: Coefficients, instance: PlacementInstance, s: int, m: int):
+    """``comm[s,m]`` of Eq. (5), linear in the neighbours' counts ``model.x`` (model units)."""
+    expr = coef.comm0[s]
+    if s > 0 and coef.comm_prev[s]:
+        expr = expr + coef.comm_prev[s] * model.x[s - 1, m]
+    if s < instance.num_stages - 1 and coef.comm_next[s]:
+        expr = expr + coef.comm_next[s] * model.x[s + 1, m]
+    return expr
+
+
+def count_values(instance: PlacementInstance) -> list[tuple[int, int, int]]:
+    """Every ``(s, m, v)`` with ``0 <= v <=`` :func:`max_count` ``(s, m)``: the one-hot values."""
+    return [
+        (s, m, v)
+        for s in range(instance.num_stages)
+        for m in range(instance.num_servers)
+        for v in range(max_count(instance, s, m) + 1)
+    ]

@@ -30,9 +30,9 @@ each server by interval colouring of the model's activity intervals; the
 family evaluator then executes the schedule, and for a proven optimum its
 makespan must equal the MILP objective (checked, loudly).
 
-The bounds that prove most optima on small instances (``timeindexed``,
-``load_lb``, the closed forms) are in :mod:`ddlsched.models.rar_bounds`;
-:func:`solve_exact` takes an incumbent and a lower bound from them.
+The bounds that prove most optima on small instances are ``timeindexed``
+(:mod:`ddlsched.models.rar_timeindexed`), ``load_lb`` and the closed forms
+(:mod:`ddlsched.models.rar_bounds`); :func:`solve_exact` takes an incumbent and a lower bound from them.
 
 Where contention decides the optimum, this MILP's dual bound stays at the
 contention-free value (its LP relaxation spreads the one-hot contention
@@ -53,13 +53,9 @@ import pyomo.environ as pyo
 from ddlsched.deadline import Deadline
 from ddlsched.errors import ModelTooLargeError, SolverError
 from ddlsched.models.rar_bounds import ceil_bound, closed_form_bounds, integral_limits, rho_min
-from ddlsched.problems.rar import (
-    RarAssignment,
-    RarEvaluation,
-    RarInstance,
-    RarJob,
-    RarSchedule,
-    evaluate,
+from ddlsched.problems.rar import RarInstance, RarJob
+from ddlsched.problems.rar_schedule import RarAssignment, RarEvaluation, RarSchedule, evaluate
+from ddlsched.problems.rar_timing import (
     iteration_time,
     iterations_per_slot,
     max_contention,
@@ -157,6 +153,27 @@ def check_exact_size(instance: RarInstance, horizon: int) -> None:
     )
 
 
+_BUILDING = "building the rar exact MILP"
+
+
+@dataclass(frozen=True)
+class _Index:
+    """The index sets and data shared by the constraint groups of :func:`build_exact`."""
+
+    instance: RarInstance
+    H: int
+    J: range
+    servers: range
+    multi: list[int]  # jobs with >= 2 GPUs
+    configs: dict[int, list[tuple[int, int]]]
+    d_min: dict[int, int]
+    cap: dict[tuple[int, int], int]  # most GPUs of job j on server s
+    deadline: Deadline
+
+    def checked(self, rule):
+        return _checked(rule, self.deadline, _BUILDING)
+
+
 def build_exact(
     instance: RarInstance,
     horizon: int | None = None,
@@ -168,23 +185,47 @@ def build_exact(
     ``lower_bound`` (a valid lower bound on the optimum) bounds the makespan
     variable from below; the closed-form bounds are always applied. Every job
     must fit in the horizon (``rho_min_j <= horizon``). ``deadline`` is
-    checked between constraint blocks.
+    checked between constraint blocks (the groups of the module docstring).
     """
     deadline = deadline or Deadline.unlimited()
     H = instance.horizon if horizon is None else int(horizon)
     jobs = instance.jobs
-    S = instance.num_servers
     J = range(len(jobs))
-    servers = range(S)
-    multi = [j for j in J if jobs[j].gpus >= 2]
+    servers = range(instance.num_servers)
     configs = {j: _configs(instance, jobs[j]) for j in J}
     d_min = {j: rho_min(jobs[j], instance) for j in J}
     if max(d_min.values()) > H:
         raise ValueError(f"a job needs {max(d_min.values())} slots, more than the horizon {H}")
     check_exact_size(instance, H)
+    ix = _Index(
+        instance,
+        H,
+        J,
+        servers,
+        multi=[j for j in J if jobs[j].gpus >= 2],
+        configs=configs,
+        d_min=d_min,
+        cap={(j, s): min(jobs[j].gpus, instance.servers[s]) for j in J for s in servers},
+        deadline=deadline,
+    )
     m = pyo.ConcreteModel(name="rar_exact")
     m.J, m.S = pyo.Set(initialize=list(J)), pyo.Set(initialize=list(servers))
+    _add_activity(m, ix)
+    deadline.check(_BUILDING)
+    _add_placement(m, ix)
+    deadline.check(_BUILDING)
+    _add_capacity(m, ix)
+    deadline.check(_BUILDING)
+    _add_configurations(m, ix)
+    deadline.check(_BUILDING)
+    _add_makespan(m, ix, lower_bound)
+    m.horizon_slots = H
+    return ExactModel(model=m, horizon=H, configs=configs)
 
+
+def _add_activity(m: pyo.ConcreteModel, ix: _Index) -> None:
+    """Starts ``x``, finishes ``f``, activity ``a`` and non-preemption (Eq. 3)."""
+    H, J, d_min = ix.H, ix.J, ix.d_min
     # start x[j,t] for t <= H - d_min, finish f[j,t] for t >= d_min
     start_idx = [(j, t) for j in J for t in range(max(0, H - d_min[j] + 1))]
     finish_idx = [(j, t) for j in J for t in range(d_min[j], H + 1)]
@@ -206,29 +247,22 @@ def build_exact(
     # non-preemption: T_j >= a_j + 1 (finished by t implies started by t - 1)
     m.finish_after_start = pyo.Constraint(
         [(j, t) for j in J for t in range(d_min[j], H + 1)],
-        rule=_checked(
-            lambda m, j, t: finished_by(j, t) <= started_by(j, t - 1),
-            deadline,
-            "building the rar exact MILP",
-        ),
+        rule=ix.checked(lambda m, j, t: finished_by(j, t) <= started_by(j, t - 1)),
     )
     active_idx = [(j, t) for j in J for t in range(H)]
     m.a = pyo.Var(active_idx, bounds=(0, 1))
     m.a_def = pyo.Constraint(
         active_idx,
-        rule=_checked(
-            lambda m, j, t: m.a[j, t] == started_by(j, t) - finished_by(j, t),
-            deadline,
-            "building the rar exact MILP",
-        ),
+        rule=ix.checked(lambda m, j, t: m.a[j, t] == started_by(j, t) - finished_by(j, t)),
     )
     m.min_active = pyo.Constraint(
         m.J, rule=lambda m, j: sum(m.a[j, t] for t in range(H)) >= d_min[j]
     )
 
-    deadline.check("building the rar exact MILP")
-    # placement: y, used, whole (Eq. 1)
-    cap = {(j, s): min(jobs[j].gpus, instance.servers[s]) for j in J for s in servers}
+
+def _add_placement(m: pyo.ConcreteModel, ix: _Index) -> None:
+    """Placement ``y``, ``used``, ``whole`` (Eq. 1; split = used - whole, Sec. 4.1)."""
+    jobs, servers, cap = ix.instance.jobs, ix.servers, ix.cap
     m.y = pyo.Var(list(cap), domain=pyo.NonNegativeIntegers, bounds=lambda m, j, s: (0, cap[j, s]))
     m.used = pyo.Var(list(cap), domain=pyo.Binary)
     m.gang = pyo.Constraint(m.J, rule=lambda m, j: sum(m.y[j, s] for s in servers) == jobs[j].gpus)
@@ -236,47 +270,48 @@ def build_exact(
     m.used_hi = pyo.Constraint(
         list(cap), rule=lambda m, j, s: m.y[j, s] <= cap[j, s] * m.used[j, s]
     )
-    whole_idx = [(j, s) for j in multi for s in servers if instance.servers[s] >= jobs[j].gpus]
+    whole_idx = [
+        (j, s) for j in ix.multi for s in servers if ix.instance.servers[s] >= jobs[j].gpus
+    ]
     m.whole = pyo.Var(whole_idx, domain=pyo.Binary)
     m.whole_fits = pyo.Constraint(
         whole_idx, rule=lambda m, j, s: jobs[j].gpus * m.whole[j, s] <= m.y[j, s]
     )
 
-    def split(j: int, s: int):
-        return m.used[j, s] - (m.whole[j, s] if (j, s) in m.whole else 0)
 
-    deadline.check("building the rar exact MILP")
-    # capacity per server and slot (Eq. 2)
+def _add_capacity(m: pyo.ConcreteModel, ix: _Index) -> None:
+    """Capacity per server and slot (Eq. 2): ``w >= y - G (1 - a)``, ``sum_j w <= O_s``."""
+    H, J, servers, cap = ix.H, ix.J, ix.servers, ix.cap
     m.w = pyo.Var(
         [(j, s, t) for j in J for s in servers for t in range(H)], domain=pyo.NonNegativeReals
     )
     m.w_lo = pyo.Constraint(
         [(j, s, t) for j in J for s in servers for t in range(H)],
-        rule=_checked(
-            lambda m, j, s, t: m.w[j, s, t] >= m.y[j, s] - cap[j, s] * (1 - m.a[j, t]),
-            deadline,
-            "building the rar exact MILP",
-        ),
+        rule=ix.checked(lambda m, j, s, t: m.w[j, s, t] >= m.y[j, s] - cap[j, s] * (1 - m.a[j, t])),
     )
     m.capacity = pyo.Constraint(
         [(s, t) for s in servers for t in range(H)],
-        rule=_checked(
-            lambda m, s, t: sum(m.w[j, s, t] for j in J) <= instance.servers[s],
-            deadline,
-            "building the rar exact MILP",
-        ),
+        rule=ix.checked(lambda m, s, t: sum(m.w[j, s, t] for j in J) <= ix.instance.servers[s]),
     )
 
-    deadline.check("building the rar exact MILP")
-    # configurations and progress (Eqs. 6-9)
+
+def _add_configurations(m: pyo.ConcreteModel, ix: _Index) -> None:
+    """Configurations ``q`` and progress (Eqs. 6-9): contention level and server count."""
+    instance, H, J, servers, configs, multi = (
+        ix.instance,
+        ix.H,
+        ix.J,
+        ix.servers,
+        ix.configs,
+        ix.multi,
+    )
+    jobs = instance.jobs
     q_idx = [(j, t, k) for j in J for t in range(H) for k in range(len(configs[j]))]
     m.q = pyo.Var(q_idx, domain=pyo.Binary)
     m.one_config = pyo.Constraint(
-        active_idx,
-        rule=_checked(
-            lambda m, j, t: sum(m.q[j, t, k] for k in range(len(configs[j]))) == m.a[j, t],
-            deadline,
-            "building the rar exact MILP",
+        [(j, t) for j in J for t in range(H)],
+        rule=ix.checked(
+            lambda m, j, t: sum(m.q[j, t, k] for k in range(len(configs[j]))) == m.a[j, t]
         ),
     )
     phi = {
@@ -298,40 +333,40 @@ def build_exact(
     def span(j: int, t: int):
         return sum(configs[j][k][1] * m.q[j, t, k] for k in range(len(configs[j])))
 
+    S = instance.num_servers
     m.span_lo = pyo.Constraint(
         [(j, t) for j in multi for t in range(H)],
-        rule=_checked(
-            lambda m, j, t: span(j, t) >= sum(m.used[j, s] for s in servers) - S * (1 - m.a[j, t]),
-            deadline,
-            "building the rar exact MILP",
+        rule=ix.checked(
+            lambda m, j, t: span(j, t) >= sum(m.used[j, s] for s in servers) - S * (1 - m.a[j, t])
         ),
     )
-    if multi:
-        z_idx = [(j, s, t) for j in multi for s in servers for t in range(H)]
-        m.z = pyo.Var(z_idx, bounds=(0, 1))
-        m.z_lo = pyo.Constraint(
-            z_idx,
-            rule=_checked(
-                lambda m, j, s, t: m.z[j, s, t] >= split(j, s) + m.a[j, t] - 1,
-                deadline,
-                "building the rar exact MILP",
-            ),
-        )
-        big_m = {s: min(instance.servers[s], len(multi)) for s in servers}
-        m.contention = pyo.Constraint(
-            z_idx,
-            rule=_checked(
-                lambda m, j, s, t: (
-                    level(j, t) >= sum(m.z[i, s, t] for i in multi) - big_m[s] * (1 - m.z[j, s, t])
-                ),
-                deadline,
-                "building the rar exact MILP",
-            ),
-        )
+    if not multi:
+        return
+    z_idx = [(j, s, t) for j in multi for s in servers for t in range(H)]
+    m.z = pyo.Var(z_idx, bounds=(0, 1))
+    m.z_lo = pyo.Constraint(
+        z_idx, rule=ix.checked(lambda m, j, s, t: m.z[j, s, t] >= _split(m, j, s) + m.a[j, t] - 1)
+    )
+    big_m = {s: min(instance.servers[s], len(multi)) for s in servers}
+    m.contention = pyo.Constraint(
+        z_idx,
+        rule=ix.checked(
+            lambda m, j, s, t: (
+                level(j, t) >= sum(m.z[i, s, t] for i in multi) - big_m[s] * (1 - m.z[j, s, t])
+            )
+        ),
+    )
 
-    deadline.check("building the rar exact MILP")
-    # makespan
-    lower = max(closed_form_bounds(instance).values())
+
+def _split(m: pyo.ConcreteModel, j: int, s: int):
+    """``split[j,s] = used - whole``: job ``j`` on server ``s`` but not all of it there."""
+    return m.used[j, s] - (m.whole[j, s] if (j, s) in m.whole else 0)
+
+
+def _add_makespan(m: pyo.ConcreteModel, ix: _Index, lower_bound: float | None) -> None:
+    """Makespan ``C >= sum_t t f[j,t]`` (bounded below by the closed forms) and ``min C``."""
+    H, d_min = ix.H, ix.d_min
+    lower = max(closed_form_bounds(ix.instance).values())
     if lower_bound is not None:
         lower = max(lower, lower_bound)
     m.C = pyo.Var(domain=pyo.Integers, bounds=(math.ceil(lower - 1e-6), H))
@@ -339,8 +374,6 @@ def build_exact(
         m.J, rule=lambda m, j: sum(t * m.f[j, t] for t in range(d_min[j], H + 1)) <= m.C
     )
     m.obj = pyo.Objective(expr=m.C, sense=pyo.minimize)
-    m.horizon_slots = H
-    return ExactModel(model=m, horizon=H, configs=configs)
 
 
 def _colour_gpus(

@@ -3,7 +3,7 @@
 Paper: the reformulation of RAR-DDLS (MobiHoc 2022, Eqs. 10-13; spec
 ``rar.md``, "Exact and bounding formulations", item 2) as a choice among
 columns (job ``j``, placement pattern ``k``, start slot ``t``), the model of
-:func:`ddlsched.models.rar_bounds.timeindexed`, with ``x[j,k,t]`` relaxed to
+:func:`ddlsched.models.rar_timeindexed.timeindexed`, with ``x[j,k,t]`` relaxed to
 ``[0, 1]``; rounding in the style of alpha-point scheduling (Hall, Schulz,
 Shmoys, Wein 1997; Chekuri, Motwani, Natarajan, Stein 2001).
 
@@ -15,9 +15,9 @@ Every schedule of makespan ``e <= H`` maps to an integer solution of that
 model (each job at coarse start ``ceil(a / w)`` of its fine start ``a``) of
 value ``C <= e``: contention only lengthens jobs, the aggregated capacity
 rows are implied by the fine ones, a job counted in fewer slots than it
-covers only loosens them (:func:`ddlsched.models.rar_bounds._coarse_duration_lb`),
+covers only loosens them (:func:`ddlsched.models.rar_timegrid._coarse_duration_lb`),
 and each column's makespan coefficient is the earliest fine end of a job
-placed there (:func:`ddlsched.models.rar_bounds._fine_end_lb`). An optimal
+placed there (:func:`ddlsched.models.rar_timeindexed._fine_end_lb`). An optimal
 schedule has ``e = T* <= H`` and the LP relaxes the ILP, so ``v <= T*``;
 ``T*`` is an integer, hence ``T* >= ceil(v - 1e-6)``: the LP bound
 (``info['lp_bound']``). The method's ``bound`` is its maximum with the
@@ -30,7 +30,7 @@ the masses of a job sum to 1), and a fraction ``alpha ~ U(0, 1)``; the
 job's alpha-point is the first start slot at which the job's cumulative LP
 mass (over all its patterns, in order of start) reaches ``alpha``. Jobs are
 then list-scheduled in order of alpha-point (ties: job position) by
-:func:`~ddlsched.models.rar_bounds.assign_gpus`: each job takes, at the
+:func:`~ddlsched.models.rar_patterns.assign_gpus`: each job takes, at the
 earliest GPU release time where its pattern fits on concrete servers, the
 GPUs of the fullest servers of each class, for its contention-free
 duration (pooled or unplaceable patterns take the earliest-free GPUs). The
@@ -61,21 +61,18 @@ import pyomo.environ as pyo
 
 from ddlsched.deadline import Deadline
 from ddlsched.errors import InfeasibleScheduleError, TimeLimitReached
-from ddlsched.models.rar_bounds import (
+from ddlsched.models.rar_bounds import ceil_bound, closed_form_bounds, solves_outcome
+from ddlsched.models.rar_patterns import PatternCatalogue, assign_gpus
+from ddlsched.models.rar_timegrid import (
     AUTO,
     LP_COLUMNS_PER_S,
-    PatternCatalogue,
-    _build_timeindexed,
-    _grid_durations,
-    _model_horizon,
-    _solves_outcome,
-    assign_gpus,
-    ceil_bound,
     choose_grid,
-    closed_form_bounds,
-    fine_ends,
+    grid_durations,
+    model_horizon,
 )
-from ddlsched.problems.rar import RarInstance, RarSchedule, evaluate
+from ddlsched.models.rar_timeindexed import build_timeindexed, fine_ends
+from ddlsched.problems.rar import RarInstance
+from ddlsched.problems.rar_schedule import RarSchedule, evaluate
 from ddlsched.rng import make_rng
 from ddlsched.solvers.backends import SolveLimits, solve_model
 from ddlsched.solvers.result import Outcome, Status
@@ -113,8 +110,8 @@ def solve_lp(
     horizon) or the solver returned no optimum (``solve`` says why; ``None``
     when nothing was solved). ``capacity_scale < 1`` shrinks every capacity.
     """
-    durations = _grid_durations(catalogue.durations, slot_width, schedule=False)
-    model = _build_timeindexed(
+    durations = grid_durations(catalogue.durations, slot_width, schedule=False)
+    model = build_timeindexed(
         instance,
         durations,
         catalogue.patterns,
@@ -194,8 +191,8 @@ def lp_rounding(
     """LP bound of the time-indexed relaxation and the best of ``trials`` rounded schedules.
 
     Grid (slot width, horizon, pattern cap) as in
-    :func:`~ddlsched.models.rar_bounds.timeindexed`, chosen by
-    :func:`~ddlsched.models.rar_bounds.choose_grid` for one LP (a model that
+    :func:`~ddlsched.models.rar_timeindexed.timeindexed`, chosen by
+    :func:`~ddlsched.models.rar_timegrid.choose_grid` for one LP (a model that
     cannot fit is refused before it is built). Rounding stops early, keeping
     the trials done, when ``deadline`` passes.
     """
@@ -205,7 +202,7 @@ def lp_rounding(
         raise ValueError("delta must be >= 0")
     limits = limits or SolveLimits()
     deadline = deadline or limits.deadline()
-    H, horizon_from = _model_horizon(instance, None, "free", deadline)
+    H, horizon_from = model_horizon(instance, None, "free", deadline)
     catalogue, grid = choose_grid(
         instance,
         H,
@@ -255,34 +252,77 @@ def lp_rounding(
         and instance.horizon == H
     ):  # no column fits the horizon for some job, or the LP is infeasible
         info["reason"] = f"no schedule finishes within the horizon T = {H}"
-        return Outcome(None, Status.INFEASIBLE, info=info, **_solves_outcome(solves))
+        return Outcome(None, Status.INFEASIBLE, info=info, **solves_outcome(solves))
     info["lp_bound"] = lp_bound
     bound = ceil_bound(max(lp_bound or 0.0, *closed.values()))
     best = best_schedule = None
+    if rounding_lp is not None:
+        best, best_schedule = _round_trials(
+            instance, rounding_lp, catalogue, trials, seed, deadline, lp_bound, info
+        )
+    else:
+        _record_trials(info, [], [], best, lp_bound)
+    if best_schedule is not None:
+        status = Status.OPTIMAL if best <= bound + 1e-6 else Status.FEASIBLE
+    else:
+        status = Status.BOUND_ONLY
+    outcome = Outcome(best_schedule, status, bound=bound, info=info, **solves_outcome(solves))
+    if "stopped" in info:
+        outcome.time_limit_hit = True
+    return outcome
+
+
+def _round_trials(
+    instance: RarInstance,
+    lp: LpSolution,
+    catalogue: PatternCatalogue,
+    trials: int,
+    seed: int,
+    deadline: Deadline,
+    lp_bound: float | None,
+    info: dict[str, Any],
+) -> tuple[int | None, RarSchedule | None]:
+    """Up to ``trials`` seeded roundings of ``lp``, evaluated; the best makespan and schedule.
+
+    Stops when the next rounding would not finish in time (``info['stopped']``);
+    the makespans and their statistics go to ``info`` (:func:`_record_trials`).
+    """
+    best = best_schedule = None
     makespans: list[int] = []
     overruns: list[Any] = []
-    if rounding_lp is not None:
-        rng = make_rng(seed)
-        last_trial_s = 0.0
-        for trial in range(trials):
-            # stop when the next rounding would not finish in time (a trial's cost, rounding
-            # and evaluation, is about the last one's; the first always runs)
-            if trial and deadline.remaining_s() < last_trial_s:
-                info["stopped"] = f"time limit reached after {trial} of {trials} roundings"
-                break
-            started = time.perf_counter()
-            schedule = round_once(instance, rounding_lp, catalogue, rng)
-            try:
-                makespan = evaluate(instance, schedule).makespan
-            except InfeasibleScheduleError as exc:
-                makespans.append(-1)  # overran the horizon: -1 here, its length in overruns
-                overruns.append(exc.details.get("makespan_beyond_horizon"))
-                last_trial_s = time.perf_counter() - started
-                continue
-            makespans.append(makespan)
-            if best is None or makespan < best:
-                best, best_schedule = makespan, schedule
+    rng = make_rng(seed)
+    last_trial_s = 0.0
+    for trial in range(trials):
+        # stop when the next rounding would not finish in time (a trial's cost, rounding
+        # and evaluation, is about the last one's; the first always runs)
+        if trial and deadline.remaining_s() < last_trial_s:
+            info["stopped"] = f"time limit reached after {trial} of {trials} roundings"
+            break
+        started = time.perf_counter()
+        schedule = round_once(instance, lp, catalogue, rng)
+        try:
+            makespan = evaluate(instance, schedule).makespan
+        except InfeasibleScheduleError as exc:
+            makespans.append(-1)  # overran the horizon: -1 here, its length in overruns
+            overruns.append(exc.details.get("makespan_beyond_horizon"))
             last_trial_s = time.perf_counter() - started
+            continue
+        makespans.append(makespan)
+        if best is None or makespan < best:
+            best, best_schedule = makespan, schedule
+        last_trial_s = time.perf_counter() - started
+    _record_trials(info, makespans, overruns, best, lp_bound)
+    return best, best_schedule
+
+
+def _record_trials(
+    info: dict[str, Any],
+    makespans: list[int],
+    overruns: list[Any],
+    best: int | None,
+    lp_bound: float | None,
+) -> None:
+    """The rounded makespans (``-1``: overran the horizon) and their statistics, in ``info``."""
     feasible = [m for m in makespans if m >= 0]
     info["rounded_makespans"] = makespans
     info["rounded_overruns"] = overruns
@@ -294,11 +334,3 @@ def lp_rounding(
             ratios = [m / lp_bound for m in feasible]
             info["ratios_to_lp_bound"] = ratios
             info["ratio_to_lp_bound_summary"] = _summary(ratios)
-    if best_schedule is not None:
-        status = Status.OPTIMAL if best <= bound + 1e-6 else Status.FEASIBLE
-    else:
-        status = Status.BOUND_ONLY
-    outcome = Outcome(best_schedule, status, bound=bound, info=info, **_solves_outcome(solves))
-    if "stopped" in info:
-        outcome.time_limit_hit = True
-    return outcome

@@ -92,10 +92,9 @@ from dataclasses import dataclass
 
 from ddlsched.deadline import Deadline
 from ddlsched.errors import ModelTooLargeError
-from ddlsched.problems.rar import (
-    RarAssignment,
-    RarInstance,
-    RarSchedule,
+from ddlsched.problems.rar import RarInstance
+from ddlsched.problems.rar_schedule import RarAssignment, RarSchedule
+from ddlsched.problems.rar_timing import (
     contention_levels,
     iteration_time,
     iterations_per_slot,

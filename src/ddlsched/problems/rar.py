@@ -4,38 +4,11 @@ Paper: Yu, Ji, Rajan, Liu, "On Scheduling Ring-All-Reduce Learning Jobs in
 Multi-Tenant GPU Clusters with Communication Contention", MobiHoc 2022
 (``shared/papers/000_*.txt``); spec ``shared/specs/rar.md``.
 
-This module holds the instance (servers ``O_s``, network, jobs), the timing
-model of Section 4.1 (Eqs. 6-9), the schedule type, and the evaluator: the
-one place that computes a ``rar`` schedule's makespan. It imports no solver.
-
-Timing model, for one slot and the set of active jobs with placements
-``y_js`` (GPUs of job ``j`` on server ``s``):
-
-* ``n_j = #{s : y_js > 0}``; ``j`` is *split* on ``s`` when ``0 < y_js < G_j``
-  (so a job is split exactly when ``n_j >= 2``).
-* Eq. (6): ``p_j`` = max over the servers where ``j`` is split of the number
-  of active jobs split on that server (``j`` included); ``p_j = 0`` when
-  ``n_j = 1``.
-* Eq. (7): ``k_j = xi1 * p_j``.
-* ``B_j = b_i`` when ``n_j = 1``, else ``b_e / f(alpha, max(k_j, 1))`` with
-  ``f(alpha, k) = k + alpha (k - 1)`` (the paper's linear example, Sec. 4.1).
-* Eq. (8): ``tau_j = 2 m_j (G_j - 1) / (G_j B_j) + m_j (G_j - 1) / (G_j C)
-  + xi2 n_j + df_j M_j + db_j`` (the first two terms vanish when ``G_j = 1``).
-* Eq. (9): a job does ``floor(1 / tau_j)`` iterations per slot (rule
-  ``floor``; ``fractional`` uses ``1 / tau_j``) and finishes in the first
-  slot at whose end its cumulative iterations reach ``F_j``; ``T_j`` is that
-  slot's index + 1.
-
-Choices the spec leaves open (a careful reading, written down):
-
-* ``floor(1 / tau)`` is taken with a relative tolerance of 1e-9, so that
-  ``tau = 0.02`` gives 50 iterations per slot despite ``1/0.02`` rounding to
-  ``49.999...`` in binary floating point; the ``fractional`` rule likewise
-  treats cumulative progress within ``1e-9 F_j`` of ``F_j`` as complete.
-* The dispatch evaluator orders the jobs of a GPU by (planned start, job
-  position in the instance); the order is the same on every GPU, so dispatch
-  cannot deadlock.
-* GPU utilisation is ``sum_j G_j (T_j - a_j) / (N * makespan)``.
+This module holds the instance (servers ``O_s``, network, jobs, horizon ``T``,
+progress rule) and its JSON form. The timing model of Section 4.1 (Eqs. 6-9)
+is :mod:`ddlsched.problems.rar_timing`; the schedule, its JSON and the
+evaluator (the one place that computes a ``rar`` schedule's makespan) are
+:mod:`ddlsched.problems.rar_schedule`. It imports no solver.
 
 Numeric ranges (ours, issue 23): the bandwidths ``b_e``, ``b_i`` and the
 reduction speed ``C`` lie in ``[1e-9, 1e9]`` (data per slot), ``alpha`` in
@@ -53,13 +26,12 @@ free of the empty case.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ddlsched.errors import InfeasibleScheduleError, InvalidInstanceError
+from ddlsched.errors import InvalidInstanceError
 from ddlsched.jsonio import (
     check_fields,
     check_header,
@@ -73,29 +45,14 @@ __all__ = [
     "MAX_GPUS",
     "PROGRESS_RULES",
     "Network",
-    "RarAssignment",
-    "RarEvaluation",
     "RarInstance",
     "RarJob",
-    "RarSchedule",
-    "bandwidth_degradation",
-    "contention_levels",
-    "evaluate",
-    "execution_slots",
-    "iteration_time",
-    "iterations_per_slot",
-    "max_contention",
-    "max_servers",
-    "min_servers",
-    "schedule_from_json",
-    "schedule_to_json",
 ]
 
 PROGRESS_RULES = ("floor", "fractional")
 #: The most GPUs an instance may have: schedules name concrete GPUs and every method keeps
 #: per-GPU state (arrays, GPU lists), so a cluster of 10^9 GPUs is refused at load time.
 MAX_GPUS = 1_000_000
-_FLOOR_TOL = 1e-9
 SCHEMA_VERSION = 1
 
 
@@ -327,317 +284,6 @@ class RarInstance:
 
     def save(self, path: str | Path) -> None:
         write_json(path, self.to_dict())
-
-
-# --------------------------------------------------------------------------- timing model
-
-
-def bandwidth_degradation(alpha: float, k: float) -> float:
-    """``f(alpha, k) = k + alpha (k - 1)``: bandwidth-sharing degradation (Sec. 4.1)."""
-    return k + alpha * (k - 1)
-
-
-def iteration_time(job: RarJob, network: Network, num_servers: int, contention: int) -> float:
-    """Per-iteration time ``tau_j`` in slots (Eq. 8).
-
-    ``num_servers`` is ``n_j``; ``contention`` is ``p_j`` of Eq. (6) (ignored
-    when ``n_j = 1``, where the ring stays inside one server at ``b_i``).
-    """
-    if num_servers < 1:
-        raise ValueError("num_servers must be >= 1")
-    gpus = job.gpus
-    compute = network.xi2 * num_servers + job.fwd_per_sample * job.batch + job.bwd
-    if gpus == 1:
-        return compute
-    if num_servers == 1:
-        bandwidth = network.b_i
-    else:
-        k = network.xi1 * contention  # Eq. (7)
-        bandwidth = network.b_e / bandwidth_degradation(network.alpha, max(k, 1.0))
-    share = job.grad_size * (gpus - 1) / gpus
-    return 2.0 * share / bandwidth + share / network.C + compute
-
-
-def iterations_per_slot(tau: float, rule: str) -> float:
-    """Iterations done in one slot: ``floor(1/tau)`` (Eq. 9) or ``1/tau``."""
-    if tau <= 0:
-        raise ValueError("tau must be > 0")
-    rate = 1.0 / tau
-    if rule == "floor":
-        return float(math.floor(rate * (1.0 + _FLOOR_TOL)))
-    return rate
-
-
-def execution_slots(job: RarJob, network: Network, num_servers: int, contention: int, rule: str):
-    """Slots a job needs under constant conditions (``math.inf`` if it never progresses)."""
-    rate = iterations_per_slot(iteration_time(job, network, num_servers, contention), rule)
-    if rate <= 0:
-        return math.inf
-    return _slots_needed(job.iterations, rate)
-
-
-def _slots_needed(remaining: float, rate: float, total: float | None = None) -> int:
-    """Slots until ``remaining`` iterations are done at ``rate`` per slot.
-
-    Done means within ``1e-9 * total`` iterations of the end (``total``: the
-    job's ``F_j``, default ``remaining``), the evaluator's completion rule.
-    """
-    slack = _FLOOR_TOL * (remaining if total is None else total)
-    return max(1, math.ceil((remaining - slack) / rate))
-
-
-def min_servers(job: RarJob, servers: Sequence[int]) -> int:
-    """Fewest servers that can hold the job's gang (largest servers first)."""
-    total = 0
-    for count, cap in enumerate(sorted(servers, reverse=True), start=1):
-        total += cap
-        if total >= job.gpus:
-            return count
-    raise InvalidInstanceError(f"job {job.id!r} does not fit in the cluster")
-
-
-def max_servers(job: RarJob, servers: Sequence[int]) -> int:
-    """Most servers a job can span (one GPU per server at least)."""
-    return min(job.gpus, len(servers))
-
-
-def max_contention(instance: RarInstance) -> int:
-    """Largest possible ``p_j``: jobs split on one server, at most ``O_s`` and the multi-GPU jobs."""
-    multi = sum(1 for job in instance.jobs if job.gpus >= 2)
-    return max(1, min(max(instance.servers), multi))
-
-
-def contention_levels(placements: Mapping[str, Mapping[int, int]]) -> dict[str, int]:
-    """``p_j`` of Eq. (6) for a set of simultaneously active jobs.
-
-    ``placements`` maps each active job to ``{server: GPUs on that server}``
-    (servers with 0 GPUs omitted).
-    """
-    split_count: dict[int, int] = {}
-    for per_server in placements.values():
-        if len(per_server) >= 2:
-            for s in per_server:
-                split_count[s] = split_count.get(s, 0) + 1
-    levels = {}
-    for job, per_server in placements.items():
-        if len(per_server) >= 2:
-            levels[job] = max(split_count[s] for s in per_server)
-        else:
-            levels[job] = 0
-    return levels
-
-
-# --------------------------------------------------------------------------- schedule
-
-
-@dataclass(frozen=True)
-class RarAssignment:
-    """GPUs ``(server, gpu)`` of one job and its planned start slot."""
-
-    gpus: tuple[tuple[int, int], ...]
-    start: int
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "gpus", tuple((int(s), int(g)) for s, g in self.gpus))
-
-    def per_server(self) -> dict[int, int]:
-        counts: dict[int, int] = {}
-        for s, _ in self.gpus:
-            counts[s] = counts.get(s, 0) + 1
-        return counts
-
-
-@dataclass(frozen=True)
-class RarSchedule:
-    """A ``rar`` schedule: for every job id, its GPUs and planned start."""
-
-    assignments: Mapping[str, RarAssignment]
-
-    def __getitem__(self, job_id: str) -> RarAssignment:
-        return self.assignments[job_id]
-
-
-@dataclass(frozen=True)
-class RarEvaluation:
-    """What the evaluator computed: per-job start/finish, makespan and averages."""
-
-    start: dict[str, int]
-    finish: dict[str, int]
-    makespan: int
-    average_completion: float
-    utilisation: float
-    per_slot_rates: dict[str, list[tuple[int, int, float]]] = field(
-        default_factory=dict, repr=False
-    )
-
-
-def schedule_to_json(schedule: RarSchedule, evaluation: RarEvaluation | None = None) -> dict:
-    """Render a schedule as the CLI contract's JSON (per job: gpus, start, finish)."""
-    out = {}
-    for job_id, assignment in schedule.assignments.items():
-        entry: dict[str, Any] = {
-            "gpus": [list(g) for g in assignment.gpus],
-            "planned_start": assignment.start,
-        }
-        if evaluation is not None:
-            entry["start"] = evaluation.start[job_id]
-            entry["finish"] = evaluation.finish[job_id]
-        else:
-            entry["start"] = assignment.start
-        out[job_id] = entry
-    return out
-
-
-def schedule_from_json(data: Any) -> RarSchedule:
-    """Read a schedule back from :func:`schedule_to_json`'s output."""
-    if not isinstance(data, Mapping):
-        raise InvalidInstanceError("schedule: expected an object keyed by job id")
-    assignments = {}
-    for job_id, entry in data.items():
-        check_fields(
-            entry, f"schedule[{job_id!r}]", ("gpus",), ("start", "planned_start", "finish")
-        )
-        start = entry.get("planned_start", entry.get("start"))
-        assignments[job_id] = RarAssignment(
-            gpus=tuple(tuple(g) for g in entry["gpus"]),
-            start=require_int(start, "start", minimum=0),
-        )
-    return RarSchedule(assignments)
-
-
-# --------------------------------------------------------------------------- evaluator
-
-
-def _validate_schedule(instance: RarInstance, schedule: RarSchedule) -> None:
-    ids = instance.job_index()
-    unknown = sorted(set(schedule.assignments) - set(ids))
-    if unknown:
-        raise InfeasibleScheduleError(f"schedule names unknown job(s) {unknown}")
-    missing = [job.id for job in instance.jobs if job.id not in schedule.assignments]
-    if missing:
-        raise InfeasibleScheduleError(f"schedule leaves job(s) unscheduled: {missing}")
-    for job in instance.jobs:
-        assignment = schedule.assignments[job.id]
-        if len(assignment.gpus) != job.gpus:
-            raise InfeasibleScheduleError(
-                f"job {job.id!r} needs {job.gpus} GPUs (gang) but gets {len(assignment.gpus)}"
-            )
-        if len(set(assignment.gpus)) != len(assignment.gpus):
-            raise InfeasibleScheduleError(f"job {job.id!r} lists a GPU twice")
-        for s, g in assignment.gpus:
-            if not (0 <= s < instance.num_servers and 0 <= g < instance.servers[s]):
-                raise InfeasibleScheduleError(f"job {job.id!r}: GPU ({s}, {g}) does not exist")
-        if isinstance(assignment.start, bool) or not isinstance(assignment.start, int):
-            raise InfeasibleScheduleError(f"job {job.id!r}: start must be an integer slot")
-        if assignment.start < 0:
-            raise InfeasibleScheduleError(f"job {job.id!r}: negative start {assignment.start}")
-
-
-def evaluate(
-    instance: RarInstance, schedule: RarSchedule, *, record_rates: bool = False
-) -> RarEvaluation:
-    """Execute ``schedule`` with dispatch semantics and return its makespan.
-
-    Each GPU runs its jobs in order of planned start; a job starts at the
-    first slot ``>=`` its planned start at which all its GPUs have finished
-    their earlier jobs. Contention is recomputed whenever the set of active
-    jobs changes (it is constant in between, so the simulation jumps from
-    event to event; this is exactly the slot-by-slot rule of Eq. 9).
-
-    Raises :class:`InfeasibleScheduleError` for a wrong GPU count, a GPU that
-    does not exist, a job that never progresses (``tau > 1`` slot under the
-    ``floor`` rule), or a finish after the horizon (then with the details
-    ``failure="horizon_overrun"`` and ``makespan_beyond_horizon``, the
-    makespan the schedule has without the horizon).
-    """
-    _validate_schedule(instance, schedule)
-    jobs = instance.jobs
-    net, rule = instance.network, instance.progress
-    position = instance.job_index()
-    order = sorted(jobs, key=lambda j: (schedule[j.id].start, position[j.id]))
-    queues: dict[tuple[int, int], list[str]] = {}
-    for job in order:
-        for gpu in schedule[job.id].gpus:
-            queues.setdefault(gpu, []).append(job.id)
-    head = dict.fromkeys(queues, 0)  # index of the next job in each GPU queue
-    placement = {job.id: schedule[job.id].per_server() for job in jobs}
-    by_id = {job.id: job for job in jobs}
-
-    pending = [job.id for job in order]
-    active: dict[str, float] = {}  # job -> remaining iterations
-    start: dict[str, int] = {}
-    finish: dict[str, int] = {}
-    rates_log: dict[str, list[tuple[int, int, float]]] = {}
-    now = 0
-
-    def ready(job_id: str) -> bool:
-        return all(queues[g][head[g]] == job_id for g in schedule[job_id].gpus)
-
-    while pending or active:
-        # Start every job whose GPUs are free and whose planned start has come.
-        still = []
-        for job_id in pending:
-            if schedule[job_id].start <= now and ready(job_id) and job_id not in active:
-                active[job_id] = float(by_id[job_id].iterations)
-                start[job_id] = now
-            else:
-                still.append(job_id)
-        pending = still
-        # Jobs at the head of all their queues but not yet due: next start event.
-        next_start = min((schedule[j].start for j in pending if ready(j)), default=math.inf)
-        if not active:
-            if next_start is math.inf:  # pragma: no cover - excluded by the global order
-                raise InfeasibleScheduleError("dispatch deadlock")
-            now = int(next_start)
-            continue
-        levels = contention_levels({j: placement[j] for j in active})
-        rates = {}
-        for job_id in active:
-            job = by_id[job_id]
-            tau = iteration_time(job, net, len(placement[job_id]), levels[job_id])
-            rate = iterations_per_slot(tau, rule)
-            if rate <= 0:
-                raise InfeasibleScheduleError(
-                    f"job {job_id!r} never progresses: tau = {tau:.6g} slots > 1 under the "
-                    "'floor' progress rule"
-                )
-            rates[job_id] = rate
-        step = min(_slots_needed(active[j], rates[j], by_id[j].iterations) for j in active)
-        if next_start is not math.inf:
-            step = min(step, int(next_start) - now)
-        if record_rates:
-            for job_id, rate in rates.items():
-                rates_log.setdefault(job_id, []).append((now, now + step, rate))
-        now += step
-        done = []
-        for job_id in active:
-            active[job_id] -= step * rates[job_id]
-            if active[job_id] <= by_id[job_id].iterations * _FLOOR_TOL:
-                done.append(job_id)
-        for job_id in done:
-            del active[job_id]
-            finish[job_id] = now
-            for g in schedule[job_id].gpus:
-                head[g] += 1
-
-    makespan = max(finish.values())
-    if makespan > instance.horizon:
-        late = max(finish, key=lambda j: (finish[j], -position[j]))
-        raise InfeasibleScheduleError(
-            f"schedule overruns the horizon: job {late!r} finishes at slot {finish[late]} "
-            f"> horizon {instance.horizon}",
-            failure="horizon_overrun",
-            makespan_beyond_horizon=makespan,
-        )
-    busy = sum(by_id[j].gpus * (finish[j] - start[j]) for j in finish)
-    return RarEvaluation(
-        start={job.id: start[job.id] for job in jobs},
-        finish={job.id: finish[job.id] for job in jobs},
-        makespan=makespan,
-        average_completion=sum(finish.values()) / len(finish),
-        utilisation=busy / (instance.num_gpus * makespan),
-        per_slot_rates=rates_log,
-    )
 
 
 def instance_from_parts(

@@ -1,6 +1,6 @@
 """Threshold proofs for placement: "is there a placement with ``alpha <= T``?" in CP-SAT.
 
-Behind :func:`ddlsched.models.placement_patterns.pattern_proof` (the bound
+Behind :func:`ddlsched.models.placement_pattern_proof.pattern_proof` (the bound
 and the placement of method ``exact``); this module knows stage terms,
 counts and servers, not instances.
 

@@ -93,10 +93,8 @@ import numpy as np
 
 from ddlsched.errors import InvalidInstanceError, UnknownMethodError
 from ddlsched.params import checked_kwargs, declare, signature_params
-from ddlsched.problems.rar import (
-    Network,
-    RarInstance,
-    RarJob,
+from ddlsched.problems.rar import Network, RarInstance, RarJob
+from ddlsched.problems.rar_timing import (
     bandwidth_degradation,
     execution_slots,
     iteration_time,

@@ -1,5 +1,5 @@
 """Pattern covers in highspy: the LP bound and integer solutions behind
-:mod:`ddlsched.models.placement_patterns` (the server-pattern bound of the
+:mod:`ddlsched.models.placement_pattern_proof` (the server-pattern bound of the
 placement ILP; this module knows patterns, values and demands, not placements).
 
 A server's terms of Eq. (7) depend on its own counts only (comp + AllReduce
@@ -353,9 +353,8 @@ def cover_search(
     the allowed patterns (:func:`_fill`, at most ``dfs_nodes`` nodes); if none
     of these finds one, the integer pattern problem (within ``mip_nodes`` nodes;
     ``mip_seconds`` is a safety net; no integer solve starts after
-    ``budget_s`` seconds), the integer problem by bisection over
-    the larger values
-    (at most ``max_mips`` integer solves, the largest value always feasible):
+    ``budget_s`` seconds), the integer problem by bisection over the larger
+    values (at most ``max_mips`` integer solves, the largest value always feasible):
     the first feasible threshold found gives the placement. The placement is
     a heuristic start only: nothing relies on an integer solve's
     "infeasible".
@@ -390,6 +389,51 @@ def cover_search(
             return CoverSearch(float(candidates[lo]), direct, 0, 0)
     lp_feasible = _warm_lp(lp_blocks, values, supply, demand)
     highs = new_highs(_LP_OPTIONS)  # for the certificate's fresh LP and the integer solves
+    bound_index, certified, lp_solves = _lp_bound(
+        candidates, lp_blocks, values, supply, demand, lo, lp_feasible, highs
+    )
+    _integer_options(highs, mip_nodes, max(1e-3, min(mip_seconds, budget_s)))
+
+    def out_of_budget() -> bool:
+        return time.perf_counter() - started > budget_s
+
+    # Round the LP solution at the bound down; the residual servers and replicas
+    # (a few) go to a small integer problem over the same patterns.
+    lp_solves += 1
+    cap = float(candidates[bound_index])
+    allowed = _allowed(lp_blocks, values, cap)
+    if not lp_feasible(cap):
+        raise SolverError("pattern LP: infeasible at the bound it was found feasible at")
+    solution = np.array(lp_feasible.highs.getSolution().col_value)[_kept(values, cap)]
+    chosen = _rounded(allowed, _split(allowed, solution), supply, demand, dfs_nodes)
+    mips = 0
+    if chosen is None:
+        chosen, mips = _bisected_mips(
+            solve, bound_index, candidates.size - 1, max_mips, out_of_budget
+        )
+    return CoverSearch(
+        # without a checked certificate only `lower` is proven (first: see above)
+        bound=float(candidates[bound_index if certified else first]),
+        chosen=chosen,
+        lp_solves=lp_solves,
+        mip_solves=mips,
+    )
+
+
+def _lp_bound(
+    candidates: np.ndarray,
+    lp_blocks,
+    values: list[np.ndarray],
+    supply: np.ndarray,
+    demand: np.ndarray,
+    first: int,
+    lp_feasible,
+    highs,
+) -> tuple[int, bool, int]:
+    """The index of the smallest candidate value ``>= candidates[first]`` whose pattern LP
+    is feasible (galloping up from ``first``, then bisecting), whether the LP just below
+    it is certified infeasible, and the LPs solved (:func:`cover_search`)."""
+    lo = first
     hi, lp_solves, step, bisect = candidates.size - 1, 0, 1, False  # the largest: all patterns
     while lo < hi:  # gallop up from `lower` (often tight), then bisect
         probe = (lo + hi) // 2 if bisect else min(lo + step - 1, hi - 1)
@@ -413,26 +457,18 @@ def cover_search(
         )
         if not certified:
             log.warning("pattern LP: HiGHS's infeasibility certificate does not check out")
-    # a node limit, not a time limit, ends an integer solve: the start (and so the
-    # placement returned among tied optima) does not depend on the machine's load;
-    # mip_seconds is only a safety net
-    highs.setOptionValue("time_limit", max(1e-3, min(mip_seconds, budget_s)))
+    return bound_index, certified, lp_solves
 
-    def out_of_budget() -> bool:
-        return time.perf_counter() - started > budget_s
 
-    highs.setOptionValue("mip_max_nodes", mip_nodes)
-    highs.setOptionValue("mip_rel_gap", 1.0)  # any feasible solution will do
-    # Round the LP solution at the bound down; the residual servers and replicas
-    # (a few) go to a small integer problem over the same patterns.
-    lp_solves += 1
-    cap = float(candidates[bound_index])
-    allowed = _allowed(lp_blocks, values, cap)
-    if not lp_feasible(cap):
-        raise SolverError("pattern LP: infeasible at the bound it was found feasible at")
-    solution = np.array(lp_feasible.highs.getSolution().col_value)[_kept(values, cap)]
-    fractional = _split(allowed, solution)
-    chosen, mips = None, 0
+def _rounded(
+    allowed: list[np.ndarray],
+    fractional: list[np.ndarray],
+    supply: np.ndarray,
+    demand: np.ndarray,
+    dfs_nodes: int,
+) -> list[np.ndarray] | None:
+    """The LP solution rounded down (less of it on each of three tries), the residual
+    servers and replicas filled by :func:`_fill`; ``None`` when no try fills them."""
     for slack in (0, 1, 2):  # keep less of the LP solution each time: a larger residual
         base = [np.maximum(np.floor(n + 1e-9).astype(np.int64) - slack, 0) for n in fractional]
         used = np.array([n.sum() for n in base], dtype=int)
@@ -440,14 +476,22 @@ def cover_search(
         left = (supply - used).astype(int)
         rest = _fill(allowed, left, (demand - placed).astype(int), dfs_nodes)
         if rest is not None:
-            chosen = [
+            return [
                 np.vstack([np.repeat(t, b, axis=0), r]) if len(r) else np.repeat(t, b, axis=0)
                 for t, b, r in zip(allowed, base, rest, strict=True)
             ]
-            break
         if not any(n.any() for n in base):
             break
-    lo, hi = bound_index, candidates.size - 1
+    return None
+
+
+def _bisected_mips(
+    solve, lo: int, hi: int, max_mips: int, out_of_budget
+) -> tuple[list[np.ndarray] | None, int]:
+    """Integer pattern problems by bisection over the candidate values ``lo..hi``
+    (``solve(index, True)``), at most ``max_mips`` of them: the first feasible
+    threshold's placement, improved below while solves remain; and the solves made."""
+    chosen, mips = None, 0
     while chosen is None and mips < max_mips and lo <= hi and not out_of_budget():
         mid = (lo + hi) // 2
         mips += 1
@@ -464,10 +508,16 @@ def cover_search(
                 lo = probe + 1
             else:
                 chosen, mid = _expand(allowed, better), probe
-    return CoverSearch(
-        # without a checked certificate only `lower` is proven (first: see above)
-        bound=float(candidates[bound_index if certified else first]),
-        chosen=chosen,
-        lp_solves=lp_solves,
-        mip_solves=mips,
-    )
+    return chosen, mips
+
+
+def _integer_options(highs, mip_nodes: int, seconds: float) -> None:
+    """Options of the integer solves: any feasible solution, within ``mip_nodes`` nodes.
+
+    A node limit, not a time limit, ends an integer solve: the start (and so the
+    placement returned among tied optima) does not depend on the machine's load;
+    the time limit (``mip_seconds``) is only a safety net.
+    """
+    highs.setOptionValue("time_limit", seconds)
+    highs.setOptionValue("mip_max_nodes", mip_nodes)
+    highs.setOptionValue("mip_rel_gap", 1.0)  # any feasible solution will do

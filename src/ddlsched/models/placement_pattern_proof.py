@@ -2,9 +2,9 @@
 
 Builds the pattern blocks of a :class:`~ddlsched.problems.placement.PlacementInstance`
 (one block per availability value: its servers and the count vectors they
-may hold, :func:`~ddlsched.solvers.placement_patterns.patterns`), values each
+may hold, :func:`~ddlsched.solvers.placement_pattern_cover.patterns`), values each
 pattern by Eqs. (4)-(7) (:func:`pattern_values`) and hands them to
-:func:`~ddlsched.solvers.placement_patterns.cover_search` (highspy); the
+:func:`~ddlsched.solvers.placement_pattern_cover.cover_search` (highspy); the
 mathematics are in that module's docstring. :func:`pattern_search` returns
 the bound and a placement for :func:`ddlsched.models.placement.build_aggregated`.
 
@@ -39,7 +39,7 @@ from ddlsched.models.placement_bounds import (
     stage_terms,
 )
 from ddlsched.problems.placement import PlacementInstance
-from ddlsched.solvers.placement_patterns import (
+from ddlsched.solvers.placement_pattern_cover import (
     PATTERN_LIMIT,
     cover_search,
     pattern_count,
@@ -149,9 +149,9 @@ def pattern_search(
 ) -> PatternSearch | None:
     """The pattern LP bound and a placement for ``instance`` (model units);
     ``None`` when its servers have more than
-    :data:`~ddlsched.solvers.placement_patterns.PATTERN_LIMIT` patterns.
+    :data:`~ddlsched.solvers.placement_pattern_cover.PATTERN_LIMIT` patterns.
     ``lower``: a proven lower bound on alpha (the search starts there);
-    ``options`` go to :func:`~ddlsched.solvers.placement_patterns.cover_search`."""
+    ``options`` go to :func:`~ddlsched.solvers.placement_pattern_cover.cover_search`."""
     full = sum(instance.available) == instance.num_replicas
     counts = Counter(instance.available)
     size = 0
