@@ -8,7 +8,7 @@ Master (:class:`ddlsched.solvers.dmlrs_master.ColumnMaster`): the LP over
 the columns found so far, capacity rows ``(h, r, t)`` with duals ``p >=
 0`` (only rows some column uses; prices elsewhere are 0) and ``sum_pi x_pi
 <= 1`` per job with duals ``sigma_i``. Pricing
-(:class:`ddlsched.models.dmlrs.PricingSession`): per job the best
+(:class:`ddlsched.models.dmlrs_dual.PricingSession`): per job the best
 single-job schedule at prices ``p`` (``pricing="milp"``: the exact
 single-job MILP; ``"lp"``: its LP relaxation with every worker at
 ``b_int``).
@@ -22,7 +22,7 @@ Algorithm (:func:`colgen`):
    bound (never above ``ub_trivial``).
 3. Each further round solves the master LP, prices every job at its duals
    ``p`` and computes ``UB(p) = sum_i lambda_i(p) + sum p C`` (a valid bound
-   at any ``p >= 0``, :func:`ddlsched.models.dmlrs.bound_at_prices`); the
+   at any ``p >= 0``, :func:`ddlsched.models.dmlrs_dual.bound_at_prices`); the
    best (smallest) is kept. A job's column is added when its priced value
    exceeds ``sigma_i`` by more than :data:`TOLERANCE` (relative to
    ``max(1, sigma_i)``).
@@ -61,7 +61,8 @@ import numpy as np
 
 from ddlsched.deadline import Deadline
 from ddlsched.errors import InfeasibleScheduleError, UnknownMethodError
-from ddlsched.models.dmlrs import PRICING_MODES, PricingResult, PricingSession, ub_trivial
+from ddlsched.models.dmlrs import ub_trivial
+from ddlsched.models.dmlrs_dual import PRICING_MODES, PricingResult, PricingSession
 from ddlsched.problems.dmlrs import DmlrsInstance, DmlrsSchedule, evaluate, schedule_from_counts
 from ddlsched.solvers.dmlrs_master import ColumnMaster
 
