@@ -32,7 +32,8 @@ Modules of the family:
   MILP of DMLRS, Eqs. 3-7, one builder per row group),
   :mod:`ddlsched.models.dmlrs_dual` (the single-job pricing of the R-DMLRS
   dual, Eqs. 10-11, and the bound ``UB(p)``),
-  :mod:`ddlsched.models.dmlrs_colgen` (column generation),
+  :mod:`ddlsched.models.dmlrs_colgen` (column generation and ``colgen``'s
+  strategy: seed schedules, the bound and the restricted MILP's schedule),
   :mod:`ddlsched.models.dmlrs_dorm` (Dorm's per-slot MILP).
 
 Algorithm 4's per-slot problem is the family ``dmlrs_slot``
@@ -97,11 +98,10 @@ the answer, and ``info['stopped']`` says what stopped):
 from __future__ import annotations
 
 import sys
-import time
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from typing import Any
 
-from ddlsched.errors import DdlschedError, TimeLimitReached
+from ddlsched.errors import TimeLimitReached
 from ddlsched.heuristics.dmlrs_rounding import MAX_DRAWS
 from ddlsched.heuristics.pd_ors import MAX_QUANTA
 from ddlsched.params import NoParams, param
@@ -442,28 +442,18 @@ def _dorm_seed(instance: DmlrsInstance, ctx: RunContext) -> Any:
     return run_dorm(instance, backend=ctx.backend, deadline=ctx.deadline.sub(0.1))[0]
 
 
-def _seed_schedules(instance: DmlrsInstance, ctx: RunContext) -> tuple[list[Any], list[str]]:
-    """Initial columns: the PD-ORS (this seed), FIFO, DRF and Dorm schedules, each within a
-    share of the time limit (a seed heuristic that fails or runs out of time is skipped),
-    and the names of those its share of the time cut short."""
+def _seed_runs(instance: DmlrsInstance, ctx: RunContext) -> list[Any]:
+    """``colgen``'s seed heuristics: PD-ORS (this seed), FIFO, DRF and Dorm, each within a
+    share of the time limit (:func:`ddlsched.models.dmlrs_colgen.solve_colgen`)."""
     from ddlsched.heuristics.dmlrs_baselines import run_drf, run_fifo
 
-    out, cut = [], []
     sub = RunContext(seed=ctx.seed, backend=ctx.backend, deadline=ctx.deadline.sub(0.1))
-    seeds = [
+    return [
         ("pd_ors", lambda: _run_pd_ors(instance, PdOrsParams(), sub, "pd_ors").schedule),
         ("fifo", lambda: run_fifo(instance, ctx.deadline.sub(0.05))),
         ("drf", lambda: run_drf(instance, ctx.deadline.sub(0.05))),
         ("dorm", lambda: _dorm_seed(instance, ctx)),
     ]
-    for name, run in seeds:
-        try:
-            out.append(run())
-        except TimeLimitReached:
-            cut.append(name)
-        except DdlschedError:
-            pass
-    return out, cut
 
 
 @register_method(
@@ -474,41 +464,11 @@ def _seed_schedules(instance: DmlrsInstance, ctx: RunContext) -> tuple[list[Any]
     params=ColgenParams,
 )
 def _colgen(instance: DmlrsInstance, params: ColgenParams, ctx: RunContext) -> Outcome:
-    from ddlsched.models.dmlrs_colgen import colgen
-    from ddlsched.problems.dmlrs import DmlrsSchedule
+    from ddlsched.models.dmlrs_colgen import solve_colgen
 
-    if not instance.jobs:  # the empty schedule, and the bound 0 (module docstring)
-        return Outcome(DmlrsSchedule(accepted=()), Status.FEASIBLE, bound=0.0)
-    started = time.perf_counter()
-    initial, seeds_cut = _seed_schedules(instance, ctx) if params.seed_columns else ([], [])
-    seeded_s = time.perf_counter() - started
-    result = colgen(
-        instance,
-        initial,
-        pricing=params.pricing,
-        backend=ctx.backend,
-        deadline=ctx.deadline,
-        max_rounds=params.max_rounds,
-    )
-    mip_cut = result.info.get("restricted_mip", {}).get("status") == "time_limit"
-    info = {
-        "pricing": params.pricing,
-        "iterations": result.iterations,
-        "stopped": result.stopped,
-        "seed_columns_cut": seeds_cut,
-        "master_value": result.master_value,
-        "schedule_value": result.schedule_value,
-        "history": [asdict(h) for h in result.history],
-        "seed_columns_s": seeded_s,
-        **result.info,
-    }
-    # the limit changed the answer: a round cut (time_limit), a pricing stopped at its share
-    # (stalled), the restricted MILP stopped, or a seed schedule left out
-    cut = result.stopped in ("time_limit", "stalled") or mip_cut or bool(seeds_cut)
-    if result.schedule is None:
-        return Outcome(None, Status.BOUND_ONLY, bound=result.bound, info=info, time_limit_hit=cut)
-    return Outcome(
-        result.schedule, Status.FEASIBLE, bound=result.bound, info=info, time_limit_hit=cut
+    seeds = _seed_runs(instance, ctx) if params.seed_columns else []
+    return solve_colgen(
+        instance, seeds, params.pricing, ctx.backend, ctx.deadline, params.max_rounds
     )
 
 

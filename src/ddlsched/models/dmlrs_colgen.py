@@ -44,6 +44,17 @@ Algorithm (:func:`colgen`):
    LP relaxation at ``b_int`` over all jobs (a Dantzig-Wolfe decomposition
    of it), which bounds the R-DMLRS LP from above.
 
+The method ``colgen`` (:func:`solve_colgen`, its strategy) seeds the
+master with the schedules of the seed heuristics the family passes (PD-ORS
+with the run's seed, FIFO, DRF, Dorm; each within its share of the time
+limit; one that fails or runs out of time is skipped and, if the time cut
+it, named in ``seed_columns_cut``) and reports the restricted MILP's
+schedule with the bound (``feasible``), or the bound alone without one.
+The limit changed the answer (``time_limit_hit``) when a round was cut
+(``time_limit``), a pricing stopped at its share (``stalled``), the
+restricted MILP stopped or a seed schedule was left out. An instance
+without jobs gives the empty schedule with the bound 0.
+
 Choices (ours): the tolerance; ``master_share`` (default 0.2); the
 pricing time per job (an equal share of what remains of the round's
 time); columns are deduplicated by their entries.
@@ -53,20 +64,26 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ddlsched.deadline import Deadline
-from ddlsched.errors import InfeasibleScheduleError, UnknownMethodError
+from ddlsched.errors import (
+    DdlschedError,
+    InfeasibleScheduleError,
+    TimeLimitReached,
+    UnknownMethodError,
+)
 from ddlsched.models.dmlrs import ub_trivial
 from ddlsched.models.dmlrs_dual import PRICING_MODES, PricingResult, PricingSession
 from ddlsched.problems.dmlrs import DmlrsInstance, DmlrsSchedule, evaluate, schedule_from_counts
 from ddlsched.solvers.dmlrs_master import ColumnMaster
+from ddlsched.solvers.result import Outcome, Status
 
-__all__ = ["TOLERANCE", "ColgenIteration", "ColgenResult", "colgen"]
+__all__ = ["TOLERANCE", "ColgenIteration", "ColgenResult", "colgen", "solve_colgen"]
 
 #: A column prices out when its value exceeds ``sigma_i + TOLERANCE max(1, sigma_i)``.
 TOLERANCE = 1e-6
@@ -418,4 +435,67 @@ def colgen(
             "restricted_mip": mip_info,
             "seconds": time.perf_counter() - started,
         },
+    )
+
+
+#: A seed heuristic of ``colgen``: its name and a call that returns its schedule.
+SeedRun = tuple[str, Callable[[], DmlrsSchedule]]
+
+
+def _seed_schedules(seeds: Sequence[SeedRun]) -> tuple[list[DmlrsSchedule], list[str]]:
+    """The seed schedules (a seed heuristic that fails or runs out of time is skipped), and
+    the names of those the time cut short."""
+    out, cut = [], []
+    for name, run in seeds:
+        try:
+            out.append(run())
+        except TimeLimitReached:
+            cut.append(name)
+        except DdlschedError:
+            pass
+    return out, cut
+
+
+def solve_colgen(
+    instance: DmlrsInstance,
+    seeds: Sequence[SeedRun],
+    pricing: str,
+    backend: str,
+    deadline: Deadline,
+    max_rounds: int | None,
+) -> Outcome:
+    """``colgen``'s strategy (module docstring): the seed schedules, then :func:`colgen`;
+    the bound with the restricted MILP's schedule, and why the limit changed it."""
+    if not instance.jobs:  # the empty schedule, and the bound 0 (module docstring)
+        return Outcome(DmlrsSchedule(accepted=()), Status.FEASIBLE, bound=0.0)
+    started = time.perf_counter()
+    initial, seeds_cut = _seed_schedules(seeds)
+    seeded_s = time.perf_counter() - started
+    result = colgen(
+        instance,
+        initial,
+        pricing=pricing,
+        backend=backend,
+        deadline=deadline,
+        max_rounds=max_rounds,
+    )
+    mip_cut = result.info.get("restricted_mip", {}).get("status") == "time_limit"
+    info = {
+        "pricing": pricing,
+        "iterations": result.iterations,
+        "stopped": result.stopped,
+        "seed_columns_cut": seeds_cut,
+        "master_value": result.master_value,
+        "schedule_value": result.schedule_value,
+        "history": [asdict(h) for h in result.history],
+        "seed_columns_s": seeded_s,
+        **result.info,
+    }
+    # the limit changed the answer: a round cut (time_limit), a pricing stopped at its share
+    # (stalled), the restricted MILP stopped, or a seed schedule left out
+    cut = result.stopped in ("time_limit", "stalled") or mip_cut or bool(seeds_cut)
+    if result.schedule is None:
+        return Outcome(None, Status.BOUND_ONLY, bound=result.bound, info=info, time_limit_hit=cut)
+    return Outcome(
+        result.schedule, Status.FEASIBLE, bound=result.bound, info=info, time_limit_hit=cut
     )
