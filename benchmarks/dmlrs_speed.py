@@ -43,7 +43,7 @@ from ddlsched.heuristics.pd_ors import PdOrsSettings, run_pd_ors
 from ddlsched.problems.dmlrs import evaluate
 from ddlsched.registry import RunOptions, get_family, run_method
 from ddlsched.rng import make_rng
-from ddlsched.solvers.slot_lp import HighsSlotSolvers
+from ddlsched.solvers.dmlrs_slot_lp import HighsSlotSolvers
 from ddlsched.workloads.dmlrs import generate
 
 

@@ -1,4 +1,4 @@
-"""Exact and bounding formulations of family ``dmlrs`` (``ddlsched.models.dmlrs``, ``dmlrs_colgen``).
+"""Exact and bounding formulations of family ``dmlrs`` (``ddlsched.models.dmlrs``, ``dmlrs_milp``, ``dmlrs_dual``, ``dmlrs_colgen``).
 
 * ``exact`` equals a brute force over every allocation
   (``tests/dmlrs_brute_force.py``) on ``micro`` instances as generated and
@@ -28,15 +28,10 @@ from dmlrs_brute_force import brute_force_optimum
 
 from ddlsched.deadline import Deadline
 from ddlsched.errors import InvalidInstanceError, ModelTooLargeError
-from ddlsched.models.dmlrs import (
-    ExactFormulation,
-    bound_at_prices,
-    build_model,
-    job_upper_bound,
-    price_job,
-    ub_trivial,
-)
+from ddlsched.models.dmlrs import ExactFormulation, job_upper_bound, ub_trivial
 from ddlsched.models.dmlrs_colgen import colgen
+from ddlsched.models.dmlrs_dual import bound_at_prices, price_job
+from ddlsched.models.dmlrs_milp import build_model
 from ddlsched.problems.dmlrs import (
     DmlrsInstance,
     evaluate,

@@ -36,7 +36,7 @@ from ddlsched.problems.dmlrs import (
     fastest_slots,
 )
 from ddlsched.problems.dmlrs_slot import SlotInstance
-from ddlsched.solvers.slot_lp import HighsSlotSolvers
+from ddlsched.solvers.dmlrs_slot_lp import HighsSlotSolvers
 from ddlsched.workloads.dmlrs import generate
 
 

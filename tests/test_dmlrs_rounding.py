@@ -32,7 +32,7 @@ from ddlsched.heuristics.dmlrs_slot import InternalCase, SlotData
 from ddlsched.heuristics.pd_ors import PdOrsSettings, run_pd_ors
 from ddlsched.problems.dmlrs import evaluate
 from ddlsched.registry import RunOptions, get_family, run_method
-from ddlsched.solvers.slot_lp import HighsSlotSolvers
+from ddlsched.solvers.dmlrs_slot_lp import HighsSlotSolvers
 from ddlsched.workloads.dmlrs import generate
 
 

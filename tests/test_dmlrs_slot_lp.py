@@ -4,7 +4,7 @@ DESIGN.md ("Solvers") allows a direct highspy path only with a test that it
 returns the Pyomo model's optimum on random instances. Here: random Problem
 (23) instances (with the spec's PS row; some resources used only by workers
 or only by PSs, some machines full, some instances infeasible) solved by
-:class:`~ddlsched.solvers.slot_lp.HighsSlotSolvers` (one LP session per
+:class:`~ddlsched.solvers.dmlrs_slot_lp.HighsSlotSolvers` (one LP session per
 instance, re-solved for every ``D`` with warm starts, as PD-ORS uses it; and
 the exact ILP) and as a Pyomo model written row by row from the paper's
 (23)-(26), solved by :func:`ddlsched.solvers.backends.solve_model`: equal
@@ -30,7 +30,7 @@ from ddlsched.problems.dmlrs_slot import (
     schedule_to_json,
 )
 from ddlsched.solvers import SolveLimits, Status, solve_model
-from ddlsched.solvers.slot_lp import HighsSlotSolvers
+from ddlsched.solvers.dmlrs_slot_lp import HighsSlotSolvers
 
 SEEDS = range(32)
 
@@ -246,7 +246,7 @@ def test_reused_lp_honours_a_fresh_budget_after_long_use():
     object: the budget of each solve is added to that clock (no early 'time limit')."""
     import numpy as np
 
-    from ddlsched.solvers.slot_lp import HighsSlotSolvers
+    from ddlsched.solvers.dmlrs_slot_lp import HighsSlotSolvers
 
     rng = np.random.default_rng(0)
     H = 40

@@ -2,7 +2,7 @@
 
 * :class:`ddlsched.solvers.dmlrs_pricing.SingleJobPricer` (the aggregated
   single-job MILP and the LP at ``b_int``) gives the optimum of the Pyomo
-  model :func:`ddlsched.models.dmlrs.build_model` restricted to one job,
+  model :func:`ddlsched.models.dmlrs_milp.build_model` restricted to one job,
   with the priced usage in the objective, on random instances (3-6
   machines, so that price classes of several machines occur) and random
   prices drawn from a small palette per machine and slot (equal prices
@@ -22,10 +22,10 @@ import numpy as np
 import pyomo.environ as pyo
 import pytest
 
-from ddlsched.models.dmlrs import price_job, price_job_pyomo
+from ddlsched.models.dmlrs_dual import price_job, price_job_pyomo
 from ddlsched.solvers import SolveLimits, Status, solve_model
+from ddlsched.solvers.dmlrs_machine import hull_facets, split_totals
 from ddlsched.solvers.dmlrs_master import ColumnMaster
-from ddlsched.solvers.dmlrs_pricing import hull_facets, split_totals
 from ddlsched.workloads.dmlrs import generate
 
 SEEDS = range(24)
@@ -182,7 +182,7 @@ def test_mip_time_limits_count_from_the_call():
     import time
 
     from ddlsched.deadline import Deadline
-    from ddlsched.models.dmlrs import PricingSession
+    from ddlsched.models.dmlrs_dual import PricingSession
 
     master, rng = _random_master(1500)
     while master._highs.getRunTime() < 1.5:

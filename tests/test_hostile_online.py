@@ -368,8 +368,8 @@ def test_colgen_reports_the_limit_and_has_a_round_budget():
 
 
 def test_ub_prices_and_dorm_say_when_the_limit_weakened_them(monkeypatch):
-    from ddlsched.models import dmlrs as dmlrs_models
     from ddlsched.models import dmlrs_dorm
+    from ddlsched.models import dmlrs_dual as dmlrs_models
     from ddlsched.problems.dmlrs import DmlrsSchedule
     from ddlsched.registry import RunOptions, run_method
 

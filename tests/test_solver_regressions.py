@@ -13,7 +13,7 @@ fails here first.
    (``x = 12, y = 8.1``, by hand).
 2. **MIP presolve on a rar exact model** (review of 2026-11-21): 1.14.0 and
    1.15.1 with presolve prove makespan 2; brute force finds 1.
-3. **Integer columns with fractional upper bounds** (``solvers/slot_lp.py``,
+3. **Integer columns with fractional upper bounds** (``solvers/dmlrs_slot_lp.py``,
    found by ``tests/test_dmlrs_slot_lp.py``, seed 8): 1.14.0 and 1.15.1 with
    presolve off return a suboptimal point as optimal; also with presolve on
    on other seeds of that test (158: 9.133 instead of 3.316; 179: "infeasible").
@@ -384,7 +384,7 @@ def test_fractional_bounds_through_pyomo_and_highs_lp(highs_defaults):
 def test_fractional_bounds_in_the_slot_ilp():
     """The slot ILP of ``tests/test_dmlrs_slot_lp.py``'s seed 8 at D = 5: w_3 = 5 (price
     1.847), s_0 = 2 and s_2 = 1 (prices 1.939, 4.23; s <= 8/3, 10/3, 8/3, 0): 17.343."""
-    from ddlsched.solvers.slot_lp import HighsSlotSolvers
+    from ddlsched.solvers.dmlrs_slot_lp import HighsSlotSolvers
 
     sol = HighsSlotSolvers().ilp(
         [4.79, 2.414, 2.571, 1.847],

@@ -15,27 +15,36 @@ Modules of the family:
   ranges), :mod:`ddlsched.problems.dmlrs_schedule` (rate model with Fact 1,
   schedule, the evaluator :func:`~ddlsched.problems.dmlrs.evaluate`);
 * workloads: :mod:`ddlsched.workloads.dmlrs` (presets ``paper``, ``tiny``,
-  ``micro``, ``trace``);
+  ``micro``, ``trace``), :mod:`ddlsched.workloads.dmlrs_mutate` (worst-case
+  search; budget: the largest ``theta2``);
 * heuristics: :mod:`ddlsched.heuristics.pd_ors` (Algorithms 1-3 and the
   OASiS variant), :mod:`ddlsched.heuristics.pd_ors_slots` (Algorithm 4 for
-  every slot and quanta of one job, the run's statistics), :mod:`ddlsched.heuristics.dmlrs_prices` (Eqs. 12-14),
-  :mod:`ddlsched.heuristics.dmlrs_slot` (Algorithm 4: slot data, internal
-  case, OASiS's slot subroutine), :mod:`ddlsched.heuristics.dmlrs_rounding`
-  (Algorithm 4's external case: ``G_delta``, the shrunk LP, randomized
-  rounding and repair), :mod:`ddlsched.heuristics.dmlrs_baselines`
-  (FIFO, DRF and the per-slot simulation they share with Dorm);
-* solvers: :mod:`ddlsched.solvers.slot_lp` (Problem (23) in highspy,
-  right-hand side changed and warm-started between quanta),
-  :mod:`ddlsched.solvers.dmlrs_pricing` (the single-job pricing MILP/LP in
-  highspy) and :mod:`ddlsched.solvers.dmlrs_master` (colgen's master);
-* models: :mod:`ddlsched.models.dmlrs` (``exact``, ``ub_trivial``, the
-  single-job pricing problem and the bound ``UB(p)`` at given prices),
-  :mod:`ddlsched.models.dmlrs_colgen` (column generation),
-  :mod:`ddlsched.models.dmlrs_dorm` (Dorm's per-slot MILP);
-* worst-case search: :mod:`ddlsched.workloads.dmlrs_mutate` (budget: the
-  largest ``theta2``).
+  every slot and quanta of one job, the run's statistics),
+  :mod:`ddlsched.heuristics.dmlrs_prices` (the price function, Eqs. 12-14),
+  :mod:`ddlsched.heuristics.dmlrs_baselines` (FIFO, DRF and the per-slot
+  simulation they share with Dorm);
+* solvers: :mod:`ddlsched.solvers.dmlrs_pricing` (the single-job pricing
+  MILP/LP in highspy), :mod:`ddlsched.solvers.dmlrs_machine` (one machine's
+  bounds and integer hull, shared by the MILP and the pricing) and
+  :mod:`ddlsched.solvers.dmlrs_master` (colgen's master);
+* models: :mod:`ddlsched.models.dmlrs` (``exact``: its formulation and
+  strategy; ``ub_trivial``), :mod:`ddlsched.models.dmlrs_milp` (the compact
+  MILP of DMLRS, Eqs. 3-7, one builder per row group),
+  :mod:`ddlsched.models.dmlrs_dual` (the single-job pricing of the R-DMLRS
+  dual, Eqs. 10-11, and the bound ``UB(p)``),
+  :mod:`ddlsched.models.dmlrs_colgen` (column generation and ``colgen``'s
+  strategy: seed schedules, the bound and the restricted MILP's schedule),
+  :mod:`ddlsched.models.dmlrs_dorm` (Dorm's per-slot MILP).
 
-The rounding study is the family ``dmlrs_slot`` (:mod:`ddlsched.families.dmlrs_slot`).
+Algorithm 4's per-slot problem is the family ``dmlrs_slot``
+(:mod:`ddlsched.families.dmlrs_slot`, the rounding study), whose modules
+PD-ORS uses: the slot data, the internal case and OASiS's slot subroutine
+(:mod:`ddlsched.heuristics.dmlrs_slot`), the external case's ``G_delta``,
+shrunk LP, randomized rounding and repair
+(:mod:`ddlsched.heuristics.dmlrs_rounding`) and Problem (23) in highspy,
+right-hand side changed and warm-started between quanta
+(:mod:`ddlsched.solvers.dmlrs_slot_lp`); ``--param slot_solver=ilp`` solves
+it exactly with :mod:`ddlsched.models.dmlrs_slot`.
 
 Methods: ``pd_ors`` and ``oasis`` (heuristics, seeded), ``fifo``, ``drf``,
 ``dorm`` (heuristics, no admission control; a job that has not finished by
@@ -89,11 +98,10 @@ the answer, and ``info['stopped']`` says what stopped):
 from __future__ import annotations
 
 import sys
-import time
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from typing import Any
 
-from ddlsched.errors import DdlschedError, TimeLimitReached
+from ddlsched.errors import TimeLimitReached
 from ddlsched.heuristics.dmlrs_rounding import MAX_DRAWS
 from ddlsched.heuristics.pd_ors import MAX_QUANTA
 from ddlsched.params import NoParams, param
@@ -111,7 +119,6 @@ from ddlsched.registry import (
     register_family,
     register_method,
 )
-from ddlsched.solvers.limits import SolveLimits
 from ddlsched.solvers.result import Outcome, Status
 from ddlsched.workloads.dmlrs import PRESET_PARAMS, PRESETS, generate
 
@@ -254,7 +261,7 @@ def _settings(params: Any, variant: str) -> Any:
 
 def _run_pd_ors(instance: DmlrsInstance, params: Any, ctx: RunContext, variant: str) -> Any:
     from ddlsched.heuristics.pd_ors import run_pd_ors
-    from ddlsched.solvers.slot_lp import HighsSlotSolvers
+    from ddlsched.solvers.dmlrs_slot_lp import HighsSlotSolvers
 
     return run_pd_ors(
         instance, _settings(params, variant), ctx.seed, ctx.deadline, HighsSlotSolvers()
@@ -372,24 +379,15 @@ class ExactParams:
     params=ExactParams,
 )
 def _exact(instance: DmlrsInstance, params: ExactParams, ctx: RunContext) -> Outcome:
-    from ddlsched.models.dmlrs import ExactFormulation, ub_trivial
-    from ddlsched.problems.dmlrs import DmlrsSchedule
+    from ddlsched.models.dmlrs import solve_exact
 
-    if ub_trivial(instance) == 0.0:  # no job can earn anything (none, or none can finish):
-        # the empty schedule is optimal; the MILP would have no variable (HiGHS refuses it)
-        info = {"proof": "ub_trivial is 0: no job can complete by T"}
-        return Outcome(DmlrsSchedule(accepted=()), Status.OPTIMAL, bound=0.0, info=info)
-    _need_pyomo(ctx, "the exact MILP")
-    from ddlsched.solvers.formulation import solve_formulation
-
-    limits = SolveLimits(abs_gap=1e-9, seed=ctx.seed)
-    return solve_formulation(
-        ExactFormulation(),
+    return solve_exact(
         instance,
         ctx.backend,
-        limits,
+        ctx.seed,
         params.cross_check,
-        deadline=ctx.deadline,
+        ctx.deadline,
+        before_pyomo=lambda: _need_pyomo(ctx, "the exact MILP"),
     )
 
 
@@ -444,28 +442,18 @@ def _dorm_seed(instance: DmlrsInstance, ctx: RunContext) -> Any:
     return run_dorm(instance, backend=ctx.backend, deadline=ctx.deadline.sub(0.1))[0]
 
 
-def _seed_schedules(instance: DmlrsInstance, ctx: RunContext) -> tuple[list[Any], list[str]]:
-    """Initial columns: the PD-ORS (this seed), FIFO, DRF and Dorm schedules, each within a
-    share of the time limit (a seed heuristic that fails or runs out of time is skipped),
-    and the names of those its share of the time cut short."""
+def _seed_runs(instance: DmlrsInstance, ctx: RunContext) -> list[Any]:
+    """``colgen``'s seed heuristics: PD-ORS (this seed), FIFO, DRF and Dorm, each within a
+    share of the time limit (:func:`ddlsched.models.dmlrs_colgen.solve_colgen`)."""
     from ddlsched.heuristics.dmlrs_baselines import run_drf, run_fifo
 
-    out, cut = [], []
     sub = RunContext(seed=ctx.seed, backend=ctx.backend, deadline=ctx.deadline.sub(0.1))
-    seeds = [
+    return [
         ("pd_ors", lambda: _run_pd_ors(instance, PdOrsParams(), sub, "pd_ors").schedule),
         ("fifo", lambda: run_fifo(instance, ctx.deadline.sub(0.05))),
         ("drf", lambda: run_drf(instance, ctx.deadline.sub(0.05))),
         ("dorm", lambda: _dorm_seed(instance, ctx)),
     ]
-    for name, run in seeds:
-        try:
-            out.append(run())
-        except TimeLimitReached:
-            cut.append(name)
-        except DdlschedError:
-            pass
-    return out, cut
 
 
 @register_method(
@@ -476,41 +464,11 @@ def _seed_schedules(instance: DmlrsInstance, ctx: RunContext) -> tuple[list[Any]
     params=ColgenParams,
 )
 def _colgen(instance: DmlrsInstance, params: ColgenParams, ctx: RunContext) -> Outcome:
-    from ddlsched.models.dmlrs_colgen import colgen
-    from ddlsched.problems.dmlrs import DmlrsSchedule
+    from ddlsched.models.dmlrs_colgen import solve_colgen
 
-    if not instance.jobs:  # the empty schedule, and the bound 0 (module docstring)
-        return Outcome(DmlrsSchedule(accepted=()), Status.FEASIBLE, bound=0.0)
-    started = time.perf_counter()
-    initial, seeds_cut = _seed_schedules(instance, ctx) if params.seed_columns else ([], [])
-    seeded_s = time.perf_counter() - started
-    result = colgen(
-        instance,
-        initial,
-        pricing=params.pricing,
-        backend=ctx.backend,
-        deadline=ctx.deadline,
-        max_rounds=params.max_rounds,
-    )
-    mip_cut = result.info.get("restricted_mip", {}).get("status") == "time_limit"
-    info = {
-        "pricing": params.pricing,
-        "iterations": result.iterations,
-        "stopped": result.stopped,
-        "seed_columns_cut": seeds_cut,
-        "master_value": result.master_value,
-        "schedule_value": result.schedule_value,
-        "history": [asdict(h) for h in result.history],
-        "seed_columns_s": seeded_s,
-        **result.info,
-    }
-    # the limit changed the answer: a round cut (time_limit), a pricing stopped at its share
-    # (stalled), the restricted MILP stopped, or a seed schedule left out
-    cut = result.stopped in ("time_limit", "stalled") or mip_cut or bool(seeds_cut)
-    if result.schedule is None:
-        return Outcome(None, Status.BOUND_ONLY, bound=result.bound, info=info, time_limit_hit=cut)
-    return Outcome(
-        result.schedule, Status.FEASIBLE, bound=result.bound, info=info, time_limit_hit=cut
+    seeds = _seed_runs(instance, ctx) if params.seed_columns else []
+    return solve_colgen(
+        instance, seeds, params.pricing, ctx.backend, ctx.deadline, params.max_rounds
     )
 
 
@@ -533,7 +491,7 @@ class UbPricesParams(PdOrsParams):
     params=UbPricesParams,
 )
 def _ub_prices(instance: DmlrsInstance, params: UbPricesParams, ctx: RunContext) -> Outcome:
-    from ddlsched.models.dmlrs import bound_at_prices
+    from ddlsched.models.dmlrs_dual import bound_at_prices
 
     if not instance.jobs:  # UB(0) = 0: no job, no price term (module docstring)
         return Outcome(None, Status.BOUND_ONLY, bound=0.0, info={"pd_ors_utility": 0.0})

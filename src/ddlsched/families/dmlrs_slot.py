@@ -6,13 +6,24 @@ randomized rounding of Eqs. 27-28; spec ``shared/specs/dmlrs.md``,
 "Rounding study". Minimisation of the allocation's cost ``sum_h pw[h] w_h +
 ps[h] s_h``.
 
-Modules: problem :mod:`ddlsched.problems.dmlrs_slot` (instance, evaluator),
-workloads :mod:`ddlsched.workloads.dmlrs_slot` (``synthetic``; files dumped
-by ``pd_ors --param dump_slot_problems=DIR``), heuristics
-:mod:`ddlsched.heuristics.dmlrs_slot` (internal case) and
-:mod:`ddlsched.heuristics.dmlrs_rounding` (``G_delta``, shrunk LP, rounding, repair),
-solvers :mod:`ddlsched.solvers.slot_lp` (the LP in highspy), model
-:mod:`ddlsched.models.dmlrs_slot` (the ILP in Pyomo).
+Modules of the family:
+
+* problem: :mod:`ddlsched.problems.dmlrs_slot` (instance, allocation,
+  evaluator, JSON);
+* workloads: :mod:`ddlsched.workloads.dmlrs_slot` (``synthetic``; files
+  dumped by ``pd_ors --param dump_slot_problems=DIR``);
+* heuristics: :mod:`ddlsched.heuristics.dmlrs_slot` (slot data, internal
+  case, OASiS's slot subroutine) and :mod:`ddlsched.heuristics.dmlrs_rounding`
+  (``G_delta``, shrunk LP, rounding, repair);
+* solvers: :mod:`ddlsched.solvers.dmlrs_slot_lp` (the LP in highspy, also
+  PD-ORS's per-quantum LP);
+* models: :mod:`ddlsched.models.dmlrs_slot` (the ILP in Pyomo and ``ilp``'s
+  strategy).
+
+These modules are also Algorithm 4 inside PD-ORS (family ``dmlrs``,
+:mod:`ddlsched.families.dmlrs`); the price function that
+:func:`generate` injects is :mod:`ddlsched.heuristics.dmlrs_prices` of that
+family.
 
 Methods:
 
@@ -70,7 +81,6 @@ from ddlsched.problems.dmlrs_slot import (
     schedule_to_json,
 )
 from ddlsched.registry import Family, RunContext, register_family, register_method
-from ddlsched.solvers.limits import SolveLimits
 from ddlsched.solvers.result import Outcome, Status
 from ddlsched.workloads.dmlrs_slot import PRESET_PARAMS, PRESETS
 from ddlsched.workloads.dmlrs_slot import generate as _generate
@@ -126,7 +136,7 @@ FAMILY = register_family(
 
 
 def _lp_solution(instance: SlotInstance, ctx: RunContext) -> Any:
-    from ddlsched.solvers.slot_lp import HighsSlotSolvers
+    from ddlsched.solvers.dmlrs_slot_lp import HighsSlotSolvers
 
     lp = HighsSlotSolvers().lp(
         instance.pw, instance.pps, instance.alpha, instance.beta, instance.cap,
@@ -177,13 +187,9 @@ class IlpParams:
     "dmlrs_slot", "ilp", "exact", "ILP of Problem (23) (HiGHS; SCIP cross-check)", params=IlpParams
 )
 def _ilp(instance: SlotInstance, params: IlpParams, ctx: RunContext) -> Outcome:
-    from ddlsched.models.dmlrs_slot import SlotFormulation
-    from ddlsched.solvers.formulation import solve_formulation
+    from ddlsched.models.dmlrs_slot import solve_ilp
 
-    return solve_formulation(
-        SlotFormulation(), instance, ctx.backend, SolveLimits(abs_gap=1e-9, seed=ctx.seed),
-        params.cross_check, deadline=ctx.deadline,
-    )  # fmt: skip
+    return solve_ilp(instance, ctx.backend, ctx.seed, params.cross_check, ctx.deadline)
 
 
 @dataclass(frozen=True)
@@ -217,7 +223,7 @@ def _rounding(instance: SlotInstance, params: RoundingParams, ctx: RunContext) -
     from ddlsched.heuristics.dmlrs_rounding import round_external
     from ddlsched.heuristics.dmlrs_slot import SlotData
     from ddlsched.rng import make_rng
-    from ddlsched.solvers.slot_lp import HighsSlotSolvers
+    from ddlsched.solvers.dmlrs_slot_lp import HighsSlotSolvers
 
     require_memory(
         f"the rounding's draws (S = {params.S}, {instance.num_machines} machines)",

@@ -6,7 +6,7 @@ Problem (23); spec ``shared/specs/dmlrs.md`` ("PD-ORS", Algorithm 4
 case's rounding is :mod:`ddlsched.heuristics.dmlrs_rounding`. No solver is
 imported here: the LP and ILP of Problem (23) come through the
 :class:`SlotSolvers` protocol (implemented by
-:class:`ddlsched.solvers.slot_lp.HighsSlotSolvers`).
+:class:`ddlsched.solvers.dmlrs_slot_lp.HighsSlotSolvers`).
 
 One slot's data (:class:`SlotData`): worker and PS prices ``pw[h] = sum_r
 p[h, r, t] alpha[r]``, ``ps[h] = sum_r p[h, r, t] beta[r]``, residual

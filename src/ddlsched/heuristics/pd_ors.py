@@ -48,7 +48,7 @@ the exact ILP); ties go to the internal case (ours). Quanta with the same
 same problem). The LP of a (job, slot) is loaded once and re-solved for
 increasing ``D`` by changing the bound of row (26) (and, for the shrunk LP,
 the bounds of rows (24) and of the columns) with a warm start
-(:class:`ddlsched.solvers.slot_lp.HighsSlotSolvers`). Two exact shortcuts
+(:class:`ddlsched.solvers.dmlrs_slot_lp.HighsSlotSolvers`). Two exact shortcuts
 (ours; they never change a ``theta`` value, only skip work that cannot
 win): the external case of a ``D`` is not solved when ``D > F`` (Eq. 25
 contradicts Eq. 26) or when the lower bound ``D min pw + (D / gamma) min

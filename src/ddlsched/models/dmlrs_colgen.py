@@ -8,7 +8,7 @@ Master (:class:`ddlsched.solvers.dmlrs_master.ColumnMaster`): the LP over
 the columns found so far, capacity rows ``(h, r, t)`` with duals ``p >=
 0`` (only rows some column uses; prices elsewhere are 0) and ``sum_pi x_pi
 <= 1`` per job with duals ``sigma_i``. Pricing
-(:class:`ddlsched.models.dmlrs.PricingSession`): per job the best
+(:class:`ddlsched.models.dmlrs_dual.PricingSession`): per job the best
 single-job schedule at prices ``p`` (``pricing="milp"``: the exact
 single-job MILP; ``"lp"``: its LP relaxation with every worker at
 ``b_int``).
@@ -22,7 +22,7 @@ Algorithm (:func:`colgen`):
    bound (never above ``ub_trivial``).
 3. Each further round solves the master LP, prices every job at its duals
    ``p`` and computes ``UB(p) = sum_i lambda_i(p) + sum p C`` (a valid bound
-   at any ``p >= 0``, :func:`ddlsched.models.dmlrs.bound_at_prices`); the
+   at any ``p >= 0``, :func:`ddlsched.models.dmlrs_dual.bound_at_prices`); the
    best (smallest) is kept. A job's column is added when its priced value
    exceeds ``sigma_i`` by more than :data:`TOLERANCE` (relative to
    ``max(1, sigma_i)``).
@@ -44,6 +44,17 @@ Algorithm (:func:`colgen`):
    LP relaxation at ``b_int`` over all jobs (a Dantzig-Wolfe decomposition
    of it), which bounds the R-DMLRS LP from above.
 
+The method ``colgen`` (:func:`solve_colgen`, its strategy) seeds the
+master with the schedules of the seed heuristics the family passes (PD-ORS
+with the run's seed, FIFO, DRF, Dorm; each within its share of the time
+limit; one that fails or runs out of time is skipped and, if the time cut
+it, named in ``seed_columns_cut``) and reports the restricted MILP's
+schedule with the bound (``feasible``), or the bound alone without one.
+The limit changed the answer (``time_limit_hit``) when a round was cut
+(``time_limit``), a pricing stopped at its share (``stalled``), the
+restricted MILP stopped or a seed schedule was left out. An instance
+without jobs gives the empty schedule with the bound 0.
+
 Choices (ours): the tolerance; ``master_share`` (default 0.2); the
 pricing time per job (an equal share of what remains of the round's
 time); columns are deduplicated by their entries.
@@ -53,19 +64,26 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ddlsched.deadline import Deadline
-from ddlsched.errors import InfeasibleScheduleError, UnknownMethodError
-from ddlsched.models.dmlrs import PRICING_MODES, PricingResult, PricingSession, ub_trivial
+from ddlsched.errors import (
+    DdlschedError,
+    InfeasibleScheduleError,
+    TimeLimitReached,
+    UnknownMethodError,
+)
+from ddlsched.models.dmlrs import ub_trivial
+from ddlsched.models.dmlrs_dual import PRICING_MODES, PricingResult, PricingSession
 from ddlsched.problems.dmlrs import DmlrsInstance, DmlrsSchedule, evaluate, schedule_from_counts
 from ddlsched.solvers.dmlrs_master import ColumnMaster
+from ddlsched.solvers.result import Outcome, Status
 
-__all__ = ["TOLERANCE", "ColgenIteration", "ColgenResult", "colgen"]
+__all__ = ["TOLERANCE", "ColgenIteration", "ColgenResult", "colgen", "solve_colgen"]
 
 #: A column prices out when its value exceeds ``sigma_i + TOLERANCE max(1, sigma_i)``.
 TOLERANCE = 1e-6
@@ -202,6 +220,162 @@ def _initial_columns(
     return best_start, best_value
 
 
+class _Rounds:
+    """The pricing rounds of column generation (module docstring) and what they keep: the
+    best bound, the stability centre, the history, why they stopped and their timings."""
+
+    def __init__(
+        self,
+        instance: DmlrsInstance,
+        columns: _Columns,
+        session: PricingSession,
+        loop: Deadline,
+        integral: bool,
+        best: float,
+        started: float,
+    ) -> None:
+        self.instance, self.columns, self.session = instance, columns, session
+        self.loop, self.integral = loop, integral
+        self.started = started  # perf_counter() at the start of colgen
+        self.best = best
+        self.center = np.zeros(columns.shape)  # the prices of the best bound so far
+        self.history: list[ColgenIteration] = []
+        self.stopped = ""
+        self.master_value: float | None = None
+        self.lp_solves = 0
+        self.pricing_s = self.master_s = self.last_lp_s = 0.0
+
+    def price_round(
+        self, prices, master_prices, sigma, alpha: float, load
+    ) -> tuple[int, dict[str, int]]:
+        """Price every job at ``prices``; add the columns that price out at the master's."""
+        t0 = time.perf_counter()
+        results: list[PricingResult] = self.session.price_all(prices, self.loop, load)
+        self.pricing_s += time.perf_counter() - t0
+        cap_t = self.instance.cap[:, :, None]
+        ub = math.fsum(r.dual_bound for r in results) + float(np.sum(prices * cap_t))
+        if ub < self.best:
+            self.best, self.center = ub, prices
+        added = 0
+        for i, r in enumerate(results):
+            if r.column is None:
+                continue
+            cost = _usage_cost(self.instance, i, r.column, master_prices)
+            reduced = r.utility - cost - sigma[i]
+            if reduced > TOLERANCE * max(1.0, sigma[i]):
+                added += self.columns.add(i, r.utility, r.column, self.integral)[1]
+        statuses: dict[str, int] = {}
+        for r in results:
+            statuses[r.status] = statuses.get(r.status, 0) + 1
+        self.history.append(
+            ColgenIteration(
+                len(self.history),
+                ub,
+                self.best,
+                self.master_value,
+                alpha,
+                added,
+                self.columns.master.num_columns,
+                time.perf_counter() - self.started,
+                statuses,
+            )
+        )
+        return added, statuses
+
+    def closed(self) -> bool:
+        """The best bound meets the master's value: converged."""
+        value = self.master_value
+        return value is not None and self.best <= value + TOLERANCE * max(1.0, abs(value))
+
+    def run(self, smoothing: float, max_rounds: int | None) -> None:
+        """Round 0 at ``p = 0``, then master LP and pricing until converged or stopped."""
+        zero = np.zeros(self.columns.shape)
+        n = len(self.instance.jobs)
+        _, statuses = self.price_round(zero, zero, np.zeros(n), 0.0, None)  # round 0: UB(0)
+        if "trivial" in statuses or self.loop.expired():
+            self.stopped = "time_limit"
+        elif self.columns.master.num_columns == 0:  # no job can earn anything
+            self.stopped, self.master_value = "converged", 0.0
+        while not self.stopped:
+            if max_rounds is not None and self.lp_solves >= max_rounds:
+                self.stopped = "iteration_limit"
+                break
+            master = self.columns.master
+            t0 = time.perf_counter()
+            solution = master.solve_lp(
+                self.loop.remaining_s(), patience_s=max(5.0, 10 * self.last_lp_s)
+            )
+            self.last_lp_s = time.perf_counter() - t0
+            self.master_s += self.last_lp_s
+            self.lp_solves += 1
+            if solution.status != "optimal":
+                self.stopped = "time_limit" if solution.status == "time_limit" else "master_error"
+                break
+            self.master_value = solution.value
+            master_prices = self.columns.prices(solution.duals)
+            load = self.columns.load(solution.x)
+            if self.closed():
+                self.stopped = "converged"
+                break
+            self._price_until_added(master_prices, solution.sigma, load, smoothing)
+
+    def _price_until_added(self, master_prices, sigma, load, smoothing: float) -> None:
+        """Price at the smoothed prices; on a mispricing (nothing added) at the master's."""
+        alpha = smoothing
+        while True:
+            if alpha == 0:
+                prices = master_prices
+            else:
+                prices = alpha * self.center + (1 - alpha) * master_prices
+            added, statuses = self.price_round(prices, master_prices, sigma, alpha, load)
+            if "trivial" in statuses or self.loop.expired():
+                self.stopped = "time_limit"
+            elif self.closed():
+                self.stopped = "converged"
+            elif not added and alpha == 0:
+                self.stopped = "converged" if set(statuses) == {"optimal"} else "stalled"
+            if self.stopped or added:
+                break
+            alpha = 0.0  # mispricing: price at the master's duals
+
+
+def _restricted_mip(
+    columns: _Columns,
+    instance: DmlrsInstance,
+    deadline: Deadline,
+    start_ids: np.ndarray | None,
+    start_value: float,
+) -> tuple[DmlrsSchedule | None, float | None, dict[str, Any]]:
+    """The restricted master with integral ``x``: a feasible offline schedule, its value and
+    the MILP's record (the best given schedule if the MILP found none)."""
+    schedule, schedule_value, mip_info = None, None, {}
+    if not any(columns.master.integral):
+        return schedule, schedule_value, mip_info
+    start = None
+    if start_ids is not None:
+        start = np.zeros(columns.master.num_columns)
+        start[start_ids] = 1.0
+    t0 = time.perf_counter()
+    mip = columns.master.solve_mip(deadline.remaining_s(), start)
+    mip_info = {
+        "status": mip.status,
+        "value": mip.value,
+        "bound": mip.bound,
+        "seconds": time.perf_counter() - t0,
+    }
+    if mip.x is not None:
+        candidate = columns.schedule(mip.x)
+        try:
+            schedule_value = evaluate(instance, candidate).total_utility
+            schedule = candidate
+        except InfeasibleScheduleError as exc:  # pragma: no cover - a bug if reached
+            mip_info["error"] = str(exc)
+    if schedule is None and start_ids is not None:  # the best given schedule
+        schedule = columns.schedule(start)
+        schedule_value = start_value
+    return schedule, schedule_value, mip_info
+
+
 def colgen(
     instance: DmlrsInstance,
     initial: Sequence[DmlrsSchedule] = (),
@@ -228,132 +402,25 @@ def colgen(
         raise UnknownMethodError(f"unknown pricing {pricing!r} (choose from milp, lp)")
     deadline = deadline or Deadline.unlimited()
     started = time.perf_counter()
-    n = len(instance.jobs)
     trivial = ub_trivial(instance)
-    best = trivial
     columns = _Columns(instance)
     start_ids, start_value = _initial_columns(columns, instance, initial)
     session = PricingSession(instance, pricing, backend)
     loop = deadline.sub(1.0 - master_share) if math.isfinite(deadline.remaining_s()) else deadline
-    cap_t = instance.cap[:, :, None]
-
-    zero = np.zeros(columns.shape)
-    center = zero  # the prices of the best bound so far (the stability centre)
-    history: list[ColgenIteration] = []
-    stopped = ""
-    master_value: float | None = None
-    lp_solves = 0
-    pricing_s = master_s = last_lp_s = 0.0
-
-    def price_round(prices, master_prices, sigma, alpha, load) -> tuple[float, int, dict[str, int]]:
-        """Price every job at ``prices``; add the columns that price out at the master's."""
-        nonlocal best, center, pricing_s
-        t0 = time.perf_counter()
-        results: list[PricingResult] = session.price_all(prices, loop, load)
-        pricing_s += time.perf_counter() - t0
-        ub = math.fsum(r.dual_bound for r in results) + float(np.sum(prices * cap_t))
-        if ub < best:
-            best, center = ub, prices
-        added = 0
-        for i, r in enumerate(results):
-            if r.column is None:
-                continue
-            reduced = r.utility - _usage_cost(instance, i, r.column, master_prices) - sigma[i]
-            if reduced > TOLERANCE * max(1.0, sigma[i]):
-                added += columns.add(i, r.utility, r.column, pricing == "milp")[1]
-        statuses: dict[str, int] = {}
-        for r in results:
-            statuses[r.status] = statuses.get(r.status, 0) + 1
-        history.append(
-            ColgenIteration(
-                len(history),
-                ub,
-                best,
-                master_value,
-                alpha,
-                added,
-                columns.master.num_columns,
-                time.perf_counter() - started,
-                statuses,
-            )
-        )
-        return ub, added, statuses
-
-    def closed() -> bool:
-        return master_value is not None and best <= master_value + TOLERANCE * max(
-            1.0, abs(master_value)
-        )
-
-    _, _, statuses = price_round(zero, zero, np.zeros(n), 0.0, None)  # round 0: UB(0)
-    if "trivial" in statuses or loop.expired():
-        stopped = "time_limit"
-    elif columns.master.num_columns == 0:  # no job can earn anything
-        stopped, master_value = "converged", 0.0
-    while not stopped:
-        if max_rounds is not None and lp_solves >= max_rounds:
-            stopped = "iteration_limit"
-            break
-        t0 = time.perf_counter()
-        solution = columns.master.solve_lp(loop.remaining_s(), patience_s=max(5.0, 10 * last_lp_s))
-        last_lp_s = time.perf_counter() - t0
-        master_s += last_lp_s
-        lp_solves += 1
-        if solution.status != "optimal":
-            stopped = "time_limit" if solution.status == "time_limit" else "master_error"
-            break
-        master_value = solution.value
-        master_prices = columns.prices(solution.duals)
-        load = columns.load(solution.x)
-        if closed():
-            stopped = "converged"
-            break
-        alpha = smoothing
-        while True:
-            prices = master_prices if alpha == 0 else alpha * center + (1 - alpha) * master_prices
-            _, added, statuses = price_round(prices, master_prices, solution.sigma, alpha, load)
-            if "trivial" in statuses or loop.expired():
-                stopped = "time_limit"
-            elif closed():
-                stopped = "converged"
-            elif not added and alpha == 0:
-                stopped = "converged" if set(statuses) == {"optimal"} else "stalled"
-            if stopped or added:
-                break
-            alpha = 0.0  # mispricing: price at the master's duals
-
-    # the restricted master with integral x: a feasible offline schedule
-    schedule, schedule_value, mip_info = None, None, {}
-    if any(columns.master.integral):
-        start = None
-        if start_ids is not None:
-            start = np.zeros(columns.master.num_columns)
-            start[start_ids] = 1.0
-        t0 = time.perf_counter()
-        mip = columns.master.solve_mip(deadline.remaining_s(), start)
-        mip_info = {
-            "status": mip.status,
-            "value": mip.value,
-            "bound": mip.bound,
-            "seconds": time.perf_counter() - t0,
-        }
-        if mip.x is not None:
-            candidate = columns.schedule(mip.x)
-            try:
-                schedule_value = evaluate(instance, candidate).total_utility
-                schedule = candidate
-            except InfeasibleScheduleError as exc:  # pragma: no cover - a bug if reached
-                mip_info["error"] = str(exc)
-        if schedule is None and start_ids is not None:  # the best given schedule
-            schedule = columns.schedule(start)
-            schedule_value = start_value
+    rounds = _Rounds(instance, columns, session, loop, pricing == "milp", trivial, started)
+    rounds.run(smoothing, max_rounds)
+    schedule, schedule_value, mip_info = _restricted_mip(
+        columns, instance, deadline, start_ids, start_value
+    )
+    history = rounds.history
     return ColgenResult(
-        bound=best,
+        bound=rounds.best,
         schedule=schedule,
         schedule_value=schedule_value,
-        iterations=lp_solves,
+        iterations=rounds.lp_solves,
         history=tuple(history),
-        stopped=stopped,
-        master_value=master_value,
+        stopped=rounds.stopped,
+        master_value=rounds.master_value,
         info={
             "pricing": pricing,
             "backend": backend,
@@ -362,10 +429,73 @@ def colgen(
             "columns": columns.master.num_columns,
             "integral_columns": int(sum(columns.master.integral)),
             "rows": len(columns.master.keys),
-            "pricing_s": pricing_s,
-            "master_lp_s": master_s,
+            "pricing_s": rounds.pricing_s,
+            "master_lp_s": rounds.master_s,
             "master_cold_restarts": columns.master.cold_restarts,
             "restricted_mip": mip_info,
             "seconds": time.perf_counter() - started,
         },
+    )
+
+
+#: A seed heuristic of ``colgen``: its name and a call that returns its schedule.
+SeedRun = tuple[str, Callable[[], DmlrsSchedule]]
+
+
+def _seed_schedules(seeds: Sequence[SeedRun]) -> tuple[list[DmlrsSchedule], list[str]]:
+    """The seed schedules (a seed heuristic that fails or runs out of time is skipped), and
+    the names of those the time cut short."""
+    out, cut = [], []
+    for name, run in seeds:
+        try:
+            out.append(run())
+        except TimeLimitReached:
+            cut.append(name)
+        except DdlschedError:
+            pass
+    return out, cut
+
+
+def solve_colgen(
+    instance: DmlrsInstance,
+    seeds: Sequence[SeedRun],
+    pricing: str,
+    backend: str,
+    deadline: Deadline,
+    max_rounds: int | None,
+) -> Outcome:
+    """``colgen``'s strategy (module docstring): the seed schedules, then :func:`colgen`;
+    the bound with the restricted MILP's schedule, and why the limit changed it."""
+    if not instance.jobs:  # the empty schedule, and the bound 0 (module docstring)
+        return Outcome(DmlrsSchedule(accepted=()), Status.FEASIBLE, bound=0.0)
+    started = time.perf_counter()
+    initial, seeds_cut = _seed_schedules(seeds)
+    seeded_s = time.perf_counter() - started
+    result = colgen(
+        instance,
+        initial,
+        pricing=pricing,
+        backend=backend,
+        deadline=deadline,
+        max_rounds=max_rounds,
+    )
+    mip_cut = result.info.get("restricted_mip", {}).get("status") == "time_limit"
+    info = {
+        "pricing": pricing,
+        "iterations": result.iterations,
+        "stopped": result.stopped,
+        "seed_columns_cut": seeds_cut,
+        "master_value": result.master_value,
+        "schedule_value": result.schedule_value,
+        "history": [asdict(h) for h in result.history],
+        "seed_columns_s": seeded_s,
+        **result.info,
+    }
+    # the limit changed the answer: a round cut (time_limit), a pricing stopped at its share
+    # (stalled), the restricted MILP stopped, or a seed schedule left out
+    cut = result.stopped in ("time_limit", "stalled") or mip_cut or bool(seeds_cut)
+    if result.schedule is None:
+        return Outcome(None, Status.BOUND_ONLY, bound=result.bound, info=info, time_limit_hit=cut)
+    return Outcome(
+        result.schedule, Status.FEASIBLE, bound=result.bound, info=info, time_limit_hit=cut
     )

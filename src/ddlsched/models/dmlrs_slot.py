@@ -21,10 +21,10 @@ unlike the direct highspy path, no cost is zeroed, so the model's optimum is the
 exact cost's).
 
 ``relax = True`` gives the LP relaxation (the ``lp`` method's bound is
-computed by :mod:`ddlsched.solvers.slot_lp`, which a test checks against
+computed by :mod:`ddlsched.solvers.dmlrs_slot_lp`, which a test checks against
 this model). Capacities are rows, never fractional variable bounds (HiGHS
 1.14 with presolve off mishandles fractional upper bounds of integer
-variables: found while testing :mod:`ddlsched.solvers.slot_lp`).
+variables: found while testing :mod:`ddlsched.solvers.dmlrs_slot_lp`).
 """
 
 from __future__ import annotations
@@ -37,9 +37,12 @@ import pyomo.environ as pyo
 
 from ddlsched.deadline import Deadline
 from ddlsched.problems.dmlrs_slot import SlotAllocation, SlotInstance, evaluate
-from ddlsched.solvers.slot_lp import cost_scale as _cost_scale
+from ddlsched.solvers.dmlrs_slot_lp import cost_scale as _cost_scale
+from ddlsched.solvers.formulation import solve_formulation
+from ddlsched.solvers.limits import SolveLimits
+from ddlsched.solvers.result import Outcome
 
-__all__ = ["SlotFormulation", "build_slot_model"]
+__all__ = ["SlotFormulation", "build_slot_model", "solve_ilp"]
 
 
 def build_slot_model(instance: SlotInstance, relax: bool = False) -> pyo.ConcreteModel:
@@ -80,7 +83,7 @@ def build_slot_model(instance: SlotInstance, relax: bool = False) -> pyo.Concret
 def cost_scale(instance: SlotInstance) -> float:
     """Model units per cost unit: prices go down to ``L ~ 1e-8``, below the solvers'
     tolerances; the positive cost coefficients are centred on 1
-    (:func:`ddlsched.solvers.slot_lp.cost_scale`)."""
+    (:func:`ddlsched.solvers.dmlrs_slot_lp.cost_scale`)."""
     return _cost_scale(np.concatenate([instance.pw, instance.pps]))
 
 
@@ -113,3 +116,15 @@ class SlotFormulation:
     def measure(self, instance: SlotInstance, schedule: SlotAllocation) -> float:
         """The evaluator's cost of the allocation."""
         return evaluate(instance, schedule).cost
+
+
+def solve_ilp(
+    instance: SlotInstance, backend: str, seed: int | None, cross_check: bool, deadline: Deadline
+) -> Outcome:
+    """``ilp``'s strategy: :class:`SlotFormulation` through
+    :func:`~ddlsched.solvers.formulation.solve_formulation` (absolute gap ``1e-9``;
+    ``cross_check`` re-proves an optimum with the other backend)."""
+    limits = SolveLimits(abs_gap=1e-9, seed=seed)
+    return solve_formulation(
+        SlotFormulation(), instance, backend, limits, cross_check, deadline=deadline
+    )

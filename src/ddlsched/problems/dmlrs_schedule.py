@@ -150,7 +150,33 @@ def evaluate(instance: DmlrsInstance, schedule: DmlrsSchedule) -> DmlrsEvaluatio
     Raises :class:`~ddlsched.errors.InfeasibleScheduleError` naming the job,
     machine, slot and resource of the first violation.
     """
-    n, H, T = len(instance.jobs), instance.num_machines, instance.slots
+    n, T = len(instance.jobs), instance.slots
+    accepted, unfinished = _checked_lists(schedule, n)
+    active = set(accepted) | set(unfinished)
+    per_slot = _entries_per_slot(instance, schedule, active)
+    usage = _slot_usage(instance, per_slot, active)
+    total_used = _check_capacities(instance, usage.used, per_slot)
+    completion, utilities, train_times = _completions(instance, accepted, unfinished, usage)
+    total_cap = instance.cap.sum(axis=0) * T
+    utilisation = {r: float(total_used[k] / total_cap[k]) for k, r in enumerate(instance.resources)}
+    samples = usage.samples
+    return DmlrsEvaluation(
+        total_utility=float(math.fsum(utilities[i] for i in sorted(utilities))),
+        accepted=len(accepted),
+        completed=len(accepted),
+        unfinished=len(unfinished),
+        rejected=n - len(active),
+        completion_slot=completion,
+        job_utility=utilities,
+        samples={i: samples[i] for i in sorted(samples)},
+        utilisation=utilisation,
+        median_training_time_s=float(np.median(train_times)) if train_times else None,
+        internal_share=usage.internal_slots / usage.job_slots if usage.job_slots else None,
+    )
+
+
+def _checked_lists(schedule: DmlrsSchedule, n: int) -> tuple[list[int], list[int]]:
+    """The accepted and unfinished job lists: valid indices, no job twice (Eq. 6's ``x_i``)."""
     accepted = [_check_index(i, "accepted job", 0, n - 1) for i in schedule.accepted]
     unfinished = [_check_index(i, "unfinished job", 0, n - 1) for i in schedule.unfinished]
     if len(set(accepted)) != len(accepted) or len(set(unfinished)) != len(unfinished):
@@ -158,8 +184,15 @@ def evaluate(instance: DmlrsInstance, schedule: DmlrsSchedule) -> DmlrsEvaluatio
     both = set(accepted) & set(unfinished)
     if both:
         raise _fail(f"job {min(both)} is both accepted and unfinished", failure="duplicate")
-    active = set(accepted) | set(unfinished)
+    return accepted, unfinished
 
+
+def _entries_per_slot(
+    instance: DmlrsInstance, schedule: DmlrsSchedule, active: set[int]
+) -> dict[tuple[int, int], list[Allocation]]:
+    """The non-empty entries per ``(job, slot)``: valid indices and counts, one entry per
+    ``(job, slot, machine)``, none for a rejected job, none before arrival (Eq. 7)."""
+    n, H, T = len(instance.jobs), instance.num_machines, instance.slots
     per_slot: dict[tuple[int, int], list[Allocation]] = defaultdict(list)
     seen: set[tuple[int, int, int]] = set()
     for a in schedule.alloc:
@@ -202,11 +235,28 @@ def evaluate(instance: DmlrsInstance, schedule: DmlrsSchedule) -> DmlrsEvaluatio
                 slot=t,
             )
         per_slot[(i, t)].append(a)
+    return per_slot
 
-    # capacities (Eq. 5), accumulated per (h, t)
+
+@dataclass
+class _SlotUsage:
+    """What the job-slots of a schedule use and process (:func:`_slot_usage`)."""
+
+    used: dict[tuple[int, int], np.ndarray]  # resource use per (machine, slot)
+    samples: dict[int, float]  # samples processed per active job
+    last_worker_slot: dict[int, int]
+    job_slots: int  # job-slots with workers
+    internal_slots: int  # of those, run at b_int (Fact 1)
+
+
+def _slot_usage(
+    instance: DmlrsInstance, per_slot: dict[tuple[int, int], list[Allocation]], active: set[int]
+) -> _SlotUsage:
+    """Check the worker cap (Eq. 4) and the PS rule of every job-slot; accumulate the
+    resource use per ``(h, t)`` and the samples per job (Eq. 3, Fact 1)."""
     R = len(instance.resources)
     used: dict[tuple[int, int], np.ndarray] = defaultdict(lambda: np.zeros(R))
-    alpha, beta, cap = instance.alpha, instance.beta, instance.cap
+    alpha, beta = instance.alpha, instance.beta
     samples = dict.fromkeys(active, 0.0)
     last_worker_slot: dict[int, int] = {}
     job_slots = internal_slots = 0
@@ -238,7 +288,17 @@ def evaluate(instance: DmlrsInstance, schedule: DmlrsSchedule) -> DmlrsEvaluatio
             last_worker_slot[i] = t
             job_slots += 1
             internal_slots += internal
-    total_used = np.zeros(R)
+    return _SlotUsage(used, samples, last_worker_slot, job_slots, internal_slots)
+
+
+def _check_capacities(
+    instance: DmlrsInstance,
+    used: dict[tuple[int, int], np.ndarray],
+    per_slot: dict[tuple[int, int], list[Allocation]],
+) -> np.ndarray:
+    """Check the capacities (Eq. 5) per ``(h, t)``; the total use per resource."""
+    cap = instance.cap
+    total_used = np.zeros(len(instance.resources))
     for (h, t), load in sorted(used.items()):
         over = load - cap[h] * (1.0 + CAPACITY_RTOL) - 1e-9
         if (over > 0).any():
@@ -256,7 +316,15 @@ def evaluate(instance: DmlrsInstance, schedule: DmlrsSchedule) -> DmlrsEvaluatio
                 job=users[0] if users else None,
             )
         total_used += load
+    return total_used
 
+
+def _completions(
+    instance: DmlrsInstance, accepted: list[int], unfinished: list[int], usage: _SlotUsage
+) -> tuple[dict[int, int], dict[int, float], list[float]]:
+    """Check the samples (Eq. 3) of the accepted jobs and the labels of the unfinished ones;
+    each accepted job's completion slot, utility and training time."""
+    T, samples = instance.slots, usage.samples
     completion: dict[int, int] = {}
     utilities: dict[int, float] = {}
     train_times = []
@@ -269,7 +337,7 @@ def evaluate(instance: DmlrsInstance, schedule: DmlrsSchedule) -> DmlrsEvaluatio
                 failure="short_of_samples",
                 job=i,
             )
-        t_done = last_worker_slot[i]
+        t_done = usage.last_worker_slot[i]
         completion[i] = t_done
         utilities[i] = job.utility(t_done - job.arrival_slot)
         train_times.append((t_done - job.arrival_slot + 1) * instance.slot_s)
@@ -281,21 +349,7 @@ def evaluate(instance: DmlrsInstance, schedule: DmlrsSchedule) -> DmlrsEvaluatio
                 failure="mislabelled",
                 job=i,
             )
-    total_cap = cap.sum(axis=0) * T
-    utilisation = {r: float(total_used[k] / total_cap[k]) for k, r in enumerate(instance.resources)}
-    return DmlrsEvaluation(
-        total_utility=float(math.fsum(utilities[i] for i in sorted(utilities))),
-        accepted=len(accepted),
-        completed=len(accepted),
-        unfinished=len(unfinished),
-        rejected=n - len(active),
-        completion_slot=completion,
-        job_utility=utilities,
-        samples={i: samples[i] for i in sorted(samples)},
-        utilisation=utilisation,
-        median_training_time_s=float(np.median(train_times)) if train_times else None,
-        internal_share=internal_slots / job_slots if job_slots else None,
-    )
+    return completion, utilities, train_times
 
 
 # --------------------------------------------------------------------------- schedule JSON
