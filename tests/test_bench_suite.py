@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ddlsched.bench.suite import SuiteError, load_suite
+from ddlsched.bench.suite import load_suite
+from ddlsched.bench.suite_values import SuiteError
 from ddlsched.bench.tasks import expand
 from ddlsched.cli import main
 
