@@ -85,16 +85,18 @@ def cache_state(out: Path) -> dict[str, tuple[int, int]]:
     return {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in folder.glob("*.json")}
 
 
-def measure_validate(suite: str, calls: int, budget: float | None) -> None:
+def measure_validate(suite: str, calls: int, budget: float | None, out: str | None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "results"
+        out_dir = Path(out) if out else Path(tmp) / "results"
+        print(f"results directory {out_dir}: {len(cache_state(out_dir))} cache files at the start")
         for call in range(1, calls + 1):
             first = call == 1 and budget is not None
             env = {"DDLSCHED_CHECK_BUDGET_S": str(budget)} if first else None
-            wall, text = ddlsched("bench", "validate", suite, "--out", str(out), env=env)
+            wall, text = ddlsched("bench", "validate", suite, "--out", str(out_dir), env=env)
             cached = re.search(r"instance cache .*: ([\d,]+) of ([\d,]+) checked", text)
             read = f"{cached.group(1)} of {cached.group(2)} read from the cache" if cached else ""
-            print(f"validate call {call}: {wall:6.2f} s  {read}  ({len(cache_state(out))} files)")
+            files = len(cache_state(out_dir))
+            print(f"validate call {call}: {wall:6.2f} s  {read}  ({files} files)")
             for line in text.splitlines():
                 if line.startswith("note:"):
                     print(f"    {line}")
@@ -128,6 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("validate", help="first, second, ... bench validate of a suite")
     p.add_argument("suite", nargs="?", default="benchmarks/suites/asrpt.toml")
     p.add_argument("--calls", type=int, default=3)
+    p.add_argument("--out", help="results directory to use and keep (default: a fresh one)")
     p.add_argument(
         "--first-budget",
         type=float,
@@ -138,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--limit", type=int, default=6)
     args = parser.parse_args(argv)
     if args.what == "validate":
-        measure_validate(args.suite, args.calls, args.first_budget)
+        measure_validate(args.suite, args.calls, args.first_budget, args.out)
     else:
         measure_resume(args.workers, args.limit)
     return 0

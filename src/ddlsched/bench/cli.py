@@ -279,7 +279,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     worst = sum(t.kill_after_s for t in tasks)
     print(
         f"{args.suite}: valid suite {suite.name!r}: {instances} instance(s), "
-        f"{len(tasks)} task(s), output {suite.output_dir()}; worst case "
+        f"{len(tasks)} task(s), output {args.out or suite.output_dir()}; worst case "
         f"{_hours(worst)} of task time"
     )
     checked = suite.checked
