@@ -96,7 +96,7 @@ ROW_FIELDS: dict[str, str] = {
     "runtime_s": "wall time of the method (what its time limit bounds), s",
     "solver_time_s": "time spent inside solver calls, s (null for heuristics)",
     "time_limit_hit": "whether the time limit stopped the method (or the platform killed it)",
-    "wall_s": "wall time of the task in the worker (instance build + method), s",
+    "wall_s": "wall time of the task in the worker (instance build or cache read + method), s",
     "backend_version": "solver version used",
     "num_variables": "model size: variables",
     "num_integer_variables": "model size: integer variables",
