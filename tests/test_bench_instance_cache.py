@@ -251,3 +251,20 @@ def test_every_family_round_trips_through_the_cache(tmp_path, family):
     assert json.loads(instance_cache.cache_path(tmp_path, "k" * 32).read_text())["header"][
         "key"
     ] == ("k" * 32)
+
+
+def test_check_hook_runs_on_a_cached_instance(tmp_path, generated, monkeypatch):
+    """A family's ``check_instance`` (a trace a method will read) is run on every
+    validate, on the instance read back from the cache, without building it."""
+    checked: list[Any] = []
+    fam = registry.get_family("rar")  # the counting generator of ``generated``
+    monkeypatch.setitem(
+        registry._FAMILIES, "rar", dataclasses.replace(fam, check_instance=checked.append)
+    )
+    path, out = suite_file(tmp_path), tmp_path / "out"
+    first = load_suite(path, cache=True, out=out)
+    assert len(generated) == 3 and len(checked) == 3 and first.checked.instances_cached == 0
+    generated.clear()
+    second = load_suite(path, cache=True, out=out)
+    assert generated == [] and len(checked) == 6 and second.checked.instances_cached == 3
+    assert checked[3:] == checked[:3]  # the same instances, read back

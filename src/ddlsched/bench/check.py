@@ -162,29 +162,25 @@ def _build(spec: Any) -> bool:
     Whether it came from the cache."""
     from ddlsched import __version__
     from ddlsched.bench import instance_cache
+    from ddlsched.bench.tasks import generated_instance
     from ddlsched.registry import get_family
 
     fam = get_family(spec.family)
     if spec.file is not None:
-        instance = fam.load(spec.file)
-    elif spec.cache_dir is None:
-        instance = fam.generate(spec.preset, spec.seed, **spec.params)
+        instance, from_cache = fam.load(spec.file), False
     else:
-        key, recipe = spec.key(__version__), spec.recipe()
-        if fam.check_instance is None and instance_cache.verify(
-            spec.cache_dir, key, recipe, __version__
+        if (
+            spec.cache_dir is not None
+            and fam.check_instance is None
+            and instance_cache.verify(
+                spec.cache_dir, spec.key(__version__), spec.recipe(), __version__
+            )
         ):
-            return True
-        instance = instance_cache.load(spec.cache_dir, key, recipe, __version__, fam.from_dict)
-        if instance is None:
-            instance = fam.generate(spec.preset, spec.seed, **spec.params)
-            instance_cache.store(spec.cache_dir, key, recipe, __version__, instance)
-        elif fam.check_instance is not None:
-            fam.check_instance(instance)
-            return True
+            return True  # nothing to check on the instance itself: not even parsed
+        instance, from_cache = generated_instance(spec, __version__, make_dir=True)
     if fam.check_instance is not None:
         fam.check_instance(instance)
-    return False
+    return from_cache
 
 
 def _check_methods(suite: Suite, found: _Collector) -> dict[tuple[int, str], bool]:

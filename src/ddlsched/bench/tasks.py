@@ -57,6 +57,7 @@ __all__ = [
     "execute",
     "expand",
     "failure_row",
+    "generated_instance",
     "instance_size",
     "instance_specs",
 ]
@@ -317,31 +318,42 @@ def expand(suite: Suite, cache_dir: str | os.PathLike[str] | None = None) -> lis
 # --------------------------------------------------------------------------- execution
 
 
-@functools.lru_cache(maxsize=64)
-def build_instance(spec: InstanceSpec, version: str | None = None) -> Any:
-    """The instance of ``spec`` (kept per process: many methods share one instance).
+def generated_instance(
+    spec: InstanceSpec, version: str, *, make_dir: bool = False
+) -> tuple[Any, bool]:
+    """The generated instance of ``spec`` and whether it was read from the cache.
 
-    A generated instance is read from ``spec.cache_dir`` when it holds a sound
-    file of it (the key of ``version``, default this ddlsched's), else built and
-    written there (only into a cache folder that exists: a remote worker without
-    it just builds).
+    Read from ``spec.cache_dir`` when that holds a sound file of it (the key of
+    ``version``), else built from its recipe and written there; ``make_dir``:
+    create a missing cache folder (the suite's check does; a worker does not, so
+    that a remote Dask worker makes no folder on its machine).
     """
-    from ddlsched import __version__
     from ddlsched.bench import instance_cache
     from ddlsched.registry import get_family
 
     fam = get_family(spec.family)
-    if spec.file is not None:
-        return fam.load(spec.file)
     if spec.cache_dir is None:
-        return fam.generate(spec.preset, spec.seed, **spec.params)
-    version = version or __version__
+        return fam.generate(spec.preset, spec.seed, **spec.params), False
     key, recipe = spec.key(version), spec.recipe()
     instance = instance_cache.load(spec.cache_dir, key, recipe, version, fam.from_dict)
-    if instance is None:
-        instance = fam.generate(spec.preset, spec.seed, **spec.params)
-        instance_cache.store(spec.cache_dir, key, recipe, version, instance, make_dir=False)
-    return instance
+    if instance is not None:
+        return instance, True
+    instance = fam.generate(spec.preset, spec.seed, **spec.params)
+    instance_cache.store(spec.cache_dir, key, recipe, version, instance, make_dir=make_dir)
+    return instance, False
+
+
+@functools.lru_cache(maxsize=64)
+def build_instance(spec: InstanceSpec, version: str | None = None) -> Any:
+    """The instance of ``spec`` (kept per process: many methods share one instance):
+    its file loaded, or the generated instance (:func:`generated_instance`, under
+    ddlsched ``version``, default this one's)."""
+    from ddlsched import __version__
+    from ddlsched.registry import get_family
+
+    if spec.file is not None:
+        return get_family(spec.family).load(spec.file)
+    return generated_instance(spec, version or __version__)[0]
 
 
 def instance_size(instance: Any) -> int | None:
