@@ -13,7 +13,8 @@ an uninterrupted run except rows stopped by a time limit". The protocol:
    row in B's history (no ``--retry`` is used, so every key must have exactly
    one), a row of B whose status or objective (the bound, for bounding
    methods) differs from A's, the final run not finishing, a stale temporary
-   file left after it, or a killed run that ``bench status`` would not show
+   file left after it (in the store or its instance cache), an instance cache
+   file that does not check out, or a killed run that ``bench status`` would not show
    as killed. Rows stopped by a time limit in A or B (``time_limit_hit``,
    statuses ``time_limit`` and ``time_limit_no_solution``) may differ and are
    only counted.
@@ -197,7 +198,7 @@ def run_and_kill(
     time.sleep(0.2)  # let the killed sandboxes go (they die with their parent)
     stale = [
         p.name
-        for d in (out, out / "rows")
+        for d in (out, out / "rows", out / "instances")
         if d.is_dir()
         for p in d.iterdir()
         if TEMP_PATTERN.match(p.name)
@@ -322,7 +323,11 @@ def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     final = run_to_end(suite, b_dir, args.workers)
     b_s = time.monotonic() - b_started
     stale_after = [
-        p.name for d in (b_dir, b_dir / "rows") for p in d.iterdir() if TEMP_PATTERN.match(p.name)
+        p.name
+        for d in (b_dir, b_dir / "rows", b_dir / "instances")
+        if d.is_dir()
+        for p in d.iterdir()
+        if TEMP_PATTERN.match(p.name)
     ]
     states: dict[str, int] = {}
     for run in read_manifest(b_dir).get("runs", []):
@@ -341,6 +346,7 @@ def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             "rows_before_final": attempts[-1]["rows_after"] if attempts else 0,
             "max_stale_temps_after_a_kill": max((a["stale_temps"] for a in attempts), default=0),
             "stale_temps_after_final": len(stale_after),
+            "unsound_cache_files": unsound_cache_files(suite, b_dir),
             "killed_runs_shown_running": shown_running,
             "run_states_b": states,
             "startup_s": round(timing["begun_s"], 2),
@@ -359,6 +365,22 @@ def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     return result
 
 
+def unsound_cache_files(suite: Path, out: Path) -> list[str]:
+    """The instance cache files of ``out`` that do not check out (a kill mid-write must
+    leave the old file or none, :mod:`ddlsched.bench.instance_cache`)."""
+    from ddlsched import __version__
+    from ddlsched.bench import instance_cache
+
+    cache = instance_cache.cache_dir_of(out)
+    specs = {t.instance.key(__version__): t.instance for t in expand(load_suite(suite))}
+    return [
+        path.name
+        for path in sorted(cache.glob("*.json"))
+        if path.stem not in specs
+        or not instance_cache.verify(cache, path.stem, specs[path.stem].recipe(), __version__)
+    ]
+
+
 def violations(result: dict[str, Any], kills: int) -> list[str]:
     """What breaks the requirement in ``result``."""
     out = []
@@ -367,6 +389,8 @@ def violations(result: dict[str, Any], kills: int) -> list[str]:
             out.append(f"{len(result[name])} {name}: {', '.join(result[name][:5])}")
     if result["lost_in_a"]:
         out.append(f"the uninterrupted run lacks {len(result['lost_in_a'])} row(s)")
+    if result["unsound_cache_files"]:
+        out.append(f"{len(result['unsound_cache_files'])} unsound instance cache file(s)")
     if result["stale_temps_after_final"]:
         out.append(f"{result['stale_temps_after_final']} stale temporary file(s) after the end")
     if result["killed_runs_shown_running"]:
@@ -430,7 +454,8 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"  runs of B: {result['run_states_b']}; stale temporary files: at most "
         f"{result['max_stale_temps_after_a_kill']} after a kill, "
-        f"{result['stale_temps_after_final']} after the end"
+        f"{result['stale_temps_after_final']} after the end; unsound instance cache files "
+        f"{len(result['unsound_cache_files'])}"
     )
     print(
         f"  time: uninterrupted {result['uninterrupted_s']} s (run recorded after "

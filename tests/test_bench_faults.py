@@ -33,7 +33,8 @@ from ddlsched.bench.retry import parse_retry, retry_counts, wants_retry
 from ddlsched.bench.runner import run_suite
 from ddlsched.bench.runstate import describe_runs
 from ddlsched.bench.store import ResultStore, read_manifest, read_rows
-from ddlsched.bench.suite import SuiteError, load_suite
+from ddlsched.bench.suite import load_suite
+from ddlsched.bench.suite_values import SuiteError
 from ddlsched.bench.tasks import expand
 from ddlsched.cli import main
 from ddlsched.errors import DdlschedError, StoreError

@@ -7,11 +7,21 @@ from pathlib import Path
 
 import pytest
 
-from ddlsched.bench.suite import SuiteError, load_suite
+from ddlsched.bench.suite import load_suite
+from ddlsched.bench.suite_values import SuiteError
 from ddlsched.bench.tasks import expand
 from ddlsched.cli import main
 
 SUITES = Path(__file__).resolve().parents[1] / "benchmarks" / "suites"
+
+
+@pytest.fixture(autouse=True)
+def _results_in_tmp(tmp_path, monkeypatch):
+    """``bench validate`` caches instances in the suite's results directory, relative to
+    the working directory (``results/<name>/instances``): keep it out of the repository,
+    and keep a cache left by an earlier run from changing what a test sees."""
+    monkeypatch.chdir(tmp_path)
+
 
 GOOD = """
 [suite]

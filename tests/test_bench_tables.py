@@ -241,3 +241,45 @@ def test_cli_run_prints_summary(tmp_path, capsys):
     assert "cli: 4 task(s) run, 0 already stored, 0 failed" in text
     assert f"table: ddlsched bench table {out}" in text
     assert main(["bench", "run", str(path), "--workers", "0", "--out", str(out)]) == 2
+
+
+def test_compare_and_bench_table_print_one_table(tmp_path, capsys):
+    """``ddlsched compare`` and ``bench table`` render through the same code: on the same
+    instances and methods, the same columns in the same order and the same numbers (the
+    runtimes aside)."""
+    from ddlsched.bench.tasks import execute, expand
+
+    suite_path = tmp_path / "same.toml"
+    suite_path.write_text(
+        textwrap.dedent(
+            """
+            [suite]
+            name = "same"
+            reference = "exact"
+            [[instances]]
+            family = "debug"
+            preset = "default"
+            seeds = [0, 1, 2]
+            [[methods]]
+            name = "exact"
+            [[methods]]
+            name = "bound"
+            """
+        )
+    )
+    store = ResultStore(tmp_path / "out")
+    store.extend(execute(task) for task in expand(load_suite(suite_path)))
+    store.flush()
+    assert main(["bench", "table", str(tmp_path / "out"), "--format", "csv"]) == 0
+    table = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    argv = ["compare", "debug", "--preset", "default", "--seeds", "3", "--methods", "exact,bound"]
+    assert main([*argv, "--format", "csv"]) == 0
+    compared = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    assert list(compared.columns) == list(table.columns)
+    times = [c for c in table.columns if c.startswith("runtime_")]
+    pd.testing.assert_frame_equal(compared.drop(columns=times), table.drop(columns=times))
+    assert main(["bench", "table", str(tmp_path / "out")]) == 0
+    bench_md = capsys.readouterr().out.splitlines()
+    assert main(argv) == 0
+    compare_md = capsys.readouterr().out.splitlines()
+    assert bench_md[0] in compare_md  # the same Markdown header line

@@ -26,6 +26,14 @@ SUITES = Path(__file__).resolve().parents[1] / "benchmarks" / "suites"
 SHARED = data_dir()
 
 
+@pytest.fixture(autouse=True)
+def _results_in_tmp(tmp_path, monkeypatch):
+    """``bench validate`` caches instances in the suite's results directory, relative to
+    the working directory (``results/<name>/instances``): keep it out of the repository,
+    and keep a cache left by an earlier run from changing what a test sees."""
+    monkeypatch.chdir(tmp_path)
+
+
 def run(argv: list[str], capsys) -> tuple[int, str, str]:
     code = main([str(a) for a in argv])
     out, err = capsys.readouterr()

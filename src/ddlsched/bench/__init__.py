@@ -2,10 +2,16 @@
 
 Modules, in the order data flows through them:
 
-* :mod:`~ddlsched.bench.suite`: suite files (TOML) as validated dataclasses;
+* :mod:`~ddlsched.bench.suite`: suite files (TOML) read and checked, into the
+  validated dataclasses of :mod:`~ddlsched.bench.suite_spec` (field checks and
+  the one-line :class:`~ddlsched.bench.suite_values.SuiteError` in
+  :mod:`~ddlsched.bench.suite_values`); :mod:`~ddlsched.bench.check`: every
+  check a run would make task by task, before it runs;
 * :mod:`~ddlsched.bench.tasks`: a suite expanded into tasks, their content
   keys, and :func:`~ddlsched.bench.tasks.execute`, which turns a task into a
-  result row;
+  result row; :mod:`~ddlsched.bench.instance_cache`: each generated instance
+  built once per results directory (``RESULTS/instances/``), read back by the
+  check and the workers;
 * :mod:`~ddlsched.bench.executors` (and :mod:`~ddlsched.bench.worker`, the
   sandbox process): the local process pool and Dask, with per-task kill
   deadlines and crash isolation;

@@ -15,6 +15,15 @@ checks
   ``check_instance`` hook if it has one (what a method reads before it runs,
   e.g. ``muri_sim``'s trace).
 
+With an instance cache (``cache_dir``, a run's ``<results>/instances/``,
+:mod:`ddlsched.bench.instance_cache`), an instance whose cache file checks
+out is not built again (its file's header and hash are checked; a family
+with a ``check_instance`` hook has the instance read back and checked),
+and an instance built here is written to the cache, for the next check and
+for the run's workers. So the first ``ddlsched bench validate`` of a suite
+builds its instances (within the budget) and the next ones, and the
+``bench run`` after them, only read what was built.
+
 Instances are tried in rounds, the first seed of every (preset, parameters)
 point and every file first, then the second seeds, and so on, within a time
 budget (:data:`DEFAULT_BUDGET_S`, ``$DDLSCHED_CHECK_BUDGET_S`` or the
@@ -24,7 +33,7 @@ unchecked is a note, not an error.
 
 Problems are grouped: one :class:`Problem` per distinct (field, message),
 with the number of tasks it would fail; ``load_suite`` raises them together
-as one :class:`~ddlsched.bench.suite.SuiteCheckError` (one line: the
+as one :class:`~ddlsched.bench.suite_values.SuiteCheckError` (one line: the
 problem, or the first of several and their count; :meth:`SuiteCheck.lines`
 lists them all).
 """
@@ -42,7 +51,7 @@ from ddlsched.errors import DdlschedError
 
 __all__ = ["DEFAULT_BUDGET_S", "Problem", "SuiteCheck", "check_suite"]
 
-# The suite (a ddlsched.bench.suite.Suite) is used through its methods, not imported:
+# The suite (a ddlsched.bench.suite_spec.Suite) is used through its methods, not imported:
 # ddlsched.bench.suite calls this module, never the other way round.
 Suite = Any
 InstanceSet = Any
@@ -82,6 +91,7 @@ class SuiteCheck:
     notes: list[str] = field(default_factory=list)
     instances_total: int = 0
     instances_checked: int = 0
+    instances_cached: int = 0  # of those checked, read from the instance cache (not built)
 
     def lines(self) -> list[str]:
         """One line per problem: ``<file>: <field> (<instance>): <message> [n of N task(s)]``."""
@@ -130,49 +140,47 @@ class _Collector:
             problem.instances.append(instance)
 
 
-def _instance_id(inst: InstanceSet, seed: int, point: dict[str, Any]) -> str:
-    suffix = "".join(f",{k}={point[k]}" for k in inst.sweep)
-    return f"{inst.preset}/s{seed}{suffix}"
+def _instances(suite: Suite, cache_dir: Any) -> list[tuple[int, int, InstanceSet, Any]]:
+    """``(round, set index, set, instance spec)`` of every instance that some task uses,
+    in checking order (round 0: each point's first seed and every file)."""
+    from ddlsched.bench.tasks import instance_specs
 
-
-def _instances(suite: Suite) -> list[tuple[int, int, InstanceSet, Any]]:
-    """``(round, set index, set, recipe)`` of every instance that some task uses, in
-    checking order (round 0: each point's first seed and every file)."""
     out = []
     for k, inst in enumerate(suite.instances):
         if suite.tasks_per_instance(inst) == 0:
             continue
-        if inst.preset is None:
-            for pattern in inst.files:
-                out.extend((0, k, inst, path) for path in suite.expand_files(pattern))
-            continue
-        for point in inst.points():
-            out.extend((r, k, inst, (seed, point)) for r, seed in enumerate(inst.seeds))
+        rounds = {seed: r for r, seed in enumerate(inst.seeds)}
+        for spec in instance_specs(suite, inst, cache_dir, hash_files=False):
+            out.append((rounds.get(spec.seed, 0), k, inst, spec))
     out.sort(key=lambda item: item[0])  # stable: rounds, then suite order
     return out
 
 
-def _build(suite: Suite, inst: InstanceSet, recipe: Any) -> None:
+def _build(spec: Any) -> bool:
+    """Build (or load) the instance of ``spec`` as a worker would, and check it; an
+    instance whose cache file checks out is not built again (module docstring).
+    Whether it came from the cache."""
+    from ddlsched import __version__
+    from ddlsched.bench import instance_cache
+    from ddlsched.bench.tasks import generated_instance
     from ddlsched.registry import get_family
 
-    fam = get_family(inst.family)
-    if inst.preset is None:
-        instance = fam.load(recipe)
+    fam = get_family(spec.family)
+    if spec.file is not None:
+        instance, from_cache = fam.load(spec.file), False
     else:
-        seed, point = recipe
-        instance = fam.generate(inst.preset, seed, **point)
+        if (
+            spec.cache_dir is not None
+            and fam.check_instance is None
+            and instance_cache.verify(
+                spec.cache_dir, spec.key(__version__), spec.recipe(), __version__
+            )
+        ):
+            return True  # nothing to check on the instance itself: not even parsed
+        instance, from_cache = generated_instance(spec, __version__, make_dir=True)
     if fam.check_instance is not None:
         fam.check_instance(instance)
-
-
-def _label(suite: Suite, inst: InstanceSet, recipe: Any) -> str:
-    if inst.preset is None:
-        try:
-            return os.path.relpath(recipe, suite.base_dir)
-        except ValueError:
-            return str(recipe)
-    seed, point = recipe
-    return _instance_id(inst, seed, point)
+    return from_cache
 
 
 def _check_methods(suite: Suite, found: _Collector) -> dict[tuple[int, str], bool]:
@@ -220,14 +228,17 @@ def _check_methods(suite: Suite, found: _Collector) -> dict[tuple[int, str], boo
     return bad
 
 
-def check_suite(suite: Suite, *, budget_s: float | None = None) -> SuiteCheck:
+def check_suite(
+    suite: Suite, *, budget_s: float | None = None, cache_dir: Any = None
+) -> SuiteCheck:
     """Check every task of ``suite`` as a run would, before it runs (module docstring).
 
     Returns the :class:`SuiteCheck`: its problems (which
     :func:`~ddlsched.bench.suite.load_suite` raises as one
-    :class:`~ddlsched.bench.suite.SuiteCheckError`) and notes. ``budget_s``: seconds
+    :class:`~ddlsched.bench.suite_values.SuiteCheckError`) and notes. ``budget_s``: seconds
     for generating and loading instances (``None``: ``$DDLSCHED_CHECK_BUDGET_S``
-    or :data:`DEFAULT_BUDGET_S`; 0: no instance is built).
+    or :data:`DEFAULT_BUDGET_S`; 0: no instance is built); ``cache_dir``: the run's
+    instance cache folder (``None``: none; every instance is built).
     """
     budget = _budget(budget_s)
     report = SuiteCheck(source=suite.source, tasks=suite.task_count())
@@ -249,12 +260,12 @@ def check_suite(suite: Suite, *, budget_s: float | None = None) -> SuiteCheck:
         for inst, lost in zip(suite.instances, lost_per_instance, strict=True)
     )
 
-    items = _instances(suite)
+    items = _instances(suite, cache_dir)
     report.instances_total = len(items)
     started = time.monotonic()
     unchecked_rounds: set[int] = set()
     if budget > 0:
-        for position, (_round, k, inst, recipe) in enumerate(items):
+        for position, (_round, k, inst, inst_spec) in enumerate(items):
             left = budget - (time.monotonic() - started)
             if left <= 0:
                 unchecked_rounds.update(item[0] for item in items[position:])
@@ -262,11 +273,11 @@ def check_suite(suite: Suite, *, budget_s: float | None = None) -> SuiteCheck:
             per_instance = suite.tasks_per_instance(inst)
             try:
                 with Deadline(max(left, 1e-3)).interrupting("checking instances", _OutOfTime):
-                    _build(suite, inst, recipe)
+                    from_cache = _build(inst_spec)
             except _OutOfTime:
                 unchecked_rounds.update(item[0] for item in items[position:])
                 report.notes.append(
-                    f"instances[{k}] ({_label(suite, inst, recipe)}): not checked, still "
+                    f"instances[{k}] ({inst_spec.instance_id}): not checked, still "
                     f"being built when the {budget:g} s budget ran out"
                 )
                 break
@@ -278,9 +289,10 @@ def check_suite(suite: Suite, *, budget_s: float | None = None) -> SuiteCheck:
                 message = f"{type(exc).__name__}: {exc}"
             else:
                 report.instances_checked += 1
+                report.instances_cached += from_cache
                 continue
             report.instances_checked += 1
-            found.add(f"instances[{k}]", message, per_instance, _label(suite, inst, recipe))
+            found.add(f"instances[{k}]", message, per_instance, inst_spec.instance_id)
             failing += per_instance - lost_per_instance[k]
     if budget == 0 and items:
         report.notes.append(

@@ -3,11 +3,18 @@
 Commands::
 
     ddlsched bench run SUITE [--workers N] [--dask local|tcp://HOST:PORT] [--out DIR]
-                             [--retry failed|time_limit|error]
+                             [--retry failed|time_limit|error] [--no-cache]
     ddlsched bench table RESULTS [--format md|latex|csv] [--output FILE] [--pool-groups]
     ddlsched bench plot RESULTS [--out DIR] [--format png|pdf]
     ddlsched bench status RESULTS
-    ddlsched bench validate SUITE
+    ddlsched bench validate SUITE [--out DIR] [--no-cache]
+
+``run`` and ``validate`` build each generated instance once per results
+directory (the instance cache, :mod:`ddlsched.bench.instance_cache`:
+``RESULTS/instances/<key>.json``; ``validate`` fills the cache of the suite's
+output directory, or of ``--out``, the directory ``run`` will use; a later
+``validate``, the run and a resumed run read it); ``--no-cache`` builds
+every instance and touches no cache.
 
 Errors are :class:`~ddlsched.errors.DdlschedError` lines (exit status 2),
 like the rest of the CLI: a fault of the result store (a full disk, a
@@ -61,7 +68,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from ddlsched.bench.suite import load_suite
 
     parse_retry(args.retry)  # an unknown kind is refused before anything runs
-    suite = load_suite(args.suite)
+    suite = load_suite(args.suite, cache=not args.no_cache, out=args.out)
     out = Path(args.out) if args.out else suite.output_dir()
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _raise_interrupt)
@@ -92,6 +99,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
                 on_progress=tick,
                 limit=args.limit,
                 retry=args.retry,
+                instance_cache=not args.no_cache,
             )
         except KeyboardInterrupt:
             bar.stop()
@@ -249,11 +257,13 @@ def _cmd_status(args: argparse.Namespace) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    from ddlsched.bench.suite import SuiteCheckError, load_suite
+    from ddlsched.bench.instance_cache import cache_dir_of
+    from ddlsched.bench.suite import load_suite
+    from ddlsched.bench.suite_values import SuiteCheckError
     from ddlsched.bench.tasks import expand
 
     try:
-        suite = load_suite(args.suite)
+        suite = load_suite(args.suite, cache=not args.no_cache, out=args.out)
     except SuiteCheckError as exc:
         check = exc.check
         if len(check.problems) > 1:  # one line per problem, then the verdict
@@ -269,11 +279,18 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     worst = sum(t.kill_after_s for t in tasks)
     print(
         f"{args.suite}: valid suite {suite.name!r}: {instances} instance(s), "
-        f"{len(tasks)} task(s), output {suite.output_dir()}; worst case "
+        f"{len(tasks)} task(s), output {args.out or suite.output_dir()}; worst case "
         f"{_hours(worst)} of task time"
     )
-    for note in suite.checked.notes if suite.checked is not None else ():
+    checked = suite.checked
+    for note in checked.notes if checked is not None else ():
         print(f"note: {note}")
+    if checked is not None and not args.no_cache and checked.instances_checked:
+        cache = cache_dir_of(args.out or suite.output_dir())
+        print(
+            f"instance cache {cache}: {checked.instances_cached:,} of "
+            f"{checked.instances_checked:,} checked instance(s) read from it, the others built"
+        )
     if args.json:
         print(json.dumps([t.key for t in tasks]))
     return 0
@@ -323,14 +340,13 @@ def _columns_epilog() -> str:
     return "\n".join(lines)
 
 
-def add_bench_commands(subparsers: Any) -> None:
-    """Add ``bench run|table|plot|status|worstcase|validate`` to the CLI's subparsers."""
-    bench = subparsers.add_parser(
-        "bench", help="benchmark suites: run, tables, plots, status", description=_DESCRIPTION
+def _add_run(sub: Any) -> None:
+    p = sub.add_parser(
+        "run",
+        help="run a suite (resumes: finished rows are skipped)",
+        description="Check the suite (as bench validate), then run every task that has "
+        "no row in the results directory yet. " + _CACHE_HELP,
     )
-    sub = bench.add_subparsers(dest="bench_command", required=True, parser_class=type(bench))
-
-    p = sub.add_parser("run", help="run a suite (resumes: finished rows are skipped)")
     p.add_argument("suite", help="suite file (TOML), e.g. benchmarks/suites/quick.toml")
     p.add_argument(
         "--workers",
@@ -345,6 +361,7 @@ def add_bench_commands(subparsers: Any) -> None:
         "ws, wss; e.g. tcp://10.0.0.5:8786) uses a running scheduler",
     )
     p.add_argument("--out", help="results directory (default: the suite's output)")
+    _add_cache_flag(p)
     p.add_argument("--limit", type=cli_types.count(), help="run at most N (>= 1) pending tasks")
     p.add_argument(
         "--retry",
@@ -362,6 +379,8 @@ def add_bench_commands(subparsers: Any) -> None:
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_run)
 
+
+def _add_table(sub: Any) -> None:
     p = sub.add_parser(
         "table",
         help="ratio table of a results directory",
@@ -397,12 +416,16 @@ def add_bench_commands(subparsers: Any) -> None:
     )
     p.set_defaults(func=_cmd_table)
 
+
+def _add_plot(sub: Any) -> None:
     p = sub.add_parser("plot", help="ratio, runtime and paper-style figures")
     p.add_argument("results", help="results directory")
     p.add_argument("--out", help="directory of the figures (default RESULTS/plots)")
     p.add_argument("--format", choices=("png", "pdf", "svg"), default="png")
     p.set_defaults(func=_cmd_plot)
 
+
+def _add_status(sub: Any) -> None:
     p = sub.add_parser(
         "status",
         help="manifest, runs (running, or killed), row counts, retries and failures "
@@ -417,6 +440,8 @@ def add_bench_commands(subparsers: Any) -> None:
     )
     p.set_defaults(func=_cmd_status)
 
+
+def _add_worstcase(sub: Any) -> None:
     p = sub.add_parser(
         "worstcase",
         help="search tiny instances for each policy's worst ratio to the proven optimum",
@@ -456,7 +481,53 @@ def add_bench_commands(subparsers: Any) -> None:
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_worstcase)
 
-    p = sub.add_parser("validate", help="check a suite file and count its tasks")
+
+_CACHE_HELP = (
+    "Each generated instance is built once per results directory: the check "
+    "writes it to RESULTS/instances/<key>.json (key: family, preset, seed, "
+    "parameters, ddlsched version); the next validate and the run's workers read "
+    "that file (a corrupt or truncated one is rebuilt) instead of building the "
+    "instance again. Delete RESULTS/instances after changing a generator without "
+    "changing the version."
+)
+
+
+def _add_cache_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="build every instance, neither reading nor writing RESULTS/instances",
+    )
+
+
+def _add_validate(sub: Any) -> None:
+    p = sub.add_parser(
+        "validate",
+        help="check a suite file and count its tasks",
+        description="Check a suite as a run would (names, parameters, backends, every "
+        "instance built or loaded, within $DDLSCHED_CHECK_BUDGET_S seconds, default 30) and "
+        "count its tasks. " + _CACHE_HELP,
+    )
     p.add_argument("suite", help="suite file (TOML)")
+    p.add_argument(
+        "--out",
+        help="results directory whose instance cache the check fills and reads "
+        "(default: the suite's output; give bench run's --out)",
+    )
+    _add_cache_flag(p)
     p.add_argument("--json", action="store_true", help="also print the task keys")
     p.set_defaults(func=_cmd_validate)
+
+
+def add_bench_commands(subparsers: Any) -> None:
+    """Add ``bench run|table|plot|status|worstcase|validate`` to the CLI's subparsers."""
+    bench = subparsers.add_parser(
+        "bench", help="benchmark suites: run, tables, plots, status", description=_DESCRIPTION
+    )
+    sub = bench.add_subparsers(dest="bench_command", required=True, parser_class=type(bench))
+    _add_run(sub)
+    _add_table(sub)
+    _add_plot(sub)
+    _add_status(sub)
+    _add_worstcase(sub)
+    _add_validate(sub)

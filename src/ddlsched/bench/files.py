@@ -1,6 +1,7 @@
 """The result store's file operations: atomic writes, stale temporary files, one-line faults.
 
-Every file the store writes (a row part, the manifest, the copy of the suite)
+Every file the store writes (a row part, the manifest, the copy of the suite,
+an instance of the instance cache, :mod:`ddlsched.bench.instance_cache`)
 goes through :func:`atomic_write`: the bytes go to a temporary file beside
 the target, named ``.<target name>.<32 hex digits>.tmp``, which is fsynced
 and renamed over the target. A process killed in the middle (``kill -9``)
@@ -31,7 +32,8 @@ log = logging.getLogger(__name__)
 
 #: Names of the store's temporary files (and only those): ``.<target>.<hex>.tmp``.
 TEMP_PATTERN = re.compile(
-    r"^\.(?:manifest\.json|suite\.toml|part-[A-Za-z0-9_.-]+\.parquet)\.[0-9a-f]{32}\.tmp$"
+    r"^\.(?:manifest\.json|suite\.toml|part-[A-Za-z0-9_.-]+\.parquet|[0-9a-f]{32}\.json)"
+    r"\.[0-9a-f]{32}\.tmp$"
 )
 
 
@@ -56,11 +58,13 @@ def _fsync_directory(directory: Path) -> None:
             os.close(fd)
 
 
-def atomic_write(path: Path, data: bytes) -> None:
+def atomic_write(path: Path, data: bytes, *, durable: bool = True) -> None:
     """Write ``data`` to ``path`` atomically: a temporary file, fsync, rename.
 
     On failure the temporary file is removed, ``path`` keeps its old content
-    and a :class:`StoreError` naming ``path`` is raised.
+    and a :class:`StoreError` naming ``path`` is raised. ``durable=False``
+    skips both fsyncs (a file whose reader checks it, such as the instance
+    cache's: after a power loss it may be empty or old, never a mix of the two).
     """
     tmp = temp_path(path)
     try:
@@ -69,7 +73,8 @@ def atomic_write(path: Path, data: bytes) -> None:
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view) :]
-            os.fsync(fd)
+            if durable:
+                os.fsync(fd)
         finally:
             os.close(fd)
         os.replace(tmp, path)
@@ -79,7 +84,8 @@ def atomic_write(path: Path, data: bytes) -> None:
         if isinstance(exc, OSError):
             raise store_error(path, exc, "cannot write") from None
         raise
-    _fsync_directory(path.parent)
+    if durable:
+        _fsync_directory(path.parent)
 
 
 def remove_stale_temps(*directories: Path) -> list[Path]:

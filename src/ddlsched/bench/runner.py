@@ -4,7 +4,10 @@
 into the same results directory runs only the tasks whose key has no row
 yet, so an interrupted run (Ctrl-C, ``SIGTERM``, even ``kill -9``) resumes
 where it stopped: every row it had written is kept, a task that was running
-is run again.
+is run again. Workers read the instances from the results directory's
+instance cache (:mod:`ddlsched.bench.instance_cache`), which the suite's check
+fills, and cache the ones they build, so a resumed run builds no instance
+again.
 
 ``retry`` (``bench run --retry``) also re-runs the suite's tasks whose latest
 row failed (see :mod:`ddlsched.bench.retry`). A fault of the result store (a
@@ -24,9 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ddlsched.bench.executors import Executor, make_executor
+from ddlsched.bench.instance_cache import cache_dir_of, make_cache_dir
 from ddlsched.bench.retry import FAILED_STATUSES, parse_retry, wants_retry
 from ddlsched.bench.store import ResultStore
-from ddlsched.bench.suite import Suite
+from ddlsched.bench.suite_spec import Suite
 from ddlsched.bench.tasks import Task, expand
 from ddlsched.errors import StoreError
 
@@ -82,6 +86,7 @@ def run_suite(
     limit: int | None = None,
     stop: threading.Event | None = None,
     retry: Iterable[str] | None = None,
+    instance_cache: bool = True,
 ) -> RunSummary:
     """Run every task of ``suite`` that has no row in ``out`` yet.
 
@@ -90,14 +95,20 @@ def run_suite(
     ``stop`` lets another thread end the run early (rows so far are kept);
     ``retry`` (kinds ``failed``, ``time_limit``, ``error``, see
     :mod:`ddlsched.bench.retry`) also runs the tasks whose latest row is of
-    those kinds again. A ``KeyboardInterrupt`` stops the run after flushing
+    those kinds again; ``instance_cache``: workers read each generated instance from
+    ``out/instances/`` and write it there when they build it
+    (:mod:`ddlsched.bench.instance_cache`; ``False``: every worker builds its
+    instance). A ``KeyboardInterrupt`` stops the run after flushing
     what finished and propagates; a store fault raises a :class:`StoreError`.
     """
     kinds = parse_retry(retry)
     directory = Path(out) if out is not None else suite.output_dir()
-    tasks = expand(suite)
+    cache_dir = cache_dir_of(directory) if instance_cache else None
+    tasks = expand(suite, cache_dir)
     store = ResultStore(directory, flush_interval_s=flush_interval_s)
     store.lock()
+    if cache_dir is not None:
+        make_cache_dir(cache_dir)
     try:
         return _run(suite, store, tasks, workers, dask, executor, on_progress, limit, stop, kinds)
     finally:

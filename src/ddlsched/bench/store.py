@@ -6,6 +6,7 @@ Layout of a results directory::
                          machine, suite name and file hash, one entry per run
     suite.toml           copy of the suite file of the last run
     rows/part-*.parquet  result rows (schema :data:`SCHEMA`), never modified
+    instances/<key>.json the instance cache (:mod:`ddlsched.bench.instance_cache`)
     .lock                the run lock (held by the run writing, see :meth:`ResultStore.lock`)
 
 Rows are buffered and written as a new part file at most every
@@ -49,6 +50,7 @@ import pyarrow.parquet as pq
 from ddlsched.bench.files import atomic_write, remove_stale_temps, store_error
 from ddlsched.bench.gate import merged_parts, read_part
 from ddlsched.bench.gate import read_manifest as _read_manifest_file
+from ddlsched.bench.instance_cache import cache_dir_of
 from ddlsched.bench.runstate import close_dead_runs
 from ddlsched.errors import DdlschedError
 
@@ -279,7 +281,7 @@ class ResultStore:
                 f"another run is writing to {self.directory}; wait for it or use another --out"
             ) from None
         self._lock_fd: int | None = fd
-        remove_stale_temps(self.directory, self.rows_dir)
+        remove_stale_temps(self.directory, self.rows_dir, cache_dir_of(self.directory))
         self._remove(_live_parts(self.rows_dir)[1])  # left by a kill mid-compaction
         parts = _parts(self.rows_dir)
         if parts and f"part-{self._run_id}" <= parts[-1].name:

@@ -1,6 +1,6 @@
 """Tasks: one (instance, method, parameters, seed) of a suite, its key and its row.
 
-:func:`expand` turns a :class:`~ddlsched.bench.suite.Suite` into tasks;
+:func:`expand` turns a :class:`~ddlsched.bench.suite_spec.Suite` into tasks;
 :func:`execute` runs one task (in a worker process) and returns its result
 row, a flat dict holding everything the tables and plots need (see
 :data:`ROW_FIELDS`). A task's :attr:`Task.key` is a content hash of the
@@ -21,9 +21,12 @@ under (``time_limit_s``, ``kill_after_s``). Two methods of one suite that
 differ only in their limits would share keys, so such a suite is refused
 (run that comparison into two results directories).
 
-Instances are regenerated in the worker from their recipe (generators are
-deterministic, bit for bit), so a task is a few hundred bytes whichever
-executor ships it.
+A task ships its instance's recipe, not the instance, so a task is a few
+hundred bytes whichever executor ships it. The worker reads the instance
+from the run's instance cache (:mod:`ddlsched.bench.instance_cache`,
+``<results>/instances/``, filled by the suite's check before the run) and
+builds it from its recipe only when the cache has no sound file of it
+(generators are deterministic, bit for bit), then caches it.
 """
 
 from __future__ import annotations
@@ -37,11 +40,12 @@ import socket
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from ddlsched.bench.suite import Suite, SuiteError, sweep_points
+from ddlsched.bench.suite_spec import InstanceSet, Suite
+from ddlsched.bench.suite_values import SuiteError, sweep_points
 from ddlsched.errors import DdlschedError
 
 __all__ = [
@@ -53,7 +57,9 @@ __all__ = [
     "execute",
     "expand",
     "failure_row",
+    "generated_instance",
     "instance_size",
+    "instance_specs",
 ]
 
 log = logging.getLogger(__name__)
@@ -91,7 +97,7 @@ ROW_FIELDS: dict[str, str] = {
     "runtime_s": "wall time of the method (what its time limit bounds), s",
     "solver_time_s": "time spent inside solver calls, s (null for heuristics)",
     "time_limit_hit": "whether the time limit stopped the method (or the platform killed it)",
-    "wall_s": "wall time of the task in the worker (instance build + method), s",
+    "wall_s": "wall time of the task in the worker (instance build or cache read + method), s",
     "backend_version": "solver version used",
     "num_variables": "model size: variables",
     "num_integer_variables": "model size: integer variables",
@@ -135,10 +141,17 @@ class InstanceSpec:
     params_json: str = "{}"
     file: str | None = None
     file_sha256: str | None = None
+    #: The run's instance cache folder (:mod:`ddlsched.bench.instance_cache`), absolute;
+    #: ``None``: no cache. Not part of the instance's identity.
+    cache_dir: str | None = field(default=None, compare=False)
 
     @property
     def params(self) -> dict[str, Any]:
         return json.loads(self.params_json)
+
+    def key(self, version: str) -> str:
+        """The instance's content hash under ddlsched ``version`` (rows' ``instance_key``)."""
+        return _digest({"instance": self.recipe(), "version": version})
 
     def recipe(self) -> dict[str, Any]:
         if self.file is not None:
@@ -174,7 +187,7 @@ class Task:
 
     @property
     def instance_key(self) -> str:
-        return _digest({"instance": self.instance.recipe(), "version": self.version})
+        return self.instance.key(self.version)
 
     @property
     def key(self) -> str:
@@ -196,10 +209,62 @@ def _instance_id(preset: str, seed: int, point: dict[str, Any], swept: list[str]
     return f"{preset}/s{seed}{suffix}"
 
 
-def expand(suite: Suite) -> list[Task]:
+def instance_specs(
+    suite: Suite,
+    inst_set: InstanceSet,
+    cache_dir: str | os.PathLike[str] | None = None,
+    *,
+    hash_files: bool = True,
+) -> list[InstanceSpec]:
+    """The instances of ``inst_set`` (sweep point by sweep point, seed by seed; or its files).
+
+    ``cache_dir``: the run's instance cache folder, given to generated instances;
+    ``hash_files=False`` leaves ``file_sha256`` out (a file the suite's check reads
+    through the family's ``load``, where a bad file is a problem it reports).
+    """
+    specs: list[InstanceSpec] = []
+    if inst_set.preset is not None:
+        cache = os.path.abspath(cache_dir) if cache_dir is not None else None
+        for point in sweep_points(inst_set.params, inst_set.sweep):
+            for seed in inst_set.seeds:
+                specs.append(
+                    InstanceSpec(
+                        family=inst_set.family,
+                        group=inst_set.group_name,
+                        instance_id=_instance_id(
+                            inst_set.preset, seed, point, list(inst_set.sweep)
+                        ),
+                        preset=inst_set.preset,
+                        seed=seed,
+                        params_json=_canonical(point),
+                        cache_dir=cache,
+                    )
+                )
+        return specs
+    for pattern in inst_set.files:
+        for path in suite.expand_files(pattern):
+            try:
+                rel = os.path.relpath(path, suite.base_dir)
+            except ValueError:
+                rel = str(path)
+            specs.append(
+                InstanceSpec(
+                    family=inst_set.family,
+                    group=inst_set.group_name,
+                    instance_id=rel,
+                    file=str(path),
+                    file_sha256=_file_sha256(str(path)) if hash_files else None,
+                )
+            )
+    return specs
+
+
+def expand(suite: Suite, cache_dir: str | os.PathLike[str] | None = None) -> list[Task]:
     """All tasks of a suite, in a stable order (instance set, instance, method, seed).
 
     A suite of more than ``limits.max_tasks`` tasks is refused before any is built.
+    ``cache_dir``: the run's instance cache folder (:mod:`ddlsched.bench.instance_cache`;
+    ``None``: workers build every instance).
     """
     from ddlsched import __version__
     from ddlsched.registry import get_method
@@ -208,38 +273,7 @@ def expand(suite: Suite) -> list[Task]:
     tasks: list[Task] = []
     seen: dict[str, str] = {}  # key -> label
     for inst_set in suite.instances:
-        specs: list[InstanceSpec] = []
-        if inst_set.preset is not None:
-            for point in sweep_points(inst_set.params, inst_set.sweep):
-                for seed in inst_set.seeds:
-                    specs.append(
-                        InstanceSpec(
-                            family=inst_set.family,
-                            group=inst_set.group_name,
-                            instance_id=_instance_id(
-                                inst_set.preset, seed, point, list(inst_set.sweep)
-                            ),
-                            preset=inst_set.preset,
-                            seed=seed,
-                            params_json=_canonical(point),
-                        )
-                    )
-        else:
-            for pattern in inst_set.files:
-                for path in suite.expand_files(pattern):
-                    try:
-                        rel = os.path.relpath(path, suite.base_dir)
-                    except ValueError:
-                        rel = str(path)
-                    specs.append(
-                        InstanceSpec(
-                            family=inst_set.family,
-                            group=inst_set.group_name,
-                            instance_id=rel,
-                            file=str(path),
-                            file_sha256=_file_sha256(str(path)),
-                        )
-                    )
+        specs = instance_specs(suite, inst_set, cache_dir)
         for spec in specs:
             for method_spec in suite.methods:
                 if suite.family_of(method_spec) != spec.family:
@@ -284,15 +318,42 @@ def expand(suite: Suite) -> list[Task]:
 # --------------------------------------------------------------------------- execution
 
 
-@functools.lru_cache(maxsize=64)
-def build_instance(spec: InstanceSpec) -> Any:
-    """The instance of ``spec`` (cached per process: many methods share one instance)."""
+def generated_instance(
+    spec: InstanceSpec, version: str, *, make_dir: bool = False
+) -> tuple[Any, bool]:
+    """The generated instance of ``spec`` and whether it was read from the cache.
+
+    Read from ``spec.cache_dir`` when that holds a sound file of it (the key of
+    ``version``), else built from its recipe and written there; ``make_dir``:
+    create a missing cache folder (the suite's check does; a worker does not, so
+    that a remote Dask worker makes no folder on its machine).
+    """
+    from ddlsched.bench import instance_cache
     from ddlsched.registry import get_family
 
     fam = get_family(spec.family)
+    if spec.cache_dir is None:
+        return fam.generate(spec.preset, spec.seed, **spec.params), False
+    key, recipe = spec.key(version), spec.recipe()
+    instance = instance_cache.load(spec.cache_dir, key, recipe, version, fam.from_dict)
+    if instance is not None:
+        return instance, True
+    instance = fam.generate(spec.preset, spec.seed, **spec.params)
+    instance_cache.store(spec.cache_dir, key, recipe, version, instance, make_dir=make_dir)
+    return instance, False
+
+
+@functools.lru_cache(maxsize=64)
+def build_instance(spec: InstanceSpec, version: str | None = None) -> Any:
+    """The instance of ``spec`` (kept per process: many methods share one instance):
+    its file loaded, or the generated instance (:func:`generated_instance`, under
+    ddlsched ``version``, default this one's)."""
+    from ddlsched import __version__
+    from ddlsched.registry import get_family
+
     if spec.file is not None:
-        return fam.load(spec.file)
-    return fam.generate(spec.preset, spec.seed, **spec.params)
+        return get_family(spec.family).load(spec.file)
+    return generated_instance(spec, version or __version__)[0]
 
 
 def instance_size(instance: Any) -> int | None:
@@ -442,7 +503,7 @@ def execute(task: Task, on_started: Callable[[int | None], None] | None = None) 
     row = _base_row(task)
     row["worker"] = f"{socket.gethostname()}:{os.getpid()}"
     try:
-        instance = build_instance(task.instance)
+        instance = build_instance(task.instance, task.version)
         row["instance_size"] = instance_size(instance)
         if on_started is not None:
             on_started(row["instance_size"])
