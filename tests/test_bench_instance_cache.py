@@ -268,3 +268,32 @@ def test_check_hook_runs_on_a_cached_instance(tmp_path, generated, monkeypatch):
     second = load_suite(path, cache=True, out=out)
     assert generated == [] and len(checked) == 6 and second.checked.instances_cached == 3
     assert checked[3:] == checked[:3]  # the same instances, read back
+
+
+def test_bench_validate_builds_every_instance_with_the_cache(
+    tmp_path, generated, monkeypatch, capsys
+):
+    """``bench validate`` ignores the check budget when it has the cache (nothing built is
+    lost); ``--budget 0`` and ``--no-cache`` keep a budget; a bad budget is one line."""
+    from ddlsched.cli import main
+
+    monkeypatch.delenv("DDLSCHED_CHECK_BUDGET_S", raising=False)
+    monkeypatch.setattr(
+        "ddlsched.bench.check.DEFAULT_BUDGET_S", 0.0
+    )  # a budget that builds nothing
+    path, out = suite_file(tmp_path), tmp_path / "out"
+    assert main(["bench", "validate", str(path), "--out", str(out), "--no-cache"]) == 0
+    assert generated == []  # the budget (0 s here) applies without the cache
+    assert main(["bench", "validate", str(path), "--out", str(out), "--budget", "0"]) == 0
+    assert generated == [] and "none of 3 built" in capsys.readouterr().out
+    assert main(["bench", "validate", str(path), "--out", str(out)]) == 0
+    assert len(generated) == 3 and len(cache_files(out)) == 3
+    assert "0 of 3 checked instance(s) read from it" in capsys.readouterr().out
+    assert main(["bench", "validate", str(path), "--out", str(out), "--budget", "all"]) == 0
+    assert len(generated) == 3
+    assert "3 of 3 checked instance(s) read from it" in capsys.readouterr().out
+    assert main(["bench", "validate", str(path), "--budget", "-1"]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "ddlsched: error: argument --budget: expected a budget in seconds (or 'all'), "
+        "finite and >= 0, got '-1'"
+    ]

@@ -100,7 +100,7 @@ def non_negative(maximum: int | None = None) -> Callable[[str], int]:
 seed = _ranged(0, MAX_SEED, f"a seed in 0..{MAX_SEED}")
 
 
-def _finite(what: str, minimum: float, inclusive: bool) -> Callable[[str], float]:
+def finite(what: str, minimum: float, inclusive: bool) -> Callable[[str], float]:
     """A finite number above ``minimum`` (``>=`` when ``inclusive``, else ``>``)."""
     relation = f"{'>=' if inclusive else '>'} {minimum:g}"
 
@@ -117,9 +117,9 @@ def _finite(what: str, minimum: float, inclusive: bool) -> Callable[[str], float
 
 
 #: A time limit in seconds: a finite number ``> 0``.
-seconds = _finite("a time limit in seconds", 0, inclusive=False)
+seconds = finite("a time limit in seconds", 0, inclusive=False)
 #: A memory size in MiB: a finite number ``>= 1``.
-megabytes = _finite("a number of MiB", 1, inclusive=True)
+megabytes = finite("a number of MiB", 1, inclusive=True)
 
 
 def names(text: str) -> list[str]:

@@ -21,8 +21,10 @@ out is not built again (its file's header and hash are checked; a family
 with a ``check_instance`` hook has the instance read back and checked),
 and an instance built here is written to the cache, for the next check and
 for the run's workers. So the first ``ddlsched bench validate`` of a suite
-builds its instances (within the budget) and the next ones, and the
-``bench run`` after them, only read what was built.
+builds its instances and the next ones, and the ``bench run`` after them,
+only read what was built (``bench validate`` builds every instance when it
+has the cache, as nothing it builds is lost; ``bench run``'s own check keeps
+the budget below, its workers build the rest).
 
 Instances are tried in rounds, the first seed of every (preset, parameters)
 point and every file first, then the second seeds, and so on, within a time
@@ -43,13 +45,14 @@ from __future__ import annotations
 import math
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ddlsched.deadline import Deadline
 from ddlsched.errors import DdlschedError
 
-__all__ = ["DEFAULT_BUDGET_S", "Problem", "SuiteCheck", "check_suite"]
+__all__ = ["BUDGET_ENV", "DEFAULT_BUDGET_S", "Problem", "SuiteCheck", "check_suite"]
 
 # The suite (a ddlsched.bench.suite_spec.Suite) is used through its methods, not imported:
 # ddlsched.bench.suite calls this module, never the other way round.
@@ -58,7 +61,7 @@ InstanceSet = Any
 
 #: Seconds spent generating and loading instances, by default.
 DEFAULT_BUDGET_S = 30.0
-_BUDGET_ENV = "DDLSCHED_CHECK_BUDGET_S"
+BUDGET_ENV = "DDLSCHED_CHECK_BUDGET_S"
 _EXAMPLES = 1  # instance ids shown per problem
 
 
@@ -116,14 +119,14 @@ class _OutOfTime(BaseException):
 
 def _budget(budget_s: float | None) -> float:
     if budget_s is None:
-        text = os.environ.get(_BUDGET_ENV)
+        text = os.environ.get(BUDGET_ENV)
         if not text:
             return DEFAULT_BUDGET_S
         try:
             budget_s = float(text)
         except ValueError:
-            raise DdlschedError(f"{_BUDGET_ENV}: expected seconds, got {text!r}") from None
-    if not math.isfinite(budget_s) or budget_s < 0:
+            raise DdlschedError(f"{BUDGET_ENV}: expected seconds, got {text!r}") from None
+    if math.isnan(budget_s) or budget_s < 0:
         raise DdlschedError(f"instance check budget: expected seconds >= 0, got {budget_s!r}")
     return budget_s
 
@@ -229,7 +232,11 @@ def _check_methods(suite: Suite, found: _Collector) -> dict[tuple[int, str], boo
 
 
 def check_suite(
-    suite: Suite, *, budget_s: float | None = None, cache_dir: Any = None
+    suite: Suite,
+    *,
+    budget_s: float | None = None,
+    cache_dir: Any = None,
+    on_instance: Callable[[int, int], None] | None = None,
 ) -> SuiteCheck:
     """Check every task of ``suite`` as a run would, before it runs (module docstring).
 
@@ -237,8 +244,10 @@ def check_suite(
     :func:`~ddlsched.bench.suite.load_suite` raises as one
     :class:`~ddlsched.bench.suite_values.SuiteCheckError`) and notes. ``budget_s``: seconds
     for generating and loading instances (``None``: ``$DDLSCHED_CHECK_BUDGET_S``
-    or :data:`DEFAULT_BUDGET_S`; 0: no instance is built); ``cache_dir``: the run's
-    instance cache folder (``None``: none; every instance is built).
+    or :data:`DEFAULT_BUDGET_S`; 0: no instance is built; ``math.inf``: every
+    instance is); ``cache_dir``: the run's instance cache folder (``None``: none;
+    every instance is built); ``on_instance(done, total)``: called before each
+    instance and after the last (a progress bar).
     """
     budget = _budget(budget_s)
     report = SuiteCheck(source=suite.source, tasks=suite.task_count())
@@ -266,6 +275,8 @@ def check_suite(
     unchecked_rounds: set[int] = set()
     if budget > 0:
         for position, (_round, k, inst, inst_spec) in enumerate(items):
+            if on_instance is not None:
+                on_instance(position, len(items))
             left = budget - (time.monotonic() - started)
             if left <= 0:
                 unchecked_rounds.update(item[0] for item in items[position:])
@@ -294,9 +305,11 @@ def check_suite(
             report.instances_checked += 1
             found.add(f"instances[{k}]", message, per_instance, inst_spec.instance_id)
             failing += per_instance - lost_per_instance[k]
+    if on_instance is not None:
+        on_instance(report.instances_checked, len(items))
     if budget == 0 and items:
         report.notes.append(
-            f"instances: none of {len(items):,} built (budget 0 s; ${_BUDGET_ENV} sets it)"
+            f"instances: none of {len(items):,} built (budget 0 s; ${BUDGET_ENV} sets it)"
         )
     elif report.instances_checked < report.instances_total:
         how = (
@@ -306,7 +319,7 @@ def check_suite(
         )
         report.notes.append(
             f"instances: {report.instances_checked:,} of {report.instances_total:,} built "
-            f"within the {budget:g} s budget ({how}; ${_BUDGET_ENV} sets the budget)"
+            f"within the {budget:g} s budget ({how}; ${BUDGET_ENV} sets the budget)"
         )
     report.problems = list(found.found.values())
     report.failing = failing

@@ -27,12 +27,15 @@ explains every column of the ratio table
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
+import os
 import signal
 import sys
 import textwrap
 import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -257,13 +260,24 @@ def _cmd_status(args: argparse.Namespace) -> int:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
+    from ddlsched.bench.check import BUDGET_ENV
     from ddlsched.bench.instance_cache import cache_dir_of
     from ddlsched.bench.suite import load_suite
     from ddlsched.bench.suite_values import SuiteCheckError
     from ddlsched.bench.tasks import expand
 
+    budget = args.budget
+    if budget is None and not args.no_cache and not os.environ.get(BUDGET_ENV):
+        budget = math.inf  # what is built is kept: the run after reads it
     try:
-        suite = load_suite(args.suite, cache=not args.no_cache, out=args.out)
+        with _instance_bar() as on_instance:
+            suite = load_suite(
+                args.suite,
+                cache=not args.no_cache,
+                out=args.out,
+                instance_budget_s=budget,
+                on_instance=on_instance,
+            )
     except SuiteCheckError as exc:
         check = exc.check
         if len(check.problems) > 1:  # one line per problem, then the verdict
@@ -294,6 +308,40 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([t.key for t in tasks]))
     return 0
+
+
+@contextlib.contextmanager
+def _instance_bar() -> Iterator[Callable[[int, int], None] | None]:
+    """A progress bar of the instances checked, on stderr when it is a terminal."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    bar = Progress(
+        TextColumn("checking instances"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=_console(stderr=True),
+        transient=True,
+    )
+    task = bar.add_task("instances", total=None)
+
+    def update(done: int, total: int) -> None:
+        bar.update(task, completed=done, total=total)
+
+    with bar:
+        yield update
+
+
+def _budget_arg(text: str) -> float:
+    """``--budget``: seconds >= 0, or ``all``."""
+    if text.strip().lower() == "all":
+        return math.inf
+    return _BUDGET_SECONDS(text)
+
+
+_BUDGET_SECONDS = cli_types.finite("a budget in seconds (or 'all')", 0, inclusive=True)
 
 
 def _hours(seconds: float) -> str:
@@ -505,10 +553,19 @@ def _add_validate(sub: Any) -> None:
         "validate",
         help="check a suite file and count its tasks",
         description="Check a suite as a run would (names, parameters, backends, every "
-        "instance built or loaded, within $DDLSCHED_CHECK_BUDGET_S seconds, default 30) and "
-        "count its tasks. " + _CACHE_HELP,
+        "instance built or loaded) and count its tasks. With the instance cache every "
+        "instance is built (once: the next validate and the run read it); with "
+        "--no-cache, what fits in $DDLSCHED_CHECK_BUDGET_S seconds (default 30). " + _CACHE_HELP,
     )
     p.add_argument("suite", help="suite file (TOML)")
+    p.add_argument(
+        "--budget",
+        type=_budget_arg,
+        default=None,
+        metavar="SECONDS|all",
+        help="seconds for building instances (default: all with the cache; else "
+        "$DDLSCHED_CHECK_BUDGET_S or 30); what it leaves unchecked is a note",
+    )
     p.add_argument(
         "--out",
         help="results directory whose instance cache the check fills and reads "

@@ -71,7 +71,7 @@ import hashlib
 import math
 import re
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -274,6 +274,7 @@ def load_suite(
     instance_budget_s: float | None = None,
     cache: bool = False,
     out: str | Path | None = None,
+    on_instance: Callable[[int, int], None] | None = None,
 ) -> Suite:
     """Read and validate a suite file.
 
@@ -287,7 +288,8 @@ def load_suite(
     ``suite.checked.notes``. ``cache``: the instances are built into, and read back
     from, the instance cache of the results directory ``out`` (default: the suite's
     output; :mod:`ddlsched.bench.instance_cache`), so that a second check, and the
-    run's workers, build none of them again.
+    run's workers, build none of them again. ``on_instance(done, total)``: the
+    check's progress (:func:`~ddlsched.bench.check.check_suite`).
     """
     path = Path(path)
     data, raw = _read_toml(path)
@@ -299,7 +301,9 @@ def load_suite(
 
         suite.validate_against_registry()
         cache_dir = cache_dir_of(out or suite.output_dir()) if cache else None
-        report = check_suite(suite, budget_s=instance_budget_s, cache_dir=cache_dir)
+        report = check_suite(
+            suite, budget_s=instance_budget_s, cache_dir=cache_dir, on_instance=on_instance
+        )
         if report.problems:
             raise SuiteCheckError(report)
         object.__setattr__(suite, "checked", report)
