@@ -66,21 +66,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import chain
-from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
 from ddlsched.errors import InfeasibleScheduleError, InvalidInstanceError
 from ddlsched.jsonio import (
+    JsonInstance,
     check_fields,
     check_header,
-    load_instance,
     read_meta,
     read_names,
     require_int,
     require_number,
-    write_json,
 )
 from ddlsched.problems.dmlrs import DEMAND_RANGE, MAX_CAPACITY, MAX_GAMMA, MAX_WORKERS
 
@@ -126,7 +124,7 @@ def _positive_int(value: Any, where: str) -> None:
 
 
 @dataclass(frozen=True)
-class SlotInstance:
+class SlotInstance(JsonInstance):
     """One Problem (23) with its PS row (module docstring); validated on construction.
 
     ``worker_price[h]`` and ``ps_price[h]`` are ``pw[h]`` and ``ps[h]``;
@@ -265,15 +263,6 @@ class SlotInstance:
             **job,
             meta=meta,
         )
-
-    @classmethod
-    def load(cls, path: str | Path) -> SlotInstance:
-        """Read an instance file (errors are one line naming the file)."""
-        return load_instance(cls.from_dict, path)
-
-    def save(self, path: str | Path) -> None:
-        """Write the instance file."""
-        write_json(path, self.to_dict())
 
 
 _MACHINE_FIELDS = frozenset(("worker_price", "ps_price", "residual"))
