@@ -191,7 +191,10 @@ class Family:
     ``check_instance(instance)`` reads what a method would read before it
     runs and raises :class:`~ddlsched.errors.DdlschedError` if that fails (a
     lazy instance's trace file), so that ``ddlsched bench validate`` finds it
-    before a run.
+    before a run. ``size(instance)`` is the instance size every benchmark row
+    reports (``instance_size``: jobs, machines or stage replicas; ``None``
+    where it is unknown before a method runs); every family declares it (the
+    conformance check requires it).
     """
 
     name: str
@@ -213,6 +216,7 @@ class Family:
     worst_case: WorstCaseSpace | None = None
     preset_params: Mapping[str, type] = field(default_factory=dict)
     check_instance: Callable[[Any], None] | None = None
+    size: Callable[[Any], int | None] | None = None
 
     def __post_init__(self) -> None:
         if self.sense not in ("min", "max"):

@@ -503,6 +503,7 @@ FAMILY = register_family(
         schedule_to_json=schedule_to_json,
         schedule_from_json=schedule_from_json,
         smoke=("tiny", {}),
+        size=lambda instance: len(instance.jobs),
         summary="A-SRPT online scheduling with predictions vs offline optimum and bounds",
         simulate_command=_simulate_command,
         worst_case=_worst_case_space(),
