@@ -81,10 +81,7 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     fam = get_family(args.family)
     params = parse_assignments(args.set, "--set")
     instance = fam.generate(args.preset, args.seed, **params)
-    try:
-        instance.save(args.output)
-    except OSError as exc:
-        raise DdlschedError(f"cannot write {args.output}: {exc.strerror}") from None
+    instance.save(args.output)  # jsonio.JsonInstance: atomic, one line if it cannot write
     print(f"wrote {args.output} ({fam.name}, preset {args.preset}, seed {args.seed})")
     return 0
 
