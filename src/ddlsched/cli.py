@@ -18,6 +18,12 @@ presets); ``ddlsched methods FAMILY`` gives the methods' parameters with
 types, ranges and help texts, ``ddlsched presets FAMILY`` the presets'
 (``--set``); ``ddlsched bench table --help`` explains the table's columns.
 
+Modules: this one builds the parser (one function per command) and runs
+``instance``, ``solve`` and ``compare``; ``methods`` and ``presets`` are
+:mod:`ddlsched.cli_listings`'s, ``simulate`` :mod:`ddlsched.cli_simulate`'s
+(one command for every family with a :class:`~ddlsched.registry.Simulation`),
+``bench`` :mod:`ddlsched.bench.cli`'s.
+
 Every flag is checked by an argparse type of :mod:`ddlsched.cli_types`
 (seeds ``0..2147483647``, counts ``>= 1``, time limits finite and ``> 0``,
 Dask addresses); ``--param`` and ``--set`` values by the method's or the
