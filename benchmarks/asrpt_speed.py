@@ -36,7 +36,7 @@ import shutil
 import subprocess
 import time
 
-import ddlsched.workloads.asrpt_traces as traces
+import ddlsched.workloads.asrpt_window as traces  # the module whose build_window calls fit
 from ddlsched.families.asrpt import POLICIES, generate
 from ddlsched.models.asrpt import alpha_lb, lb_srpt, lb_sum
 from ddlsched.registry import RunOptions, run_method

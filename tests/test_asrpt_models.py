@@ -26,25 +26,12 @@ import pytest
 from ddlsched.deadline import Deadline
 from ddlsched.errors import ModelTooLargeError
 from ddlsched.heuristics.asrpt_config import config_constants
-from ddlsched.models.asrpt import (
-    alpha_closed_form,
-    alpha_lb,
-    alpha_lbs,
-    count_usage_vectors,
-    lb_srpt,
-    lb_sum,
-    solve_exact,
-    usage_vectors,
-)
+from ddlsched.models.asrpt import alpha_closed_form, alpha_lb, alpha_lbs, lb_srpt, lb_sum
+from ddlsched.models.asrpt_exact import solve_exact
+from ddlsched.models.asrpt_modes import count_usage_vectors, usage_vectors
 from ddlsched.models.asrpt_theory import theory
-from ddlsched.problems.asrpt import (
-    AsrptInstance,
-    Cluster,
-    Job,
-    JobConfig,
-    evaluate,
-    job_placement_instance,
-)
+from ddlsched.problems.asrpt import AsrptInstance, Cluster, Job, JobConfig, job_placement_instance
+from ddlsched.problems.asrpt_schedule import evaluate
 from ddlsched.problems.placement import Placement, Stage
 from ddlsched.problems.placement import evaluate as evaluate_placement
 from ddlsched.rng import make_rng

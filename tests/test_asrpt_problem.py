@@ -9,12 +9,11 @@ import math
 import pytest
 
 from ddlsched.errors import InfeasibleScheduleError, InvalidInstanceError
-from ddlsched.problems.asrpt import (
-    AsrptInstance,
+from ddlsched.problems.asrpt import AsrptInstance, prediction_error
+from ddlsched.problems.asrpt_schedule import (
     AsrptSchedule,
     JobRun,
     evaluate,
-    prediction_error,
     schedule_from_json,
     schedule_to_json,
 )

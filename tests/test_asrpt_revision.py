@@ -19,11 +19,12 @@ from hypothesis import strategies as st
 
 from ddlsched.errors import DdlschedError
 from ddlsched.families.asrpt import generate
-from ddlsched.heuristics.asrpt import virtual_completion_times
 from ddlsched.heuristics.asrpt_arrival import ArrivalQueue
 from ddlsched.heuristics.asrpt_diagnostics import PER_JOB_MAX, idle_wait
+from ddlsched.heuristics.asrpt_policy import virtual_completion_times
 from ddlsched.heuristics.srpt import srpt_completion_times
-from ddlsched.problems.asrpt import AsrptInstance, Cluster, Job, JobConfig, evaluate
+from ddlsched.problems.asrpt import AsrptInstance, Cluster, Job, JobConfig
+from ddlsched.problems.asrpt_schedule import evaluate
 from ddlsched.problems.placement import Stage
 from ddlsched.registry import RunOptions, run_method
 from ddlsched.sim.asrpt import simulate

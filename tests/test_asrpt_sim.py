@@ -30,15 +30,12 @@ from hypothesis import strategies as st
 
 from ddlsched.deadline import Deadline
 from ddlsched.errors import DdlschedError, TimeLimitReached, UnknownMethodError
-from ddlsched.heuristics.asrpt import (
-    FreeGpus,
-    JobTable,
-    virtual_completion_times,
-    virtual_sizes,
-)
+from ddlsched.heuristics.asrpt import FreeGpus
 from ddlsched.heuristics.asrpt_config import select_servers
+from ddlsched.heuristics.asrpt_policy import JobTable, virtual_completion_times, virtual_sizes
 from ddlsched.heuristics.srpt import srpt_completion_times
-from ddlsched.problems.asrpt import AsrptInstance, Cluster, Job, JobConfig, evaluate
+from ddlsched.problems.asrpt import AsrptInstance, Cluster, Job, JobConfig
+from ddlsched.problems.asrpt_schedule import evaluate
 from ddlsched.problems.placement import Stage
 from ddlsched.sim.asrpt import POLICIES, simulate
 from ddlsched.workloads.asrpt import tiny

@@ -507,7 +507,7 @@ def test_asrpt_time_unit_out_of_range_is_refused_and_a_coarse_one_claims_nothing
 
 
 def test_asrpt_units_are_never_whole_at_zero_for_a_positive_duration():
-    from ddlsched.models.asrpt import _units
+    from ddlsched.models.asrpt_exact import _units
 
     assert (_units(2e-12, True), _units(2e-12, False)) == (1, 0)
     assert (_units(0.0, True), _units(3.0 + 1e-12, False)) == (0, 3)

@@ -3,4 +3,22 @@
 Each module imports its family's problem, workloads, heuristics and
 formulations, and registers them in :mod:`ddlsched.registry`; nothing else
 in the package needs to know which families exist.
+
+Each family module's docstring is the map of its paper's code: its section
+"Modules of the family" names every module of the layers ``problems/``,
+``workloads/``, ``heuristics/``, ``models/``, ``sim/`` and ``solvers/`` that
+belongs to the family; the modules that serve every family are listed
+here. ``tests/test_layout.py`` checks that every module of those layers is
+on exactly one of these maps.
+
+Modules of the shared core:
+
+* solvers: :mod:`ddlsched.solvers.formulation` (the :class:`Formulation`
+  interface, :func:`solve_formulation`), :mod:`ddlsched.solvers.backends`
+  (HiGHS and SCIP through Pyomo, statuses, limits),
+  :mod:`ddlsched.solvers.limits` (solve settings without Pyomo),
+  :mod:`ddlsched.solvers.result` (statuses, claims, results),
+  :mod:`ddlsched.solvers.highs_lp` (many small LPs and MILPs in highspy) and
+  :mod:`ddlsched.solvers.cpsat` (CP-SAT: status mapping, limits, seed,
+  workers; asrpt's ``exact`` and placement's threshold search).
 """

@@ -6,28 +6,47 @@ Scheduling in GPU Clusters" (seed 004), Sections III, IV-C and V; spec
 
 Modules of the family:
 
-* problem: :mod:`ddlsched.problems.asrpt` (instance, schedule, the evaluator
-  :func:`~ddlsched.problems.asrpt.evaluate`: ``sum C_i`` of Eq. 8 and the
-  metrics);
+* problem: :mod:`ddlsched.problems.asrpt` (instance with its JSON form,
+  ``load``/``save``; the timing model ``alpha_i`` of Eqs. 4-7,
+  :func:`~ddlsched.problems.asrpt.job_alpha`; the prediction error, Eq. 9)
+  and :mod:`ddlsched.problems.asrpt_schedule` (schedule, the evaluator
+  :func:`~ddlsched.problems.asrpt_schedule.evaluate`: ``sum C_i`` of Eq. 8
+  and the metrics, the schedule's JSON form);
 * workloads: :mod:`ddlsched.workloads.asrpt` (presets; ``tiny`` and
   ``tiny-comm``, where ``B_intra > B_inter`` makes delay windows open),
   :mod:`ddlsched.workloads.asrpt_traces` (``trace``, ``testbed``,
-  ``paper``), :mod:`ddlsched.workloads.asrpt_pool` (model pool),
+  ``paper``), :mod:`ddlsched.workloads.asrpt_window` (their window
+  pipeline), :mod:`ddlsched.workloads.asrpt_trace_table` (a trace as one
+  sorted table), :mod:`ddlsched.workloads.asrpt_pool` (model pool),
   :mod:`ddlsched.workloads.asrpt_predict` (predictors),
-  :mod:`ddlsched.workloads.traces` and :mod:`ddlsched.workloads.pai` (trace
-  readers);
+  :mod:`ddlsched.workloads.asrpt_mutate` (mutation moves of the worst-case
+  search), :mod:`ddlsched.workloads.traces` and :mod:`ddlsched.workloads.pai`
+  (trace readers);
 * heuristics: :mod:`ddlsched.heuristics.asrpt_config` (``alpha~_min``,
   ``alpha_max``, cached Heavy-Edge), :mod:`ddlsched.heuristics.asrpt`
-  (the policies), :mod:`ddlsched.heuristics.asrpt_cluster` (free GPUs per
-  server, server selection), :mod:`ddlsched.heuristics.asrpt_virtual` (the
-  virtual machine ``A~1``), :mod:`ddlsched.heuristics.asrpt_arrival` (the
-  queue of ``eligibility = arrival``), :mod:`ddlsched.heuristics.asrpt_diagnostics`
+  (A-SRPT, Algorithm 1, and the policy factory),
+  :mod:`ddlsched.heuristics.asrpt_baselines` (the five baselines),
+  :mod:`ddlsched.heuristics.asrpt_policy` (the policies' protocol, their
+  shared selection + Heavy-Edge, the job table),
+  :mod:`ddlsched.heuristics.asrpt_cluster` (free GPUs per server, server
+  selection), :mod:`ddlsched.heuristics.asrpt_virtual` (the virtual machine
+  ``A~1``), :mod:`ddlsched.heuristics.asrpt_arrival` (the queue of
+  ``eligibility = arrival``), :mod:`ddlsched.heuristics.asrpt_diagnostics`
   (hold-back, queueing, virtual work, utilisation of a run),
   :mod:`ddlsched.heuristics.srpt`;
 * models: :mod:`ddlsched.models.asrpt` (``alpha_lb``, ``lb_sum``,
-  ``lb_srpt``, ``exact``) and :mod:`ddlsched.models.asrpt_theory`
-  (Theorem 1, Lemmas 2-3 per instance);
+  ``lb_srpt``), :mod:`ddlsched.models.asrpt_exact` (``exact``, the
+  strategy), :mod:`ddlsched.models.asrpt_modes` (usage vectors,
+  ``alpha*(u)``), :mod:`ddlsched.models.asrpt_integer` (integer data,
+  greedy incumbent, clique cuts), :mod:`ddlsched.models.asrpt_cpsat` (the
+  CP-SAT model), :mod:`ddlsched.models.asrpt_milp` (the time-indexed MILP)
+  and :mod:`ddlsched.models.asrpt_theory` (Theorem 1, Lemmas 2-3 per
+  instance);
 * simulator: :mod:`ddlsched.sim.asrpt` (one event loop for every policy).
+
+The CP-SAT model runs through the shared :mod:`ddlsched.solvers.cpsat`; the
+placement ILPs behind ``alpha_lb`` and ``alpha*(u)`` are the ``placement``
+family's (:mod:`ddlsched.models.placement`).
 
 Methods (all minimise ``sum_i C_i`` in seconds, recomputed by the evaluator):
 
@@ -84,11 +103,10 @@ from ddlsched import cli_types
 from ddlsched.errors import DdlschedError
 from ddlsched.heuristics.asrpt_arrival import ELIGIBILITIES
 from ddlsched.params import param
-from ddlsched.problems.asrpt import (
+from ddlsched.problems.asrpt import AsrptInstance, prediction_error
+from ddlsched.problems.asrpt_schedule import (
     AsrptEvaluation,
-    AsrptInstance,
     evaluate,
-    prediction_error,
     schedule_from_json,
     schedule_to_json,
 )
@@ -274,7 +292,7 @@ class ExactParams:
     params=ExactParams,
 )
 def _exact(instance: AsrptInstance, params: ExactParams, ctx: RunContext) -> Outcome:
-    from ddlsched.models.asrpt import solve_exact
+    from ddlsched.models.asrpt_exact import solve_exact
 
     return solve_exact(
         instance,

@@ -1,7 +1,9 @@
 """Family ``debug``: synthetic tasks for testing and timing the benchmark platform.
 
 Not a scheduling problem, and the smallest complete family (the worked
-example of ``CONTRIBUTING.md``). Modules of the family:
+example of ``CONTRIBUTING.md``).
+
+Modules of the family:
 
 * problem: :mod:`ddlsched.problems.debug` (instance ``size`` and ``value``,
   schedule ``scale``, evaluator: objective ``value * scale``, minimised);

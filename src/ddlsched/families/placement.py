@@ -14,6 +14,7 @@ Modules of the family:
 * models: :mod:`ddlsched.models.placement` (aggregated and GPU-level ILPs,
   :class:`~ddlsched.models.placement.PlacementFormulation`) and
   :mod:`ddlsched.models.placement_bounds` (valid inequalities).
+* solvers: :mod:`ddlsched.solvers.placement_threshold` (CP-SAT threshold search).
 
 Methods (all minimise the per-iteration time ``alpha`` of Eq. 7, seconds,
 as recomputed by the evaluator):

@@ -1,4 +1,4 @@
-"""The online policies of family ``asrpt``: A-SRPT (Algorithm 1) and its five baselines.
+"""The online policies of family ``asrpt``: A-SRPT (Algorithm 1) and the policy factory.
 
 Paper: "Prediction-Assisted Online Distributed Deep Learning Workload
 Scheduling in GPU Clusters" (Luo, Liu, Lee, Shroff), ``shared/papers/004_*.txt``,
@@ -6,18 +6,6 @@ Sec. IV-C (Algorithm 1) and Sec. V-A-1-d (baselines); spec
 ``shared/specs/asrpt.md``, sections "A-SRPT (Algorithm 1), event-driven" and
 "Baselines" (the spec wins over the paper). Line numbers below are
 Algorithm 1's.
-
-The policies are plug-ins of the one event loop,
-:func:`ddlsched.sim.asrpt.simulate` (heuristics may not import the
-simulator; the simulator imports this module). The loop owns time, the
-arrival and real-completion events and the job runs; a policy owns its
-queues and decisions and talks to the loop through :class:`OnlinePolicy`:
-per event instant ``t`` the loop calls ``on_complete`` (real completions,
-GPUs already released), ``on_arrive``, ``on_time`` (the policy's own events
-due at ``t``: virtual completions; delay deadlines are acted on in
-``schedule``) and ``schedule``, which starts jobs on the shared
-:class:`FreeGpus` and returns them as :class:`Start` records.
-``next_event_s`` tells the loop when the policy's own next event is.
 
 A-SRPT (:class:`AsrptPolicy`, ``asrpt`` and ``asrpt_perfect``):
 
@@ -67,26 +55,12 @@ A-SRPT (:class:`AsrptPolicy`, ``asrpt`` and ``asrpt_perfect``):
   (:mod:`ddlsched.heuristics.asrpt_diagnostics`). The baselines record the
   same with eligibility at arrival (no hold-back, no per-job list).
 
-Baselines (:class:`QueuePolicy`): a queue of arrived, unstarted jobs, keys
-with ``d~_i = n~_i alpha~_min_i``: ``spjf`` (``d~``) and ``spwf`` (``g_i
-d~``) in strict order (a head that does not fit blocks), ``wcs_duration``
-(``d~``), ``wcs_workload`` (``g_i d~``) and ``wcs_subtime`` (``r_i``)
-work-conserving (in key order, every job that fits starts). Ties: arrival,
-then index; unseen jobs (``d~ = 0``) come first by their key. Servers by
-``server_selection``: ``most_free`` (default), ``least_free`` or ``asrpt``
-(most-free for communication-heavy configurations, least-free otherwise,
-no delays); every job is mapped with Heavy-Edge.
-
-Server selection (spec step 4) and Heavy-Edge (step 5) are
-:mod:`ddlsched.heuristics.asrpt_config`'s rules:
-:class:`~ddlsched.heuristics.asrpt_cluster.FreeGpus` keeps the servers bucketed by free GPUs (ascending index inside a bucket), so a
-selection walks the buckets (most-free: ``g`` down to 1; least-free: 1 up
-to ``g``) and returns exactly what
-:func:`~ddlsched.heuristics.asrpt_config.select_servers` returns (tested)
-in ``O(g + servers taken)``. Heavy-Edge is
-:func:`~ddlsched.heuristics.asrpt_config.map_job` with the run's seed on
-exactly the selected counts (in selection order), memoised per
-(configuration, counts).
+The baselines (:class:`~ddlsched.heuristics.asrpt_baselines.QueuePolicy`)
+are :mod:`ddlsched.heuristics.asrpt_baselines`; the protocol of the event
+loop (:class:`~ddlsched.heuristics.asrpt_policy.OnlinePolicy`), the server
+selection + Heavy-Edge every policy shares and the job table are
+:mod:`ddlsched.heuristics.asrpt_policy`; :func:`make_policy` builds any of
+them.
 
 Choices the spec leaves open (written down here):
 
@@ -110,7 +84,7 @@ Choices the spec leaves open (written down here):
   ``pending_queue``, strict, and starts most-free-first + Heavy-Edge as soon
   as it fits (``started_after_deadline``). With ``delay_blocks = true`` this
   cannot happen: nothing starts during a window and GPUs are only freed.
-* Decision counts (:meth:`OnlinePolicy.decision_counts`): for A-SRPT
+* Decision counts (:meth:`~ddlsched.heuristics.asrpt_policy.OnlinePolicy.decision_counts`): for A-SRPT
   ``comm_heavy_jobs`` (jobs of the class), ``started_immediately``
   (class members started at Line 13), ``delays_opened`` (windows opened,
   Line 16), of which ``started_on_improvement`` (Line 20),
@@ -118,244 +92,37 @@ Choices the spec leaves open (written down here):
   ablation's overdue starts), ``delay_wait_s`` (the time from each window's
   opening to its job's start, summed), and ``virtual_total_completion_s``
   (``OPT_A~1``, the sum of the virtual completion times).
-* Work-conserving baselines keep one heap per GPU demand ``g``; at each step
-  the smallest head among the demands that fit starts. This starts exactly
-  the jobs a scan of the whole queue in key order would (the free GPUs only
-  shrink during a scan, so a job skipped once is skipped to the end), in
-  ``O(#demands)`` per start instead of ``O(queue)`` per event.
 """
 
 from __future__ import annotations
 
-import heapq
 import math
-from bisect import insort
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 from numbers import Integral
-from typing import Protocol
 
 from ddlsched.errors import DdlschedError, UnknownMethodError
 from ddlsched.heuristics.asrpt_arrival import ELIGIBILITIES, ArrivalQueue
+from ddlsched.heuristics.asrpt_baselines import BASELINES, QueuePolicy
 from ddlsched.heuristics.asrpt_cluster import FreeGpus
-from ddlsched.heuristics.asrpt_config import COMM_HEAVY, JobMapping, config_constants, map_job
-from ddlsched.heuristics.asrpt_diagnostics import run_diagnostics
+from ddlsched.heuristics.asrpt_config import COMM_HEAVY
+from ddlsched.heuristics.asrpt_policy import JobTable, OnlinePolicy, PolicyBase, Start
 from ddlsched.heuristics.asrpt_virtual import VirtualSrpt
 from ddlsched.problems.asrpt import AsrptInstance
 
 __all__ = [
-    "BASELINES",
     "ELIGIBILITIES",
     "POLICIES",
     "SERVER_SELECTIONS",
     "AsrptPolicy",
     "FreeGpus",
-    "JobTable",
-    "OnlinePolicy",
-    "QueuePolicy",
-    "Start",
     "VirtualSrpt",
     "make_policy",
-    "virtual_completion_times",
-    "virtual_sizes",
 ]
 
-#: Baselines: ``name -> (key, strict)``; keys ``duration`` (``d~``), ``workload``
-#: (``g d~``), ``subtime`` (``r``).
-BASELINES: dict[str, tuple[str, bool]] = {
-    "spjf": ("duration", True),
-    "spwf": ("workload", True),
-    "wcs_duration": ("duration", False),
-    "wcs_workload": ("workload", False),
-    "wcs_subtime": ("subtime", False),
-}
 POLICIES: tuple[str, ...] = ("asrpt", "asrpt_perfect", *BASELINES)
 SERVER_SELECTIONS: tuple[str, ...] = ("most_free", "least_free", "asrpt")
-
-
-# --------------------------------------------------------------------------- job table
-
-
-@dataclass(frozen=True)
-class JobTable:
-    """What the policies read of an instance, per job in instance order: ``g_i``,
-    configuration name, ``alpha~_min_i``, the ratio ``alpha_max_i / alpha~_min_i``,
-    ``n_i``, ``n~_i`` and ``r_i``."""
-
-    gpus: tuple[int, ...]
-    config: tuple[str, ...]
-    alpha_min_s: tuple[float, ...]
-    heavy_ratio: tuple[float, ...]
-    iterations: tuple[int, ...]
-    predicted: tuple[float, ...]
-    arrival_s: tuple[float, ...]
-    num_gpus: int
-
-    @classmethod
-    def of(cls, instance: AsrptInstance) -> JobTable:
-        """The table of ``instance`` (the per-configuration constants are cached)."""
-        cluster = instance.cluster
-        constants = {
-            name: config_constants(cluster, config) for name, config in instance.configs.items()
-        }
-        jobs = instance.jobs
-        return cls(
-            gpus=tuple(instance.configs[job.config].num_gpus for job in jobs),
-            config=tuple(job.config for job in jobs),
-            alpha_min_s=tuple(constants[job.config].alpha_min_s for job in jobs),
-            heavy_ratio=tuple(constants[job.config].ratio for job in jobs),
-            iterations=tuple(job.iterations for job in jobs),
-            predicted=tuple(float(job.predicted_iterations) for job in jobs),
-            arrival_s=tuple(float(job.arrival_s) for job in jobs),
-            num_gpus=cluster.num_gpus,
-        )
-
-    def sizes(self, perfect: bool = False) -> list[float]:
-        """``p~_i = (g_i / G) n~_i alpha~_min_i`` (``n_i`` instead of ``n~_i`` if ``perfect``)."""
-        n = self.iterations if perfect else self.predicted
-        G = self.num_gpus
-        return [
-            (g / G) * float(k) * a for g, k, a in zip(self.gpus, n, self.alpha_min_s, strict=True)
-        ]
-
-
-def virtual_sizes(instance: AsrptInstance, *, perfect: bool = False) -> list[float]:
-    """A-SRPT's virtual job sizes ``p~_i = (g_i / G) n~_i alpha~_min_i`` (instance order;
-    with ``perfect``, ``n_i`` replaces ``n~_i``)."""
-    return JobTable.of(instance).sizes(perfect)
-
-
-def virtual_completion_times(instance: AsrptInstance, *, perfect: bool = False) -> list[float]:
-    """A-SRPT's virtual completion times ``c~_i`` (instance order): the times at which
-    jobs join ``pending_queue``; no job starts before its ``c~_i``."""
-    table = JobTable.of(instance)
-    vm = VirtualSrpt(table.sizes(perfect), table.arrival_s)
-    arrival = table.arrival_s
-    order = sorted(range(len(arrival)), key=lambda i: (arrival[i], i))
-    out = [math.nan] * len(arrival)
-    k = 0
-    while k < len(order) or vm.next_completion_s() < math.inf:
-        t = vm.next_completion_s()
-        if k < len(order) and arrival[order[k]] <= t:
-            t = arrival[order[k]]
-            group = []
-            while k < len(order) and arrival[order[k]] == t:
-                group.append(order[k])
-                k += 1
-            done = vm.release(t, group) + vm.complete_due(t)
-        else:
-            done = vm.complete_due(t)
-        for c, i in done:
-            out[i] = c
-    return out
-
-
-# --------------------------------------------------------------------------- policy protocol
-
-
-@dataclass(frozen=True, slots=True)
-class Start:
-    """A job started now: its servers in selection order, the GPUs taken on each,
-    Heavy-Edge's ``counts[s][k]`` (stage ``s`` on ``servers[k]``) and ``alpha``."""
-
-    job: int
-    servers: tuple[int, ...]
-    takes: tuple[int, ...]
-    counts: tuple[tuple[int, ...], ...]
-    alpha_s: float
-
-
-class OnlinePolicy(Protocol):
-    """What a policy provides to the event loop (see the module docstring)."""
-
-    def on_complete(self, t: float, jobs: Sequence[int]) -> None:
-        """Jobs ``jobs`` finished at ``t`` (their GPUs are already free)."""
-        ...
-
-    def on_arrive(self, t: float, jobs: Sequence[int]) -> None:
-        """Jobs ``jobs`` arrived at ``t`` (ascending index)."""
-        ...
-
-    def on_time(self, t: float) -> None:
-        """The policy's own events due at ``t`` (after completions and arrivals)."""
-        ...
-
-    def next_event_s(self) -> float:
-        """The time of the policy's next own event (``inf``: none)."""
-        ...
-
-    def schedule(self, t: float, cluster: FreeGpus) -> list[Start]:
-        """Start jobs at ``t`` (allocating on ``cluster``); the starts in order."""
-        ...
-
-    def decision_counts(self) -> dict[str, float]:
-        """The policy's own record, merged into the schedule's ``info``."""
-        ...
-
-    def diagnostics(self, start_s: Sequence[float], finish_s: Sequence[float]) -> dict:
-        """After the run, given each job's start and finish: more of ``info``."""
-        ...
-
-
-class _PolicyBase:
-    """Selection + Heavy-Edge + allocation, shared by every policy."""
-
-    def __init__(self, instance: AsrptInstance, table: JobTable, seed: int) -> None:
-        self.instance = instance
-        self.table = table
-        self.seed = seed
-        self._mappings: dict[tuple[str, tuple[int, ...]], JobMapping] = {}
-
-    def _trial(
-        self, i: int, cluster: FreeGpus, most_free: bool
-    ) -> tuple[tuple[int, ...], tuple[int, ...], JobMapping]:
-        servers, takes = cluster.select(self.table.gpus[i], most_free)
-        name = self.table.config[i]
-        key = (name, takes)
-        mapping = self._mappings.get(key)
-        if mapping is None:
-            instance = self.instance
-            mapping = map_job(instance.cluster, instance.configs[name], takes, self.seed)
-            self._mappings[key] = mapping
-        return servers, takes, mapping
-
-    @staticmethod
-    def _launch(
-        i: int,
-        cluster: FreeGpus,
-        servers: tuple[int, ...],
-        takes: tuple[int, ...],
-        mapping: JobMapping,
-    ) -> Start:
-        cluster.allocate(servers, takes)
-        return Start(i, servers, takes, mapping.counts, mapping.alpha_s)
-
-    def _start(self, i: int, cluster: FreeGpus, most_free: bool) -> Start:
-        servers, takes, mapping = self._trial(i, cluster, most_free)
-        return self._launch(i, cluster, servers, takes, mapping)
-
-    def _diagnostics(
-        self,
-        eligible_s: Sequence[float],
-        start_s: Sequence[float],
-        finish_s: Sequence[float],
-        predicted: Sequence[float],
-        per_job: bool,
-    ) -> dict:
-        table = self.table
-        return run_diagnostics(
-            gpus=table.gpus,
-            num_gpus=table.num_gpus,
-            arrival_s=table.arrival_s,
-            eligible_s=eligible_s,
-            start_s=start_s,
-            finish_s=finish_s,
-            predicted=predicted,
-            iterations=table.iterations,
-            alpha_min_s=table.alpha_min_s,
-            per_job=per_job,
-        )
 
 
 # --------------------------------------------------------------------------- A-SRPT
@@ -369,7 +136,7 @@ class _Window:
     open_s: float
 
 
-class AsrptPolicy(_PolicyBase):
+class AsrptPolicy(PolicyBase):
     """A-SRPT, Algorithm 1, event-driven (see the module docstring)."""
 
     def __init__(
@@ -545,90 +312,6 @@ class AsrptPolicy(_PolicyBase):
             "eligibility": self.eligibility,
             **self._diagnostics(self.eligible_s, start_s, finish_s, predicted, per_job=True),
         }
-
-
-# --------------------------------------------------------------------------- baselines
-
-
-class QueuePolicy(_PolicyBase):
-    """A baseline of Sec. V-A-1-d: a keyed queue of arrived jobs, strict or
-    work-conserving (see the module docstring)."""
-
-    def __init__(
-        self,
-        instance: AsrptInstance,
-        table: JobTable,
-        *,
-        key: str,
-        strict: bool,
-        most_free: Sequence[bool],
-        seed: int = 0,
-    ) -> None:
-        super().__init__(instance, table, seed)
-        duration = [k * a for k, a in zip(table.predicted, table.alpha_min_s, strict=True)]
-        if key == "duration":
-            self.key = duration
-        elif key == "workload":
-            self.key = [g * d for g, d in zip(table.gpus, duration, strict=True)]
-        elif key == "subtime":
-            self.key = list(table.arrival_s)
-        else:
-            raise ValueError(f"unknown queue key {key!r}")
-        self.strict = strict
-        self.most_free = tuple(most_free)
-        self.queues: dict[int, list[tuple[float, float, int]]] = {}
-        self.demands: list[int] = []  # GPU demands seen, ascending
-
-    def on_complete(self, t: float, jobs: Sequence[int]) -> None:
-        pass
-
-    def on_arrive(self, t: float, jobs: Sequence[int]) -> None:
-        gpus = self.table.gpus
-        arrival = self.table.arrival_s
-        for i in jobs:
-            queue = self.queues.get(gpus[i])
-            if queue is None:
-                queue = self.queues[gpus[i]] = []
-                insort(self.demands, gpus[i])
-            heapq.heappush(queue, (self.key[i], arrival[i], i))
-
-    def on_time(self, t: float) -> None:
-        pass
-
-    def next_event_s(self) -> float:
-        return math.inf
-
-    def schedule(self, t: float, cluster: FreeGpus) -> list[Start]:
-        out: list[Start] = []
-        queues = self.queues
-        strict = self.strict
-        while cluster.total > 0:
-            free = cluster.total
-            best = None
-            best_demand = 0
-            for demand in self.demands:
-                queue = queues[demand]
-                if not queue:
-                    continue
-                if demand > free and not strict:
-                    break  # the demands are ascending: none of the rest fits
-                if best is None or queue[0] < best:
-                    best = queue[0]
-                    best_demand = demand
-            if best is None or best_demand > free:  # empty, or a strict head that does not fit
-                break
-            heapq.heappop(queues[best_demand])
-            i = best[2]
-            out.append(self._start(i, cluster, self.most_free[i]))
-        return out
-
-    def decision_counts(self) -> dict[str, float]:
-        return {}
-
-    def diagnostics(self, start_s: Sequence[float], finish_s: Sequence[float]) -> dict:
-        """Eligible at arrival: no hold-back; queueing, running, placement, utilisation."""
-        arrival = self.table.arrival_s
-        return self._diagnostics(arrival, start_s, finish_s, self.table.predicted, per_job=False)
 
 
 # --------------------------------------------------------------------------- factory

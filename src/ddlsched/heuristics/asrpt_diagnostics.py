@@ -5,7 +5,7 @@ asked for" (paper seed 004, Algorithm 1, Line 2: a job joins
 ``pending_queue`` at its virtual completion). Written by
 :meth:`ddlsched.heuristics.asrpt.AsrptPolicy.diagnostics` at the end of a run
 (the simulator hands it each job's start and finish); nothing here changes
-a decision. The baselines (:class:`ddlsched.heuristics.asrpt.QueuePolicy`)
+a decision. The baselines (:class:`ddlsched.heuristics.asrpt_baselines.QueuePolicy`)
 record the same with ``e_i = r_i`` (ours: the spec asks for A-SRPT's; the
 queueing, running and placement figures explain the baselines too).
 

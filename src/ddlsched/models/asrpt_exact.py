@@ -1,76 +1,53 @@
-"""The offline optimum ``OPT_A`` of family ``asrpt`` on integer data: CP-SAT and a MILP.
+"""The offline optimum ``OPT_A`` of family ``asrpt`` (method ``exact``).
 
-Paper seed 004, Problem (8) under Eqs. (1)-(3); spec ``shared/specs/asrpt.md``,
-"Offline optimum and lower bounds" (``exact``). This module holds the two
-scheduling models and what they share; :func:`ddlsched.models.asrpt.solve_exact`
-builds their data (modes, ``alpha*``, rounding) and assembles the result.
+Paper seed 004: Problem (8) under Eqs. (1)-(3), the per-iteration time of
+Eqs. (4)-(7); spec ``shared/specs/asrpt.md``, "Offline optimum and lower
+bounds" (the spec wins over the paper). This module is the strategy
+(:func:`solve_exact`): it builds the integer data from the modes and
+``alpha*(u)`` of :mod:`ddlsched.models.asrpt_modes` (rounding), runs the
+scheduling models (CP-SAT, :mod:`ddlsched.models.asrpt_cpsat`; the
+time-indexed MILP, :mod:`ddlsched.models.asrpt_milp`; their shared data in
+:mod:`ddlsched.models.asrpt_integer`) and assembles the result.
 
-Reduction (spec): a job's *modes* are its per-server GPU-count vectors ``u``
-(``sum_m u_m = g_i``, ``0 <= u_m <= g``) with duration ``n_i alpha*(u)``,
-``alpha*(u)`` the ``placement`` optimum on ``available = u``. A schedule is
-a start ``S_i`` and a mode per job; server ``m`` holds ``u_m`` GPUs of job
-``i`` over ``[S_i, S_i + d_i(u))``. Data are integers in the instance's
-``time_unit_s`` (:class:`IntegerData`: releases ``r_i``, durations ``d_iu``,
-and for every job a latest completion ``L_i``).
+``exact`` (:func:`solve_exact`)
+    Modes per job: every GPU-count vector ``u`` over the ``M`` servers
+    (``sum u = g_i``, ``u_m <= g``), duration ``n_i alpha*(u)``, with
+    ``alpha*(u)`` the ``placement`` optimum on ``available = u``
+    (:mod:`ddlsched.models.asrpt_modes`: how it is proven, cached and mapped
+    onto the mode's servers); a solve stopped by the deadline keeps its
+    incumbent (Heavy-Edge's at worst) for the rounded-up data and its dual
+    bound for the rounded-down data. The scheduling model is CP-SAT (default) or the time-indexed MILP
+    (``solver="milp"``; :mod:`ddlsched.models.asrpt_cpsat`,
+    :mod:`ddlsched.models.asrpt_milp`), on integer data in ``time_unit_s``. Data are *whole* when every arrival
+    and every duration is within 1e-9 (relative) of an integer and every
+    ``alpha*`` is proven: one model. Otherwise the model is solved with
+    arrivals and durations rounded up (its schedule is feasible and is
+    evaluated in continuous time) and rounded down (a valid bound: flooring
+    every start of a continuous schedule keeps it feasible for the floored
+    data, since ``floor(a) + floor(b) <= floor(a + b)`` keeps disjoint runs
+    disjoint and intervals that pairwise overlap share a point, and its
+    objective does not grow); the result is ``optimal`` only when the two
+    coincide (1e-9 relative).
 
-CP-SAT (:func:`solve_cpsat`)
-    ``S_i in [r_i, L_i - min_u d_iu]``; per mode a presence literal ``p_iu``
-    and an optional fixed-size interval ``[S_i, S_i + d_iu)``;
-    ``sum_u p_iu = 1``; ``p_iu => S_i + d_iu <= L_i``; per server ``m`` a
-    cumulative of the intervals with ``u_m > 0``, demand ``u_m``, capacity
-    ``g`` (Eq. 3); a redundant cumulative over the whole cluster (demand
-    ``g_i``, capacity ``G``); minimise ``sum_i (S_i + sum_u d_iu p_iu) =
-    sum_i C_i`` (Eq. 8). The greedy incumbent is given as a hint.
+    The returned schedule is the best of the solvers' and the greedy
+    incumbent's (:func:`~ddlsched.models.asrpt_integer.serial_schedule`), so a
+    schedule always exists; ``bound`` is the largest of the model's dual
+    bound (on the whole or rounded-down data) and the per-mode ``lb_sum`` /
+    ``lb_srpt`` (with ``min_u alpha*(u)`` bounds). Deadline: one for the
+    whole method; the ``alpha*`` solves take what they need of it, then each
+    remaining model solve gets an equal share of what is left.
+    ``cross_check=True`` also solves every integer model with the other
+    scheduling model (MILP for CP-SAT and vice versa) and records in
+    ``info['cross_check']`` whether their optima agree (``True``), disagree
+    (``False``: the result is then ``feasible``, with only the closed-form
+    bounds, and a warning is logged) or could not be compared (``None``).
 
-Time-indexed MILP (:class:`TimeIndexedFormulation`, the cross-check)
-    A start binary ``x[i,u,t]`` per job, mode and start time ``t in [r_i,
-    L_i - d_iu]``; ``sum_{u,t} x[i,u,t] = 1``; a continuous ``z[i,u,t] =
-    sum_{t' <= t} x[i,u,t']`` (started by ``t``, defined by the recurrence
-    ``z[t] = z[t-1] + x[t]``), so that job ``i`` runs mode ``u`` at ``tau``
-    iff ``z[i,u,tau] - z[i,u,tau - d_iu] = 1``; capacity per server and
-    time unit ``sum_{i,u} u_m (z[i,u,tau] - z[i,u,tau - d_iu]) <= g``
-    (rows only where the jobs that may run could exceed ``g``); minimise
-    ``sum (t + d_iu) x[i,u,t]``. The recurrence keeps each capacity row at
-    two entries per (job, mode) instead of ``d_iu``; its LP relaxation is
-    the classical one's (a unimodular change of variables).
-
-Clique cuts (both models; redundant, valid for every schedule): a set of
-(job, mode) pairs whose demands on one resource pairwise exceed its
-capacity never run two at a time: over the cluster (demand ``g_i``,
-capacity ``G``) and per server (demand ``u_m``, capacity ``g``). Built
-greedily (:func:`_clique`: every pair above half the capacity, then the
-largest others that exceed it with the smallest member). In the MILP
-``sum_{members} (z[tau] - z[tau - d]) <= 1`` per time unit, in CP-SAT a
-no-overlap. On tiny instances they closed most of the MILP's root gap
-(``tiny(7)``: LP bound 419 vs optimum 475 units; 36 s with HiGHS before,
-0.5 s after).
-
-Choices (written down here; the spec leaves them open):
-
-* Horizon. An optimum exists among the *active* schedules (those the
-  serial schedule-generation scheme produces), so every job of some optimum
-  ends by ``H = max_i r_i + sum_i max_u d_iu``. With an incumbent of value
-  ``UB`` (any feasible schedule of the same integer data; the greedy
-  :func:`serial_schedule` always gives one), every job ``i`` of an optimum
-  ends by ``L_i = min(H, UB - sum_{j != i} (r_j + min_u d_ju))``, because
-  every other job ends no earlier than ``r_j + min_u d_ju``. Both models use
-  these windows; the incumbent fits in them, so they are never infeasible.
-* Symmetry. The servers are identical and empty at time 0, so permuting
-  them maps schedules to schedules of equal value; the first job of the
-  instance is restricted to non-increasing vectors ``u`` (in both models;
-  the greedy incumbent obeys it too).
-* CP-SAT runs with ``num_workers = threads`` (default 1, reproducible) and
-  ``random_seed = seed``; its time limit is what remains of the deadline.
-  CP-SAT statuses map to :class:`~ddlsched.solvers.result.Status`:
-  ``OPTIMAL -> optimal``, ``FEASIBLE -> feasible`` (time limit),
-  ``UNKNOWN -> time_limit_no_solution``, ``INFEASIBLE``/``MODEL_INVALID ->
-  error`` (the windows contain the incumbent, so "infeasible" is a failure).
-* The MILP's objective is integral (time units), so it is solved with an
-  absolute gap of 0.5 and its dual bound is rounded up.
-* Floating point: a decoded schedule's start is ``max(S_i unit, r_i)``,
-  nudged up (by ulps) to the float finish of any job that ends at ``S_i``
-  on a shared server, so the evaluator's exact capacity sweep sees the
-  finish before the start (:func:`to_schedule`).
+    Size caps, checked before anything is built (a one-line
+    :class:`~ddlsched.errors.ModelTooLargeError` naming the counts): the
+    number of (job, mode) pairs (counted before symmetry breaking) against
+    ``max_job_modes``, a cheap lower estimate of the horizon (closed-form
+    ``alpha``) and then the serial horizon ``max r + sum_i max_u d_iu``
+    (time units) against ``max_horizon_units``.
 """
 
 from __future__ import annotations
@@ -78,541 +55,434 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
-import numpy as np
-import pyomo.environ as pyo
+from ddlsched.deadline import DEFAULT_TIME_LIMIT_S, Deadline
+from ddlsched.errors import ModelTooLargeError, UnknownMethodError
+from ddlsched.heuristics.srpt import srpt_total_completion
+from ddlsched.models.asrpt import CHECK_RTOL, alpha_closed_form
+from ddlsched.models.asrpt_cpsat import solve_cpsat
+from ddlsched.models.asrpt_integer import IntegerData, IntegerSolution, Mode, make_data, to_schedule
+from ddlsched.models.asrpt_milp import TimeIndexedFormulation
+from ddlsched.models.asrpt_modes import AlphaStar, alpha_star, count_usage_vectors, usage_vectors
+from ddlsched.problems.asrpt import AsrptInstance, job_placement_instance
+from ddlsched.problems.asrpt_schedule import evaluate
+from ddlsched.solvers.formulation import solve_formulation
+from ddlsched.solvers.limits import SolveLimits
+from ddlsched.solvers.result import Claim, Outcome, Status
 
-from ddlsched.deadline import Deadline
-from ddlsched.errors import SolverError
-from ddlsched.problems.asrpt import AsrptInstance, AsrptSchedule, JobRun, job_alpha
-from ddlsched.solvers.limits import check_model_size
-from ddlsched.solvers.result import Status
-
-__all__ = [
-    "CpsatResult",
-    "IntegerData",
-    "IntegerSolution",
-    "Mode",
-    "TimeIndexedFormulation",
-    "build_cpsat",
-    "latest_ends",
-    "make_data",
-    "serial_schedule",
-    "solve_cpsat",
-    "to_schedule",
-]
+__all__ = ["DEFAULT_MAX_HORIZON_UNITS", "DEFAULT_MAX_JOB_MODES", "solve_exact"]
 
 log = logging.getLogger(__name__)
 
-#: Rounding of the integer data: exact (every value whole), up (a feasible
-#: schedule, evaluated in continuous time) or down (a valid bound).
-ROUNDINGS = ("exact", "up", "down")
+#: Default caps of :func:`solve_exact` (refused beyond, before anything is built).
+DEFAULT_MAX_JOB_MODES = 2_000
+DEFAULT_MAX_HORIZON_UNITS = 5_000
+_WHOLE_RTOL = 1e-9
 
 
-# --------------------------------------------------------------------------- data
+def _count(value: float) -> str:
+    """``12,345`` for a count, ``1.23e+20`` beyond a billion (a message stays one short line)."""
+    return f"{value:,.0f}" if value < 1e9 else f"{value:.3g}"
 
 
-@dataclass(frozen=True)
-class Mode:
-    """One mode of a job: GPUs per cluster server, duration (time units), and where the
-    replicas go (``servers`` and ``counts[s][k]`` replicas of stage ``s`` on
-    ``servers[k]``; ``None`` when no placement is known, only a duration bound)."""
-
-    usage: tuple[int, ...]
-    duration: int
-    servers: tuple[int, ...] | None = None
-    counts: tuple[tuple[int, ...], ...] | None = None
-
-
-@dataclass(frozen=True)
-class IntegerSolution:
-    """A start (time units) and a mode index per job, in instance order."""
-
-    start: tuple[int, ...]
-    mode: tuple[int, ...]
-
-    def objective(self, data: IntegerData) -> int:
-        """``sum_i (S_i + d_i)`` in time units."""
-        return sum(
-            s + data.modes[i][k].duration
-            for i, (s, k) in enumerate(zip(self.start, self.mode, strict=True))
-        )
+def _units(x: float, up: bool) -> int:
+    """``x`` (time units) as an integer: the nearest one when within 1e-9 relative,
+    else rounded up (``up``) or down. A positive ``x`` is never whole at 0 (a duration of
+    2e-12 units, ``time_unit_s`` far coarser than the jobs, made every job take no time
+    and the model claim a total completion time of 0)."""
+    nearest = round(x)
+    if abs(x - nearest) <= _WHOLE_RTOL * max(1.0, abs(x)) and (nearest != 0 or x == 0):
+        return int(nearest)
+    return math.ceil(x) if up else math.floor(x)
 
 
-@dataclass(frozen=True, eq=False)
-class IntegerData:
-    """The integer data both models are built from (module docstring)."""
-
-    instance: AsrptInstance
-    rounding: str
-    release: tuple[int, ...]
-    modes: tuple[tuple[Mode, ...], ...]
-    latest_end: tuple[int, ...]
-    serial_horizon: int
-    incumbent: IntegerSolution
-
-    @property
-    def num_jobs(self) -> int:
-        return len(self.release)
-
-    @property
-    def horizon(self) -> int:
-        """The last time unit any job may occupy (``max_i L_i``)."""
-        return max(self.latest_end)
-
-    @property
-    def num_job_modes(self) -> int:
-        return sum(len(m) for m in self.modes)
-
-    def feasible_modes(self, i: int) -> list[int]:
-        """Modes of job ``i`` that can end by ``L_i``."""
-        return [
-            k
-            for k, mode in enumerate(self.modes[i])
-            if self.release[i] + mode.duration <= self.latest_end[i]
-        ]
-
-
-def serial_schedule(
-    release: Sequence[int],
-    modes: Sequence[Sequence[Mode]],
-    servers: int,
-    gpus_per_server: int,
-    order: Sequence[int] | None = None,
-) -> IntegerSolution:
-    """Greedy serial schedule generation: jobs in ``order`` (default: release, then
-    index), each in the mode that ends first (ties: the first mode) at its earliest
-    feasible start given the jobs already placed (insertion allowed)."""
-    n = len(release)
-    if order is None:
-        order = sorted(range(n), key=lambda i: (release[i], i))
-    length = max(release) + sum(max(m.duration for m in ms) for ms in modes) + 2
-    load = np.zeros((servers, length), dtype=np.int64)
-    start = [0] * n
-    chosen = [0] * n
-    for i in order:
-        best: tuple[int, int, int] | None = None  # (end, k, start)
-        for k, mode in enumerate(modes[i]):
-            t = _earliest(load, release[i], mode, gpus_per_server)
-            if best is None or t + mode.duration < best[0]:
-                best = (t + mode.duration, k, t)
-        assert best is not None
-        end, k, t = best
-        start[i], chosen[i] = t, k
-        for m, u in enumerate(modes[i][k].usage):
-            if u:
-                load[m, t:end] += u
-    return IntegerSolution(tuple(start), tuple(chosen))
-
-
-def _earliest(load: np.ndarray, release: int, mode: Mode, g: int) -> int:
-    if mode.duration == 0:
-        return release
-    bad = np.zeros(load.shape[1], dtype=bool)
-    for m, u in enumerate(mode.usage):
-        if u:
-            bad |= load[m] + u > g
-    # first t >= release with no bad unit in [t, t + d)
-    bad_count = np.concatenate(([0], np.cumsum(bad)))
-    d = mode.duration
-    last = load.shape[1] - d
-    ts = np.arange(release, last + 1)
-    ok = bad_count[ts + d] - bad_count[ts] == 0
-    hits = np.flatnonzero(ok)
-    if not len(hits):  # pragma: no cover - the array is long enough by construction
-        raise SolverError("serial schedule generation ran past its horizon")
-    return int(ts[hits[0]])
-
-
-def latest_ends(
-    release: Sequence[int], modes: Sequence[Sequence[Mode]], upper_bound: int, horizon: int
-) -> tuple[int, ...]:
-    """``L_i = min(H, UB - sum_{j != i} (r_j + min_u d_ju))`` (module docstring)."""
-    floors = [r + min(m.duration for m in ms) for r, ms in zip(release, modes, strict=True)]
-    total = sum(floors)
-    return tuple(min(horizon, upper_bound - (total - f)) for f in floors)
-
-
-def make_data(
-    instance: AsrptInstance,
-    rounding: str,
-    release: Sequence[int],
-    modes: Sequence[Sequence[Mode]],
-) -> IntegerData:
-    """Integer data with the greedy incumbent and the windows it allows."""
-    if rounding not in ROUNDINGS:
-        raise ValueError(f"unknown rounding {rounding!r}")
-    cluster = instance.cluster
-    serial_horizon = max(release) + sum(max(m.duration for m in ms) for ms in modes)
-    incumbent = serial_schedule(release, modes, cluster.servers, cluster.gpus_per_server)
-    upper = sum(
-        s + modes[i][k].duration
-        for i, (s, k) in enumerate(zip(incumbent.start, incumbent.mode, strict=True))
-    )
-    windows = latest_ends(release, modes, upper, serial_horizon)
-    return IntegerData(
-        instance=instance,
-        rounding=rounding,
-        release=tuple(int(r) for r in release),
-        modes=tuple(tuple(ms) for ms in modes),
-        latest_end=windows,
-        serial_horizon=serial_horizon,
-        incumbent=incumbent,
-    )
-
-
-def to_schedule(data: IntegerData, solution: IntegerSolution) -> AsrptSchedule:
-    """The :class:`AsrptSchedule` of an integer solution (continuous-time starts, see the
-    module docstring for the float nudge); every chosen mode must have a placement."""
-    instance = data.instance
-    cluster = instance.cluster
-    unit = instance.time_unit_s
-    ends = [
-        solution.start[i] + data.modes[i][solution.mode[i]].duration for i in range(data.num_jobs)
-    ]
-    order = sorted(range(data.num_jobs), key=lambda i: (solution.start[i], ends[i], i))
-    finish: dict[int, float] = {}
-    runs: dict[str, JobRun] = {}
-    for i in order:
-        job = instance.jobs[i]
-        mode = data.modes[i][solution.mode[i]]
-        if mode.servers is None or mode.counts is None:
-            raise SolverError(f"job {job.id}: the chosen mode {mode.usage} has no placement")
-        start = max(solution.start[i] * unit, job.arrival_s)
-        for j, fin in finish.items():
-            if ends[j] <= solution.start[i] and fin > start:
-                mode_j = data.modes[j][solution.mode[j]]
-                if any(a and b for a, b in zip(mode.usage, mode_j.usage, strict=True)):
-                    start = fin
-        if start - solution.start[i] * unit > 1e-6 * max(1.0, unit):
-            raise SolverError(f"job {job.id}: float nudge of {start - solution.start[i] * unit}")
-        config = instance.configs[job.config]
-        finish[i] = start + job.iterations * job_alpha(cluster, config, mode.counts)
-        runs[job.id] = JobRun(start_s=start, servers=mode.servers, counts=mode.counts)
-    return AsrptSchedule({job.id: runs[job.id] for job in instance.jobs})
-
-
-# --------------------------------------------------------------------------- CP-SAT
+def _method_deadline(time_limit_s: float | None, deadline: Deadline | None) -> Deadline:
+    if deadline is None:
+        return Deadline(DEFAULT_TIME_LIMIT_S if time_limit_s is None else time_limit_s)
+    return deadline if time_limit_s is None else deadline.sub(at_most=time_limit_s)
 
 
 @dataclass
-class CpsatResult:
-    """What CP-SAT proved on one integer model (objective and bound in time units)."""
+class _IntegerSolve:
+    """One solve of one integer model by one scheduling model (objective, bound in units)."""
 
+    solver: str
     status: Status
     solution: IntegerSolution | None
     objective: int | None
     bound: int | None
     runtime_s: float
-    model_size: tuple[int, int, int]
-    version: str
+    model_size: tuple[int, int, int] | None
+    backend: str
+    backend_version: str
     message: str
     time_limit_hit: bool
 
-
-def build_cpsat(data: IntegerData, hint: IntegerSolution | None = None, cliques: bool = True):
-    """The CP-SAT model (module docstring); returns ``(model, starts, presences)``."""
-    from ortools.sat.python import cp_model
-
-    cluster = data.instance.cluster
-    g = cluster.gpus_per_server
-    model = cp_model.CpModel()
-    starts = []
-    presences: list[dict[int, Any]] = []
-    per_server: list[tuple[list[Any], list[int]]] = [([], []) for _ in range(cluster.servers)]
-    all_intervals: list[Any] = []
-    all_demands: list[int] = []
-    objective = []
-    interval_of: dict[tuple[int, int], Any] = {}
-    for i in range(data.num_jobs):
-        r, last = data.release[i], data.latest_end[i]
-        feasible = data.feasible_modes(i)
-        shortest = min(data.modes[i][k].duration for k in feasible)
-        start = model.new_int_var(r, last - shortest, f"S{i}")
-        starts.append(start)
-        objective.append(start)
-        lits = {}
-        gpus = sum(data.modes[i][feasible[0]].usage)
-        for k in feasible:
-            mode = data.modes[i][k]
-            lit = model.new_bool_var(f"p{i}_{k}")
-            lits[k] = lit
-            model.add(start + mode.duration <= last).only_enforce_if(lit)
-            interval = model.new_optional_fixed_size_interval_var(
-                start, mode.duration, lit, f"run{i}_{k}"
-            )
-            interval_of[i, k] = interval
-            for m, u in enumerate(mode.usage):
-                if u:
-                    per_server[m][0].append(interval)
-                    per_server[m][1].append(u)
-            all_intervals.append(interval)
-            all_demands.append(gpus)
-            objective.append(mode.duration * lit)
-        model.add_exactly_one(lits.values())
-        presences.append(lits)
-    for m in range(cluster.servers):  # Eq. (3): at most g GPUs per server at every instant
-        intervals, demands = per_server[m]
-        if intervals:
-            model.add_cumulative(intervals, demands, g)
-    model.add_cumulative(all_intervals, all_demands, cluster.num_gpus)  # redundant
-    if cliques:  # redundant: members of a clique pairwise exceed a capacity
-        for members in _cliques(data):
-            if len({i for i, _ in members}) >= 2:
-                model.add_no_overlap([interval_of[i, k] for i, k in members])
-    model.minimize(sum(objective))  # Eq. (8): sum_i C_i
-    if hint is not None:
-        for i in range(data.num_jobs):
-            model.add_hint(starts[i], hint.start[i])
-            for k, lit in presences[i].items():
-                model.add_hint(lit, k == hint.mode[i])
-    return model, starts, presences
+    def report(self) -> dict[str, Any]:
+        return {
+            "solver": self.solver,
+            "backend": self.backend,
+            "status": str(self.status),
+            "objective_units": self.objective,
+            "bound_units": self.bound,
+            "runtime_s": self.runtime_s,
+            "model_size": self.model_size,
+            "message": self.message,
+        }
 
 
-def solve_cpsat(
-    data: IntegerData, deadline: Deadline, *, seed: int = 0, threads: int = 1
-) -> CpsatResult:
-    """Solve the CP-SAT model of ``data`` within ``deadline`` (incumbent as hint)."""
-    import ortools
-    from ortools.sat.python import cp_model
-
-    version = f"ortools {ortools.__version__}"
-    model, starts, presences = build_cpsat(data, data.incumbent)
-    proto = model.proto
-    size = (len(proto.variables), len(proto.variables), len(proto.constraints))
-    seconds = deadline.remaining_s()
-    if not seconds > 1e-3:
-        return CpsatResult(
-            Status.TIME_LIMIT_NO_SOLUTION,
-            None,
-            None,
-            None,
-            0.0,
-            size,
-            version,
-            "no time left",
-            True,
+def _solve_integer(
+    data: IntegerData, solver: str, backend: str, deadline: Deadline, seed: int, threads: int
+) -> _IntegerSolve:
+    if solver == "cpsat":
+        res = solve_cpsat(data, deadline, seed=seed, threads=threads)
+        return _IntegerSolve(
+            "cpsat",
+            res.status,
+            res.solution,
+            res.objective,
+            res.bound,
+            res.runtime_s,
+            res.model_size,
+            "cpsat",
+            res.version,
+            res.message,
+            res.time_limit_hit,
         )
-    solver = cp_model.CpSolver()
-    if math.isfinite(seconds):
-        solver.parameters.max_time_in_seconds = seconds
-    solver.parameters.num_workers = threads
-    solver.parameters.random_seed = seed
-    solver.parameters.log_search_progress = False
-    started = time.perf_counter()
-    code = solver.solve(model)
-    runtime = time.perf_counter() - started
-    name = solver.status_name(code)
-    if code == cp_model.OPTIMAL:
-        status = Status.OPTIMAL
-    elif code == cp_model.FEASIBLE:
-        status = Status.FEASIBLE
-    elif code == cp_model.UNKNOWN:
-        status = Status.TIME_LIMIT_NO_SOLUTION
-    else:  # INFEASIBLE (the windows hold the incumbent) or MODEL_INVALID
-        status = Status.ERROR
-        log.warning("CP-SAT returned %s on the asrpt model (%s)", name, data.rounding)
-    solution = objective = bound = None
-    if status in (Status.OPTIMAL, Status.FEASIBLE):
-        start = tuple(int(solver.value(s)) for s in starts)
-        mode = []
-        for lits in presences:
-            picked = [k for k, lit in lits.items() if solver.boolean_value(lit)]
-            if len(picked) != 1:
-                raise SolverError(f"CP-SAT chose {len(picked)} modes for a job")
-            mode.append(picked[0])
-        solution = IntegerSolution(start, tuple(mode))
-        objective = solution.objective(data)
-        if abs(objective - solver.objective_value) > 1e-6:
-            raise SolverError(
-                f"CP-SAT objective {solver.objective_value} != decoded {objective} (a model bug)"
-            )
-        bound = math.ceil(solver.best_objective_bound - 1e-6)
-        if status is Status.OPTIMAL:
-            bound = objective
-    return CpsatResult(
-        status=status,
-        solution=solution,
-        objective=objective,
-        bound=bound,
-        runtime_s=runtime,
-        model_size=size,
-        version=version,
-        message=name,
-        time_limit_hit=status in (Status.FEASIBLE, Status.TIME_LIMIT_NO_SOLUTION),
+    unit = data.instance.time_unit_s
+    out = solve_formulation(
+        TimeIndexedFormulation(),
+        data,
+        backend,
+        SolveLimits(abs_gap=0.5, seed=seed, threads=threads),
+        False,
+        deadline=deadline,
+    )
+    solution = out.schedule
+    objective = solution.objective(data) if solution is not None else None
+    bound = None
+    if out.bound is not None and math.isfinite(out.bound):
+        bound = math.ceil(out.bound / unit - 1e-6)
+    if out.status is Status.OPTIMAL and objective is not None:
+        bound = objective
+    return _IntegerSolve(
+        "milp",
+        out.status,
+        solution,
+        objective,
+        bound,
+        out.solver_time_s or 0.0,
+        out.model_size,
+        out.backend or backend,
+        out.backend_version or "",
+        str(out.info.get("solver_message", out.info.get("stopped", ""))),
+        out.time_limit_hit,
     )
 
 
-# --------------------------------------------------------------------------- time-indexed MILP
+def _agreement(first: _IntegerSolve, second: _IntegerSolve) -> bool | None:
+    """Whether two solves of one integer model agree on its optimum (``None``: undecided)."""
+    if first.status is Status.OPTIMAL and second.status is Status.OPTIMAL:
+        return first.objective == second.objective
+    for a, b in ((first, second), (second, first)):
+        if a.status is Status.OPTIMAL and b.objective is not None and b.objective < a.objective:
+            return False  # b found better than a's "optimum"
+    if Status.ERROR in (first.status, second.status):
+        return False if Status.OPTIMAL in (first.status, second.status) else None
+    return None
 
 
-def _windows(data: IntegerData) -> list[tuple[int, int, int, int]]:
-    """``(i, k, first start, last start)`` of every (job, mode) that fits its window."""
+def _job_modes(
+    instance: AsrptInstance,
+    backend: str,
+    deadline: Deadline,
+    cross_check: bool,
+    seed: int,
+) -> tuple[list[list[tuple[tuple[int, ...], AlphaStar]]], dict[str, Any]]:
+    """Per job, its modes ``(u, alpha*(u))`` (the first job: non-increasing ``u`` only)."""
+    cluster = instance.cluster
+    stars: dict[tuple[str, tuple[int, ...]], AlphaStar] = {}
     out = []
-    for i in range(data.num_jobs):
-        for k in data.feasible_modes(i):
-            d = data.modes[i][k].duration
-            out.append((i, k, data.release[i], data.latest_end[i] - d))
-    return out
-
-
-def build_time_indexed(data: IntegerData, deadline: Deadline | None = None) -> pyo.ConcreteModel:
-    """The time-indexed MILP (module docstring), objective in time units."""
-    deadline = deadline or Deadline.unlimited()
-    cluster = data.instance.cluster
-    g = cluster.gpus_per_server
-    windows = _windows(data)
-    num_starts = sum(last - first + 1 for _, _, first, last in windows)
-    check_model_size(
-        "asrpt time-indexed MILP", 2 * num_starts, "lower max_horizon_units or use CP-SAT"
-    )
-    window_of = {(i, k): (first, last) for i, k, first, last in windows}
-    index = [(i, k, t) for i, k, first, last in windows for t in range(first, last + 1)]
-    model = pyo.ConcreteModel(name="asrpt_time_indexed")
-    model.IKT = pyo.Set(initialize=index, dimen=3, ordered=True)
-    model.x = pyo.Var(model.IKT, domain=pyo.Binary)  # job i starts in mode k at t
-    model.z = pyo.Var(model.IKT, bounds=(0, 1))  # job i started in mode k by t
-    deadline.check("building the asrpt time-indexed MILP")
-
-    @model.Constraint(range(data.num_jobs))
-    def one_start(m_, i):  # every job starts once, in one mode
-        return sum(m_.x[i, k, t] for (j, k, t) in index if j == i) == 1
-
-    @model.Constraint(model.IKT)
-    def started_by(m_, i, k, t):  # z[t] = z[t-1] + x[t]
-        first = window_of[i, k][0]
-        if t == first:
-            return m_.z[i, k, t] == m_.x[i, k, t]
-        return m_.z[i, k, t] == m_.z[i, k, t - 1] + m_.x[i, k, t]
-
-    deadline.check("building the asrpt time-indexed MILP")
-
-    def z_at(i: int, k: int, t: int):
-        first, last = window_of[i, k]
-        if t < first:
-            return 0
-        return model.z[i, k, min(t, last)]
-
-    rows = []
-    for m in range(cluster.servers):
-        users = [
-            (i, k, data.modes[i][k].usage[m]) for i, k, _, _ in windows if data.modes[i][k].usage[m]
-        ]
-        for tau in range(data.horizon):
-            running = []
-            potential: dict[int, int] = {}
-            for i, k, u in users:
-                first, last = window_of[i, k]
-                d = data.modes[i][k].duration
-                if d and first <= tau < last + d:
-                    running.append((i, k, u, d))
-                    potential[i] = max(potential.get(i, 0), u)
-            if sum(potential.values()) > g:
-                rows.append((m, tau, running))
-    model.ROWS = pyo.Set(initialize=range(len(rows)))
-    deadline.check("building the asrpt time-indexed MILP")
-
-    @model.Constraint(model.ROWS)
-    def capacity(m_, row):  # Eq. (3): sum_{i,u} u_m [job i runs mode u at tau] <= g
-        _, tau, running = rows[row]
-        return sum(u * (z_at(i, k, tau) - z_at(i, k, tau - d)) for i, k, u, d in running) <= g
-
-    # Clique cuts: members of a clique pairwise exceed the capacity, so at most one runs.
-    cut_rows = []
-    for clique_members in _cliques(data):
-        members = [(i, k, data.modes[i][k].duration) for i, k in clique_members]
-        for tau in range(data.horizon):
-            active = [
-                (i, k, d)
-                for i, k, d in members
-                if d and window_of[i, k][0] <= tau < window_of[i, k][1] + d
-            ]
-            if len({i for i, _, _ in active}) >= 2:
-                cut_rows.append((tau, active))
-    model.CUTS = pyo.Set(initialize=range(len(cut_rows)))
-
-    @model.Constraint(model.CUTS)
-    def clique(m_, row):  # at most one member of a clique runs at tau
-        tau = cut_rows[row][0]
-        return sum(z_at(i, k, tau) - z_at(i, k, tau - d) for i, k, d in cut_rows[row][1]) <= 1
-
-    model.objective = pyo.Objective(  # Eq. (8): sum_i C_i in time units
-        expr=sum((t + data.modes[i][k].duration) * model.x[i, k, t] for (i, k, t) in index),
-        sense=pyo.minimize,
-    )
-    return model
-
-
-def _cliques(data: IntegerData) -> list[list[tuple[int, int]]]:
-    """(job, mode) cliques: one over the cluster (demand ``g_i``, capacity ``G``), one per
-    server (demand ``u_m``, capacity ``g``); two members never run at the same time."""
-    cluster = data.instance.cluster
-    pairs = [(i, k) for i in range(data.num_jobs) for k in data.feasible_modes(i)]
-    out = [_clique([(sum(data.modes[i][k].usage), (i, k)) for i, k in pairs], cluster.num_gpus)]
-    for m in range(cluster.servers):
-        out.append(
-            _clique(
-                [(data.modes[i][k].usage[m], (i, k)) for i, k in pairs], cluster.gpus_per_server
-            )
+    for i, job in enumerate(instance.jobs):
+        config = instance.configs[job.config]
+        vectors = usage_vectors(
+            cluster.servers, cluster.gpus_per_server, config.num_gpus, non_increasing=i == 0
         )
-    return out
+        modes = []
+        for u in vectors:
+            key = (job.config, tuple(sorted((v for v in u if v), reverse=True)))
+            if key not in stars:
+                stars[key] = alpha_star(
+                    cluster,
+                    config,
+                    key[1],
+                    backend=backend,
+                    deadline=deadline,
+                    cross_check=cross_check,
+                    seed=seed,
+                )
+            modes.append((u, stars[key]))
+        out.append(modes)
+    sources: dict[str, int] = {}
+    for star in stars.values():
+        sources[star.source] = sources.get(star.source, 0) + 1
+    info = {
+        "distinct": len(stars),
+        "proven": sum(1 for s in stars.values() if s.proven),
+        "sources": sources,
+    }
+    return out, info
 
 
-def _clique(items: list[tuple[int, Any]], capacity: int) -> list[Any]:
-    """Keys of items whose demands pairwise exceed ``capacity``: every item above half of
-    it, then (largest first) any item that exceeds it together with the smallest member."""
-    ranked = sorted(items, key=lambda item: -item[0])
-    members = [(d, key) for d, key in ranked if 2 * d > capacity]
-    if not members:
-        return []
-    smallest = members[-1][0]
-    for d, key in ranked[len(members) :]:
-        if d + smallest > capacity:
-            members.append((d, key))
-            smallest = d
-    return [key for _, key in members]
+def _mode(u: tuple[int, ...], star: AlphaStar, duration: int) -> Mode:
+    order = sorted((m for m in range(len(u)) if u[m]), key=lambda m: (-u[m], m))
+    return Mode(usage=u, duration=duration, servers=tuple(order), counts=star.counts)
 
 
-def decode_time_indexed(model: pyo.ConcreteModel, data: IntegerData) -> IntegerSolution:
-    start = [None] * data.num_jobs
-    mode = [None] * data.num_jobs
-    for i, k, t in model.IKT:
-        if (pyo.value(model.x[i, k, t], exception=False) or 0.0) > 0.5:
-            if start[i] is not None:
-                raise SolverError(f"the MILP starts job {i} twice")
-            start[i], mode[i] = t, k
-    if any(s is None for s in start):
-        raise SolverError("the MILP solution leaves a job unstarted")
-    return IntegerSolution(tuple(start), tuple(mode))  # type: ignore[arg-type]
+def _check_caps(instance: AsrptInstance, max_job_modes: int, max_horizon_units: int) -> int:
+    """The number of (job, mode) pairs, after checking it and a cheap lower estimate of
+    the horizon (closed-form ``alpha``) against the caps (module docstring)."""
+    cluster = instance.cluster
+    unit = instance.time_unit_s
+    M, g = cluster.servers, cluster.gpus_per_server
+    job_modes = sum(count_usage_vectors(M, g, instance.gpus(job)) for job in instance.jobs)
+    if job_modes > max_job_modes:
+        raise ModelTooLargeError(
+            f"asrpt exact: {job_modes:,} (job, mode) pairs exceed max_job_modes = "
+            f"{max_job_modes:,} ({_where(instance)}); raise the cap or use lb_sum / lb_srpt"
+        )
+    closed = {
+        name: alpha_closed_form(
+            job_placement_instance(cluster, config, (g,) * min(M, config.num_gpus))
+        )
+        for name, config in instance.configs.items()
+    }
+    estimate = max(job.arrival_s for job in instance.jobs) / unit
+    estimate += sum(job.iterations * closed[job.config] for job in instance.jobs) / unit
+    if estimate > max_horizon_units * (1 + _WHOLE_RTOL):
+        raise ModelTooLargeError(
+            f"asrpt exact: the horizon is at least {_count(estimate)} time units of "
+            f"{unit:g} s, above max_horizon_units = {max_horizon_units:,} ({_where(instance)}); "
+            "raise the cap or time_unit_s"
+        )
+    return job_modes
 
 
-@dataclass(frozen=True)
-class TimeIndexedFormulation:
-    """The time-indexed MILP as a :class:`~ddlsched.solvers.formulation.Formulation`.
+def _where(instance: AsrptInstance) -> str:
+    cluster = instance.cluster
+    return f"{instance.num_jobs} jobs on {cluster.servers} servers x {cluster.gpus_per_server} GPUs"
 
-    Its instance is the :class:`IntegerData`, its schedule an
-    :class:`IntegerSolution`; ``measure`` is the solution's ``sum_i C_i`` on the
-    integer data in seconds (equal to the evaluator's total when the data are
-    exact; the caller evaluates the decoded schedule).
+
+def _integer_data(
+    instance: AsrptInstance, modes: list[list[tuple[tuple[int, ...], AlphaStar]]], max_horizon: int
+) -> tuple[IntegerData, IntegerData | None]:
+    """The integer data rounded up (or exact, when whole) and rounded down (``None`` when
+    whole); the serial horizon checked against ``max_horizon`` (module docstring)."""
+    unit = instance.time_unit_s
+    modes_up, modes_down = [], []
+    for job, job_modes_i in zip(instance.jobs, modes, strict=True):
+        n = job.iterations
+        modes_up.append([_mode(u, s, _units(n * s.value_s / unit, True)) for u, s in job_modes_i])
+        modes_down.append(
+            [_mode(u, s, _units(n * s.bound_s / unit, False)) for u, s in job_modes_i]
+        )
+    r_up = [_units(job.arrival_s / unit, True) for job in instance.jobs]
+    r_down = [_units(job.arrival_s / unit, False) for job in instance.jobs]
+    whole = r_up == r_down and all(
+        a.duration == b.duration
+        for ups, downs in zip(modes_up, modes_down, strict=True)
+        for a, b in zip(ups, downs, strict=True)
+    )
+    serial = max(r_up) + sum(max(m.duration for m in ms) for ms in modes_up)
+    if serial > max_horizon:
+        raise ModelTooLargeError(
+            f"asrpt exact: the serial horizon is {_count(serial)} time units of {unit:g} s, above "
+            f"max_horizon_units = {max_horizon:,} ({_where(instance)}); "
+            "raise the cap or time_unit_s"
+        )
+    upper = make_data(instance, "exact" if whole else "up", r_up, modes_up)
+    lower = None if whole else make_data(instance, "down", r_down, modes_down)
+    return upper, lower
+
+
+def _run_solves(
+    upper: IntegerData,
+    lower: IntegerData | None,
+    solver: str,
+    backend: str,
+    deadline: Deadline,
+    options: tuple[bool, int, int],
+) -> tuple[dict[tuple[str, str], _IntegerSolve], dict[str, Any]]:
+    """Every model solve of the plan, each with an equal share of what is left of
+    ``deadline``; ``options`` = ``(cross_check, seed, threads)``. Returns the solves by
+    ``(upper|lower, solver)`` and the cross-check record per data set."""
+    cross_check, seed, threads = options
+    other = "milp" if solver == "cpsat" else "cpsat"
+    plan: list[tuple[str, IntegerData, str]] = [("upper", upper, solver)]
+    if cross_check:
+        plan.append(("upper", upper, other))
+    if lower is not None:
+        plan.append(("lower", lower, solver))
+        if cross_check:
+            plan.append(("lower", lower, other))
+    solves: dict[tuple[str, str], _IntegerSolve] = {}
+    cross: dict[str, Any] = {}
+    for index, (label, data, name) in enumerate(plan):
+        share = 1.0 / (len(plan) - index)
+        try:
+            solves[label, name] = _solve_integer(
+                data, name, backend, deadline.sub(share), seed, threads
+            )
+        except ModelTooLargeError as exc:
+            if name == solver:
+                raise
+            cross[label] = {"agree": None, "status": f"not run: {exc}"}
+    if cross_check:
+        _compare_solves(solves, solver, other, cross)
+    return solves, cross
+
+
+def _compare_solves(
+    solves: dict[tuple[str, str], _IntegerSolve], solver: str, other: str, cross: dict[str, Any]
+) -> None:
+    """Record in ``cross`` whether the two scheduling models agree on each data set."""
+    for label in ("upper", "lower"):
+        if (label, solver) in solves and (label, other) in solves:
+            first, second = solves[label, solver], solves[label, other]
+            cross[label] = {
+                "agree": _agreement(first, second),
+                solver: first.report(),
+                other: second.report(),
+            }
+            if cross[label]["agree"] is False:
+                log.warning(
+                    "asrpt exact: %s and %s disagree on the %s model: %s vs %s (%s, %s)",
+                    solver,
+                    other,
+                    label,
+                    first.objective,
+                    second.objective,
+                    first.status,
+                    second.status,
+                )
+
+
+def _mode_bounds(
+    instance: AsrptInstance, modes: list[list[tuple[tuple[int, ...], AlphaStar]]]
+) -> dict[str, float]:
+    """``lb_sum`` and ``lb_srpt`` with ``min_u alpha*(u)`` bounds per job (s)."""
+    mins = [min(s.bound_s for _, s in job_modes_i) for job_modes_i in modes]
+    per_mode_sum = math.fsum(
+        job.arrival_s + job.iterations * a for job, a in zip(instance.jobs, mins, strict=True)
+    )
+    total_gpus = instance.cluster.num_gpus
+    per_mode_srpt = srpt_total_completion(
+        [job.arrival_s for job in instance.jobs],
+        [
+            instance.gpus(job) / total_gpus * job.iterations * a
+            for job, a in zip(instance.jobs, mins, strict=True)
+        ],
+    )
+    return {"lb_sum_modes": per_mode_sum, "lb_srpt_modes": per_mode_srpt}
+
+
+def solve_exact(
+    instance: AsrptInstance,
+    *,
+    backend: str = "highs",
+    time_limit_s: float | None = None,
+    deadline: Deadline | None = None,
+    max_job_modes: int = DEFAULT_MAX_JOB_MODES,
+    max_horizon_units: int = DEFAULT_MAX_HORIZON_UNITS,
+    cross_check: bool = False,
+    seed: int = 0,
+    solver: str = "cpsat",
+    threads: int = 1,
+    placement_cross_check: bool = True,
+) -> Outcome:
+    """The offline optimum ``OPT_A`` of ``instance`` (module docstring).
+
+    ``backend`` is the MILP backend (placement ILPs, and the time-indexed
+    MILP when ``solver="milp"`` or cross-checking); ``placement_cross_check``
+    re-proves every placement-ILP optimum ``alpha*(u)`` with the other backend.
+    Raises :class:`~ddlsched.errors.ModelTooLargeError` beyond the caps.
     """
+    if solver not in ("cpsat", "milp"):
+        raise UnknownMethodError(f"unknown asrpt exact solver {solver!r} (choose cpsat or milp)")
+    deadline = _method_deadline(time_limit_s, deadline)
+    started = time.perf_counter()
+    unit = instance.time_unit_s
+    job_modes = _check_caps(instance, max_job_modes, max_horizon_units)
+    modes, star_info = _job_modes(instance, backend, deadline, placement_cross_check, seed)
+    upper, lower = _integer_data(instance, modes, max_horizon_units)
+    whole = lower is None
+    solves, cross = _run_solves(
+        upper, lower, solver, backend, deadline, (cross_check, seed, threads)
+    )
+    disagree = any(c.get("agree") is False for c in cross.values())
 
-    name: ClassVar[str] = "asrpt.time_indexed"
-    sense: ClassVar[str] = "min"
-    metric: ClassVar[str | None] = None
-    always_feasible: ClassVar[bool] = True  # the windows hold the greedy incumbent
-    highs_options: ClassVar[tuple[tuple[str, object], ...]] = ()
+    # The schedule: the best upper solution (a solver's or the greedy incumbent).
+    candidates = [(upper.incumbent.objective(upper), 1, "serial", upper.incumbent)]
+    for (label, name), res in solves.items():
+        if label == "upper" and res.solution is not None:
+            candidates.append((res.objective, 0 if name == solver else 0.5, name, res.solution))
+    best_units, _, best_from, best = min(candidates, key=lambda c: (c[0], c[1]))
+    schedule = to_schedule(upper, best)
+    objective = evaluate(instance, schedule).total_completion_s
 
-    def build(self, instance: IntegerData, deadline: Deadline) -> pyo.ConcreteModel:
-        return build_time_indexed(instance, deadline)
-
-    def objective_scale(self, instance: IntegerData) -> float:
-        return 1.0 / instance.instance.time_unit_s
-
-    def decode(self, model: pyo.ConcreteModel, instance: IntegerData) -> IntegerSolution:
-        return decode_time_indexed(model, instance)
-
-    def measure(self, instance: IntegerData, schedule: IntegerSolution) -> float:
-        return schedule.objective(instance) * instance.instance.time_unit_s
+    # The bound: the model's (whole or rounded-down data) and the per-mode closed bounds.
+    bounds = _mode_bounds(instance, modes)
+    bound_label = "upper" if whole else "lower"
+    if not disagree:
+        model_bounds = [
+            res.bound
+            for (label, _), res in solves.items()
+            if label == bound_label and res.bound is not None
+        ]
+        if model_bounds:
+            bounds["model"] = max(model_bounds) * unit
+    bound = max(bounds.values())
+    optimal = bound >= objective * (1 - CHECK_RTOL) - 1e-12
+    proof = None
+    if optimal:
+        proof = (
+            "model" if bounds.get("model", -math.inf) >= objective * (1 - CHECK_RTOL) else "bounds"
+        )
+    primary = solves.get(("upper", solver))
+    time_limit_hit = any(res.time_limit_hit for res in solves.values()) or (
+        star_info["proven"] < star_info["distinct"]
+    )
+    info: dict[str, Any] = {
+        "solver": solver,
+        "time_unit_s": unit,
+        "rounding": "exact" if whole else "up/down",
+        "job_modes": upper.num_job_modes,
+        "job_modes_uncapped": job_modes,
+        "serial_horizon_units": upper.serial_horizon,
+        "model_horizon_units": upper.horizon,
+        "alpha_star": star_info,
+        "schedule_from": best_from,
+        "objective_units": best_units,
+        "bounds": bounds,
+        "proof": proof,
+        "solves": {f"{label}/{name}": res.report() for (label, name), res in solves.items()},
+        "method_s": time.perf_counter() - started,
+    }
+    if cross_check:
+        info["cross_check"] = cross
+    if disagree:
+        info["error_note"] = "the scheduling models disagree: no optimality claimed"
+    return Outcome(
+        schedule=schedule,
+        status=Status.OPTIMAL if optimal else Status.FEASIBLE,
+        bound=bound,
+        claim=Claim(best_units * unit, proven=optimal and whole),
+        backend=primary.backend if primary else None,
+        backend_version=primary.backend_version if primary else None,
+        model_size=primary.model_size if primary else None,
+        solver_time_s=sum(res.runtime_s for res in solves.values()),
+        time_limit_hit=time_limit_hit and not optimal,
+        info=info,
+    )

@@ -54,7 +54,8 @@ from ddlsched.heuristics.asrpt_config import config_constants
 from ddlsched.heuristics.srpt import srpt_total_completion
 from ddlsched.models.asrpt import AlphaLb
 from ddlsched.models.asrpt import alpha_lbs as compute_alpha_lbs
-from ddlsched.problems.asrpt import AsrptInstance, AsrptSchedule, evaluate
+from ddlsched.problems.asrpt import AsrptInstance
+from ddlsched.problems.asrpt_schedule import AsrptSchedule, evaluate
 
 __all__ = ["CHECK_RTOL", "theory"]
 
@@ -92,6 +93,31 @@ def theory(
     if not delay_factor >= 0:
         raise ValueError(f"delay_factor must be >= 0, got {delay_factor!r}")
     lbs = alpha_lbs or compute_alpha_lbs(instance, deadline=deadline, backend=backend)
+    out, rho, rho_bar = _instance_terms(instance, lbs, float(delay_factor))
+    if isinstance(best_schedule, AsrptSchedule):
+        best_schedule = evaluate(instance, best_schedule).total_completion_s
+    out.update(
+        {
+            "gamma_s": total_completion_s,
+            "best_bound_s": best_bound,
+            "best_schedule_s": best_schedule,
+            "theorem1_bound": None,
+            "lemma2_x_s": None,
+            "instance_bound": None,
+            "lemma2_rhs_s": None,
+            "lemma2_holds": None,
+            "undefined_reason": None,
+        }
+    )
+    _theorem1_lemma2(out, rho, rho_bar, total_completion_s, best_bound, best_schedule)
+    return out
+
+
+def _instance_terms(
+    instance: AsrptInstance, lbs: Mapping[str, AlphaLb], tau: float
+) -> tuple[dict[str, Any], float, float]:
+    """The instance's terms (``rho``, ``rho_bar``, ``epsilon``, ``OPT_A~1``, ...) and
+    Lemma 3's check; also ``rho`` and ``rho_bar`` as numbers (``inf`` when unbounded)."""
     cluster = instance.cluster
     jobs = instance.jobs
     num_jobs = len(jobs)
@@ -107,7 +133,6 @@ def theory(
     alpha_min_all = min(lbs[name].value_s for name in used)
     rho_bar = alpha_max_all / alpha_min_all if alpha_min_all > 0 else math.inf
     g_max = instance.max_gpus
-    tau = float(delay_factor)
     epsilon = math.fsum(abs(job.iterations - job.predicted_iterations) for job in jobs)
     epsilon_bar = epsilon / num_jobs
 
@@ -121,9 +146,6 @@ def theory(
         releases, [share[j.config] * j.iterations * consts[j.config].alpha_min_s for j in jobs]
     )
     lemma3_rhs = opt_true + num_jobs * (g_max * alpha_max_all / total_gpus) * epsilon
-
-    if isinstance(best_schedule, AsrptSchedule):
-        best_schedule = evaluate(instance, best_schedule).total_completion_s
 
     out: dict[str, Any] = {
         "rho": _finite(rho),
@@ -143,24 +165,31 @@ def theory(
         "lemma3_lhs_s": opt_pred,
         "lemma3_rhs_s": lemma3_rhs,
         "lemma3_holds": _holds(opt_pred, lemma3_rhs),
-        "gamma_s": total_completion_s,
-        "best_bound_s": best_bound,
-        "best_schedule_s": best_schedule,
-        "theorem1_bound": None,
-        "lemma2_x_s": None,
-        "instance_bound": None,
-        "lemma2_rhs_s": None,
-        "lemma2_holds": None,
-        "undefined_reason": None,
     }
+    return out, rho, rho_bar
+
+
+def _theorem1_lemma2(
+    out: dict[str, Any],
+    rho: float,
+    rho_bar: float,
+    total_completion_s: float | None,
+    best_bound: float | None,
+    best_schedule: float | None,
+) -> None:
+    """Theorem 1's bound, Lemma 2's ``X``, the instance bound ``X / LB + rho`` and
+    Lemma 2's check into ``out`` (or why they are undefined)."""
+    total_gpus, g_max, tau = out["G"], out["g_max"], out["tau"]
+    epsilon, epsilon_bar, num_jobs = out["epsilon"], out["epsilon_bar"], out["I"]
+    opt_pred, alpha_max_all = out["opt_a_tilde_1_s"], out["alpha_max_s"]
     if total_gpus <= g_max:
         out["undefined_reason"] = (
             f"G = {total_gpus} <= g_max = {g_max}: Theorem 1 and Lemma 2 need G > g_max"
         )
-        return out
+        return
     if not math.isfinite(rho):
         out["undefined_reason"] = "some alpha_lb is 0: rho is unbounded"
-        return out
+        return
     spare = total_gpus - g_max
     out["theorem1_bound"] = (
         2 + tau + rho * total_gpus / spare
@@ -176,4 +205,3 @@ def theory(
         out["lemma2_rhs_s"] = rhs
         if total_completion_s is not None:
             out["lemma2_holds"] = _holds(total_completion_s, rhs)
-    return out

@@ -12,10 +12,10 @@ implement its intent in continuous time. Events:
 
 * real completions: job ``i`` started at ``t_i`` with ``alpha_i`` ends at
   ``t_i + n_i alpha_i``, computed exactly as the evaluator does
-  (:func:`ddlsched.problems.asrpt.evaluate`), so the simulator's totals are
+  (:func:`ddlsched.problems.asrpt_schedule.evaluate`), so the simulator's totals are
   the evaluator's;
 * arrivals, in groups of equal arrival time;
-* the policy's own events (:meth:`~ddlsched.heuristics.asrpt.OnlinePolicy.next_event_s`):
+* the policy's own events (:meth:`~ddlsched.heuristics.asrpt_policy.OnlinePolicy.next_event_s`):
   A-SRPT's virtual completions and delay-window ends.
 
 At an event instant ``t`` (the earliest pending event) the loop releases
@@ -33,7 +33,7 @@ the current instant, the completion time itself kept as computed, as
 
 Per event the loop does ``O(log I)`` heap work plus the policy's calls;
 the deadline is checked at every event instant (a clock read). The
-returned :class:`~ddlsched.problems.asrpt.AsrptSchedule` has a run per job
+returned :class:`~ddlsched.problems.asrpt_schedule.AsrptSchedule` has a run per job
 (instance order): start, the selected servers in selection order and
 Heavy-Edge's ``counts[s][k]`` on the ``k``-th of them. Its ``info``:
 
@@ -57,7 +57,7 @@ Heavy-Edge's ``counts[s][k]`` on the ``k``-th of them. Its ``info``:
   the baselines the same with eligibility at arrival.
 
 The virtual completion times themselves (the earliest start of each job
-under A-SRPT) are :func:`ddlsched.heuristics.asrpt.virtual_completion_times`.
+under A-SRPT) are :func:`ddlsched.heuristics.asrpt_policy.virtual_completion_times`.
 """
 
 from __future__ import annotations
@@ -69,8 +69,10 @@ import time
 from ddlsched.deadline import Deadline
 from ddlsched.errors import DdlschedError
 from ddlsched.heuristics.asrpt import POLICIES as _POLICIES
-from ddlsched.heuristics.asrpt import FreeGpus, OnlinePolicy, Start, make_policy
-from ddlsched.problems.asrpt import AsrptInstance, AsrptSchedule, JobRun
+from ddlsched.heuristics.asrpt import FreeGpus, make_policy
+from ddlsched.heuristics.asrpt_policy import OnlinePolicy, Start
+from ddlsched.problems.asrpt import AsrptInstance
+from ddlsched.problems.asrpt_schedule import AsrptSchedule, JobRun
 
 __all__ = ["POLICIES", "run_policy", "simulate"]
 

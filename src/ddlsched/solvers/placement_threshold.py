@@ -26,10 +26,13 @@ proven lower bound at growing steps, then bisection) up to the value of a
 known placement. An "infeasible" at ``T``
 proves ``alpha > T``, hence ``alpha >=`` the next larger term value.
 
-CP-SAT runs single-threaded with a fixed seed (deterministic when the
-search finishes within its budget: the same instance gives the same
-placement; a search cut short by the clock depends on the machine's load),
-each solve within what is left of the budget; a solve that ends undecided stops the search and keeps what was
+CP-SAT runs through :mod:`ddlsched.solvers.cpsat` (its status mapping:
+``infeasible`` proves ``alpha > T``, ``optimal`` or ``feasible`` give a
+placement, anything else leaves ``T`` undecided), single-threaded with a
+fixed seed (deterministic when the search finishes within its budget: the
+same instance gives the same placement; a search cut short by the clock
+depends on the machine's load), each solve within what is left of the
+budget; a solve that ends undecided stops the search and keeps what was
 proven (a valid bound, possibly below the placement's value).
 """
 
@@ -41,6 +44,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from ddlsched.solvers.cpsat import CpsatOptions, solve_cpsat
+from ddlsched.solvers.result import Status
 
 __all__ = ["ThresholdSearch", "threshold_search"]
 
@@ -108,16 +114,12 @@ def _feasible(
             left = x[s - 1][m] if s > 0 else zero
             right = x[s + 1][m] if s < num_stages - 1 else zero
             model.add_allowed_assignments([left, x[s][m], right], tuples)
-    solver = cp_model.CpSolver()
-    solver.parameters.num_workers = 1
-    solver.parameters.random_seed = seed
-    solver.parameters.max_time_in_seconds = max(1e-3, seconds)
-    status = solver.solve(model)
-    if status == cp_model.INFEASIBLE:
+    run = solve_cpsat(model, None, CpsatOptions(seed=seed), time_limit_s=max(1e-3, seconds))
+    if run.status is Status.INFEASIBLE:
         return False, None
-    if status in (cp_model.FEASIBLE, cp_model.OPTIMAL):
+    if run.has_solution:
         counts = tuple(
-            tuple(int(solver.value(x[s][m])) for m in range(num_servers)) for s in range(num_stages)
+            tuple(run.value(x[s][m]) for m in range(num_servers)) for s in range(num_stages)
         )
         return True, counts
     return None, None

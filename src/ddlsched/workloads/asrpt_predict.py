@@ -6,7 +6,7 @@ iterations for unseen jobs") and Sec. V-A-1-c / V-B-2-d (first 80 % of
 the jobs train; mean and median of previous job iterations as
 alternatives).
 
-The caller (:mod:`ddlsched.workloads.asrpt_traces`) splits a trace by
+The caller (:mod:`ddlsched.workloads.asrpt_window`) splits a trace by
 submission time and hands this module the *training* rows only (features,
 group keys, true iterations ``n``) to :func:`fit`; the window's rows reach
 :meth:`FittedPredictor.predict` with their features and group keys but

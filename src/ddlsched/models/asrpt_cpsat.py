@@ -1,0 +1,170 @@
+"""The CP-SAT model of family ``asrpt``'s offline optimum ``OPT_A`` on integer data.
+
+Paper seed 004, Problem (8) under Eqs. (1)-(3); spec ``shared/specs/asrpt.md``,
+"Offline optimum and lower bounds" (``exact``). The data (modes, windows
+``L_i``, the greedy incumbent, the clique cuts) are
+:mod:`ddlsched.models.asrpt_integer`'s; the strategy that calls this model is
+:func:`ddlsched.models.asrpt_exact.solve_exact`.
+
+Model (:func:`build_cpsat`):
+
+    ``S_i in [r_i, L_i - min_u d_iu]``; per mode a presence literal ``p_iu``
+    and an optional fixed-size interval ``[S_i, S_i + d_iu)``;
+    ``sum_u p_iu = 1``; ``p_iu => S_i + d_iu <= L_i``; per server ``m`` a
+    cumulative of the intervals with ``u_m > 0``, demand ``u_m``, capacity
+    ``g`` (Eq. 3); a redundant cumulative over the whole cluster (demand
+    ``g_i``, capacity ``G``); minimise ``sum_i (S_i + sum_u d_iu p_iu) =
+    sum_i C_i`` (Eq. 8). The greedy incumbent is given as a hint.
+
+Clique cuts (:func:`~ddlsched.models.asrpt_integer.cliques`): a no-overlap of
+the members' intervals.
+
+Choices (the spec leaves them open):
+
+* CP-SAT runs with ``num_workers = threads`` (default 1, reproducible) and
+  ``random_seed = seed``; its time limit is what remains of the deadline.
+  CP-SAT statuses map to :class:`~ddlsched.solvers.result.Status`:
+  ``OPTIMAL -> optimal``, ``FEASIBLE -> feasible`` (time limit),
+  ``UNKNOWN -> time_limit_no_solution``, ``INFEASIBLE``/``MODEL_INVALID ->
+  error`` (the windows contain the incumbent, so "infeasible" is a failure).
+  CP-SAT is driven through :mod:`ddlsched.solvers.cpsat`.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from ddlsched.deadline import Deadline
+from ddlsched.errors import SolverError
+from ddlsched.models.asrpt_integer import IntegerData, IntegerSolution, cliques
+from ddlsched.solvers.cpsat import CpsatOptions, model_size
+from ddlsched.solvers.cpsat import solve_cpsat as run_cpsat
+from ddlsched.solvers.result import Status
+
+__all__ = ["CpsatResult", "build_cpsat", "solve_cpsat"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class CpsatResult:
+    """What CP-SAT proved on one integer model (objective and bound in time units)."""
+
+    status: Status
+    solution: IntegerSolution | None
+    objective: int | None
+    bound: int | None
+    runtime_s: float
+    model_size: tuple[int, int, int]
+    version: str
+    message: str
+    time_limit_hit: bool
+
+
+def build_cpsat(data: IntegerData, hint: IntegerSolution | None = None, clique_cuts: bool = True):
+    """The CP-SAT model (module docstring); returns ``(model, starts, presences)``."""
+    from ortools.sat.python import cp_model
+
+    cluster = data.instance.cluster
+    g = cluster.gpus_per_server
+    model = cp_model.CpModel()
+    starts = []
+    presences: list[dict[int, Any]] = []
+    per_server: list[tuple[list[Any], list[int]]] = [([], []) for _ in range(cluster.servers)]
+    all_intervals: list[Any] = []
+    all_demands: list[int] = []
+    objective = []
+    interval_of: dict[tuple[int, int], Any] = {}
+    for i in range(data.num_jobs):
+        r, last = data.release[i], data.latest_end[i]
+        feasible = data.feasible_modes(i)
+        shortest = min(data.modes[i][k].duration for k in feasible)
+        start = model.new_int_var(r, last - shortest, f"S{i}")
+        starts.append(start)
+        objective.append(start)
+        lits = {}
+        gpus = sum(data.modes[i][feasible[0]].usage)
+        for k in feasible:
+            mode = data.modes[i][k]
+            lit = model.new_bool_var(f"p{i}_{k}")
+            lits[k] = lit
+            model.add(start + mode.duration <= last).only_enforce_if(lit)
+            interval = model.new_optional_fixed_size_interval_var(
+                start, mode.duration, lit, f"run{i}_{k}"
+            )
+            interval_of[i, k] = interval
+            for m, u in enumerate(mode.usage):
+                if u:
+                    per_server[m][0].append(interval)
+                    per_server[m][1].append(u)
+            all_intervals.append(interval)
+            all_demands.append(gpus)
+            objective.append(mode.duration * lit)
+        model.add_exactly_one(lits.values())
+        presences.append(lits)
+    for m in range(cluster.servers):  # Eq. (3): at most g GPUs per server at every instant
+        intervals, demands = per_server[m]
+        if intervals:
+            model.add_cumulative(intervals, demands, g)
+    model.add_cumulative(all_intervals, all_demands, cluster.num_gpus)  # redundant
+    if clique_cuts:  # redundant: members of a clique pairwise exceed a capacity
+        for members in cliques(data):
+            if len({i for i, _ in members}) >= 2:
+                model.add_no_overlap([interval_of[i, k] for i, k in members])
+    model.minimize(sum(objective))  # Eq. (8): sum_i C_i
+    if hint is not None:
+        for i in range(data.num_jobs):
+            model.add_hint(starts[i], hint.start[i])
+            for k, lit in presences[i].items():
+                model.add_hint(lit, k == hint.mode[i])
+    return model, starts, presences
+
+
+def solve_cpsat(
+    data: IntegerData, deadline: Deadline, *, seed: int = 0, threads: int = 1
+) -> CpsatResult:
+    """Solve the CP-SAT model of ``data`` within ``deadline`` (incumbent as hint)."""
+    model, starts, presences = build_cpsat(data, data.incumbent)
+    size = model_size(model)
+    run = run_cpsat(model, deadline, CpsatOptions(seed=seed, workers=threads))
+    status = run.status
+    if status in (Status.INFEASIBLE, Status.ERROR):  # the windows hold the incumbent
+        status = Status.ERROR
+        log.warning("CP-SAT returned %s on the asrpt model (%s)", run.message, data.rounding)
+    solution = objective = bound = None
+    if status in (Status.OPTIMAL, Status.FEASIBLE):
+        solution = _decode(run, starts, presences)
+        objective = solution.objective(data)
+        if abs(objective - run.objective) > 1e-6:
+            raise SolverError(
+                f"CP-SAT objective {run.objective} != decoded {objective} (a model bug)"
+            )
+        bound = math.ceil(run.bound - 1e-6)
+        if status is Status.OPTIMAL:
+            bound = objective
+    return CpsatResult(
+        status=status,
+        solution=solution,
+        objective=objective,
+        bound=bound,
+        runtime_s=run.runtime_s,
+        model_size=size,
+        version=run.version,
+        message=run.message,
+        time_limit_hit=status in (Status.FEASIBLE, Status.TIME_LIMIT_NO_SOLUTION),
+    )
+
+
+def _decode(run, starts: list[Any], presences: list[dict[int, Any]]) -> IntegerSolution:
+    """The start and the chosen mode of every job in CP-SAT's solution."""
+    start = tuple(run.value(s) for s in starts)
+    mode = []
+    for lits in presences:
+        picked = [k for k, lit in lits.items() if run.boolean_value(lit)]
+        if len(picked) != 1:
+            raise SolverError(f"CP-SAT chose {len(picked)} modes for a job")
+        mode.append(picked[0])
+    return IntegerSolution(start, tuple(mode))
