@@ -12,8 +12,10 @@ from ddlsched.registry import Family, register_family
 from ddlsched.workloads.debug import generate
 
 
-def register_debug_like(name: str, evaluator=evaluate) -> Family:
-    """Register an internal family ``name`` with the debug problem (and ``evaluator``)."""
+def register_debug_like(
+    name: str, evaluator=evaluate, size=lambda instance: instance.size
+) -> Family:
+    """Register an internal family ``name`` with the debug problem (``evaluator``, ``size``)."""
     return register_family(
         Family(
             name=name,
@@ -28,6 +30,7 @@ def register_debug_like(name: str, evaluator=evaluate) -> Family:
             schedule_to_json=schedule_to_json,
             schedule_from_json=schedule_from_json,
             smoke=("default", {}),
+            size=size,
             internal=True,
         )
     )

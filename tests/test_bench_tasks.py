@@ -25,9 +25,9 @@ def test_instance_size_is_jobs_or_replicas(family, preset, expected):
         pytest.skip(f"family {family} not registered")
     instance = get_family(family).generate(preset, 0)
     if expected == "jobs":
-        assert instance_size(instance) == len(instance.jobs)
+        assert instance_size(instance, family) == len(instance.jobs)
     else:
-        assert instance_size(instance) == sum(s.replicas for s in instance.stages)
+        assert instance_size(instance, family) == sum(s.replicas for s in instance.stages)
 
 
 def test_execute_returns_a_full_row_with_evaluation_metrics():

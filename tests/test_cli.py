@@ -146,3 +146,97 @@ def test_bad_heuristic_parameter_is_a_one_line_error(small_file, capsys):
         capsys, "solve", "rar", str(small_file), "--method", "sjf_bco", "--param", "kappa=-3"
     )
     assert code == 2 and "kappa" in err
+
+
+# --------------------------------------------------------------------------- simulate (generic)
+
+
+@pytest.fixture
+def toy_simulation():
+    """A family opting into ``ddlsched simulate`` with nothing but a Simulation hook."""
+    from ddlsched.params import NoParams
+    from ddlsched.problems import debug
+    from ddlsched.registry import (
+        Family,
+        Simulation,
+        register_family,
+        register_method,
+        unregister_family,
+    )
+    from ddlsched.solvers.result import Outcome
+    from ddlsched.workloads.debug import generate
+
+    def options(parser):
+        parser.add_argument("--size", type=int, default=2, help="instance size")
+
+    register_family(
+        Family(
+            name="toysim",
+            sense="min",
+            objective_name="value",
+            load=debug.DebugInstance.load,
+            from_dict=debug.DebugInstance.from_dict,
+            generate=generate,
+            presets=("default",),
+            evaluate=debug.evaluate,
+            objective=lambda evaluation: evaluation.value,
+            schedule_to_json=debug.schedule_to_json,
+            schedule_from_json=debug.schedule_from_json,
+            smoke=("default", {}),
+            size=lambda instance: instance.size,
+            simulation=Simulation(
+                command="toy",
+                help="toy simulation",
+                description="Replay the toy trace.",
+                trace_help="any name",
+                policies=lambda: ("double",),
+                seed_help="toy seed",
+                set_help="instance value",
+                add_options=options,
+                build=lambda args, knobs: debug.DebugInstance(
+                    size=args.size, value=float(knobs.get("value", len(args.trace)))
+                ),
+                report=lambda instance, result: {"value": result.objective, "size": instance.size},
+                title=lambda args, instance: f"toy: {args.trace}",
+            ),
+        )
+    )
+
+    @register_method("toysim", "double", "heuristic", "scale 2")
+    def _double(instance, params: NoParams, ctx) -> Outcome:
+        return Outcome(debug.DebugSchedule(2.0))
+
+    yield
+    unregister_family("toysim")
+
+
+def test_a_family_opts_into_simulate_with_its_hook(toy_simulation, capsys):
+    code, out, _ = run(capsys, "simulate", "toy", "--trace", "abc", "--policy", "double", "--json")
+    assert code == 0
+    assert json.loads(out) == {"value": 6.0, "size": 2}  # 2 x len("abc")
+    argv = ["simulate", "toy", "--trace", "t", "--policy", "double", "--size", "5"]
+    code, out, _ = run(capsys, *argv, "--set", "value=1.5")
+    assert code == 0 and "toy: t" in out and "3" in out and "5" in out
+    code, _, err = run(capsys, "simulate", "toy", "--trace", "t", "--policy", "halve")
+    assert code == 2 and err == "ddlsched: error: unknown policy 'halve' (choose from double)\n"
+    code, _, err = run(capsys, *argv, "--param", "x=1")  # no param_help: no --param
+    assert code == 2 and "unrecognized arguments: --param" in err
+    code, out, _ = run(capsys, "simulate", "toy", "--help")
+    assert code == 0
+    for flag in ("--trace", "--policy", "--size", "--seed", "--set", "--time-limit", "--json"):
+        assert flag in out
+
+
+@pytest.mark.parametrize(
+    ("command", "flags"),
+    [
+        ("asrpt", ("--jobs", "--start", "--predictor", "--seed", "--set", "--param")),
+        ("muri", ("--mode", "--limit", "--seed", "--set")),
+    ],
+)
+def test_simulate_commands_keep_their_flags(capsys, command, flags):
+    code, out, _ = run(capsys, "simulate", command, "--help")
+    assert code == 0
+    for flag in ("--trace", "--policy", "--time-limit", "--json", *flags):
+        assert flag in out
+    assert ("--param" in out) == (command == "asrpt")

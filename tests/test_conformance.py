@@ -9,6 +9,7 @@ from debug_family import register_debug_like
 
 from ddlsched.conformance import check_family
 from ddlsched.datadir import data_dir
+from ddlsched.errors import UnknownMethodError
 from ddlsched.params import NoParams
 from ddlsched.problems.debug import (
     DebugEvaluation,
@@ -18,6 +19,7 @@ from ddlsched.problems.debug import (
 from ddlsched.registry import (
     RunContext,
     families,
+    get_family,
     register_method,
     unregister_family,
 )
@@ -95,6 +97,34 @@ def test_an_exact_method_with_its_bound_above_its_objective_fails(broken_familie
     assert any("invalid bound" in p for p in problems), problems
 
 
+@pytest.mark.parametrize(
+    ("size", "expected"),
+    [(None, "no size hook"), (lambda instance: -1, "not an integer"), (lambda i: 1.5, "not an")],
+)
+def test_a_family_without_a_valid_size_hook_fails(tmp_path, size, expected):
+    register_debug_like("broken_size", size=size)
+
+    @register_method("broken_size", "heur", "heuristic", "the best schedule")
+    def _heur(instance, params: NoParams, ctx: RunContext) -> Outcome:
+        return Outcome(DebugSchedule(1.0))
+
+    try:
+        problems = check_family("broken_size", tmp_path)
+    finally:
+        unregister_family("broken_size")
+    assert [p for p in problems if "size" in p] and expected in " ".join(problems), problems
+
+
+@pytest.mark.parametrize("name", [f.name for f in families(include_internal=True)])
+def test_every_family_declares_its_size_and_its_preset_table(name):
+    fam = get_family(name)
+    assert fam.size is not None
+    with pytest.raises(UnknownMethodError) as caught:
+        fam.generate("no-such-preset", 0)
+    assert str(caught.value).startswith(f"unknown {name} preset 'no-such-preset' (choose from ")
+    assert ", ".join(fam.presets) in str(caught.value)
+
+
 def test_the_broken_families_are_gone_afterwards():
     names = {f.name for f in families(True)}
-    assert {"broken_eval", "broken_bound", "broken_exact"}.isdisjoint(names)
+    assert {"broken_eval", "broken_bound", "broken_exact", "broken_size"}.isdisjoint(names)

@@ -51,7 +51,10 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("registry", ("ddlsched.registry",)),
     ("families", ("ddlsched.families",)),
     ("bench", ("ddlsched.bench",)),
-    ("cli", ("ddlsched.cli", "ddlsched.conformance")),
+    (
+        "cli",
+        ("ddlsched.cli", "ddlsched.cli_listings", "ddlsched.cli_simulate", "ddlsched.conformance"),
+    ),
 ]
 
 

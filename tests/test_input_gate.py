@@ -3,12 +3,17 @@ would: each file gets one ``ddlsched: error:`` line naming it, and exit status 2
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import re
+import stat
 
 import pytest
 
+from ddlsched import jsonio
 from ddlsched.cli import main
+from ddlsched.jsonio import JsonInstance, OutputFileError, write_json
 from ddlsched.registry import families
 
 
@@ -69,3 +74,57 @@ def test_not_a_regular_file(capsys, path):
     code = main(["instance", "check", "dmlrs", path])
     err = capsys.readouterr().err
     assert code == 2 and "not a regular file" in err, err
+
+
+# --------------------------------------------------------------------------- writing (jsonio)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+@pytest.mark.parametrize("family", [f.name for f in families(include_internal=True)])
+def test_every_instance_class_saves_atomically_through_the_mixin(tmp_path, family):
+    fam = next(f for f in families(include_internal=True) if f.name == family)
+    preset, params = fam.smoke
+    instance = fam.generate(preset, 0, **dict(params))
+    assert isinstance(instance, JsonInstance)
+    path = tmp_path / "instance.json"
+    instance.save(path)
+    assert os.listdir(tmp_path) == ["instance.json"]  # no temporary file left
+    assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~_umask()  # what open(..., "w") gives
+    assert json.loads(path.read_text()) == instance.to_dict()
+    assert fam.load(path) == instance
+
+
+def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path, monkeypatch):
+    path = tmp_path / "x.json"
+    path.write_text("old\n")
+    path.chmod(0o640)
+    write_json(path, {"a": 1})
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640  # a replaced file keeps its mode
+
+    def no_space(source, target):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(jsonio.os, "replace", no_space)
+    with pytest.raises(OutputFileError) as caught:
+        write_json(path, {"a": 2})
+    assert str(caught.value) == f"cannot write {path}: No space left on device"
+    assert isinstance(caught.value, OSError) and caught.value.strerror == "No space left on device"
+    assert json.loads(path.read_text()) == {"a": 1}
+    assert os.listdir(tmp_path) == ["x.json"]
+
+
+@pytest.mark.parametrize(
+    ("where", "reason"),
+    [("missing/dir/x.json", "No such file or directory"), (".", "Is a directory")],
+)
+def test_generate_to_an_unwritable_path_is_one_line(tmp_path, capsys, where, reason):
+    target = tmp_path / where
+    code = main(["instance", "generate", "debug", "--preset", "default", "-o", str(target)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err == f"ddlsched: error: cannot write {target}: {reason}\n"

@@ -18,6 +18,12 @@ presets); ``ddlsched methods FAMILY`` gives the methods' parameters with
 types, ranges and help texts, ``ddlsched presets FAMILY`` the presets'
 (``--set``); ``ddlsched bench table --help`` explains the table's columns.
 
+Modules: this one builds the parser (one function per command) and runs
+``instance``, ``solve`` and ``compare``; ``methods`` and ``presets`` are
+:mod:`ddlsched.cli_listings`'s, ``simulate`` :mod:`ddlsched.cli_simulate`'s
+(one command for every family with a :class:`~ddlsched.registry.Simulation`),
+``bench`` :mod:`ddlsched.bench.cli`'s.
+
 Every flag is checked by an argparse type of :mod:`ddlsched.cli_types`
 (seeds ``0..2147483647``, counts ``>= 1``, time limits finite and ``> 0``,
 Dask addresses); ``--param`` and ``--set`` values by the method's or the
@@ -48,8 +54,10 @@ import os
 import sys
 import textwrap
 from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 from ddlsched import __version__, cli_types
+from ddlsched.cli_listings import cell, console, list_methods, list_presets
 from ddlsched.cli_types import lazy_help
 from ddlsched.deadline import DEFAULT_TIME_LIMIT_S
 from ddlsched.errors import DdlschedError
@@ -70,79 +78,7 @@ class _Parser(cli_types.LazyHelpParser):
         self.exit(EXIT_USAGE, f"ddlsched: error: {_one_line(message)}\n")
 
 
-def _console(stderr: bool = False):
-    """A Rich console; when output is not a terminal, wide enough not to truncate tables."""
-    from rich.console import Console
-
-    stream = sys.stderr if stderr else sys.stdout
-    width = None if stream.isatty() else 200
-    return Console(stderr=stderr, highlight=False, soft_wrap=True, width=width)
-
-
-def _cell(value: object) -> str:
-    """Escape table cell text (certified intervals look like Rich markup)."""
-    from rich.markup import escape
-
-    return escape(str(value))
-
-
 # --------------------------------------------------------------------------- commands
-
-
-def _cmd_methods(args: argparse.Namespace) -> int:
-    from rich.table import Table
-
-    from ddlsched.registry import families, get_family, methods
-
-    fams = [get_family(args.family)] if args.family else families()
-    table = Table(title="ddlsched families and methods")
-    for col in ("family", "method", "kind", "parameters (--param NAME=VALUE)", "summary"):
-        table.add_column(col)
-    for fam in fams:
-        for m in methods(fam.name):
-            params = "\n".join(
-                spec.describe() + (f"\n  {spec.help}" if args.family and spec.help else "")
-                for spec in m.param_specs()
-            )
-            table.add_row(*map(_cell, (fam.name, m.name, m.kind, params, m.summary)))
-    console = _console()
-    console.print(table)
-    for fam in fams:
-        console.print(
-            _cell(
-                f"{fam.name}: {fam.summary}; objective {fam.objective_name} ({fam.sense}); "
-                f"presets {', '.join(fam.presets)} (their parameters: ddlsched presets {fam.name})"
-            )
-        )
-    return 0
-
-
-def _cmd_presets(args: argparse.Namespace) -> int:
-    from rich.table import Table
-
-    from ddlsched.params import param_specs
-    from ddlsched.registry import families, get_family
-
-    fams = [get_family(args.family)] if args.family else families()
-    table = Table(title="ddlsched presets and their parameters")
-    for col in ("family", "preset", "parameters (--set NAME=VALUE)"):
-        table.add_column(col)
-    for fam in fams:
-        for preset in fam.presets:
-            schema = fam.preset_params.get(preset)
-            specs = param_specs(schema) if schema is not None else []
-            text = "\n".join(
-                spec.describe() + (f"\n  {spec.help}" if args.family and spec.help else "")
-                for spec in specs
-            )
-            table.add_row(*map(_cell, (fam.name, preset, text or "(none)")))
-    console = _console()
-    console.print(table)
-    console.print(
-        "Generate with: ddlsched instance generate FAMILY --preset P --seed N -o FILE "
-        '[--set NAME=VALUE ...]; values are JSON (true, 3, 0.5, [1, 2], "text").'
-    )
-    return 0
 
 
 def _cmd_generate(args: argparse.Namespace) -> int:
@@ -151,10 +87,7 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     fam = get_family(args.family)
     params = parse_assignments(args.set, "--set")
     instance = fam.generate(args.preset, args.seed, **params)
-    try:
-        instance.save(args.output)
-    except OSError as exc:
-        raise DdlschedError(f"cannot write {args.output}: {exc.strerror}") from None
+    instance.save(args.output)  # jsonio.JsonInstance: atomic, one line if it cannot write
     print(f"wrote {args.output} ({fam.name}, preset {args.preset}, seed {args.seed})")
     return 0
 
@@ -212,24 +145,24 @@ def _cmd_solve(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(result.to_dict(fam.schedule_json(result)), indent=2, allow_nan=False))
     else:
-        console = _console()
-        console.print(f"[bold]{fam.name}.{args.method}[/bold] on {args.file}")
-        console.print(f"  status     {result.status}")
+        screen = console()
+        screen.print(f"[bold]{fam.name}.{args.method}[/bold] on {args.file}")
+        screen.print(f"  status     {result.status}")
         if result.status is Status.NO_SOLUTION:
-            console.print(_cell(f"  reason     {result.info.get('reason')}"))
-        console.print(f"  objective  {_fmt(result.objective, 8)}  ({fam.objective_name})")
-        console.print(f"  bound      {_fmt(result.bound, 8)}")
-        console.print(f"  gap        {_fmt(result.gap)}")
-        console.print(f"  runtime    {result.runtime_s:.3f} s")
+            screen.print(cell(f"  reason     {result.info.get('reason')}"))
+        screen.print(f"  objective  {_fmt(result.objective, 8)}  ({fam.objective_name})")
+        screen.print(f"  bound      {_fmt(result.bound, 8)}")
+        screen.print(f"  gap        {_fmt(result.gap)}")
+        screen.print(f"  runtime    {result.runtime_s:.3f} s")
         if result.solver_time_s is not None:
-            console.print(f"  solver     {result.solver_time_s:.3f} s")
+            screen.print(f"  solver     {result.solver_time_s:.3f} s")
         if result.time_limit_hit:
-            console.print("  stopped by the time limit")
+            screen.print("  stopped by the time limit")
         if result.backend:
-            console.print(f"  backend    {result.backend} {result.backend_version}")
+            screen.print(f"  backend    {result.backend} {result.backend_version}")
         for key, value in result.info.items():
             if key != "reason" or result.status is not Status.NO_SOLUTION:
-                console.print(_cell(f"  {key:<10} {value}"))
+                screen.print(cell(f"  {key:<10} {value}"))
     return EXIT_METHOD_ERROR if result.status is Status.ERROR else 0
 
 
@@ -252,10 +185,10 @@ def _progress_line(shown: bool, what: str) -> Iterator[None]:
         spinner.update(text=Text(state.snapshot().text()))
         return spinner
 
-    console = _console(stderr=True)
+    screen = console(stderr=True)
     with (
         progress.listening(state),
-        Live(get_renderable=render, console=console, transient=True, refresh_per_second=8),
+        Live(get_renderable=render, console=screen, transient=True, refresh_per_second=8),
     ):
         yield
 
@@ -293,7 +226,7 @@ def _cmd_compare(args: argparse.Namespace) -> int:
         BarColumn(),
         MofNCompleteColumn(),
         TimeRemainingColumn(),
-        console=_console(stderr=True),
+        console=console(stderr=True),
         transient=True,
         disable=not sys.stderr.isatty(),  # a log gets no bar (and no blank line)
     ) as progress:
@@ -405,8 +338,23 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"ddlsched {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    seed_help = f"in 0..{cli_types.MAX_SEED}"
+    _add_listing_commands(sub)
+    _add_instance_commands(sub)
+    _add_solve_command(sub)
+    _add_compare_command(sub)
 
+    from ddlsched.bench.cli import add_bench_commands
+
+    add_bench_commands(sub)
+    _add_simulate_command(sub, load_families=_command(argv) == "simulate")
+    return parser
+
+
+_SEED_HELP = f"in 0..{cli_types.MAX_SEED}"
+
+
+def _add_listing_commands(sub: Any) -> None:
+    """``methods`` and ``presets``."""
     p = sub.add_parser(
         "methods",
         help="list families and their methods (typed parameters)",
@@ -414,7 +362,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         "(--param NAME=VALUE); with FAMILY also each parameter's help text.",
     )
     _family_argument(p, optional=True)
-    p.set_defaults(func=_cmd_methods)
+    p.set_defaults(func=list_methods)
 
     p = sub.add_parser(
         "presets",
@@ -424,8 +372,11 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         "also each parameter's help text.",
     )
     _family_argument(p, optional=True)
-    p.set_defaults(func=_cmd_presets)
+    p.set_defaults(func=list_presets)
 
+
+def _add_instance_commands(sub: Any) -> None:
+    """``instance generate`` and ``instance check``."""
     inst = sub.add_parser("instance", help="generate or check instance files")
     inst_sub = inst.add_subparsers(dest="instance_command", required=True, parser_class=_Parser)
     p = inst_sub.add_parser("generate", help="generate an instance from a preset")
@@ -433,7 +384,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     _family_argument(p)
     p.add_argument("--preset", required=True, help="generator preset (listed below)")
     p.add_argument(
-        "--seed", type=cli_types.seed, default=0, help=f"generator seed, {seed_help} (default 0)"
+        "--seed", type=cli_types.seed, default=0, help=f"generator seed, {_SEED_HELP} (default 0)"
     )
     p.add_argument("-o", "--output", required=True, help="instance file to write (JSON)")
     p.add_argument(
@@ -448,6 +399,8 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     p.add_argument("file", metavar="FILE", help="instance file (JSON) of that family")
     p.set_defaults(func=_cmd_check)
 
+
+def _add_solve_command(sub: Any) -> None:
     p = sub.add_parser("solve", help="run one method on one instance file")
     lazy_help(p, _METHODS_EPILOG)
     _family_argument(p)
@@ -467,7 +420,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         "--seed",
         type=cli_types.seed,
         default=0,
-        help=f"seed of randomised methods and solvers, {seed_help} (default 0)",
+        help=f"seed of randomised methods and solvers, {_SEED_HELP} (default 0)",
     )
     p.add_argument("--backend", type=_backend, default="highs", help="MILP backend: highs or scip")
     p.add_argument(
@@ -481,6 +434,8 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     _memory_argument(p)
     p.set_defaults(func=_cmd_solve)
 
+
+def _add_compare_command(sub: Any) -> None:
     p = sub.add_parser(
         "compare",
         help="all methods on generated instances, with ratios",
@@ -498,7 +453,7 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         help="number of instances, 1..100000 (default 5)",
     )
     p.add_argument(
-        "--first-seed", type=cli_types.seed, default=0, help=f"first seed, {seed_help} (default 0)"
+        "--first-seed", type=cli_types.seed, default=0, help=f"first seed, {_SEED_HELP} (default 0)"
     )
     p.add_argument("--methods", type=cli_types.names, help="comma-separated methods (default: all)")
     p.add_argument(
@@ -525,10 +480,10 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     _memory_argument(p)
     p.set_defaults(func=_cmd_compare)
 
-    from ddlsched.bench.cli import add_bench_commands
 
-    add_bench_commands(sub)
-
+def _add_simulate_command(sub: Any, load_families: bool) -> None:
+    """``simulate FAMILY``: one subcommand per trace-driven family (:mod:`ddlsched.cli_simulate`),
+    added only when the command is used (it loads the families, and numpy)."""
     sim = sub.add_parser(
         "simulate",
         help="trace-driven simulation of an online family (ddlsched simulate FAMILY --help)",
@@ -538,13 +493,10 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     sim_sub = sim.add_subparsers(
         dest="simulate_family", required=True, parser_class=_Parser, metavar="FAMILY"
     )
-    if _command(argv) == "simulate":  # only then are the families (and numpy) loaded
-        from ddlsched.registry import families
+    if load_families:
+        from ddlsched.cli_simulate import add_simulate_commands
 
-        for fam in families():
-            if fam.simulate_command is not None:
-                fam.simulate_command(sim_sub)
-    return parser
+        add_simulate_commands(sim_sub)
 
 
 def _backend(text: str) -> str:

@@ -1,7 +1,7 @@
 """What each command-line flag accepts: argparse ``type=`` functions, in one place.
 
-Every flag of ``ddlsched`` (``cli.py``, ``bench/cli.py`` and the family
-commands registered with ``simulate_command``) converts its text with one of
+Every flag of ``ddlsched`` (``cli.py``, ``bench/cli.py``, ``cli_simulate.py``
+and the flags a family's ``Simulation`` adds) converts its text with one of
 these. A bad value raises :class:`argparse.ArgumentTypeError`, which the
 CLI's parser prints as one line ``ddlsched: error: argument --FLAG: ...``
 (exit status 2), never a traceback:

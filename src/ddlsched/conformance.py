@@ -19,7 +19,10 @@
    and no schedule beats a proven optimum;
 5. **bad files**: a malformed file, a file of another shape and a missing
    file get one line ``ddlsched: error: ...`` and exit status 2 from
-   ``ddlsched instance check`` and ``ddlsched solve``.
+   ``ddlsched instance check`` and ``ddlsched solve``;
+6. **declared hooks**: the family declares ``size`` (the instance size of
+   every benchmark row), an integer ``>= 0`` or ``None`` on the smoke
+   instance, and an unknown preset is one line naming the family's presets.
 
 Another package that adds a family (entry point ``ddlsched.families``) can
 run the same checks: ``assert not check_family("myfam", tmp_path)``.
@@ -35,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from ddlsched.deadline import DEFAULT_TIME_LIMIT_S
+from ddlsched.errors import DdlschedError
 from ddlsched.pipeline import objective_tolerance
 from ddlsched.registry import RunOptions, get_family, methods, run_method
 from ddlsched.solvers.result import SolveResult, Status
@@ -162,6 +166,22 @@ def _check_bad_files(fam, method: str, directory: Path, problems: list[str]) -> 
                 )
 
 
+def _check_hooks(fam, instance: Any, problems: list[str]) -> None:
+    if fam.size is None:
+        problems.append(f"{fam.name}: no size hook (Family.size: the instance size of a row)")
+    else:
+        size = fam.size(instance)
+        if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 0):
+            problems.append(f"{fam.name}: size(smoke instance) is {size!r}, not an integer >= 0")
+    try:
+        fam.generate("no-such-preset", 0)
+    except DdlschedError as exc:
+        if not all(preset in str(exc) for preset in fam.presets):
+            problems.append(f"{fam.name}: the unknown-preset error does not list the presets")
+    else:
+        problems.append(f"{fam.name}: an unknown preset generated an instance")
+
+
 def check_family(
     name: str, directory: Path, time_limit_s: float = DEFAULT_TIME_LIMIT_S
 ) -> list[str]:
@@ -179,6 +199,7 @@ def check_family(
         return problems
     instance = fam.generate(preset, 0, **dict(params))
     reloaded = _check_round_trip(fam, instance, directory, problems)
+    _check_hooks(fam, instance, problems)
     results = []
     runnable = [m for m in methods(name) if not m.hazardous]
     if not runnable:

@@ -1,17 +1,31 @@
-"""Strict JSON helpers shared by every family's instance format."""
+"""Strict JSON helpers shared by every family's instance format.
+
+Every instance class reads and writes its file through :class:`JsonInstance`
+(its ``load`` and ``save``): the class gives ``from_dict`` and ``to_dict``,
+this module the strict reader (:func:`read_json`), the one-line errors naming
+the file (:func:`load_instance`, :class:`OutputFileError`) and the atomic
+write (:func:`write_json`: a temporary file in the same folder, then a
+rename, so that a reader never sees half a file). Fields are checked with
+:func:`check_fields`, :func:`check_header`, :func:`require_number`,
+:func:`require_int`, :func:`read_names` and :func:`read_meta`.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import logging
 import math
+import os
+import stat
+import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ddlsched.errors import InvalidInstanceError
+from ddlsched.errors import DdlschedError, InvalidInstanceError
 from ddlsched.textin import (
     InputFileError,
     check_tree,
@@ -24,6 +38,8 @@ from ddlsched.textin import (
 T = TypeVar("T")
 
 __all__ = [
+    "JsonInstance",
+    "OutputFileError",
     "check_fields",
     "check_header",
     "gc_paused",
@@ -184,9 +200,84 @@ def _load_instance(from_dict: Callable[[Any], T], path: str | Path) -> T:
         ) from None
 
 
+class OutputFileError(DdlschedError, OSError):
+    """A file that cannot be written: one line ``cannot write FILE: REASON``.
+
+    An :class:`OSError` too (``errno``, ``strerror``, ``filename``), so that a
+    caller catching the operating system's error still does.
+    """
+
+    def __str__(self) -> str:
+        return f"cannot write {self.filename}: {self.strerror}"
+
+
 def write_json(path: str | Path, data: Any) -> None:
-    """Write ``data`` as indented JSON (UTF-8, trailing newline)."""
-    Path(path).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    """Write ``data`` as indented JSON (UTF-8, trailing newline), atomically.
+
+    The text goes to a temporary file in the same folder, renamed over
+    ``path`` once complete (the new file gets the permissions a plain write
+    gives). A path that exists and is no regular file (``/dev/stdout``, a
+    pipe) is written in place. Failures raise :class:`OutputFileError`.
+    """
+    text = json.dumps(data, indent=2) + "\n"
+    target = Path(os.path.realpath(path))  # a symbolic link: replace the file it names
+    try:
+        if target.exists() and not target.is_file():
+            target.write_text(text, encoding="utf-8")
+            return
+        _replace_atomically(target, text)
+    except OSError as exc:
+        raise OutputFileError(exc.errno, exc.strerror, str(path)) from None
+
+
+def _replace_atomically(target: Path, text: str) -> None:
+    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            file.write(text)
+        os.chmod(temporary, _new_file_mode(target))
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+def _new_file_mode(target: Path) -> int:
+    """The mode ``target`` has (it exists) or a plain ``open(..., "w")`` would give it."""
+    with contextlib.suppress(OSError):
+        return stat.S_IMODE(target.stat().st_mode)
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+class JsonInstance:
+    """``load`` and ``save`` of an instance class, from its ``from_dict`` and ``to_dict``.
+
+    A base class of every family's instance (e.g. ``class RarInstance(JsonInstance)``):
+    ``load`` reads through :func:`load_instance` (strict JSON, one line naming the
+    file on any error), ``save`` writes through :func:`write_json` (atomic; one
+    line :class:`OutputFileError`).
+    """
+
+    __slots__ = ()
+
+    @classmethod
+    def from_dict(cls: type[T], data: Any) -> T:  # pragma: no cover - each class has its own
+        raise NotImplementedError(f"{cls.__name__}.from_dict")
+
+    def to_dict(self) -> dict[str, Any]:  # pragma: no cover - each class has its own
+        raise NotImplementedError(f"{type(self).__name__}.to_dict")
+
+    @classmethod
+    def load(cls: type[T], path: str | Path) -> T:
+        """Read an instance file (JSON), with one-line errors naming the file."""
+        return load_instance(cls.from_dict, path)  # type: ignore[attr-defined]
+
+    def save(self, path: str | Path) -> None:
+        """Write the instance file (JSON), atomically."""
+        write_json(path, self.to_dict())
 
 
 def check_fields(

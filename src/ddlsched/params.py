@@ -40,6 +40,14 @@ there) and a :func:`declare` per parameter adds what a signature cannot say
 
 A parameter the signature has and the declaration lacks (or the other way
 round) is a ``TypeError`` at import time, so the two cannot drift apart.
+
+A family's presets are a :class:`PresetTable`: preset name -> builder and
+parameter class; its ``generate`` is the family's ``generate(preset, seed,
+**params)`` (an unknown preset is one line listing the known ones, the
+parameters are checked before the builder runs)::
+
+    PRESET_TABLE = PresetTable("rar", {"small": small}, {"small": SMALL_PARAMS})
+    generate = PRESET_TABLE.generate
 """
 
 from __future__ import annotations
@@ -56,12 +64,13 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from ddlsched.errors import DdlschedError
+from ddlsched.errors import DdlschedError, InvalidInstanceError, UnknownMethodError
 
 __all__ = [
     "LazyParams",
     "NoParams",
     "ParamSpec",
+    "PresetTable",
     "build_params",
     "checked_kwargs",
     "declare",
@@ -456,6 +465,54 @@ class LazyParams(Mapping[str, type]):
 
     def __len__(self) -> int:
         return len(self._makers)
+
+
+@dataclass(frozen=True, eq=False)
+class PresetTable:
+    """A family's presets: ``builders[preset](seed, **params)`` and ``params[preset]``.
+
+    ``params`` maps each preset to its parameter class (:func:`signature_params`;
+    a :class:`LazyParams` too); ``hint`` ends the unknown-preset message (what
+    else the family reads); a builder's exceptions of a type in
+    ``builder_errors`` become one-line :class:`~ddlsched.errors.InvalidInstanceError`
+    ``preset 'P': ...`` (generators whose own checks raise ``ValueError``).
+    """
+
+    family: str
+    builders: Mapping[str, Callable[..., Any]]
+    params: Mapping[str, type]
+    hint: str = ""
+    builder_errors: tuple[type[Exception], ...] = ()
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The preset names, in the table's order."""
+        return tuple(self.builders)
+
+    def builder(self, preset: str) -> Callable[..., Any]:
+        """The builder of ``preset``; an unknown one is one line listing the known ones."""
+        try:
+            return self.builders[preset]
+        except KeyError:
+            raise UnknownMethodError(
+                f"unknown {self.family} preset {preset!r} "
+                f"(choose from {', '.join(self.builders)}{self.hint})"
+            ) from None
+
+    def generate(self, preset: str, seed: int = 0, /, **params: Any) -> Any:
+        """The instance of ``preset`` from ``seed``, ``params`` checked (``--set``)."""
+        return self.build(preset, seed, params)
+
+    def build(self, preset: str, seed: int, params: Mapping[str, Any], **injected: Any) -> Any:
+        """:meth:`generate` with ``injected`` keywords passed to the builder unchecked
+        (values the family supplies, not the user: a price function, a heuristic)."""
+        build = self.builder(preset)
+        where = f"{self.family} preset {preset!r}"
+        kwargs = checked_kwargs(self.params[preset], params, where, InvalidInstanceError)
+        try:
+            return build(seed, **kwargs, **injected)
+        except self.builder_errors as exc:
+            raise InvalidInstanceError(f"preset {preset!r}: {exc}") from None
 
 
 def signature_params(

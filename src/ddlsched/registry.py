@@ -26,9 +26,10 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import logging
+import math
 import pkgutil
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any
@@ -55,6 +56,7 @@ __all__ = [
     "Method",
     "RunContext",
     "RunOptions",
+    "Simulation",
     "WorstCaseSpace",
     "families",
     "get_family",
@@ -63,6 +65,7 @@ __all__ = [
     "register_family",
     "register_method",
     "run_method",
+    "simulate",
     "unregister_family",
 ]
 
@@ -171,6 +174,37 @@ class WorstCaseSpace:
 
 
 @dataclass(frozen=True)
+class Simulation:
+    """How a trace-driven family opts into ``ddlsched simulate COMMAND`` (:mod:`ddlsched.cli_simulate`).
+
+    The command is the same for every such family: ``--trace`` and ``--policy``
+    (one of ``policies()``, methods of the family), the family's own flags
+    (``add_options(parser)``), ``--seed``, ``--set KEY=VALUE`` (parsed into
+    ``knobs``), ``--param`` (method parameters; only with ``param_help``),
+    ``--time-limit`` (default: none) and ``--json``. ``build(args, knobs)``
+    makes the instance from the parsed flags; the policy runs through
+    :func:`simulate` (so :func:`run_method`); ``report(instance, result)`` is
+    the JSON object ``--json`` prints, ``rows(instance, result)`` the table's
+    rows otherwise (default: ``report``'s, objects left out), under
+    ``title(args, instance)``. Nothing here may import a solver.
+    """
+
+    command: str
+    help: str
+    description: str
+    trace_help: str
+    policies: Callable[[], Sequence[str]]
+    seed_help: str
+    set_help: str
+    build: Callable[[Any, dict[str, Any]], Any]
+    report: Callable[[Any, SolveResult], Mapping[str, Any]]
+    title: Callable[[Any, Any], str]
+    add_options: Callable[[Any], None] | None = None
+    rows: Callable[[Any, SolveResult], Mapping[str, Any]] | None = None
+    param_help: str | None = None
+
+
+@dataclass(frozen=True)
 class Family:
     """A problem family: its instances, its evaluator and objective, its schedules.
 
@@ -183,15 +217,18 @@ class Family:
     method runs in seconds (the conformance test's);
     ``evaluation_summary(evaluation)`` the headline metrics copied into every
     result's ``info`` (what ``ddlsched solve`` shows);
-    ``simulate_command(subparsers)`` adds ``ddlsched simulate NAME`` (a
-    family with a simulator; it must not import solvers); ``worst_case``
+    ``simulation`` opens a trace-driven family to ``ddlsched simulate``
+    (:class:`Simulation`); ``worst_case``
     opens the family to ``ddlsched bench worstcase``; ``preset_params`` maps
     each preset to its typed parameter class (:mod:`ddlsched.params`; what
     ``generate`` checks ``--set`` against and ``ddlsched presets`` lists);
     ``check_instance(instance)`` reads what a method would read before it
     runs and raises :class:`~ddlsched.errors.DdlschedError` if that fails (a
     lazy instance's trace file), so that ``ddlsched bench validate`` finds it
-    before a run.
+    before a run. ``size(instance)`` is the instance size every benchmark row
+    reports (``instance_size``: jobs, machines or stage replicas; ``None``
+    where it is unknown before a method runs); every family declares it (the
+    conformance check requires it).
     """
 
     name: str
@@ -208,11 +245,12 @@ class Family:
     smoke: tuple[str, Mapping[str, Any]]
     summary: str = ""
     evaluation_summary: Callable[[Any], Mapping[str, Any]] | None = None
-    simulate_command: Callable[[Any], None] | None = None
+    simulation: Simulation | None = None
     internal: bool = False  # hidden from listings (test and timing families)
     worst_case: WorstCaseSpace | None = None
     preset_params: Mapping[str, type] = field(default_factory=dict)
     check_instance: Callable[[Any], None] | None = None
+    size: Callable[[Any], int | None] | None = None
 
     def __post_init__(self) -> None:
         if self.sense not in ("min", "max"):
@@ -407,3 +445,28 @@ def run_method(
     result.runtime_s = time.monotonic() - started
     progress.phase(f"{family}.{name}: {result.status}")
     return result
+
+
+def simulate(
+    family: str,
+    policy: str,
+    instance: Any,
+    *,
+    params: Mapping[str, Any] | None = None,
+    seed: int = 0,
+    time_limit_s: float = math.inf,
+    raise_errors: bool = False,
+) -> SolveResult:
+    """Run ``policy``, one of the family's :class:`Simulation` policies, on ``instance``.
+
+    An unknown policy is one line naming the policies; the run goes through
+    :func:`run_method` (``time_limit_s``: none by default).
+    """
+    fam = get_family(family)
+    if fam.simulation is None:
+        raise UnknownMethodError(f"family {family!r} has no simulator")
+    policies = tuple(fam.simulation.policies())
+    if policy not in policies:
+        raise DdlschedError(f"unknown policy {policy!r} (choose from {', '.join(policies)})")
+    options = RunOptions(time_limit_s=time_limit_s, seed=seed, params=params or {})
+    return run_method(family, policy, instance, options, raise_errors=raise_errors)

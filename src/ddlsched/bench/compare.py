@@ -102,7 +102,7 @@ def compare(
     done = 0
     for seed in seeds:
         instance = fam.generate(preset, seed, **(preset_params or {}))
-        size = instance_size(instance)
+        size = instance_size(instance, family)
         for name in names:
             options = RunOptions(time_limit_s=time_limit_s, seed=seed, backend=backend)
             result = run_method(family, name, instance, options)

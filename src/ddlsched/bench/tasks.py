@@ -356,18 +356,13 @@ def build_instance(spec: InstanceSpec, version: str | None = None) -> Any:
     return generated_instance(spec, version or __version__)[0]
 
 
-def instance_size(instance: Any) -> int | None:
-    """A family-independent size: ``instance.size``, the number of jobs, or of stage replicas."""
-    size = getattr(instance, "size", None)
-    if isinstance(size, int) and not isinstance(size, bool):
-        return size
-    for attr in ("jobs", "stages", "tasks", "items"):
-        items = getattr(instance, attr, None)
-        if isinstance(items, (list, tuple)):
-            if attr == "stages" and all(hasattr(s, "replicas") for s in items):
-                return int(sum(s.replicas for s in items))
-            return len(items)
-    return None
+def instance_size(instance: Any, family: str) -> int | None:
+    """The instance's size by its family's declared ``size`` hook (``None``: none declared)."""
+    from ddlsched.registry import get_family
+
+    hook = get_family(family).size
+    size = hook(instance) if hook is not None else None
+    return size if isinstance(size, int) and not isinstance(size, bool) else None
 
 
 def _scalars(obj: Any) -> dict[str, Any]:
@@ -504,7 +499,7 @@ def execute(task: Task, on_started: Callable[[int | None], None] | None = None) 
     row["worker"] = f"{socket.gethostname()}:{os.getpid()}"
     try:
         instance = build_instance(task.instance, task.version)
-        row["instance_size"] = instance_size(instance)
+        row["instance_size"] = instance_size(instance, task.instance.family)
         if on_started is not None:
             on_started(row["instance_size"])
         options = RunOptions(

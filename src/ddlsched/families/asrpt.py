@@ -94,7 +94,6 @@ instance and runs one policy through the same pipeline.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import time
 from dataclasses import dataclass, replace
@@ -103,7 +102,7 @@ from typing import Any
 from ddlsched import cli_types
 from ddlsched.errors import DdlschedError
 from ddlsched.heuristics.asrpt_arrival import ELIGIBILITIES
-from ddlsched.params import param, parse_assignments
+from ddlsched.params import param
 from ddlsched.problems.asrpt import AsrptInstance, prediction_error
 from ddlsched.problems.asrpt_schedule import (
     AsrptEvaluation,
@@ -114,11 +113,11 @@ from ddlsched.problems.asrpt_schedule import (
 from ddlsched.registry import (
     Family,
     RunContext,
-    RunOptions,
+    Simulation,
     WorstCaseSpace,
     register_family,
     register_method,
-    run_method,
+    simulate,
 )
 from ddlsched.solvers.result import Outcome, Status
 from ddlsched.workloads.asrpt import PRESET_PARAMS, PRESETS, SYNTHETIC
@@ -400,52 +399,32 @@ def simulate_window(
     raise_errors: bool = False,
 ):
     """Run one policy on ``instance`` through the method pipeline; the evaluated result."""
-    if policy not in POLICIES:
-        raise DdlschedError(f"unknown policy {policy!r} (choose from {', '.join(POLICIES)})")
-    options = RunOptions(time_limit_s=time_limit_s, seed=seed, params=params or {})
-    return run_method("asrpt", policy, instance, options, raise_errors=raise_errors)
+    return simulate(
+        "asrpt",
+        policy,
+        instance,
+        params=params,
+        seed=seed,
+        time_limit_s=time_limit_s,
+        raise_errors=raise_errors,
+    )
 
 
-def _cmd_simulate(args: argparse.Namespace) -> int:
-    preset = parse_assignments(args.set, "--set")
+def _simulation_window(args: argparse.Namespace, preset: dict[str, Any]) -> AsrptInstance:
+    """The ``trace`` window of ``ddlsched simulate asrpt``'s flags."""
     for key in ("trace", "jobs", "start", "predictor"):
         if key in preset:
             raise DdlschedError(f"--set {key}=...: use --{key}")
     preset.update(trace=args.trace, predictor=args.predictor, jobs=args.jobs, start=args.start)
-    instance = generate("trace", args.seed, **preset)
-    time_limit = math.inf if args.time_limit is None else args.time_limit
-    result = simulate_window(
-        instance,
-        args.policy,
-        params=parse_assignments(args.param, "--param"),
-        seed=args.seed,
-        time_limit_s=time_limit,
-        raise_errors=True,
-    )
-    if result.status is not Status.FEASIBLE:
-        why = result.info.get("error") or result.info.get("stopped", "")
-        raise DdlschedError(f"simulate asrpt: {result.status}: {why}")
+    return generate("trace", args.seed, **preset)
+
+
+def _simulation_report(instance: AsrptInstance, result: Any) -> dict[str, Any]:
     out = dict(result.evaluation.summary())
     out.update({k: v for k, v in result.info.items() if k not in out})
     out["jobs"] = instance.num_jobs
     out["provenance"] = dict(instance.provenance)
-    if args.json:
-        print(json.dumps(out, indent=2, default=str))
-    else:
-        from rich.console import Console
-        from rich.table import Table
-
-        table = Table(
-            title=f"asrpt simulation: {args.trace}, {instance.num_jobs} jobs, {args.policy}"
-        )
-        table.add_column("metric")
-        table.add_column("value", justify="right")
-        for key, value in out.items():
-            if isinstance(value, dict):
-                continue
-            table.add_row(key, f"{value:.10g}" if isinstance(value, float) else str(value))
-        Console(highlight=False).print(table)
-    return 0
+    return out
 
 
 def _jobs(text: str) -> int | str:
@@ -459,20 +438,8 @@ def _jobs(text: str) -> int | str:
         ) from None
 
 
-def _simulate_command(subparsers: Any) -> None:
-    """``ddlsched simulate asrpt``."""
-    p = subparsers.add_parser(
-        "asrpt",
-        help="replay a trace window under A-SRPT or a baseline",
-        description=(
-            "Build a trace window (preset 'trace' of family asrpt: 80/20 split by submission "
-            "time, window from the test split, predictions from the training split) and "
-            "replay it under one policy; prints total completion and flow time, makespan, "
-            "JCT percentiles, utilisation and the prediction error."
-        ),
-    )
-    p.add_argument("--trace", required=True, help="philly, itp[:clusterNN], trace1..4, tiresias")
-    p.add_argument("--policy", required=True, help=", ".join(POLICIES))
+def _simulation_options(p: argparse.ArgumentParser) -> None:
+    """The flags of ``ddlsched simulate asrpt`` besides the common ones."""
     p.add_argument(
         "--jobs", type=_jobs, default=None, help="window length, or 'all' (default: 1000)"
     )
@@ -483,26 +450,29 @@ def _simulate_command(subparsers: Any) -> None:
         help="window start in the test split, >= 0 (default: seeded random)",
     )
     p.add_argument("--predictor", default="rf", help="rf (default), mean, median, perfect, noisy")
-    p.add_argument(
-        "--seed",
-        type=cli_types.seed,
-        default=0,
-        help="seed (configurations, window, predictor), >= 0",
-    )
-    p.add_argument(
-        "--set", action="append", metavar="KEY=VALUE", help="preset parameter (repeatable)"
-    )
-    p.add_argument(
-        "--param", action="append", metavar="KEY=VALUE", help="policy parameter (repeatable)"
-    )
-    p.add_argument(
-        "--time-limit",
-        type=cli_types.seconds,
-        default=None,
-        help="seconds, finite (default: no limit)",
-    )
-    p.add_argument("--json", action="store_true", help="print the metrics as one JSON object")
-    p.set_defaults(func=_cmd_simulate)
+
+
+_SIMULATION = Simulation(
+    command="asrpt",
+    help="replay a trace window under A-SRPT or a baseline",
+    description=(
+        "Build a trace window (preset 'trace' of family asrpt: 80/20 split by submission "
+        "time, window from the test split, predictions from the training split) and "
+        "replay it under one policy; prints total completion and flow time, makespan, "
+        "JCT percentiles, utilisation and the prediction error."
+    ),
+    trace_help="philly, itp[:clusterNN], trace1..4, tiresias",
+    policies=lambda: POLICIES,
+    seed_help="seed (configurations, window, predictor), >= 0",
+    set_help="preset parameter (repeatable)",
+    param_help="policy parameter (repeatable)",
+    add_options=_simulation_options,
+    build=_simulation_window,
+    report=_simulation_report,
+    title=lambda args, instance: (
+        f"asrpt simulation: {args.trace}, {instance.num_jobs} jobs, {args.policy}"
+    ),
+)
 
 
 FAMILY = register_family(
@@ -521,8 +491,9 @@ FAMILY = register_family(
         schedule_to_json=schedule_to_json,
         schedule_from_json=schedule_from_json,
         smoke=("tiny", {}),
+        size=lambda instance: len(instance.jobs),
         summary="A-SRPT online scheduling with predictions vs offline optimum and bounds",
-        simulate_command=_simulate_command,
+        simulation=_SIMULATION,
         worst_case=_worst_case_space(),
     )
 )

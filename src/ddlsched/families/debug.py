@@ -68,6 +68,7 @@ FAMILY = register_family(
         schedule_to_json=schedule_to_json,
         schedule_from_json=schedule_from_json,
         smoke=("default", {}),
+        size=lambda instance: instance.size,
         summary="internal: synthetic tasks for testing and timing the benchmark platform",
         internal=True,
     )

@@ -159,6 +159,7 @@ FAMILY = register_family(
         schedule_to_json=schedule_to_json,
         schedule_from_json=schedule_from_json,
         smoke=("tiny", {}),
+        size=lambda instance: instance.size,  # jobs
         worst_case=_worst_case_space(),
         summary="PD-ORS online (primal-dual, DP, LP rounding) vs FIFO/DRF/Dorm/OASiS, "
         "offline optimum and column-generation bounds",

@@ -130,6 +130,7 @@ FAMILY = register_family(
                 "internal": True,
             },
         ),
+        size=lambda instance: instance.size,  # machines
         summary="PD-ORS's per-slot Problem (23): LP, ILP, G_delta rounding (rounding study)",
     )
 )

@@ -73,6 +73,7 @@ FAMILY = register_family(
         schedule_to_json=grouping_to_json,
         schedule_from_json=grouping_from_json,
         smoke=("k3", {"num_jobs": 8}),
+        size=lambda instance: len(instance.jobs),
         summary="Muri grouping: interleave jobs' multi-resource phases (SIGCOMM 2022, Alg. 1)",
     )
 )

@@ -40,13 +40,12 @@ the suite ``benchmarks/suites/muri-traces.toml`` and
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from typing import Any
 
 from ddlsched import cli_types
 from ddlsched.errors import DdlschedError
-from ddlsched.params import NoParams, parse_assignments
+from ddlsched.params import NoParams
 from ddlsched.problems.muri_sim import (
     SimMetrics,
     TraceRun,
@@ -57,12 +56,12 @@ from ddlsched.problems.muri_sim import (
 from ddlsched.registry import (
     Family,
     RunContext,
-    RunOptions,
+    Simulation,
     register_family,
     register_method,
-    run_method,
+    simulate,
 )
-from ddlsched.solvers.result import Outcome, Status
+from ddlsched.solvers.result import Outcome
 from ddlsched.workloads.muri_sim import PRESET_PARAMS, PRESETS, generate
 
 __all__ = ["FAMILY", "simulate_trace"]
@@ -106,60 +105,27 @@ def simulate_trace(
     run: TraceRun, policy: str, time_limit_s: float = math.inf, *, raise_errors: bool = False
 ):
     """Simulate ``policy`` on ``run`` through the method pipeline; the evaluated result."""
-    if policy not in _policies():
-        raise DdlschedError(f"unknown policy {policy!r} (choose from {', '.join(_policies())})")
-    options = RunOptions(time_limit_s=time_limit_s, seed=run.seed)
-    return run_method("muri_sim", policy, run, options, raise_errors=raise_errors)
+    return simulate(
+        "muri_sim",
+        policy,
+        run,
+        seed=run.seed,
+        time_limit_s=time_limit_s,
+        raise_errors=raise_errors,
+    )
 
 
-# --------------------------------------------------------------------------- simulate command
-
-
-def _cmd_simulate(args: argparse.Namespace) -> int:
-    knobs = parse_assignments(args.set, "--set")
+def _simulation_run(args: argparse.Namespace, knobs: dict[str, Any]) -> TraceRun:
+    """The trace run of ``ddlsched simulate muri``'s flags (``--set``: simulator knobs)."""
     if "mode" in knobs:
         raise DdlschedError("--set mode=...: use --mode reference|paper")
-    run = TraceRun.create(
+    return TraceRun.create(
         trace=args.trace, mode=args.mode, seed=args.seed, limit=args.limit, knobs=knobs
     )
-    time_limit = math.inf if args.time_limit is None else args.time_limit
-    result = simulate_trace(run, args.policy, time_limit, raise_errors=True)
-    if result.status is not Status.FEASIBLE:
-        why = result.info.get("error") or result.info.get("stopped", "")
-        raise DdlschedError(f"simulate muri: {result.status}: {why}")
-    metrics = result.evaluation
-    if args.json:
-        print(json.dumps(metrics.to_dict(), indent=2))
-    else:
-        from rich.console import Console
-        from rich.table import Table
-
-        table = Table(
-            title=f"muri simulation: trace {args.trace}, policy {args.policy}, {args.mode}"
-        )
-        table.add_column("metric")
-        table.add_column("value", justify="right")
-        for key, value in metrics.summary().items():
-            table.add_row(key, f"{value:.10g}" if isinstance(value, float) else str(value))
-        Console(highlight=False).print(table)
-    return 0
 
 
-def _simulate_command(subparsers: Any) -> None:
-    """``ddlsched simulate muri``."""
-    p = subparsers.add_parser(
-        "muri",
-        help="simulate Muri and its baselines on a trace",
-        description="Replay a trace under one policy (family muri_sim) and print its metrics.",
-    )
-    p.add_argument(
-        "--trace",
-        required=True,
-        help="trace1..4, trace1_pr.., philly, itp:NAME, tiresias, or a CSV path",
-    )
-    p.add_argument(
-        "--policy", required=True, help="srtf, srsf, tiresias, themis, antman, muri-s, muri-l"
-    )
+def _simulation_options(p: argparse.ArgumentParser) -> None:
+    """The flags of ``ddlsched simulate muri`` besides the common ones."""
     p.add_argument(
         "--mode",
         type=cli_types.choice(("reference", "paper"), "simulator mode"),
@@ -167,28 +133,26 @@ def _simulate_command(subparsers: Any) -> None:
         help="reference (default) or paper",
     )
     p.add_argument(
-        "--seed",
-        type=cli_types.seed,
-        default=0,
-        help="seed of the profile assignment (philly/itp), >= 0",
-    )
-    p.add_argument(
         "--limit", type=cli_types.count(), default=None, help="only the first N (>= 1) jobs"
     )
-    p.add_argument(
-        "--set",
-        action="append",
-        metavar="KEY=VALUE",
-        help="simulator knob, a SimConfig field (repeatable)",
-    )
-    p.add_argument(
-        "--time-limit",
-        type=cli_types.seconds,
-        default=None,
-        help="seconds, finite (default: no limit)",
-    )
-    p.add_argument("--json", action="store_true", help="print the metrics as one JSON object")
-    p.set_defaults(func=_cmd_simulate)
+
+
+_SIMULATION = Simulation(
+    command="muri",
+    help="simulate Muri and its baselines on a trace",
+    description="Replay a trace under one policy (family muri_sim) and print its metrics.",
+    trace_help="trace1..4, trace1_pr.., philly, itp:NAME, tiresias, or a CSV path",
+    policies=_policies,
+    seed_help="seed of the profile assignment (philly/itp), >= 0",
+    set_help="simulator knob, a SimConfig field (repeatable)",
+    add_options=_simulation_options,
+    build=_simulation_run,
+    report=lambda run, result: result.evaluation.to_dict(),
+    rows=lambda run, result: result.evaluation.summary(),
+    title=lambda args, run: (
+        f"muri simulation: trace {args.trace}, policy {args.policy}, {args.mode}"
+    ),
+)
 
 
 FAMILY = register_family(
@@ -207,8 +171,9 @@ FAMILY = register_family(
         schedule_to_json=schedule_to_json,
         schedule_from_json=schedule_from_json,
         smoke=("trace", {"trace": "tiresias", "limit": 30}),
+        size=lambda run: None,  # the trace is read by each method: its length is not known here
         summary="Muri trace simulation: seven scheduling policies on a trace",
-        simulate_command=_simulate_command,
+        simulation=_SIMULATION,
         check_instance=_check_trace,
     )
 )

@@ -90,6 +90,7 @@ FAMILY = register_family(
         schedule_to_json=placement_to_json,
         schedule_from_json=placement_from_json,
         smoke=("small", {}),
+        size=lambda instance: sum(stage.replicas for stage in instance.stages),
         summary="Heavy-Edge vs exact GPU placement of one pipeline-parallel job (A-SRPT, Table II)",
     )
 )

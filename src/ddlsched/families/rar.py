@@ -108,6 +108,7 @@ FAMILY = register_family(
         schedule_to_json=schedule_to_json,
         schedule_from_json=schedule_from_json,
         smoke=("small", {}),
+        size=lambda instance: len(instance.jobs),
         summary="RAR-DDLS: offline makespan of ring-all-reduce jobs under contention",
     )
 )

@@ -48,19 +48,17 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
 from ddlsched.errors import InfeasibleScheduleError, InvalidInstanceError
 from ddlsched.jsonio import (
+    JsonInstance,
     check_fields,
     check_header,
-    load_instance,
     require_int,
     require_number,
-    write_json,
 )
 from ddlsched.problems.placement import (
     ALLREDUCE_KINDS,
@@ -225,7 +223,7 @@ _JOB_OPTIONAL = ("group", "features", "model")
 
 
 @dataclass(frozen=True)
-class AsrptInstance:
+class AsrptInstance(JsonInstance):
     """A cluster, named configurations and jobs (spec ``asrpt.md``, "Instance").
 
     ``time_unit_s`` is the integer time grid of the exact model (default
@@ -401,14 +399,6 @@ class AsrptInstance:
             time_unit_s=data.get("time_unit_s", 0.001),
             provenance=data.get("provenance", {}),
         )
-
-    @classmethod
-    def load(cls, path: str | Path) -> AsrptInstance:
-        """Read an instance file (JSON), with one-line errors naming the problem."""
-        return load_instance(cls.from_dict, path)
-
-    def save(self, path: str | Path) -> None:
-        write_json(path, self.to_dict())
 
 
 def _packed(cluster: Cluster, config: JobConfig) -> tuple[int, ...]:

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, ClassVar
 
 from ddlsched.errors import InfeasibleScheduleError, InvalidInstanceError
-from ddlsched.jsonio import check_fields, check_header, load_instance, require_number, write_json
+from ddlsched.jsonio import JsonInstance, check_fields, check_header, require_number
 
 __all__ = [
     "DebugEvaluation",
@@ -30,7 +29,7 @@ SCHEMA_VERSION = 1
 
 
 @dataclass(frozen=True)
-class DebugInstance:
+class DebugInstance(JsonInstance):
     """A synthetic instance: ``size`` (reported as the instance size) and ``value``."""
 
     size: int
@@ -63,13 +62,6 @@ class DebugInstance:
         check_header(data, "debug", SCHEMA_VERSION)
         value = require_number(data.get("value", 1.0), "value")
         return cls(size=data.get("size", 1), value=value)
-
-    @classmethod
-    def load(cls, path: str | Path) -> DebugInstance:
-        return load_instance(cls.from_dict, path)
-
-    def save(self, path: str | Path) -> None:
-        write_json(path, self.to_dict())
 
 
 @dataclass(frozen=True)

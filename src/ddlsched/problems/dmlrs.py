@@ -84,21 +84,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import chain
-from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
 from ddlsched.errors import InvalidInstanceError
 from ddlsched.jsonio import (
+    JsonInstance,
     check_fields,
     check_header,
-    load_instance,
     read_meta,
     read_names,
     require_int,
     require_number,
-    write_json,
 )
 from ddlsched.problems.dmlrs_ranges import (  # the checks and their ranges (re-exported)
     DEMAND_RANGE,
@@ -212,7 +210,7 @@ class DmlrsJob:
 
 
 @dataclass(frozen=True)
-class DmlrsInstance:
+class DmlrsInstance(JsonInstance):
     """A DMLRS instance (spec "Instance" and "File format"); validated on construction.
 
     ``capacity[h]`` is machine ``h``'s capacity per resource of ``resources``.
@@ -335,13 +333,6 @@ class DmlrsInstance:
                 pass  # read job by job below: a bad field gets the file reader's message
         jobs = tuple(_read_job(j, f"jobs[{i}]", n_res) for i, j in enumerate(jobs_data))
         return cls(**scalars, resources=resources, capacity=capacity, jobs=jobs, meta=meta)
-
-    @classmethod
-    def load(cls, path: str | Path) -> DmlrsInstance:
-        return load_instance(cls.from_dict, path)
-
-    def save(self, path: str | Path) -> None:
-        write_json(path, self.to_dict())
 
 
 def _demands(value: Any, where: str, n_res: int) -> tuple[float, ...]:

@@ -66,21 +66,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import chain
-from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
 from ddlsched.errors import InfeasibleScheduleError, InvalidInstanceError
 from ddlsched.jsonio import (
+    JsonInstance,
     check_fields,
     check_header,
-    load_instance,
     read_meta,
     read_names,
     require_int,
     require_number,
-    write_json,
 )
 from ddlsched.problems.dmlrs import DEMAND_RANGE, MAX_CAPACITY, MAX_GAMMA, MAX_WORKERS
 
@@ -112,21 +110,8 @@ PRICE_RANGE = (1e-150, 1e100)
 MAX_PRICE_SPREAD = 1e40
 
 
-def _finite(value: Any, where: str, *, minimum: float | None = 0.0) -> None:
-    ok = not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
-    if not ok:
-        raise InvalidInstanceError(f"{where}: expected a finite number, got {value!r}")
-    if minimum is not None and value < minimum:
-        raise InvalidInstanceError(f"{where}: must be >= {minimum}, got {value!r}")
-
-
-def _positive_int(value: Any, where: str) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidInstanceError(f"{where}: must be a positive integer, got {value!r}")
-
-
 @dataclass(frozen=True)
-class SlotInstance:
+class SlotInstance(JsonInstance):
     """One Problem (23) with its PS row (module docstring); validated on construction.
 
     ``worker_price[h]`` and ``ps_price[h]`` are ``pw[h]`` and ``ps[h]``;
@@ -266,15 +251,6 @@ class SlotInstance:
             meta=meta,
         )
 
-    @classmethod
-    def load(cls, path: str | Path) -> SlotInstance:
-        """Read an instance file (errors are one line naming the file)."""
-        return load_instance(cls.from_dict, path)
-
-    def save(self, path: str | Path) -> None:
-        """Write the instance file."""
-        write_json(path, self.to_dict())
-
 
 _MACHINE_FIELDS = frozenset(("worker_price", "ps_price", "residual"))
 _NUMBER_TYPES = frozenset((int, float))
@@ -338,14 +314,14 @@ def _validate(inst: SlotInstance) -> None:
         if len(demand) != n_res:
             raise InvalidInstanceError(f"{kind}: expected {n_res} values")
         for r, v in enumerate(demand):
-            _finite(v, f"{kind}[{r}] ({inst.resources[r]})")
+            require_number(v, f"{kind}[{r}] ({inst.resources[r]})", minimum=0.0)
     if all(a + b == 0 for a, b in zip(inst.worker, inst.ps, strict=True)):
         raise InvalidInstanceError("worker, ps: the job uses no resource at all (all 0)")
-    _positive_int(inst.gamma, "gamma")
-    _positive_int(inst.global_batch, "global_batch")
-    _positive_int(inst.demand, "demand")
+    require_int(inst.gamma, "gamma", minimum=1)
+    require_int(inst.global_batch, "global_batch", minimum=1)
+    require_int(inst.demand, "demand", minimum=1)
     if inst.demand_internal is not None:
-        _positive_int(inst.demand_internal, "demand_internal")
+        require_int(inst.demand_internal, "demand_internal", minimum=1)
     _check_ranges(inst)
 
 
@@ -371,12 +347,12 @@ def _validate_machines(inst: SlotInstance) -> None:
     n_res = len(inst.resources)
     for name in ("worker_price", "ps_price"):
         for h, v in enumerate(getattr(inst, name)):
-            _finite(v, f"machines[{h}].{name}")
+            require_number(v, f"machines[{h}].{name}", minimum=0.0)
     for h, res in enumerate(inst.residual):
         if len(res) != n_res:
             raise InvalidInstanceError(f"machines[{h}].residual: expected {n_res} values")
         for r, v in enumerate(res):
-            _finite(v, f"machines[{h}].residual[{r}] ({inst.resources[r]})")
+            require_number(v, f"machines[{h}].residual[{r}] ({inst.resources[r]})", minimum=0.0)
 
 
 def _out_of_range(where: str, value: float, low: float, high: float) -> InvalidInstanceError:

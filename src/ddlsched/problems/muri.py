@@ -50,19 +50,17 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
 from ddlsched.errors import InfeasibleScheduleError, InvalidInstanceError
 from ddlsched.jsonio import (
+    JsonInstance,
     check_fields,
     check_header,
-    load_instance,
     require_int,
     require_number,
-    write_json,
 )
 
 __all__ = [
@@ -124,7 +122,7 @@ class MuriJob:
 
 
 @dataclass(frozen=True)
-class MuriGroupingInstance:
+class MuriGroupingInstance(JsonInstance):
     """Jobs to group; ``num_resources`` is ``k``; groups hold at most ``max_group_size`` jobs."""
 
     jobs: tuple[MuriJob, ...]
@@ -223,13 +221,6 @@ class MuriGroupingInstance:
             max_group_size=data.get("max_group_size"),
             name=data.get("name", ""),
         )
-
-    @classmethod
-    def load(cls, path: str | Path) -> MuriGroupingInstance:
-        return load_instance(cls.from_dict, path)
-
-    def save(self, path: str | Path) -> None:
-        write_json(path, self.to_dict())
 
 
 # --------------------------------------------------------------------------- timing model

@@ -51,7 +51,6 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import asdict, dataclass, field, replace
-from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -63,7 +62,7 @@ from ddlsched.errors import (
     InvalidInstanceError,
     UnknownMethodError,
 )
-from ddlsched.jsonio import check_fields, check_header, load_instance, write_json
+from ddlsched.jsonio import JsonInstance, check_fields, check_header
 
 __all__ = [
     "MODES",
@@ -251,7 +250,7 @@ class SimConfig:
 
 
 @dataclass(frozen=True)
-class TraceRun:
+class TraceRun(JsonInstance):
     """One trace under one simulator configuration (see the module docstring)."""
 
     trace: str
@@ -346,13 +345,6 @@ class TraceRun:
             limit=data.get("limit"),
             knobs=data.get("knobs") or {},
         )
-
-    @classmethod
-    def load(cls, path: str | Path) -> TraceRun:
-        return load_instance(cls.from_dict, path)
-
-    def save(self, path: str | Path) -> None:
-        write_json(path, self.to_dict())
 
 
 # --------------------------------------------------------------------------- schedule

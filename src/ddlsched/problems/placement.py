@@ -57,17 +57,15 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, ClassVar
 
 from ddlsched.errors import InfeasibleScheduleError, InvalidInstanceError
 from ddlsched.jsonio import (
+    JsonInstance,
     check_fields,
     check_header,
-    load_instance,
     require_int,
     require_number,
-    write_json,
 )
 
 __all__ = [
@@ -132,7 +130,7 @@ class Stage:
 
 
 @dataclass(frozen=True)
-class PlacementInstance:
+class PlacementInstance(JsonInstance):
     """One job (its stages) and the servers given to it.
 
     ``available[m]`` is the number of free GPUs on server ``m``;
@@ -300,14 +298,6 @@ class PlacementInstance:
             stages=tuple(stages),
             description=data.get("description", ""),
         )
-
-    @classmethod
-    def load(cls, path: str | Path) -> PlacementInstance:
-        """Read an instance file (JSON), with one-line errors naming the problem."""
-        return load_instance(cls.from_dict, path)
-
-    def save(self, path: str | Path) -> None:
-        write_json(path, self.to_dict())
 
 
 def stages_to_json(stages: Sequence[Stage]) -> list[dict[str, Any]]:

@@ -28,17 +28,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, ClassVar
 
 from ddlsched.errors import InvalidInstanceError
 from ddlsched.jsonio import (
+    JsonInstance,
     check_fields,
     check_header,
-    load_instance,
     require_int,
     require_number,
-    write_json,
 )
 
 __all__ = [
@@ -140,7 +138,7 @@ class RarJob:
 
 
 @dataclass(frozen=True)
-class RarInstance:
+class RarInstance(JsonInstance):
     """A RAR-DDLS instance: servers, network, jobs, horizon ``T`` and progress rule."""
 
     servers: tuple[int, ...]
@@ -276,14 +274,6 @@ class RarInstance:
             horizon=data["horizon"],
             progress=data.get("progress", "floor"),
         )
-
-    @classmethod
-    def load(cls, path: str | Path) -> RarInstance:
-        """Read an instance file (JSON), with one-line errors naming the problem."""
-        return load_instance(cls.from_dict, path)
-
-    def save(self, path: str | Path) -> None:
-        write_json(path, self.to_dict())
 
 
 def instance_from_parts(

@@ -47,8 +47,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from ddlsched.errors import InvalidInstanceError, UnknownMethodError
-from ddlsched.params import LazyParams, checked_kwargs, declare, signature_params
+from ddlsched.errors import InvalidInstanceError
+from ddlsched.params import LazyParams, PresetTable, declare, signature_params
 from ddlsched.problems.asrpt import AsrptInstance, Cluster, Job, JobConfig, job_placement_instance
 from ddlsched.problems.placement import Stage, alpha_max
 from ddlsched.rng import make_rng
@@ -290,15 +290,11 @@ PRESET_PARAMS = LazyParams(
 )
 
 
+#: Preset name -> builder and parameter class (:class:`ddlsched.params.PresetTable`).
+PRESET_TABLE = PresetTable("asrpt", PRESETS, PRESET_PARAMS)
+
+
 def generate(preset: str, seed: int = 0, **params: Any) -> AsrptInstance:
     """Generate an ``asrpt`` instance from a named preset."""
-    try:
-        factory = PRESETS[preset]
-    except KeyError:
-        raise UnknownMethodError(
-            f"unknown asrpt preset {preset!r} (choose from {', '.join(PRESETS)})"
-        ) from None
     passed = {} if preset in SYNTHETIC else {k: params.pop(k) for k in _PASSED if k in params}
-    where = f"asrpt preset {preset!r}"
-    kwargs = checked_kwargs(PRESET_PARAMS[preset], params, where, InvalidInstanceError)
-    return factory(seed, **kwargs, **passed)
+    return PRESET_TABLE.build(preset, seed, params, **passed)

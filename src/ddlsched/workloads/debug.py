@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ddlsched.errors import InvalidInstanceError, UnknownMethodError
-from ddlsched.params import checked_kwargs, declare, signature_params
+from ddlsched.params import PresetTable, declare, signature_params
 from ddlsched.problems.debug import DebugInstance
 from ddlsched.rng import make_rng
 
@@ -31,11 +30,10 @@ PRESET_PARAMS = {
 }
 
 
+#: Preset name -> builder and parameter class (:class:`ddlsched.params.PresetTable`).
+PRESET_TABLE = PresetTable("debug", {"default": default}, PRESET_PARAMS)
+
+
 def generate(preset: str, seed: int = 0, **params: Any) -> DebugInstance:
     """Preset ``default`` (:func:`default`), its parameters checked."""
-    if preset not in PRESETS:
-        raise UnknownMethodError(f"unknown debug preset {preset!r} (choose from default)")
-    where = f"debug preset {preset!r}"
-    return default(
-        seed, **checked_kwargs(PRESET_PARAMS[preset], params, where, InvalidInstanceError)
-    )
+    return PRESET_TABLE.generate(preset, seed, **params)

@@ -44,8 +44,8 @@ from typing import Any
 
 import numpy as np
 
-from ddlsched.errors import InvalidInstanceError, UnknownMethodError
-from ddlsched.params import checked_kwargs, declare, signature_params
+from ddlsched.errors import InvalidInstanceError
+from ddlsched.params import PresetTable, declare, signature_params
 from ddlsched.problems.dmlrs import (
     DEFAULT_RESOURCES,
     MAX_JOBS,
@@ -304,13 +304,10 @@ PRESET_PARAMS = {
 }
 
 
+#: Preset name -> builder and parameter class (:class:`ddlsched.params.PresetTable`).
+PRESET_TABLE = PresetTable("dmlrs", _PRESETS, PRESET_PARAMS)
+
+
 def generate(preset: str, seed: int = 0, **params: Any) -> DmlrsInstance:
     """A ``dmlrs`` instance of ``preset`` (module docstring) from ``seed``."""
-    try:
-        build = _PRESETS[preset]
-    except KeyError:
-        raise UnknownMethodError(
-            f"unknown preset {preset!r} for family dmlrs (choose from {', '.join(PRESETS)})"
-        ) from None
-    where = f"dmlrs preset {preset!r}"
-    return build(seed, **checked_kwargs(PRESET_PARAMS[preset], params, where, InvalidInstanceError))
+    return PRESET_TABLE.generate(preset, seed, **params)

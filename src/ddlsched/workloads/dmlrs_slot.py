@@ -32,8 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from ddlsched.errors import InvalidInstanceError, UnknownMethodError
-from ddlsched.params import checked_kwargs, declare, signature_params
+from ddlsched.errors import InvalidInstanceError
+from ddlsched.params import PresetTable, declare, signature_params
 from ddlsched.problems.dmlrs import (
     MAX_JOBS,
     MAX_MACHINES,
@@ -137,14 +137,15 @@ PRESET_PARAMS = {
 }
 
 
+#: Preset name -> builder and parameter class (:class:`ddlsched.params.PresetTable`).
+PRESET_TABLE = PresetTable(
+    "dmlrs_slot",
+    {"synthetic": synthetic},
+    PRESET_PARAMS,
+    hint="; or a file dumped by pd_ors --param dump_slot_problems=DIR",
+)
+
+
 def generate(preset: str, seed: int = 0, *, prices_of: PricesOf, **params: Any) -> SlotInstance:
     """A ``dmlrs_slot`` instance of ``preset`` from ``seed`` (``prices_of``: the family's)."""
-    if preset != "synthetic":
-        raise UnknownMethodError(
-            f"unknown preset {preset!r} for family dmlrs_slot (choose from {', '.join(PRESETS)}; "
-            "or a file dumped by pd_ors --param dump_slot_problems=DIR)"
-        )
-    kwargs = checked_kwargs(
-        PRESET_PARAMS[preset], params, f"dmlrs_slot preset {preset!r}", InvalidInstanceError
-    )
-    return synthetic(seed, prices_of=prices_of, **kwargs)
+    return PRESET_TABLE.build(preset, seed, params, prices_of=prices_of)

@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from ddlsched.errors import InvalidInstanceError, UnknownMethodError
-from ddlsched.params import checked_kwargs, declare, signature_params
+from ddlsched.errors import InvalidInstanceError
+from ddlsched.params import PresetTable, declare, signature_params
 from ddlsched.problems.muri import MuriGroupingInstance, MuriJob
 from ddlsched.rng import make_rng
 
@@ -149,13 +149,10 @@ PRESET_PARAMS = {
 }
 
 
+#: Preset name -> builder and parameter class (:class:`ddlsched.params.PresetTable`).
+PRESET_TABLE = PresetTable("muri", PRESETS, PRESET_PARAMS)
+
+
 def generate(preset: str, seed: int = 0, **params: Any) -> MuriGroupingInstance:
     """Generate a grouping instance from a named preset."""
-    try:
-        make = PRESETS[preset]
-    except KeyError:
-        raise UnknownMethodError(
-            f"unknown muri preset {preset!r} (choose from {', '.join(PRESETS)})"
-        ) from None
-    where = f"muri preset {preset!r}"
-    return make(seed, **checked_kwargs(PRESET_PARAMS[preset], params, where, InvalidInstanceError))
+    return PRESET_TABLE.generate(preset, seed, **params)

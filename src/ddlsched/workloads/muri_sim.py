@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ddlsched.errors import InvalidInstanceError, UnknownMethodError
-from ddlsched.params import checked_kwargs, declare, signature_params
+from ddlsched.params import PresetTable, declare, signature_params
 from ddlsched.problems.muri_sim import TraceRun
 
 __all__ = ["PRESETS", "PRESET_PARAMS", "generate", "trace"]
@@ -47,11 +46,10 @@ PRESET_PARAMS = {
 }
 
 
+#: Preset name -> builder and parameter class (:class:`ddlsched.params.PresetTable`).
+PRESET_TABLE = PresetTable("muri_sim", {"trace": trace}, PRESET_PARAMS)
+
+
 def generate(preset: str, seed: int = 0, **params: Any) -> TraceRun:
     """Preset ``trace`` (:func:`trace`), its parameters checked against :data:`PRESET_PARAMS`."""
-    if preset not in PRESETS:
-        raise UnknownMethodError(
-            f"unknown muri_sim preset {preset!r} (choose from {', '.join(PRESETS)})"
-        )
-    where = f"muri_sim preset {preset!r}"
-    return trace(seed, **checked_kwargs(PRESET_PARAMS[preset], params, where, InvalidInstanceError))
+    return PRESET_TABLE.generate(preset, seed, **params)

@@ -55,7 +55,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ddlsched.errors import InvalidInstanceError, UnknownMethodError
-from ddlsched.params import checked_kwargs, declare, signature_params
+from ddlsched.params import PresetTable, declare, signature_params
 from ddlsched.problems.placement import PlacementInstance, Stage
 from ddlsched.rng import make_rng
 
@@ -290,17 +290,13 @@ PRESET_PARAMS = {
 }
 
 
+#: Preset name -> builder and parameter class (:class:`ddlsched.params.PresetTable`); the
+#: builders' own checks raise ``ValueError`` (one line ``preset 'P': ...``).
+PRESET_TABLE = PresetTable(
+    "placement", PRESETS, PRESET_PARAMS, builder_errors=(TypeError, ValueError)
+)
+
+
 def generate(preset: str, seed: int = 0, **params) -> PlacementInstance:
     """Generate a ``placement`` instance from a named preset (``small`` or ``table2``)."""
-    try:
-        factory = PRESETS[preset]
-    except KeyError:
-        raise UnknownMethodError(
-            f"unknown placement preset {preset!r} (choose from {', '.join(PRESETS)})"
-        ) from None
-    where = f"placement preset {preset!r}"
-    kwargs = checked_kwargs(PRESET_PARAMS[preset], params, where, InvalidInstanceError)
-    try:
-        return factory(seed, **kwargs)
-    except (TypeError, ValueError) as exc:
-        raise InvalidInstanceError(f"preset {preset!r}: {exc}") from None
+    return PRESET_TABLE.generate(preset, seed, **params)

@@ -91,8 +91,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from ddlsched.errors import InvalidInstanceError, UnknownMethodError
-from ddlsched.params import checked_kwargs, declare, signature_params
+from ddlsched.errors import InvalidInstanceError
+from ddlsched.params import PresetTable, declare, signature_params
 from ddlsched.problems.rar import Network, RarInstance, RarJob
 from ddlsched.problems.rar_timing import (
     bandwidth_degradation,
@@ -570,6 +570,10 @@ PRESET_PARAMS = {
 }
 
 
+#: Preset name -> builder and parameter class (:class:`ddlsched.params.PresetTable`).
+PRESET_TABLE = PresetTable("rar", PRESETS, PRESET_PARAMS)
+
+
 def generate(preset: str, seed: int = 0, **params) -> RarInstance:
     """Generate a ``rar`` instance from a named preset (see :data:`PRESETS`).
 
@@ -577,12 +581,4 @@ def generate(preset: str, seed: int = 0, **params) -> RarInstance:
     (unknown names, types, ranges: an :class:`InvalidInstanceError` naming
     the parameter).
     """
-    try:
-        factory = PRESETS[preset]
-    except KeyError:
-        raise UnknownMethodError(
-            f"unknown rar preset {preset!r} (choose from {', '.join(PRESETS)})"
-        ) from None
-    where = f"rar preset {preset!r}"
-    kwargs = checked_kwargs(PRESET_PARAMS[preset], params, where, InvalidInstanceError)
-    return factory(seed, **kwargs)
+    return PRESET_TABLE.generate(preset, seed, **params)
