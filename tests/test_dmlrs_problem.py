@@ -195,7 +195,7 @@ def test_json_round_trip_and_count_form(hand):
         (("jobs", 0, "grad_bytes"), float("nan"), r"grad_bytes: expected a finite number"),
         (("jobs", 0, "colour"), 3, r"unknown field\(s\) 'colour'"),
         (("machines",), {"count": 0, "capacity": [1, 1]}, r"machines.count: must be >= 1"),
-        (("machines",), [{"capacity": [0, 1]}], r"capacity\[0\] \(gpu\): must be a positive"),
+        (("machines",), [{"capacity": [0, 1]}], r"capacity\[0\] \(gpu\): must be > 0"),
         (("schema_version",), 2, "schema_version: expected 1"),
     ],
 )

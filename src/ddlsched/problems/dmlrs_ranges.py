@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ddlsched.errors import InvalidInstanceError
+from ddlsched.jsonio import require_int, require_number
 
 if TYPE_CHECKING:
     from ddlsched.problems.dmlrs import DmlrsInstance, DmlrsJob, Utility
@@ -56,12 +57,11 @@ class TypedJobs(tuple):
 
 
 def _positive(value: Any, where: str, integer: bool = False) -> None:
-    ok = not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value)
+    """``value`` > 0: an integer >= 1, or a finite number > 0 (jsonio's checks)."""
     if integer:
-        ok = ok and isinstance(value, int)
-    if not ok or value <= 0:
-        kind = "a positive integer" if integer else "a positive finite number"
-        raise InvalidInstanceError(f"{where}: must be {kind}, got {value!r}")
+        require_int(value, where, minimum=1)
+    else:
+        require_number(value, where, minimum=0, strict=True)
 
 
 def validate(inst: DmlrsInstance) -> None:
