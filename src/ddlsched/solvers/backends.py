@@ -20,7 +20,7 @@ The time a solve may take is what remains of the method's
 when that is set); a solve that would get no time is not started.
 
 A large HiGHS MILP (at least
-:data:`~ddlsched.solvers.highs_worker.WORKER_MIN_COLUMNS` = 100,000 columns,
+:data:`~ddlsched.solvers.highs_worker.WORKER_MIN_COLUMNS` = 50,000 columns,
 one of them integer) under a finite limit runs in a forked worker process
 that is killed at the limit (:mod:`ddlsched.solvers.highs_worker`): HiGHS
 1.16 does not check its clock during a presolve pass or its root
@@ -180,10 +180,12 @@ def _out_of_time(
     version: str = "",
     runtime_s: float = 0.0,
     stopped: str = "",
+    size: tuple[int, int, int] | None = None,
 ) -> ModelSolve:
     """The solve of a model the deadline stopped before the solver could run, or
-    killed while it ran (``stopped``)."""
-    nvars, nint, ncons = model_size(model)
+    killed while it ran (``stopped``); ``size``: the model's, if known (counting
+    takes a second on a model of 10^5 rows)."""
+    nvars, nint, ncons = size or model_size(model)
     return ModelSolve(
         status=Status.TIME_LIMIT_NO_SOLUTION,
         incumbent=None,
@@ -349,10 +351,11 @@ def _solve_highs(
             solver_options=highs_options(limits),
         )
     except TimeLimitReached as exc:  # interrupted while handing the model over
-        return _out_of_time(model, "highs", str(exc), version)
+        return _out_of_time(model, "highs", str(exc), version, size=(nvars, nint, ncons))
     except WorkerKilled as exc:  # HiGHS overran the limit in its worker (module docstring)
         runtime = time.perf_counter() - start
-        return _out_of_time(model, "highs", "worker killed", version, runtime, str(exc))
+        size = (nvars, nint, ncons)
+        return _out_of_time(model, "highs", "worker killed", version, runtime, str(exc), size)
     runtime = time.perf_counter() - start
     term, sol = results.termination_condition, results.solution_status
     has_solution = sol in (SolutionStatus.optimal, SolutionStatus.feasible)

@@ -83,9 +83,10 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 #: Columns (variables) from which a HiGHS MILP under a finite limit runs in a worker.
-#: The ``dmlrs_slot`` ILP of 100,000 machines has 200,000; the largest MILPs that
-#: finished within their limit in ``benchmarks/time_limits.py`` have < 40,000.
-WORKER_MIN_COLUMNS = 100_000
+#: The ``dmlrs_slot`` ILP overran in-process by 6-16 s at 200,000 columns (60 s) and by
+#: 5.9 s at 60,000 (120 s); the worker cost 2-36 ms of ``fork`` on 4,000-60,000 columns
+#: (``benchmarks/RESULTS.md``, "A HiGHS MILP in a worker").
+WORKER_MIN_COLUMNS = 50_000
 
 #: How long the parent waits for a child that closed its pipe to exit before killing it.
 _EXIT_WAIT_S = 1.0
