@@ -11,7 +11,9 @@ child process.
 How (:func:`run_forked`): after Pyomo has handed the model to highspy (in
 the parent, under the deadline's interrupt), the process forks; the child
 inherits the highspy model (copy-on-write), runs HiGHS with the time limit
-it would have had in-process, and writes back plain data through a pipe:
+it would have had in-process less a reserve for the answer's way back (at
+least 0.2 s, at most 10 %; ``solvers/backends.py``), and writes back plain
+data through a pipe:
 the termination condition, the solution status, incumbent, bound and the
 column values (:func:`plain_results`), pickled. The parent waits for the
 answer until the time the solve was given (the deadline, or the cap of
@@ -27,10 +29,14 @@ same decoded schedule (``tests/test_solver_worker.py``).
 Which solves (:func:`use_worker`): MILPs (at least one integer column) of
 at least :data:`WORKER_MIN_COLUMNS` columns, under a finite time limit,
 single-threaded, on a platform with ``fork``. Everything else runs
-in-process as before. The threshold: forking costs little (the page tables
-of the parent; ``benchmarks/RESULTS.md``, "A HiGHS MILP in a worker"), but
-the child's answer is all or nothing and a child copies the pages it
-touches, so only models large enough for HiGHS to overrun are sent.
+in-process as before. The threshold: forking costs milliseconds (the page
+tables of the parent; ``benchmarks/RESULTS.md``, "A HiGHS MILP in a
+worker"), but a killed child's incumbent is lost where in-process HiGHS
+would have returned it late, so only models of the size where HiGHS was
+seen to overrun are sent (60,000 columns overran 120 s by 5.9 s). Memory:
+the child allocates what HiGHS would have in-process; the model it
+inherits is shared with the parent until written. When ``fork`` fails (no
+memory or process slot) the solve runs in-process, with a warning.
 Single-threaded only: HiGHS keeps a process-wide pool of worker threads,
 which a forked child would inherit without the threads.
 
