@@ -7,7 +7,6 @@ import random
 import signal
 import sys
 import time
-from pathlib import Path
 
 import pyomo.environ as pyo
 import pytest
@@ -21,13 +20,32 @@ from ddlsched.solvers.backends import SolveLimits, solve_model
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the worker needs fork")
 
 
-def _children() -> set[int]:
-    """Pids of this process's children, alive or zombie (Linux /proc)."""
-    pids: set[int] = set()
-    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
-        text = (task / "children").read_text()
-        pids.update(int(p) for p in text.split())
+@pytest.fixture(autouse=True)
+def children(monkeypatch):
+    """The pids this test forked; each must be gone (reaped) at the end."""
+    pids: list[int] = []
+    real = os.fork
+
+    def fork() -> int:
+        pid = real()
+        if pid:
+            pids.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", fork)
     return pids
+
+
+def _left(pids: list[int]) -> list[int]:
+    """The children of ``pids`` still running or not reaped (zombies)."""
+    left = []
+    for pid in pids:
+        try:
+            os.waitpid(pid, os.WNOHANG)  # (0, 0): running; (pid, status): a zombie
+            left.append(pid)
+        except ChildProcessError:  # reaped by the worker code: gone
+            pass
+    return left
 
 
 @pytest.fixture
@@ -83,7 +101,7 @@ def _values(model: pyo.ConcreteModel) -> dict[str, float | None]:
     return {v.name: v.value for v in model.component_data_objects(pyo.Var)}
 
 
-def test_a_small_milp_through_the_worker_gives_the_in_process_answer(forks, monkeypatch):
+def test_a_small_milp_through_the_worker_gives_the_in_process_answer(forks, monkeypatch, children):
     models = {}
     solves = {}
     for threshold in (10**9, 1):
@@ -100,7 +118,7 @@ def test_a_small_milp_through_the_worker_gives_the_in_process_answer(forks, monk
     )
     assert _values(models[1]) == _values(models[10**9])
     assert any(v == 1 for v in _values(models[1]).values())  # values were loaded
-    assert not _children()
+    assert children and not _left(children)
 
 
 def test_a_formulation_through_the_worker_decodes_the_same_schedule(forks, monkeypatch):
@@ -124,7 +142,7 @@ def test_no_finite_limit_or_an_lp_stays_in_process(forks, small_threshold):
     assert forks == []
 
 
-def test_a_worker_past_its_limit_is_killed_at_the_limit(forks, small_threshold):
+def test_a_worker_past_its_limit_is_killed_at_the_limit(forks, small_threshold, children):
     # HiGHS told to take 1000 s (a solver option wins over the limit): it ignores
     # the deadline like HiGHS 1.16's presolve on the 100,000-machine slot ILP
     limits = SolveLimits(highs_options=(("time_limit", 1000.0),))
@@ -136,7 +154,7 @@ def test_a_worker_past_its_limit_is_killed_at_the_limit(forks, small_threshold):
     assert solve.status == "time_limit_no_solution" and solve.time_limit_hit
     assert "killed at the time limit" in solve.stopped and "lost" in solve.stopped
     assert solve.incumbent is None and solve.bound is None
-    assert not _children()
+    assert children and not _left(children)
 
 
 def test_a_worker_at_its_own_limit_answers_in_time(forks, small_threshold):
@@ -148,7 +166,9 @@ def test_a_worker_at_its_own_limit_answers_in_time(forks, small_threshold):
     assert solve.message.startswith("maxTimeLimit")
 
 
-def test_the_killed_worker_reports_through_the_method(forks, small_threshold, monkeypatch):
+def test_the_killed_worker_reports_through_the_method(
+    forks, small_threshold, monkeypatch, children
+):
     """info.stopped of a method whose solve was killed (the ``dmlrs_slot`` ILP)."""
     from ddlsched.solvers import backends
 
@@ -166,27 +186,27 @@ def test_the_killed_worker_reports_through_the_method(forks, small_threshold, mo
     assert time.monotonic() - started < 2.0
     assert result.status == "time_limit_no_solution" and result.time_limit_hit
     assert "worker process was killed" in result.info["stopped"]
-    assert not _children()
+    assert children and not _left(children)
 
 
 # ----------------------------------------------------------------- run_forked itself
 
 
-def test_a_child_that_crashes_gives_one_line():
+def test_a_child_that_crashes_gives_one_line(children):
     with pytest.raises(SolverError) as caught:
         highs_worker.run_forked(lambda: os.kill(os.getpid(), signal.SIGSEGV), 10.0, "HiGHS")
     assert "killed by signal 11 (SIGSEGV) before answering" in str(caught.value)
     assert "\n" not in str(caught.value)
-    assert not _children()
+    assert children and not _left(children)
 
 
-def test_a_child_that_raises_gives_its_error_in_one_line():
+def test_a_child_that_raises_gives_its_error_in_one_line(children):
     def fail():
         raise MemoryError("no room\nfor the presolve")
 
     with pytest.raises(SolverError, match=r"failed: MemoryError: no room$"):
         highs_worker.run_forked(fail, 10.0, "HiGHS")
-    assert not _children()
+    assert children and not _left(children)
 
 
 def test_the_child_writes_nothing_to_the_parents_output(capfd):
@@ -200,7 +220,7 @@ def test_the_child_writes_nothing_to_the_parents_output(capfd):
     assert capfd.readouterr().out == ""
 
 
-def test_the_parents_deadline_interrupt_kills_the_child_and_reaps_it():
+def test_the_parents_deadline_interrupt_kills_the_child_and_reaps_it(children):
     """Inside an interrupting block the deadline's SIGALRM ends the wait; the child
     (which inherits the handler, not the timer) is killed and reaped."""
     started = time.monotonic()
@@ -208,7 +228,7 @@ def test_the_parents_deadline_interrupt_kills_the_child_and_reaps_it():
         with Deadline(0.5).interrupting("the test"):
             highs_worker.run_forked(lambda: time.sleep(30), 30.0, "HiGHS")
     assert time.monotonic() - started < 1.5
-    assert not _children()
+    assert children and not _left(children)
 
 
 def test_use_worker_threshold():
