@@ -19,6 +19,18 @@ The time a solve may take is what remains of the method's
 :class:`~ddlsched.deadline.Deadline` (capped by ``SolveLimits.time_limit_s``
 when that is set); a solve that would get no time is not started.
 
+A large HiGHS MILP (at least
+:data:`~ddlsched.solvers.highs_worker.WORKER_MIN_COLUMNS` = 50,000 columns,
+one of them integer) under a finite limit runs in a forked worker process
+that is killed at the limit (:mod:`ddlsched.solvers.highs_worker`): HiGHS
+1.16 does not check its clock during a presolve pass or its root
+heuristics, which ran the ``dmlrs_slot`` ILP of 100,000 machines 6.7-15.7 s
+past a 60 s limit. A killed worker's solve is ``time_limit_no_solution``
+with ``time_limit_hit`` true and :attr:`ModelSolve.stopped` saying so: the
+incumbent HiGHS had is lost. An answer in time is loaded into the model by
+Pyomo's own loader, as in-process. Smaller models, LPs and solves without a
+finite limit run in-process as before.
+
 Solver version and settings (``CONTRIBUTING.md``, "Solver versions"):
 highspy is pinned to ``>=1.16,<1.17`` and HiGHS runs with presolve on
 (:data:`HIGHS_DEFAULT_OPTIONS`; ``SolveLimits.highs_options`` can override
@@ -111,6 +123,8 @@ class ModelSolve:
     num_constraints: int
     message: str = ""
     time_limit_hit: bool = False
+    #: what stopped a solve the solver could not report on (the worker killed at the limit)
+    stopped: str = ""
 
     @property
     def has_solution(self) -> bool:
@@ -154,18 +168,29 @@ def highs_options(limits: SolveLimits) -> dict[str, object]:
 
 #: Seconds kept back from HiGHS per variable and constraint (see ``_solve_highs``).
 _RESERVE_S_PER_ELEMENT = 1e-5
+#: Seconds (at least) kept back from HiGHS in a worker, for its answer to reach the parent
+#: before the parent kills it (at most 10 % of the time, as the reserve above).
+_WORKER_RESERVE_S = 0.2
 
 
 def _out_of_time(
-    model: pyo.ConcreteModel, backend: str, message: str, version: str = ""
+    model: pyo.ConcreteModel,
+    backend: str,
+    message: str,
+    version: str = "",
+    runtime_s: float = 0.0,
+    stopped: str = "",
+    size: tuple[int, int, int] | None = None,
 ) -> ModelSolve:
-    """The solve of a model the deadline stopped before the solver could run."""
-    nvars, nint, ncons = model_size(model)
+    """The solve of a model the deadline stopped before the solver could run, or
+    killed while it ran (``stopped``); ``size``: the model's, if known (counting
+    takes a second on a model of 10^5 rows)."""
+    nvars, nint, ncons = size or model_size(model)
     return ModelSolve(
         status=Status.TIME_LIMIT_NO_SOLUTION,
         incumbent=None,
         bound=None,
-        runtime_s=0.0,
+        runtime_s=runtime_s,
         backend=backend,
         backend_version=version,
         num_variables=nvars,
@@ -173,6 +198,7 @@ def _out_of_time(
         num_constraints=ncons,
         message=message,
         time_limit_hit=True,
+        stopped=stopped,
     )
 
 
@@ -228,15 +254,31 @@ def _highs_class():
                 return super().set_instance(model)
 
         reserve_s: float = 0.0
+        in_worker: bool = False  # run HiGHS in a forked worker killed at the limit
 
         def _solve(self):
             config = getattr(self, "_active_config", None)
+            seconds = math.inf
             if self.remaining is not None and config is not None:
                 seconds = self.remaining()
-                seconds -= min(self.reserve_s, 0.1 * seconds)
-                config.time_limit = max(1e-3, seconds) if math.isfinite(seconds) else None
+                reserve = max(self.reserve_s, _WORKER_RESERVE_S if self.in_worker else 0.0)
+                highs_s = seconds - min(reserve, 0.1 * seconds)
+                config.time_limit = max(1e-3, highs_s) if math.isfinite(highs_s) else None
             _pass_start(self)
-            return super()._solve()
+            if not (self.in_worker and math.isfinite(seconds)):
+                return super()._solve()
+            from ddlsched.solvers import highs_worker
+
+            try:
+                answer = highs_worker.run_forked(
+                    lambda: highs_worker.plain_results(self, Highs._solve(self)),
+                    seconds,
+                    "HiGHS",
+                )
+            except highs_worker.WorkerUnavailable as exc:
+                log.warning("%s; solving in-process", exc)
+                return super()._solve()
+            return highs_worker.results_from(self, answer)
 
     return DeadlineHighs
 
@@ -281,6 +323,8 @@ def _solve_highs(
 ) -> ModelSolve:
     from pyomo.contrib.solver.common.results import SolutionStatus, TerminationCondition
 
+    from ddlsched.solvers.highs_worker import WorkerKilled, use_worker
+
     solver = _highs_class()()
     solver.remaining = remaining
     solver.deadline = deadline
@@ -293,6 +337,7 @@ def _solve_highs(
     # solution then travels back through Pyomo: keep ~10 us a variable and row (at most
     # 10 % of the time) for that (the dmlrs_slot ILP on 100,000 machines ran 4.5 s past 60 s)
     solver.reserve_s = _RESERVE_S_PER_ELEMENT * (nvars + ncons)
+    solver.in_worker = use_worker(nvars, nint, seconds, limits.threads)
     start = time.perf_counter()
     try:
         results = solver.solve(
@@ -306,7 +351,11 @@ def _solve_highs(
             solver_options=highs_options(limits),
         )
     except TimeLimitReached as exc:  # interrupted while handing the model over
-        return _out_of_time(model, "highs", str(exc), version)
+        return _out_of_time(model, "highs", str(exc), version, size=(nvars, nint, ncons))
+    except WorkerKilled as exc:  # HiGHS overran the limit in its worker (module docstring)
+        runtime = time.perf_counter() - start
+        size = (nvars, nint, ncons)
+        return _out_of_time(model, "highs", "worker killed", version, runtime, str(exc), size)
     runtime = time.perf_counter() - start
     term, sol = results.termination_condition, results.solution_status
     has_solution = sol in (SolutionStatus.optimal, SolutionStatus.feasible)

@@ -282,6 +282,8 @@ def solve_formulation(
     }
     if report is not None:
         info["cross_check"] = report
+    if solve.stopped:  # a solve the solver could not report on (solvers/backends.py)
+        info["stopped"] = solve.stopped
     if status is Status.ERROR:  # say why: the solver's own words
         info["error"] = f"{solve.backend} ended the {formulation.name} model with: {solve.message}"
     if status is Status.INFEASIBLE and formulation.always_feasible:

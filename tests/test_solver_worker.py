@@ -1,0 +1,251 @@
+"""The HiGHS worker process (solvers/highs_worker.py): same answer, killed at the limit, reaped."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import sys
+import time
+
+import pyomo.environ as pyo
+import pytest
+
+from ddlsched.deadline import Deadline
+from ddlsched.errors import SolverError, TimeLimitReached
+from ddlsched.registry import RunOptions, get_family, run_method
+from ddlsched.solvers import highs_worker
+from ddlsched.solvers.backends import SolveLimits, solve_model
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the worker needs fork")
+
+
+@pytest.fixture(autouse=True)
+def children(monkeypatch):
+    """The pids this test forked; each must be gone (reaped) at the end."""
+    pids: list[int] = []
+    real = os.fork
+
+    def fork() -> int:
+        pid = real()
+        if pid:
+            pids.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", fork)
+    return pids
+
+
+def _left(pids: list[int]) -> list[int]:
+    """The children of ``pids`` still running or not reaped (zombies)."""
+    left = []
+    for pid in pids:
+        try:
+            os.waitpid(pid, os.WNOHANG)  # (0, 0): running; (pid, status): a zombie
+            left.append(pid)
+        except ChildProcessError:  # reaped by the worker code: gone
+            pass
+    return left
+
+
+@pytest.fixture
+def forks(monkeypatch):
+    """Counts the solves that went through :func:`highs_worker.run_forked`."""
+    calls: list[float] = []
+    real = highs_worker.run_forked
+
+    def counted(work, seconds, what):
+        calls.append(seconds)
+        return real(work, seconds, what)
+
+    monkeypatch.setattr(highs_worker, "run_forked", counted)
+    return calls
+
+
+@pytest.fixture
+def small_threshold(monkeypatch):
+    monkeypatch.setattr(highs_worker, "WORKER_MIN_COLUMNS", 1)
+
+
+def knapsack(n: int, seed: int) -> pyo.ConcreteModel:
+    rng = random.Random(seed)
+    weight = [rng.randint(10, 99) for _ in range(n)]
+    value = [w + rng.randint(0, 9) for w in weight]
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(n), domain=pyo.Binary)
+    m.cap = pyo.Constraint(expr=sum(weight[i] * m.x[i] for i in range(n)) <= sum(weight) // 2)
+    m.obj = pyo.Objective(expr=sum(value[i] * m.x[i] for i in range(n)), sense=pyo.maximize)
+    return m
+
+
+def market_split(rows: int = 4, seed: int = 0) -> pyo.ConcreteModel:
+    """Cornuejols-Dawande market split: tiny, and far beyond a second of branch and bound."""
+    rng = random.Random(seed)
+    n = 10 * rows
+    a = [[rng.randint(0, 99) for _ in range(n)] for _ in range(rows)]
+    m = pyo.ConcreteModel()
+    m.x = pyo.Var(range(n), domain=pyo.Binary)
+    m.up = pyo.Var(range(rows), bounds=(0, None))
+    m.down = pyo.Var(range(rows), bounds=(0, None))
+    m.split = pyo.Constraint(
+        range(rows),
+        rule=lambda m, i: (
+            sum(a[i][j] * m.x[j] for j in range(n)) + m.up[i] - m.down[i] == sum(a[i]) // 2
+        ),
+    )
+    m.obj = pyo.Objective(expr=sum(m.up[i] + m.down[i] for i in range(rows)))
+    return m
+
+
+def _values(model: pyo.ConcreteModel) -> dict[str, float | None]:
+    return {v.name: v.value for v in model.component_data_objects(pyo.Var)}
+
+
+def test_a_small_milp_through_the_worker_gives_the_in_process_answer(forks, monkeypatch, children):
+    models = {}
+    solves = {}
+    for threshold in (10**9, 1):
+        monkeypatch.setattr(highs_worker, "WORKER_MIN_COLUMNS", threshold)
+        models[threshold] = knapsack(60, seed=3)
+        solves[threshold] = solve_model(models[threshold], "highs", deadline=Deadline(30))
+    assert len(forks) == 1  # only the forced one went through the worker
+    inside, worker = solves[10**9], solves[1]
+    assert inside.status == worker.status == "optimal"
+    assert (worker.incumbent, worker.bound, worker.message) == (
+        inside.incumbent,
+        inside.bound,
+        inside.message,
+    )
+    assert _values(models[1]) == _values(models[10**9])
+    assert any(v == 1 for v in _values(models[1]).values())  # values were loaded
+    assert children and not _left(children)
+
+
+def test_a_formulation_through_the_worker_decodes_the_same_schedule(forks, monkeypatch):
+    instance = get_family("dmlrs_slot").generate("synthetic", 2, machines=40, jobs=20)
+    options = RunOptions(time_limit_s=30)
+    monkeypatch.setattr(highs_worker, "WORKER_MIN_COLUMNS", 10**9)
+    inside = run_method("dmlrs_slot", "ilp", instance, options)
+    monkeypatch.setattr(highs_worker, "WORKER_MIN_COLUMNS", 1)
+    worker = run_method("dmlrs_slot", "ilp", instance, options)
+    assert len(forks) == 1
+    assert inside.status == worker.status == "optimal"
+    assert worker.schedule == inside.schedule and worker.objective == inside.objective
+    assert worker.bound == inside.bound
+
+
+def test_no_finite_limit_or_an_lp_stays_in_process(forks, small_threshold):
+    solve_model(knapsack(20, seed=1), "highs", SolveLimits(), Deadline.unlimited())
+    lp = knapsack(20, seed=1)
+    lp.x.domain = pyo.UnitInterval
+    solve_model(lp, "highs", SolveLimits(), Deadline(30))
+    assert forks == []
+
+
+def test_a_worker_past_its_limit_is_killed_at_the_limit(forks, small_threshold, children):
+    # HiGHS told to take 1000 s (a solver option wins over the limit): it ignores
+    # the deadline like HiGHS 1.16's presolve on the 100,000-machine slot ILP
+    limits = SolveLimits(highs_options=(("time_limit", 1000.0),))
+    started = time.monotonic()
+    solve = solve_model(market_split(), "highs", limits, Deadline(1.0))
+    took = time.monotonic() - started
+    assert len(forks) == 1
+    assert took < 1.0 + 1.0
+    assert solve.status == "time_limit_no_solution" and solve.time_limit_hit
+    assert "killed at the time limit" in solve.stopped and "lost" in solve.stopped
+    assert solve.incumbent is None and solve.bound is None
+    assert children and not _left(children)
+
+
+def test_a_worker_at_its_own_limit_answers_in_time(forks, small_threshold):
+    # HiGHS stops 10 % (at most 0.2 s) before the kill: room for its answer under load
+    solve = solve_model(market_split(), "highs", SolveLimits(), Deadline(2.5))
+    assert len(forks) == 1
+    assert solve.time_limit_hit and solve.stopped == ""  # HiGHS's own answer, not a kill
+    assert solve.status in ("feasible", "time_limit_no_solution")
+    assert solve.message.startswith("maxTimeLimit")
+
+
+def test_the_killed_worker_reports_through_the_method(
+    forks, small_threshold, monkeypatch, children
+):
+    """info.stopped of a method whose solve was killed (the ``dmlrs_slot`` ILP)."""
+    from ddlsched.solvers import backends
+
+    monkeypatch.setattr(backends, "HIGHS_DEFAULT_OPTIONS", {"time_limit": 1000.0})
+    real = highs_worker.plain_results
+
+    def slow(solver, results):  # the solve finishes, the answer comes too late
+        time.sleep(30)
+        return real(solver, results)
+
+    monkeypatch.setattr(highs_worker, "plain_results", slow)
+    instance = get_family("dmlrs_slot").generate("synthetic", 2, machines=40, jobs=20)
+    started = time.monotonic()
+    result = run_method("dmlrs_slot", "ilp", instance, RunOptions(time_limit_s=1.0))
+    assert time.monotonic() - started < 2.0
+    assert result.status == "time_limit_no_solution" and result.time_limit_hit
+    assert "worker process was killed" in result.info["stopped"]
+    assert children and not _left(children)
+
+
+# ----------------------------------------------------------------- run_forked itself
+
+
+def test_a_child_that_crashes_gives_one_line(children):
+    with pytest.raises(SolverError) as caught:
+        highs_worker.run_forked(lambda: os.kill(os.getpid(), signal.SIGSEGV), 10.0, "HiGHS")
+    assert "killed by signal 11 (SIGSEGV) before answering" in str(caught.value)
+    assert "\n" not in str(caught.value)
+    assert children and not _left(children)
+
+
+def test_a_child_that_raises_gives_its_error_in_one_line(children):
+    def fail():
+        raise MemoryError("no room\nfor the presolve")
+
+    with pytest.raises(SolverError, match=r"failed: MemoryError: no room$"):
+        highs_worker.run_forked(fail, 10.0, "HiGHS")
+    assert children and not _left(children)
+
+
+def test_the_child_writes_nothing_to_the_parents_output(capfd):
+    def chatty():
+        print("Running HiGHS 1.16.0 (banner)")
+        sys.stdout.flush()
+        os.write(1, b"C-level banner\n")
+        return 42
+
+    assert highs_worker.run_forked(chatty, 10.0, "HiGHS") == 42
+    assert capfd.readouterr().out == ""
+
+
+def test_the_parents_deadline_interrupt_kills_the_child_and_reaps_it(children):
+    """Inside an interrupting block the deadline's SIGALRM ends the wait; the child
+    (which inherits the handler, not the timer) is killed and reaped."""
+    started = time.monotonic()
+    with pytest.raises(TimeLimitReached):  # noqa: SIM117 - the interrupt is raised inside
+        with Deadline(0.5).interrupting("the test"):
+            highs_worker.run_forked(lambda: time.sleep(30), 30.0, "HiGHS")
+    assert time.monotonic() - started < 1.5
+    assert children and not _left(children)
+
+
+def test_use_worker_threshold():
+    big = highs_worker.WORKER_MIN_COLUMNS
+    assert highs_worker.use_worker(big, 1, 60.0, 1)
+    assert not highs_worker.use_worker(big - 1, 1, 60.0, 1)
+    assert not highs_worker.use_worker(big, 0, 60.0, 1)  # an LP
+    assert not highs_worker.use_worker(big, 1, float("inf"), 1)
+    assert not highs_worker.use_worker(big, 1, 60.0, 2)
+
+
+def test_a_failed_fork_solves_in_process(forks, small_threshold, monkeypatch):
+    def no_fork():
+        raise OSError(12, "Cannot allocate memory")
+
+    monkeypatch.setattr(highs_worker.os, "fork", no_fork)
+    model = knapsack(30, seed=2)
+    solve = solve_model(model, "highs", deadline=Deadline(30))
+    assert len(forks) == 1 and solve.status == "optimal" and solve.stopped == ""
+    assert any(v == 1 for v in _values(model).values())
