@@ -240,3 +240,25 @@ def test_simulate_commands_keep_their_flags(capsys, command, flags):
     for flag in ("--trace", "--policy", "--time-limit", "--json", *flags):
         assert flag in out
     assert ("--param" in out) == (command == "asrpt")
+
+
+def test_console_script_ends_solve_without_teardown_and_loses_no_output(small_file, tmp_path):
+    """``run`` (the console script) ends ``solve`` with ``os._exit`` after flushing: the
+    whole JSON arrives through a pipe and a file, the exit status is the command's, and
+    an error is still one line with status 2."""
+    script = "from ddlsched.cli import run; run()"
+    base = [sys.executable, "-c", script, "solve", "rar", str(small_file)]
+    proc = subprocess.run(
+        [*base, "--method", "sjf_bco", "--json"], capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["status"] == "feasible"
+    out = tmp_path / "out.json"
+    with out.open("w") as handle:
+        code = subprocess.run(
+            [*base, "--method", "sjf_bco", "--json"], stdout=handle, check=False
+        ).returncode
+    assert code == 0 and json.loads(out.read_text())["status"] == "feasible"
+    proc = subprocess.run([*base, "--method", "nope"], capture_output=True, text=True, check=False)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("ddlsched: error:") and proc.stderr.count("\n") == 1
