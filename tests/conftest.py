@@ -16,6 +16,8 @@ Shared fixtures (use them instead of writing a private helper):
 - ``cli(*argv)``: ``ddlsched ARGV`` in-process; returns ``(exit code, stdout, stderr)``.
 - ``backend``: ``"highs"`` and then ``"scip"``; a test of an exact method (or a
   bound solved by a MILP/LP) that takes it runs once on each backend.
+  A Hypothesis test whose strategies are positional maps them to its last arguments:
+  put fixtures first (``def test_x(solve, seed, k)``).
 - ``shared_data``: the shared data directory; the test is skipped without it.
 
 The tests run in parallel (pytest-xdist, ``-n auto``): a test writes only
@@ -75,10 +77,13 @@ def cli(capsys) -> Callable[..., tuple[int, str, str]]:
     return call
 
 
-@pytest.fixture(scope="session", params=BACKENDS)
+@pytest.fixture(params=BACKENDS)
 def backend(request) -> str:
-    """Each backend of :data:`ddlsched.solvers.result.BACKENDS` in turn (session scope: a
-    Hypothesis test may take it too)."""
+    """Each backend of :data:`ddlsched.solvers.result.BACKENDS` in turn.
+
+    Function scope: a session-scoped parameter would reorder the whole run by backend and
+    rebuild every module fixture twice. (A Hypothesis test draws its backend instead:
+    ``st.sampled_from(BACKENDS)``.)"""
     return request.param
 
 
