@@ -1,26 +1,90 @@
-"""Test-wide settings: Hypothesis runs the same examples on every run.
+"""Test-wide settings and the helpers every test file shares.
 
-A property test that draws new examples on every CI run can fail on one
-run and pass on the next (a HiGHS seed that cannot prove a rar optimum
-within the test's limit, say), and a red CI lands nothing. The ``ci``
-profile (the default) is derandomized: each test sees a fixed sequence of
-examples, so a failure is reproducible and a pass means the same thing
-every time. ``HYPOTHESIS_PROFILE=explore`` draws fresh examples (and more
-of them) for a local search for counterexamples.
+Hypothesis runs the same examples on every run. A property test that draws
+new examples on every CI run can fail on one run and pass on the next (a
+HiGHS seed that cannot prove a rar optimum within the test's limit, say), and
+a red CI lands nothing. The ``ci`` profile (the default) is derandomized: each
+test sees a fixed sequence of examples, so a failure is reproducible and a
+pass means the same thing every time. ``HYPOTHESIS_PROFILE=explore`` draws
+fresh examples (and more of them) for a local search for counterexamples.
+
+Shared fixtures (use them instead of writing a private helper):
+
+- ``solve(family, method, instance, backend="highs", *, time_limit_s=60, seed=0,
+  **params)``: one method through the pipeline (:func:`ddlsched.registry.run_method`),
+  as ``ddlsched solve`` runs it; the method's own parameters go by keyword.
+- ``cli(*argv)``: ``ddlsched ARGV`` in-process; returns ``(exit code, stdout, stderr)``.
+- ``backend``: ``"highs"`` and then ``"scip"``; a test of an exact method (or a
+  bound solved by a MILP/LP) that takes it runs once on each backend.
+  A Hypothesis test whose strategies are positional maps them to its last arguments:
+  put fixtures first (``def test_x(solve, seed, k)``).
+- ``shared_data``: the shared data directory; the test is skipped without it.
+
+The tests run in parallel (pytest-xdist, ``-n auto``): a test writes only
+under ``tmp_path``, opens no fixed port, and leaves no registration behind it.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 from hypothesis import settings
 
 from ddlsched.datadir import data_dir
+from ddlsched.solvers.result import BACKENDS
 
 settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
 settings.register_profile("explore", max_examples=200, print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+def solve_method(
+    family: str,
+    method: str,
+    instance: Any,
+    backend: str = "highs",
+    *,
+    time_limit_s: float = 60.0,
+    seed: int = 0,
+    **params: Any,
+):
+    """Run ``family``'s ``method`` on ``instance`` through the pipeline; the evaluated result."""
+    from ddlsched.registry import RunOptions, run_method
+
+    options = RunOptions(time_limit_s=time_limit_s, seed=seed, backend=backend, params=params)
+    return run_method(family, method, instance, options)
+
+
+@pytest.fixture(scope="session")
+def solve() -> Callable[..., Any]:
+    """:func:`solve_method`: ``solve(family, method, instance, backend, **params)``."""
+    return solve_method
+
+
+@pytest.fixture
+def cli(capsys) -> Callable[..., tuple[int, str, str]]:
+    """``cli(*argv)``: the command line in-process; ``(exit code, stdout, stderr)``."""
+    from ddlsched.cli import main
+
+    def call(*argv: Any) -> tuple[int, str, str]:
+        code = main([str(arg) for arg in argv])
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return call
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request) -> str:
+    """Each backend of :data:`ddlsched.solvers.result.BACKENDS` in turn.
+
+    Function scope: a session-scoped parameter would reorder the whole run by backend and
+    rebuild every module fixture twice. (A Hypothesis test draws its backend instead:
+    ``st.sampled_from(BACKENDS)``.)"""
+    return request.param
 
 
 @pytest.fixture

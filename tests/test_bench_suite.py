@@ -173,6 +173,6 @@ def test_shipped_suites_are_valid(path):
     if missing:
         pytest.skip(f"family not registered yet: {', '.join(sorted(missing))}")
     # the schema, names, sizes and parameters; building every instance (30 s for the
-    # asrpt suites) is tests/test_suite_trace_gate.py's, within a budget
+    # asrpt suites) is tests/test_bench_input_gate.py's, within a budget
     suite = load_suite(path, instance_budget_s=0)
     assert expand(suite)

@@ -32,12 +32,6 @@ def small_file(tmp_path_factory):
     return path
 
 
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def assert_one_line_error(code: int, err: str, *needles: str) -> None:
     assert code == 2, err
     assert err.startswith("ddlsched: error: ") and err.count("\n") == 1, err
@@ -155,17 +149,16 @@ GEN = ["instance", "generate"]
     ],
     ids=lambda v: " ".join(v) if isinstance(v, list) and v and v[0] != "--" else None,
 )
-def test_hostile_flags_are_one_line_errors(tmp_path, small_file, capsys, argv, needles):
+def test_hostile_flags_are_one_line_errors(tmp_path, small_file, cli, argv, needles):
     argv = [a.format(file=small_file, out=tmp_path / "o.json", dir=tmp_path) for a in argv]
-    code, _out, err = run(capsys, *argv)
+    code, _out, err = cli(*argv)
     assert_one_line_error(code, err, *needles)
     assert not (tmp_path / "o.json").exists()
 
 
 @needs_data
-def test_simulator_knobs_have_maxima(capsys):
-    code, _out, err = run(
-        capsys,
+def test_simulator_knobs_have_maxima(cli):
+    code, _out, err = cli(
         *["simulate", "muri", "--trace", "tiresias", "--policy", "srtf", "--limit", "20"],
         *["--set", "num_nodes=100000000"],
     )
@@ -224,34 +217,34 @@ def test_argparse_types():
 # --------------------------------------------------------------------------- help
 
 
-def test_help_lists_families_methods_and_presets(capsys):
-    code, out, _ = run(capsys, "solve", "--help")
+def test_help_lists_families_methods_and_presets(cli):
+    code, out, _ = cli("solve", "--help")
     assert code == 0
     for fam in families():
         assert fam.name in out
     assert "sjf_bco" in out and "heavy_edge" in out and "pd_ors" in out  # methods by family
     assert "FILE" in out and "instance file" in out
-    code, out, _ = run(capsys, "instance", "generate", "--help")
+    code, out, _ = cli("instance", "generate", "--help")
     assert code == 0 and "bucket40" in out and "table2" in out and "synthetic" in out
-    code, out, _ = run(capsys, "compare", "--help")
+    code, out, _ = cli("compare", "--help")
     assert code == 0 and "sjf_bco" in out and "small" in out
 
 
-def test_presets_command_lists_parameters(capsys):
-    code, out, _ = run(capsys, "presets", "rar")
+def test_presets_command_lists_parameters(cli):
+    code, out, _ = cli("presets", "rar")
     assert code == 0
     assert "max_horizon" in out and "job_mix" in out and "<= 100000" in out
     assert "cap on the horizon" in out  # help texts for one family
-    code, out, _ = run(capsys, "presets")
+    code, out, _ = cli("presets")
     assert code == 0 and "dmlrs_slot" in out and "demand_share" in out
-    code, out, _ = run(capsys, "methods", "rar")
+    code, out, _ = cli("methods", "rar")
     assert code == 0 and "ddlsched presets rar" in out
 
 
-def test_bench_help_is_plain_text_and_table_help_explains_columns(capsys):
-    code, out, _ = run(capsys, "bench", "--help")
+def test_bench_help_is_plain_text_and_table_help_explains_columns(cli):
+    code, out, _ = cli("bench", "--help")
     assert code == 0 and "``" not in out and ":class:" not in out
-    code, out, _ = run(capsys, "bench", "table", "--help")
+    code, out, _ = cli("bench", "table", "--help")
     assert code == 0
     for column in ("ratio exact", "cert. opt.", "worst ratio", "time limits", "no bound"):
         assert column in out
@@ -268,9 +261,9 @@ def test_ratio_text():
     assert ratio_text(math.nan, math.nan) == "-"
 
 
-def test_compare_of_heuristics_prints_no_bound(capsys):
-    code, out, err = run(
-        capsys, "compare", "rar", "--preset", "small", "--seeds", "2", "--methods", "sjf_bco,ff"
+def test_compare_of_heuristics_prints_no_bound(cli):
+    code, out, err = cli(
+        "compare", "rar", "--preset", "small", "--seeds", "2", "--methods", "sjf_bco,ff"
     )
     assert code == 0 and err == ""  # no progress bar off a terminal
     assert "no bound" in out and "inf]" not in out
@@ -288,7 +281,7 @@ def test_progress_reports_reach_a_listener_only_when_installed():
     assert "incumbent 23, bound 21" in snap.text()
 
 
-def test_solve_reports_progress_and_quiet_json_is_clean(tmp_path, capsys):
+def test_solve_reports_progress_and_quiet_json_is_clean(tmp_path, capsys, cli):
     path = tmp_path / "placement.json"
     assert main(["instance", "generate", "placement", "--preset", "small", "-o", str(path)]) == 0
     capsys.readouterr()
@@ -302,9 +295,7 @@ def test_solve_reports_progress_and_quiet_json_is_clean(tmp_path, capsys):
             seen.append(f"{source}: incumbent {objective} bound {bound}")
 
     with progress.listening(Recorder()):
-        code, out, err = run(
-            capsys, "solve", "placement", str(path), "--method", "exact", "--json", "-q"
-        )
+        code, out, err = cli("solve", "placement", str(path), "--method", "exact", "--json", "-q")
     assert code == 0 and err == "" and out.lstrip().startswith("{")
     assert seen[0] == "running placement.exact" and seen[-1] == "placement.exact: optimal"
     assert any(s.startswith("building the ") for s in seen)

@@ -163,7 +163,7 @@ def test_chain_on_random_tiny_instances(seed):
         assert colgen.objective <= opt * (1 + TOL) + TOL
 
 
-def test_slot_family_cli_and_bracket(tmp_path, capsys):
+def test_slot_family_cli_and_bracket(tmp_path, capsys, backend):
     fam = get_family("dmlrs_slot")
     inst = fam.generate("synthetic", 1, jobs=20, machines=8, slots=5, load=0.0,
                         demand_share=0.1)  # fmt: skip
@@ -171,7 +171,8 @@ def test_slot_family_cli_and_bracket(tmp_path, capsys):
     inst.save(path)
     results = {}
     for method in ("lp", "ilp", "rounding"):
-        assert main(["solve", "dmlrs_slot", str(path), "--method", method, "--json"]) == 0
+        argv = ["solve", "dmlrs_slot", str(path), "--method", method, "--backend", backend]
+        assert main([*argv, "--json"]) == 0
         results[method] = json.loads(capsys.readouterr().out)
     lp, ilp, rounding = results["lp"]["bound"], results["ilp"]["objective"], results["rounding"]
     assert lp <= ilp * (1 + TOL)

@@ -54,8 +54,8 @@ def congested(instance: DmlrsInstance, scale: float) -> DmlrsInstance:
     )
 
 
-def solve_exact(instance: DmlrsInstance, cross_check: bool = False):
-    outcome = solve_formulation(ExactFormulation(), instance, "highs", cross_check=cross_check)
+def solve_exact(instance: DmlrsInstance, cross_check: bool = False, backend: str = "highs"):
+    outcome = solve_formulation(ExactFormulation(), instance, backend, cross_check=cross_check)
     assert outcome.status is Status.OPTIMAL
     return outcome
 
@@ -66,9 +66,9 @@ MICRO = [generate("micro", s) for s in range(6)] + [
 
 
 @pytest.mark.parametrize("k", range(len(MICRO)))
-def test_exact_equals_brute_force(k):
+def test_exact_equals_brute_force(k, backend):
     instance = MICRO[k]
-    outcome = solve_exact(instance)
+    outcome = solve_exact(instance, backend=backend)
     assert outcome.claim.value == pytest.approx(brute_force_optimum(instance), rel=1e-9, abs=1e-9)
 
 

@@ -25,15 +25,6 @@ from ddlsched.problems.muri import (
 from ddlsched.registry import RunOptions, run_method
 from ddlsched.workloads.muri import generate
 
-
-def exact_grouping(inst, objective="efficiency", backend="highs", prune=True):
-    """The ``exact`` method through the pipeline (evaluated result)."""
-    options = RunOptions(
-        time_limit_s=60, backend=backend, params={"objective": objective, "prune": prune}
-    )
-    return run_method("muri", "exact", inst, options)
-
-
 # --------------------------------------------------------------------------- T and gamma
 
 
@@ -131,52 +122,51 @@ job_times = st.tuples(st.integers(0, 20).map(float), st.integers(0, 20).map(floa
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(st.sampled_from([1, 2]), job_times), min_size=2, max_size=8))
-def test_blossom_equals_exact_for_pairs(rows):
+def test_blossom_equals_exact_for_pairs(solve, rows):
     inst = _instance(rows)
     heuristic = evaluate(inst, blossom_grouping(inst)).total_efficiency
-    exact = exact_grouping(inst)
+    exact = solve("muri", "exact", inst)
     assert exact.status == "optimal"
     assert heuristic == pytest.approx(exact.objective, rel=1e-9, abs=1e-9)
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(3, 4), st.integers(2, 9), st.integers(0, 10_000))
-def test_multiround_never_beats_exact_and_respects_k(k, n, seed):
+def test_multiround_never_beats_exact_and_respects_k(solve, k, n, seed):
     inst = generate("k3" if k == 3 else "k4", seed, num_jobs=n, gpu_choices=[1, 2])
     grouping = multiround_grouping(inst)
     assert all(len(g) <= k for g in grouping.groups)
     heuristic = evaluate(inst, grouping).total_efficiency
-    exact = exact_grouping(inst)
+    exact = solve("muri", "exact", inst)
     assert exact.status == "optimal"
     assert heuristic <= exact.objective + 1e-9
     assert exact.bound is not None and exact.bound >= exact.objective - 1e-9
 
 
-def test_pruning_keeps_the_optimum():
+def test_pruning_keeps_the_optimum(solve):
     for seed in range(3):
         inst = generate("k4", seed)
-        full = exact_grouping(inst, prune=False)
-        pruned = exact_grouping(inst)
+        full = solve("muri", "exact", inst, prune=False)
+        pruned = solve("muri", "exact", inst)
         assert pruned.objective == pytest.approx(full.objective, abs=1e-9)
         assert pruned.info["candidate_groups"] < full.info["candidate_groups"]
-        p_full = exact_grouping(inst, objective="period", prune=False)
-        p_pruned = exact_grouping(inst, objective="period")
+        p_full = solve("muri", "exact", inst, objective="period", prune=False)
+        p_pruned = solve("muri", "exact", inst, objective="period")
         assert p_pruned.info["total_period"] == pytest.approx(p_full.info["total_period"])
 
 
-def test_period_objective_partitions_and_beats_singletons():
+def test_period_objective_partitions_and_beats_singletons(backend, solve):
     inst = generate("k3", 5)
-    res = exact_grouping(inst, objective="period")
+    res = solve("muri", "exact", inst, backend, objective="period")
     assert res.info["period_status"] == "optimal"
     assert res.info["total_period"] <= sum(j.solo_period for j in inst.jobs) + 1e-9
     assert res.info["total_period"] <= evaluate(inst, multiround_grouping(inst)).total_period + 1e-9
 
 
-@pytest.mark.parametrize("backend", ["highs", "scip"])
-def test_exact_backends_agree(backend):
+def test_exact_backends_agree(backend, solve):
     inst = generate("k3", 7)
-    res = exact_grouping(inst, backend=backend)
-    ref = exact_grouping(inst, backend="highs")
+    res = solve("muri", "exact", inst, backend)
+    ref = solve("muri", "exact", inst, "highs")
     assert res.status == "optimal"
     assert res.objective == pytest.approx(ref.objective, rel=1e-7)
 

@@ -7,30 +7,24 @@ import pytest
 from test_placement_methods import TINY, brute_force
 
 from ddlsched.models.placement_gpu_level import build_gpu_level, build_gpu_level_paper
-from ddlsched.registry import RunOptions, run_method
 from ddlsched.solvers import Status
 from ddlsched.workloads.placement import generate
 
 
-def _solve(inst, method: str, **params):
-    options = RunOptions(time_limit_s=60, params={"cross_check": False, **params})
-    return run_method("placement", method, inst, options)
-
-
 @pytest.mark.parametrize("index", [0, 4, 6, 7])
-def test_paper_gpu_level_equals_brute_force(index):
+def test_paper_gpu_level_equals_brute_force(index, solve, backend):
     inst = TINY[index]
-    solved = _solve(inst, "exact_gpu_level_paper")
+    solved = solve("placement", "exact_gpu_level_paper", inst, backend, cross_check=False)
     assert solved.status is Status.OPTIMAL
     assert solved.evaluation.iteration_time_s == pytest.approx(brute_force(inst), rel=1e-9)
     assert solved.bound <= solved.evaluation.iteration_time_s * (1 + 1e-6)
 
 
 @pytest.mark.parametrize("seed", [1, 5, 10])
-def test_paper_gpu_level_equals_aggregated(seed):
+def test_paper_gpu_level_equals_aggregated(seed, solve, backend):
     inst = generate("small", seed)
-    paper = _solve(inst, "exact_gpu_level_paper")
-    aggregated = _solve(inst, "exact")
+    paper = solve("placement", "exact_gpu_level_paper", inst, backend, cross_check=False)
+    aggregated = solve("placement", "exact", inst, backend, cross_check=False)
     assert paper.status is Status.OPTIMAL is aggregated.status
     assert paper.evaluation.iteration_time_s == pytest.approx(
         aggregated.evaluation.iteration_time_s, rel=1e-9
@@ -38,12 +32,12 @@ def test_paper_gpu_level_equals_aggregated(seed):
     assert paper.schedule.gpu_of_replica is not None  # a GPU per replica, decoded
 
 
-def test_table2_case_with_a_whole_stage_on_one_server(shared_data):
+def test_table2_case_with_a_whole_stage_on_one_server(shared_data, solve):
     """vgg16 on 16 GPUs, seed 1: the optimum puts a 4-replica stage on one server
     (the ``w`` binaries) and splits the others (the AllReduce secants); HiGHS with
     a loose big-M once claimed 3.27 s here."""
     inst = generate("table2", 1, model="vgg16", num_gpus=16)
-    paper = _solve(inst, "exact_gpu_level_paper")
+    paper = solve("placement", "exact_gpu_level_paper", inst, cross_check=False)
     assert paper.status is Status.OPTIMAL
     assert paper.evaluation.iteration_time_s == pytest.approx(2.19423591552, rel=1e-9)
 

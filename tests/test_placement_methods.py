@@ -21,13 +21,6 @@ from ddlsched.solvers import Status
 from ddlsched.workloads.placement import generate
 
 
-def solve_placement(inst, formulation, backend="highs", **params):
-    """One ILP through the method pipeline, without the cross-check."""
-    method = "exact" if formulation == "aggregated" else "exact_gpu_level"
-    options = RunOptions(time_limit_s=60, backend=backend, params={"cross_check": False, **params})
-    return run_method("placement", method, inst, options)
-
-
 def brute_force(inst: PlacementInstance) -> float:
     """Minimum alpha over every count matrix (independent of the models)."""
 
@@ -65,11 +58,11 @@ TINY = tiny_instances()
 
 
 @pytest.mark.parametrize("index", range(len(TINY)))
-def test_both_ilps_equal_brute_force(index):
+def test_both_ilps_equal_brute_force(index, solve, backend):
     inst = TINY[index]
     optimum = brute_force(inst)
-    for formulation in ("aggregated", "gpu_level"):
-        solved = solve_placement(inst, formulation, "highs")
+    for method in ("exact", "exact_gpu_level"):
+        solved = solve("placement", method, inst, backend, cross_check=False)
         assert solved.status is Status.OPTIMAL
         assert solved.evaluation.iteration_time_s == pytest.approx(optimum, rel=1e-9)
         assert solved.bound == pytest.approx(optimum, rel=1e-6)
@@ -78,29 +71,31 @@ def test_both_ilps_equal_brute_force(index):
 
 
 @pytest.mark.parametrize("seed", [11, 12, 13])
-def test_aggregated_ablations_agree(seed):
+def test_aggregated_ablations_agree(seed, solve):
     inst = generate("small", seed, num_stages=3)
-    a = solve_placement(inst, "aggregated", "highs")
-    b = solve_placement(inst, "aggregated", "highs", symmetry_breaking=False, cuts=False)
+    a = solve("placement", "exact", inst, "highs", cross_check=False)
+    b = solve(
+        "placement", "exact", inst, "highs", cross_check=False, symmetry_breaking=False, cuts=False
+    )
     assert a.evaluation.iteration_time_s == pytest.approx(b.evaluation.iteration_time_s, rel=1e-9)
     assert a.evaluation.iteration_time_s == pytest.approx(brute_force(inst), rel=1e-9)
 
 
-@pytest.mark.parametrize("formulation", ["aggregated", "gpu_level"])
-def test_highs_and_scip_agree(formulation):
+@pytest.mark.parametrize("method", ["exact", "exact_gpu_level"])
+def test_highs_and_scip_agree(method, solve):
     for seed in (1, 2):
         inst = generate("small", seed, num_stages=3)
-        highs = solve_placement(inst, formulation, "highs")
-        scip = solve_placement(inst, formulation, "scip")
+        highs = solve("placement", method, inst, "highs", cross_check=False)
+        scip = solve("placement", method, inst, "scip", cross_check=False)
         assert scip.status is Status.OPTIMAL
         assert scip.evaluation.iteration_time_s == pytest.approx(
             highs.evaluation.iteration_time_s, rel=1e-9
         )
 
 
-def test_gpu_level_decodes_a_gpu_mapping():
+def test_gpu_level_decodes_a_gpu_mapping(solve):
     inst = TINY[0]
-    solved = solve_placement(inst, "gpu_level", "highs")
+    solved = solve("placement", "exact_gpu_level", inst, "highs", cross_check=False)
     gpus = [g for row in solved.schedule.gpu_of_replica for g in row]
     assert len(set(gpus)) == inst.num_replicas
     assert all(0 <= j < inst.available[m] for m, j in gpus)
@@ -248,15 +243,15 @@ def test_cli_errors_are_one_line(tmp_path, capsys):
 
 @settings(max_examples=15, deadline=None)
 @given(st.integers(0, 5_000), st.sampled_from(["rar", "tar"]))
-def test_aggregated_ilp_equals_brute_force_on_random_tiny_jobs(seed, allreduce):
+def test_aggregated_ilp_equals_brute_force_on_random_tiny_jobs(solve, seed, allreduce):
     inst = generate("small", seed, num_stages=3, max_replicas=2, allreduce=allreduce)
-    solved = solve_placement(inst, "aggregated", "highs")
+    solved = solve("placement", "exact", inst, "highs", cross_check=False)
     assert solved.status is Status.OPTIMAL
     assert solved.evaluation.iteration_time_s == pytest.approx(brute_force(inst), rel=1e-9)
     assert solved.bound <= solved.evaluation.iteration_time_s * (1 + 1e-6)
 
 
-def test_known_highs_restart_issue_on_a_32_gpu_vgg_case():
+def test_known_highs_restart_issue_on_a_32_gpu_vgg_case(solve):
     """HiGHS 1.14 with presolve and MIP restarts on claimed 3.308 s here on the
     aggregated ILP of commit 419a110; SCIP, other HiGHS seeds and the GPU-level
     ILP find 2.655 s. ddlsched runs the placement ILPs with restarts off
@@ -269,8 +264,8 @@ def test_known_highs_restart_issue_on_a_32_gpu_vgg_case():
     from ddlsched.workloads.placement import table2
 
     inst = table2(2, model="vgg16", num_gpus=32)
-    highs = solve_placement(inst, "aggregated", "highs")
-    scip = solve_placement(inst, "aggregated", "scip")
+    highs = solve("placement", "exact", inst, "highs", cross_check=False)
+    scip = solve("placement", "exact", inst, "scip", cross_check=False)
     assert highs.evaluation.iteration_time_s == pytest.approx(
         scip.evaluation.iteration_time_s, rel=1e-9
     )

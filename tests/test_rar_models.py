@@ -16,15 +16,6 @@ from ddlsched.registry import RunOptions, methods, run_method
 from ddlsched.solvers.result import Status
 from ddlsched.workloads.rar import generate
 
-
-def solve(method, inst, backend="highs", time_limit_s=60.0, **params):
-    """A rar method through the pipeline (``exact`` with ``presolve_bounds=False``: the bare MILP)."""
-    if method == "exact" and params.get("presolve_bounds") is False:
-        params.setdefault("search", "never")  # the MILP, not the branch-and-bound
-    options = RunOptions(time_limit_s=time_limit_s, backend=backend, params=params)
-    return run_method("rar", method, inst, options)
-
-
 NET = Network(b_e=1.0, b_i=20.0, C=50.0, alpha=0.1, xi1=1.0, xi2=0.002)
 
 
@@ -77,15 +68,25 @@ TINY = {
 CONTENTION_BINDS = {"shared-alpha1": (6, 4), "shared-alpha03": (6, 4), "shared-xi1": (4, 3)}
 
 
-@pytest.fixture(scope="module")
+class _BruteForceOptima(dict):
+    """``TINY``'s brute-force optima, each computed when first read (a parallel worker
+    computes only those of its own tests)."""
+
+    def __missing__(self, name: str) -> float:
+        self[name] = optimum = brute_force_makespan(TINY[name])
+        return optimum
+
+
+@pytest.fixture(scope="session")
 def brute():
-    return {name: brute_force_makespan(inst) for name, inst in TINY.items()}
+    return _BruteForceOptima()
 
 
 @pytest.mark.parametrize("name", sorted(TINY))
-def test_exact_milp_equals_brute_force(name, brute):
+def test_exact_milp_equals_brute_force(name, brute, solve, backend):
     inst = TINY[name]
-    report = solve("exact", inst, presolve_bounds=False)  # the bare MILP over the whole horizon
+    # the bare MILP over the whole horizon
+    report = solve("rar", "exact", inst, backend, presolve_bounds=False, search="never")
     assert report.status is Status.OPTIMAL
     assert report.info["proof"] == "milp"
     assert report.objective == brute[name]
@@ -102,30 +103,35 @@ def test_exact_method_with_presolved_bounds_equals_brute_force(name, brute):
 
 
 @pytest.mark.parametrize("name", ["forced-split", "fractional", "shared-alpha1"])
-def test_highs_and_scip_agree(name, brute):
+def test_highs_and_scip_agree(name, brute, solve):
     inst = TINY[name]
-    highs = solve("exact", inst, "highs", presolve_bounds=False)
-    scip = solve("exact", inst, "scip", presolve_bounds=False)
+    highs = solve("rar", "exact", inst, "highs", presolve_bounds=False, search="never")
+    scip = solve("rar", "exact", inst, "scip", presolve_bounds=False, search="never")
     assert highs.status is scip.status is Status.OPTIMAL
     assert highs.objective == scip.objective == brute[name]
     assert scip.backend == "scip" and "ortools" in scip.backend_version
-    ti_h, ti_s = solve("timeindexed", inst, "highs"), solve("timeindexed", inst, "scip")
+    ti_h, ti_s = (
+        solve("rar", "timeindexed", inst, "highs"),
+        solve("rar", "timeindexed", inst, "scip"),
+    )
     assert ti_h.bound == ti_s.bound
-    assert solve("load_lb", inst, "highs").bound == solve("load_lb", inst, "scip").bound
+    assert (
+        solve("rar", "load_lb", inst, "highs").bound == solve("rar", "load_lb", inst, "scip").bound
+    )
 
 
 @pytest.mark.parametrize("name", sorted(TINY))
-def test_bounds_bracket_the_brute_force_optimum(name, brute):
+def test_bounds_bracket_the_brute_force_optimum(name, brute, solve):
     inst = TINY[name]
-    lb = solve("load_lb", inst).bound
-    ti = solve("timeindexed", inst)
+    lb = solve("rar", "load_lb", inst).bound
+    ti = solve("rar", "timeindexed", inst)
     assert lb <= ti.bound <= brute[name]
     assert ti.objective is None or brute[name] <= ti.objective
     assert max(closed_form_bounds(inst).values()) <= lb
 
 
 @pytest.mark.parametrize("name", sorted(CONTENTION_BINDS))
-def test_contention_decides_the_optimum(name, brute):
+def test_contention_decides_the_optimum(name, brute, solve):
     with_contention, without = CONTENTION_BINDS[name]
     inst = TINY[name]
     relaxed = dataclasses.replace(
@@ -133,60 +139,65 @@ def test_contention_decides_the_optimum(name, brute):
     )
     assert brute[name] == with_contention
     assert brute_force_makespan(relaxed) == without
-    assert solve("timeindexed", inst).bound == without  # the contention-free bound is strict here
+    assert (
+        solve("rar", "timeindexed", inst).bound == without
+    )  # the contention-free bound is strict here
 
 
-def test_time_limited_exact_reports_incumbent_and_bound_never_false_optimal():
+def test_time_limited_exact_reports_incumbent_and_bound_never_false_optimal(solve):
     inst = generate("small", 2)  # the bare MILP does not close within a second
-    report = solve("exact", inst, time_limit_s=1.0, presolve_bounds=False)
+    report = solve("rar", "exact", inst, time_limit_s=1.0, presolve_bounds=False, search="never")
     assert report.status in (Status.FEASIBLE, Status.TIME_LIMIT_NO_SOLUTION, Status.OPTIMAL)
     if report.status is not Status.OPTIMAL:
         assert report.bound is None or report.objective is None or report.bound <= report.objective
         assert report.info["proof"] is None
 
 
-def test_exact_on_impossible_horizon_is_infeasible():
+def test_exact_on_impossible_horizon_is_infeasible(solve):
     inst = dataclasses.replace(TINY["queue"], horizon=2)
-    assert solve("exact", inst, presolve_bounds=False).status is Status.INFEASIBLE
+    assert (
+        solve("rar", "exact", inst, presolve_bounds=False, search="never").status
+        is Status.INFEASIBLE
+    )
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_time_aggregation_keeps_the_bound_valid(seed):
+def test_time_aggregation_keeps_the_bound_valid(seed, solve):
     inst = generate("small", seed)
     opt = run_method("rar", "exact", inst, RunOptions(time_limit_s=60)).objective
     for width in (2, 3, 5):
-        agg = solve("timeindexed", inst, slot_width=width)
+        agg = solve("rar", "timeindexed", inst, slot_width=width)
         assert agg.bound is None or agg.bound <= opt
         assert agg.objective is None or agg.objective >= opt
 
 
-def test_worst_contention_mode_reports_no_bound_but_a_valid_schedule():
+def test_worst_contention_mode_reports_no_bound_but_a_valid_schedule(solve):
     inst = generate("small", 4)
-    worst = solve("timeindexed", inst, contention="worst")
+    worst = solve("rar", "timeindexed", inst, contention="worst")
     assert worst.bound is None and worst.info["bound_valid"] is False
     assert worst.objective == evaluate(inst, worst.schedule).makespan
 
 
-def test_worst_contention_mode_without_a_schedule_is_no_solution():
+def test_worst_contention_mode_without_a_schedule_is_no_solution(solve):
     # small(27) with T = 18: no worst-contention schedule fits (a result, not an error; the
     # contention-free model proves the instance infeasible)
     inst = dataclasses.replace(generate("small", 27), horizon=18)
-    worst = solve("timeindexed", inst, contention="worst")
+    worst = solve("rar", "timeindexed", inst, contention="worst")
     assert worst.status is Status.NO_SOLUTION and worst.objective is None
     assert worst.info["reason"] == (
         "no schedule found with worst-contention durations: the model has no schedule "
         "within the horizon"
     )
-    assert solve("timeindexed", inst).status is Status.INFEASIBLE
+    assert solve("rar", "timeindexed", inst).status is Status.INFEASIBLE
 
 
-def test_pattern_cap_pools_jobs_and_keeps_the_bound_valid():
+def test_pattern_cap_pools_jobs_and_keeps_the_bound_valid(solve):
     inst = generate("small", 5)
     opt = run_method("rar", "exact", inst, RunOptions(time_limit_s=60)).objective
-    capped = solve("timeindexed", inst, max_patterns=1)
+    capped = solve("rar", "timeindexed", inst, max_patterns=1)
     assert capped.info["pooled_jobs"]
     assert capped.bound <= opt <= capped.objective
-    assert solve("load_lb", inst, max_patterns=1).bound <= opt
+    assert solve("rar", "load_lb", inst, max_patterns=1).bound <= opt
 
 
 def _heuristics():

@@ -14,14 +14,6 @@ from ddlsched.solvers.result import Status
 from ddlsched.workloads.rar import small
 
 
-def solve(method, inst, backend="highs", time_limit_s=60.0, **params):
-    """A rar method through the pipeline (``exact`` with ``presolve_bounds=False``: the bare MILP)."""
-    if method == "exact" and params.get("presolve_bounds") is False:
-        params.setdefault("search", "never")  # the MILP, not the branch-and-bound
-    options = RunOptions(time_limit_s=time_limit_s, backend=backend, params=params)
-    return run_method("rar", method, inst, options)
-
-
 def random_tiny(seed: int) -> RarInstance:
     """The reviewer's fuzz generator: 2-4 jobs on up to 3 servers, T = 10."""
     r = random.Random(seed)
@@ -54,10 +46,10 @@ def random_tiny(seed: int) -> RarInstance:
 # seeds are those of 0..19 whose brute force takes under 2 s (3, 7, 8, 11 and
 # 17 take 4-50 s and pass too).
 @pytest.mark.parametrize("seed", [62, 0, 1, 2, 4, 5, 6, 9, 10, 12, 13, 14, 15, 16, 18, 19])
-def test_bare_milp_matches_brute_force_on_random_tiny_instances(seed):
+def test_bare_milp_matches_brute_force_on_random_tiny_instances(seed, solve):
     inst = random_tiny(seed)
     expected = brute_force_makespan(inst)
-    report = solve("exact", inst, presolve_bounds=False)
+    report = solve("rar", "exact", inst, presolve_bounds=False, search="never")
     if expected == float("inf"):
         assert report.status is Status.INFEASIBLE
     else:
@@ -70,23 +62,26 @@ def test_intra_server_bandwidth_below_inter_server_is_rejected():
         Network(b_e=20.0, b_i=1.0, C=50.0, alpha=0.1, xi1=1.0, xi2=0.002)
 
 
-def test_placements_without_progress_are_excluded_not_crashing():
+def test_placements_without_progress_are_excluded_not_crashing(solve):
     # a 4-GPU job runs on the 4-GPU server (tau < 1) but not over 4 servers (tau > 1)
     net = Network(b_e=1.0, b_i=20.0, C=50.0, alpha=0.1, xi1=1.0, xi2=0.3)
     job = RarJob("big", 4, 6, 0.05, 32, 0.0002, 0.004)
     inst = RarInstance((4, 1, 1, 1, 1), net, (job, RarJob("s", 1, 8, 0.0, 8, 0.0002, 0.004)), 10)
     expected = brute_force_makespan(inst)
-    assert solve("exact", inst, presolve_bounds=False).objective == expected
-    assert solve("timeindexed", inst).bound <= expected
-    assert solve("load_lb", inst).bound <= expected
+    assert solve("rar", "exact", inst, presolve_bounds=False, search="never").objective == expected
+    assert solve("rar", "timeindexed", inst).bound <= expected
+    assert solve("rar", "load_lb", inst).bound <= expected
     assert run_method("rar", "exact", inst, RunOptions(time_limit_s=30)).objective == expected
 
 
-def test_job_longer_than_the_horizon_makes_the_instance_infeasible():
+def test_job_longer_than_the_horizon_makes_the_instance_infeasible(solve):
     net = Network(b_e=1.0, b_i=20.0, C=50.0, alpha=0.1, xi1=1.0, xi2=0.002)
     inst = RarInstance((2,), net, (RarJob("long", 1, 5000, 0.0, 32, 0.0002, 0.004),), 30)
-    assert solve("timeindexed", inst).status is Status.INFEASIBLE
-    assert solve("exact", inst, presolve_bounds=False).status is Status.INFEASIBLE
+    assert solve("rar", "timeindexed", inst).status is Status.INFEASIBLE
+    assert (
+        solve("rar", "exact", inst, presolve_bounds=False, search="never").status
+        is Status.INFEASIBLE
+    )
     assert run_method("rar", "exact", inst, RunOptions(time_limit_s=30)).status is Status.INFEASIBLE
 
 

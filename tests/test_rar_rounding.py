@@ -9,7 +9,6 @@ import pytest
 from ddlsched.cli import main
 from ddlsched.problems.rar import Network, RarInstance, RarJob
 from ddlsched.problems.rar_schedule import evaluate, schedule_to_json
-from ddlsched.registry import RunOptions, run_method
 from ddlsched.solvers.result import Status
 from ddlsched.workloads.rar import generate
 
@@ -20,17 +19,12 @@ def job(job_id: str, gpus: int, iterations: int, grad: float = 0.05) -> RarJob:
     return RarJob(job_id, gpus, iterations, grad, 32, 0.0002, 0.004)
 
 
-def run(method, inst, seed=0, time_limit_s=30.0, **params):
-    options = RunOptions(time_limit_s=time_limit_s, seed=seed, params=params)
-    return run_method("rar", method, inst, options)
-
-
 def two_gang_jobs() -> RarInstance:
     """Two 2-GPU jobs of 3 slots each on one 2-GPU server (tau = 0.0124, 80 iterations a slot)."""
     return RarInstance((2,), NET, (job("a", 2, 240, 0.0), job("b", 2, 240, 0.0)), 10)
 
 
-def test_lp_value_of_two_gang_jobs_is_hand_computed():
+def test_lp_value_of_two_gang_jobs_is_hand_computed(solve):
     """Two jobs of duration d = 3 that each need the whole server: the LP value is 1.5 d = 4.5.
 
     The model horizon is the LS schedule's makespan, 2d = 6 (the jobs run one
@@ -47,7 +41,7 @@ def test_lp_value_of_two_gang_jobs_is_hand_computed():
     GPU-time closed form, ``2 * 3 * 2 / 2 = 6``, is the method's bound).
     """
     inst = two_gang_jobs()
-    result = run("lp_rounding", inst)
+    result = solve("rar", "lp_rounding", inst)
     assert result.info["slot_width"] == 1 and result.info["model_horizon"] == 6
     assert result.info["lp_value"] == pytest.approx(4.5)
     assert result.info["lp_bound"] == 5
@@ -74,10 +68,10 @@ def _instances():
 
 
 @pytest.mark.parametrize(("name", "inst"), list(_instances()), ids=lambda v: str(v)[:14])
-def test_lp_bound_below_optimum_below_rounded_makespan(name, inst):
-    exact = run("exact", inst)
+def test_lp_bound_below_optimum_below_rounded_makespan(name, inst, solve):
+    exact = solve("rar", "exact", inst)
     assert exact.status is Status.OPTIMAL, name
-    result = run("lp_rounding", inst, trials=8)
+    result = solve("rar", "lp_rounding", inst, trials=8)
     opt = exact.objective
     assert result.info["lp_bound"] <= opt and result.bound <= opt
     assert all(m >= opt for m in result.info["rounded_overruns"])
@@ -90,22 +84,22 @@ def test_lp_bound_below_optimum_below_rounded_makespan(name, inst):
     assert min(feasible) == result.objective and all(m >= opt for m in feasible)
 
 
-def test_same_seed_same_schedule_and_draws():
+def test_same_seed_same_schedule_and_draws(solve):
     inst = generate("small", 7)
-    a, b = (run("lp_rounding", inst, seed=3, trials=6) for _ in range(2))
+    a, b = (solve("rar", "lp_rounding", inst, seed=3, trials=6) for _ in range(2))
     assert a.info["rounded_makespans"] == b.info["rounded_makespans"]
     assert schedule_to_json(a.schedule, a.evaluation) == schedule_to_json(b.schedule, b.evaluation)
 
 
-def test_capacity_scaling_keeps_the_unscaled_bound():
+def test_capacity_scaling_keeps_the_unscaled_bound(solve):
     inst = generate("small", 1)
-    plain = run("lp_rounding", inst, trials=4)
-    scaled = run("lp_rounding", inst, trials=4, delta=0.5)
+    plain = solve("rar", "lp_rounding", inst, trials=4)
+    scaled = solve("rar", "lp_rounding", inst, trials=4, delta=0.5)
     assert scaled.info["lp_bound"] == plain.info["lp_bound"]
     assert scaled.info["scaled_lp_value"] is None or (
         scaled.info["scaled_lp_value"] >= plain.info["lp_value"] - 1e-6
     )
-    assert scaled.objective >= run("exact", inst).objective
+    assert scaled.objective >= solve("rar", "exact", inst).objective
 
 
 @pytest.mark.parametrize("method", ["lp_rounding", "timeindexed"])

@@ -34,7 +34,7 @@ from ddlsched.params import param_specs
 from ddlsched.registry import RunOptions, families, get_family, methods, run_method
 
 # CI draws the same examples on every run (it cannot flake on a new draw); a longer,
-# random campaign: DDLSCHED_FUZZ_EXAMPLES=500 DDLSCHED_FUZZ_RANDOM=1 pytest tests/test_fuzz_cli.py
+# random campaign: DDLSCHED_FUZZ_EXAMPLES=500 DDLSCHED_FUZZ_RANDOM=1 pytest tests/test_cli_fuzz.py
 SETTINGS = settings(
     max_examples=int(os.environ.get("DDLSCHED_FUZZ_EXAMPLES", "40")),
     deadline=None,

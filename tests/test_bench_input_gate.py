@@ -19,7 +19,6 @@ from pathlib import Path
 
 import pytest
 
-from ddlsched.cli import main
 from ddlsched.datadir import data_dir
 
 SUITES = Path(__file__).resolve().parents[1] / "benchmarks" / "suites"
@@ -34,15 +33,10 @@ def _results_in_tmp(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
 
 
-def run(argv: list[str], capsys) -> tuple[int, str, str]:
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def refused(argv: list[str], capsys, *needles: str) -> str:
-    """Exit 2, one ``ddlsched: error:`` line holding every needle, no traceback."""
-    code, _, err = run(argv, capsys)
+def refused(cli, argv: list[str], *needles: str) -> str:
+    """``cli(*argv)`` exits 2 with one ``ddlsched: error:`` line holding every needle, no
+    traceback."""
+    code, _, err = cli(*argv)
     assert code == 2, err
     assert "Traceback" not in err, err
     errors = [line for line in err.splitlines() if line.startswith("ddlsched: error:")]
@@ -179,34 +173,34 @@ SUITE_CASES = {
 
 
 @pytest.mark.parametrize("case", sorted(SUITE_CASES))
-def test_hostile_suites(tmp_path, capsys, case):
+def test_hostile_suites(tmp_path, cli, case):
     make, needles = SUITE_CASES[case]
     path = suite(tmp_path, make())
     started = time.monotonic()
-    refused(["bench", "validate", path], capsys, f"{path}: ", *needles)
+    refused(cli, ["bench", "validate", path], f"{path}: ", *needles)
     assert time.monotonic() - started < 10  # fails fast: nothing is materialised
 
 
-def test_suite_with_a_byte_order_mark_validates(tmp_path, capsys):
+def test_suite_with_a_byte_order_mark_validates(tmp_path, cli):
     path = suite(tmp_path, b"\xef\xbb\xbf" + BASE.encode())
-    code, out, err = run(["bench", "validate", path], capsys)
+    code, out, err = cli(*["bench", "validate", path])
     assert code == 0 and "valid suite 't'" in out, err
 
 
 @pytest.mark.parametrize("where", ["directory", "/dev/zero", "missing"])
-def test_suite_that_is_not_a_regular_file(tmp_path, capsys, where):
+def test_suite_that_is_not_a_regular_file(tmp_path, cli, where):
     path = {"directory": tmp_path, "/dev/zero": Path("/dev/zero"), "missing": tmp_path / "x"}[where]
     needle = "no such file" if where == "missing" else "not a regular file"
     for command in ("validate", "run"):
-        refused(["bench", command, path], capsys, f"{path}: {needle}")
+        refused(cli, ["bench", command, path], f"{path}: {needle}")
 
 
-def test_problems_are_grouped_and_run_refuses_before_any_task(tmp_path, capsys):
+def test_problems_are_grouped_and_run_refuses_before_any_task(tmp_path, cli):
     text = BASE.replace("seeds = [0, 1]", "seeds = [0, 1, 2]\nparams = { num_jobs = -3 }") + (
         'params = { u = -5.0 }\n[[methods]]\nname = "ls"\nbackend = "nope"\n'
     )
     path = suite(tmp_path, text)
-    err = refused(["bench", "validate", path], capsys, "3 problems (above) would fail 9 of 9")
+    err = refused(cli, ["bench", "validate", path], "3 problems (above) would fail 9 of 9")
     lines = err.splitlines()
     assert len(lines) == 4, err
     assert lines[0].startswith(f"{path}: methods[1].params (ff): ") and "[3 of 9" in lines[0]
@@ -215,12 +209,12 @@ def test_problems_are_grouped_and_run_refuses_before_any_task(tmp_path, capsys):
     assert lines[2].endswith("[9 of 9 task(s)]")
     out = tmp_path / "results"
     err = refused(
-        ["bench", "run", path, "--out", out, "-q"], capsys, "3 problems would fail", "validate"
+        cli, ["bench", "run", path, "--out", out, "-q"], "3 problems would fail", "validate"
     )
     assert err.count("\n") == 1 and not out.exists()
 
 
-def test_instance_files_are_loaded_through_the_gate(tmp_path, capsys):
+def test_instance_files_are_loaded_through_the_gate(tmp_path, cli):
     from ddlsched.registry import get_family
 
     (tmp_path / "inst").mkdir()
@@ -229,12 +223,12 @@ def test_instance_files_are_loaded_through_the_gate(tmp_path, capsys):
     os.symlink("/dev/zero", tmp_path / "inst" / "c.json")
     text = BASE.replace('preset = "small"\nseeds = [0, 1]', 'files = ["inst/*.json"]')
     path = suite(tmp_path, text)
-    err = refused(["bench", "validate", path], capsys, "2 problems (above) would fail 4 of 6")
+    err = refused(cli, ["bench", "validate", path], "2 problems (above) would fail 4 of 6")
     assert "instances[0] (inst/b.json): " in err and "NaN is not a finite number" in err
     assert "instances[0] (inst/c.json): " in err and "not a regular file" in err
 
 
-def test_a_huge_instance_does_not_hang_validate(tmp_path, capsys, monkeypatch):
+def test_a_huge_instance_does_not_hang_validate(tmp_path, cli, monkeypatch):
     monkeypatch.setenv("DDLSCHED_CHECK_BUDGET_S", "1")
     text = """\
     [suite]
@@ -248,18 +242,18 @@ def test_a_huge_instance_does_not_hang_validate(tmp_path, capsys, monkeypatch):
     name = "fifo"
     """
     started = time.monotonic()
-    code, out, err = run(["bench", "validate", suite(tmp_path, text)], capsys)
+    code, out, err = cli(*["bench", "validate", suite(tmp_path, text)])
     assert code == 0, err
     assert time.monotonic() - started < 8
     assert "note: instances[0] (tiny/s0,jobs=100000): not checked" in out, out
 
 
 @pytest.mark.parametrize("path", sorted(SUITES.glob("*.toml")), ids=lambda p: p.name)
-def test_shipped_suites_validate(path, capsys, monkeypatch):
+def test_shipped_suites_validate(path, cli, monkeypatch):
     if SHARED is None and "DDLSCHED_DATA" in path.read_text():
         pytest.skip("needs the shared data directory")
     monkeypatch.setenv("DDLSCHED_CHECK_BUDGET_S", "2")  # every instance: bench validate
-    code, out, err = run(["bench", "validate", path], capsys)
+    code, out, err = cli(*["bench", "validate", path])
     assert code == 0 and "valid suite" in out, err
 
 
@@ -499,25 +493,25 @@ def data(tmp_path, monkeypatch):
         if TRACE_CASES[case][0](READERS[reader])
     ],
 )
-def test_hostile_traces(data, capsys, reader, case):
+def test_hostile_traces(data, cli, reader, case):
     _, make, needles = TRACE_CASES[case]
     spec = READERS[reader]
     path = _place(spec, data, case, make(spec) if make else None)
-    refused(_argv(spec, data), capsys, str(path), *needles(spec, spec.first_line + 1))
+    refused(cli, _argv(spec, data), str(path), *needles(spec, spec.first_line + 1))
 
 
 @pytest.mark.parametrize("reader", ["muri", "muri sample", "philly", "itp", "tiresias"])
-def test_byte_order_mark_tolerated_by_every_trace_reader(data, capsys, reader):
+def test_byte_order_mark_tolerated_by_every_trace_reader(data, cli, reader):
     spec = READERS[reader]
     _place(spec, data, "bom", b"\xef\xbb\xbf" + _text(spec, spec.rows).encode())
-    code, _, err = run(_argv(spec, data), capsys)
+    code, _, err = cli(*_argv(spec, data))
     assert code == 0, err
     if reader == "muri sample":
         picked = json.loads((data / "o.json").read_text())
         assert picked["family"] == "muri"
 
 
-def test_hostile_trace_named_by_a_suite_fails_validate(data, capsys):
+def test_hostile_trace_named_by_a_suite_fails_validate(data, cli):
     path = _place(READERS["muri"], data, "x", _with(READERS["muri"], 0, "1").encode())
     text = f"""\
     [suite]
@@ -533,8 +527,8 @@ def test_hostile_trace_named_by_a_suite_fails_validate(data, capsys):
     name = "srsf"
     """
     refused(
+        cli,
         ["bench", "validate", suite(data, text)],
-        capsys,
         f"instances[0] (trace/s0): {path}, line 3: duplicate job_id '1' (also on line 2)",
         "[2 of 2 task(s)]",
     )
