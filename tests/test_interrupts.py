@@ -10,6 +10,7 @@ import contextlib
 import gc
 import sys
 import time
+import weakref
 
 import pytest
 
@@ -92,3 +93,20 @@ def test_cleanup_while_the_interrupt_unwinds_is_not_cut():
             _busy(0.8)  # a slow cleanup (16 re-fires of 50 ms) runs to its end
             cleaned.append(True)
     assert cleaned == [True]
+
+
+def test_an_interrupt_is_not_raised_inside_a_weakref_callback(unraisable):
+    """``weakref.finalize`` (like ``WeakSet._remove``, seen during a Pyomo model build)
+    runs when its object dies, where Python only prints an exception."""
+
+    class Dying:
+        pass
+
+    started = time.monotonic()
+    with pytest.raises(TimeLimitReached), Deadline(0.1).interrupting("a weakref callback"):
+        obj = Dying()
+        weakref.finalize(obj, _busy, 0.3)  # the deadline passes in here
+        del obj
+        _busy(10.0)
+    assert time.monotonic() - started < 1.0
+    assert not unraisable, [u.exc_value for u in unraisable]

@@ -17,12 +17,14 @@ inf
 
 from __future__ import annotations
 
+import _weakrefset
 import gc
 import math
 import signal
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import FrameType
@@ -117,7 +119,8 @@ class Deadline:
         fires again every :data:`_REFIRE_S` until the block is left, so a
         library that catches it, or a callback where Python swallows it,
         only delays it. It is never raised where Python would only print it
-        ("Exception ignored in ..."): inside a ``__del__`` or a gc callback it
+        ("Exception ignored in ..."): inside a ``__del__``, a gc callback or a
+        weakref callback of the standard library (``WeakSet``, ``finalize``) it
         is postponed by :data:`_POSTPONE_S`, as in an import. While our own
         exception is being handled (a ``finally`` or ``except`` clause: the
         cleanup of a library it unwinds through, such as Pyomo's restoring of
@@ -173,9 +176,17 @@ class Deadline:
         return f"Deadline(limit_s={self.limit_s:g}, remaining_s={self.remaining_s():.3f})"
 
 
+#: The standard library's weakref modules: their callbacks (``WeakSet._remove``, a
+#: ``WeakValueDictionary``'s ``remove``, ``weakref.finalize``) run when an object dies,
+#: where an exception is only printed. A library's own ``weakref.ref(obj, callback)``
+#: cannot be told apart from ordinary code; an interrupt swallowed there fires again.
+_WEAKREF_FILES = frozenset({weakref.__file__, _weakrefset.__file__})
+
+
 def _swallowed_here(frame: FrameType | None) -> bool:
     """Whether an exception raised in ``frame`` would be swallowed or leave a module half
-    imported: inside an import, a ``__del__`` or a gc callback."""
+    imported: inside an import, a ``__del__``, a gc callback or the standard library's
+    weakref callbacks."""
     callbacks = {getattr(cb, "__code__", None) for cb in gc.callbacks}
     while frame is not None:
         code = frame.f_code
@@ -183,6 +194,7 @@ def _swallowed_here(frame: FrameType | None) -> bool:
             code.co_filename.startswith("<frozen importlib")
             or code.co_name == "__del__"
             or code in callbacks
+            or code.co_filename in _WEAKREF_FILES
         ):
             return True
         frame = frame.f_back
