@@ -17,6 +17,7 @@ Modules of the family:
   :mod:`ddlsched.models.rar` (the exact MILP),
   :mod:`ddlsched.models.rar_search` (the exact branch-and-bound),
   :mod:`ddlsched.models.rar_bounds` (``load_lb``, closed forms),
+  :mod:`ddlsched.models.rar_contention_bound` (``contention_lb``, issue 25),
   :mod:`ddlsched.models.rar_timeindexed` (``timeindexed``, Eqs. 10-13),
   :mod:`ddlsched.models.rar_timegrid` (its slot width, horizon and size),
   :mod:`ddlsched.models.rar_patterns` (placement patterns, GPU mapping) and
@@ -53,7 +54,9 @@ Methods (all minimise the makespan in slots, as executed by the evaluator):
   or ``no_shorter_schedule`` (:mod:`ddlsched.models.rar_exact`).
 * ``timeindexed`` (bound): the contention-free pattern ILP, a valid lower
   bound and an evaluated schedule; ``load_lb`` (bound): Problem (14) and the
-  closed forms. ``slot_width`` and ``max_patterns`` default to ``auto``: chosen
+  closed forms; ``contention_lb`` (bound, ours): the maximum of ``load_lb`` and
+  two bounds that charge contention (Eqs. 6-8) to the rings that must be split
+  (``G_j`` above every server), parts in ``info['components']``. ``slot_width`` and ``max_patterns`` default to ``auto``: chosen
   from the instance, the memory budget and the time limit
   (:func:`ddlsched.models.rar_timegrid.choose_grid`), recorded in ``info``.
 * ``lp_rounding`` (bound + schedule): the LP relaxation of the same model (its
@@ -335,6 +338,25 @@ def _load_lb(instance: RarInstance, params: LoadLbParams, ctx: RunContext) -> Ou
     from ddlsched.models.rar_bounds import load_lb
 
     return load_lb(
+        instance,
+        backend=ctx.backend,
+        limits=SolveLimits(seed=ctx.seed),
+        max_patterns=params.max_patterns,
+        deadline=ctx.deadline,
+    )
+
+
+@register_method(
+    "rar",
+    "contention_lb",
+    "bound",
+    "max of load_lb and two contention-aware bounds on the must-split rings (ours)",
+    params=LoadLbParams,
+)
+def _contention_lb(instance: RarInstance, params: LoadLbParams, ctx: RunContext) -> Outcome:
+    from ddlsched.models.rar_contention_bound import contention_lb
+
+    return contention_lb(
         instance,
         backend=ctx.backend,
         limits=SolveLimits(seed=ctx.seed),
