@@ -141,8 +141,8 @@ def _cmd_table(args: argparse.Namespace) -> int:
     if args.rows:
         columns = [
             "family", "group", "instance_id", "instance_size", "label", "seed", "status",
-            "objective", "bound", "ref_primal", "ref_dual", "ref_proven", "ratio_lo",
-            "ratio_hi", "runtime_s", "key",
+            "objective", "bound", "ref_primal", "ref_dual", "ref_proven", "ref_primal_by",
+            "ref_dual_by", "ratio_lo", "ratio_hi", "runtime_s", "key",
         ]  # fmt: skip
         text = rated[columns].to_csv(index=False, float_format="%.10g")
     else:
@@ -439,15 +439,21 @@ def _add_table(sub: Any) -> None:
         "(of its mean objective over the seeds); mean, median and worst are over instances, "
         "without those where the ratio is infinite (counted in 'inf. ratio'). [lo, hi] is the "
         "certified interval [h / best schedule, h / best bound] when the optimum is not "
-        "proven, [lo, no bound] when no finite bound is known. 'ddlsched compare' prints the "
-        "same table.",
+        "proven, [lo, no bound] when no finite bound is known; 'width' is the widest such "
+        "interval's hi / lo - 1 (per instance, with the method of each end: "
+        "benchmarks/intervals.py). 'ddlsched compare' prints the same table.",
     )
     lazy_help(p, _columns_epilog)
     p.add_argument("results", help="results directory")
     p.add_argument("--format", choices=("md", "latex", "csv"), default="md")
     p.add_argument("--output", "-o", help="write to this file instead of stdout")
     p.add_argument("--pool-groups", action="store_true", help="one line per method and family")
-    p.add_argument("--rows", action="store_true", help="per-row CSV with reference and ratios")
+    p.add_argument(
+        "--rows",
+        action="store_true",
+        help="per-row CSV with reference and ratios (ref_primal_by, ref_dual_by: the method "
+        "labels of the instance's best schedule and best bound)",
+    )
     p.add_argument("--version", help="rows of this ddlsched version (default: the newest)")
     p.add_argument("--label", help="LaTeX \\label of the table")
     p.add_argument(

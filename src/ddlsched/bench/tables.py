@@ -35,6 +35,11 @@ Summary columns (one line per family, group and method label):
                     earns more)
 ``exact``           share of the instances with a ratio whose ratio is exact (optimum proven)
 ``certified_opt``   share of rows whose schedule is certified optimal (ratio interval ends at 1)
+``width``           the largest certified-interval width ``hi / lo - 1`` over the
+                    instances with a ratio (0 when every optimum is proven; infinite
+                    when some instance has no finite bound). Our choice: the worst
+                    instance, not the mean, since a table is citable only when every
+                    instance's interval is narrow (issue 25: within 10 %)
 ``mean_bound``      mean bound reported by the method (bound and exact methods)
 ``runtime_mean_s``  mean runtime (the method's own, or wall time of failed rows)
 ``runtime_max_s``   largest runtime
@@ -56,6 +61,7 @@ from typing import Any
 import pandas as pd
 
 from ddlsched.bench.aggregate import (
+    NO_BOUND,
     IntervalStats,
     finite_stats,
     instance_ratios,
@@ -63,7 +69,16 @@ from ddlsched.bench.aggregate import (
     ratio_text,
     solved_rows,
 )
-from ddlsched.bench.ratios import RatioError, best_reference, ratio_interval
+from ddlsched.bench.ratios import (
+    RatioError,
+    Sides,
+    best_reference,
+    interval_width,
+    limiting_side,
+    ratio_interval,
+    sides,
+    worst_width,
+)
 from ddlsched.bench.retry import FAILED_STATUSES
 from ddlsched.bench.store import read_rows
 from ddlsched.bench.tasks import STATUS_TIME_LIMIT
@@ -73,8 +88,10 @@ from ddlsched.solvers.result import SolveResult, Status
 __all__ = [
     "COLUMN_HELP",
     "HEADERS",
+    "INTERVAL_COLUMNS",
     "SUMMARY_COLUMNS",
     "IntervalStats",
+    "instance_intervals",
     "interval_stats",
     "line_order",
     "load_results",
@@ -85,6 +102,7 @@ __all__ = [
     "to_csv",
     "to_latex",
     "to_markdown",
+    "width_text",
 ]
 
 log = logging.getLogger(__name__)
@@ -109,6 +127,7 @@ SUMMARY_COLUMNS = (
     "infinite_ratio",
     "exact",
     "certified_opt",
+    "width",
     "mean_bound",
     "runtime_mean_s",
     "runtime_max_s",
@@ -172,6 +191,9 @@ def _as_result(row: pd.Series) -> SolveResult:
 def rows_with_ratios(frame: pd.DataFrame) -> pd.DataFrame:
     """Add ``ref_primal, ref_dual, ref_proven, ratio_lo, ratio_hi`` to every row.
 
+    Also who supplied the instance's bracket (:func:`ddlsched.bench.ratios.sides`):
+    ``ref_primal_by, ref_dual_by`` (method labels).
+
     Raises :class:`DdlschedError` (naming instance and method) when a row
     beats its instance's proven optimum or bound: a model or an evaluator is
     wrong, and no table is printed from such rows.
@@ -180,6 +202,7 @@ def rows_with_ratios(frame: pd.DataFrame) -> pd.DataFrame:
     for col in ("ref_primal", "ref_dual", "ratio_lo", "ratio_hi"):
         frame[col] = float("nan")
     frame["ref_proven"] = False
+    frame["ref_primal_by"] = frame["ref_dual_by"] = None
     if frame.empty:
         return frame
     # Instance sizes are reported by the worker before the method runs; a
@@ -189,10 +212,14 @@ def rows_with_ratios(frame: pd.DataFrame) -> pd.DataFrame:
     for _, index in frame.groupby("instance_key").groups.items():
         part = frame.loc[index]
         sense = part["sense"].iloc[0]
-        reference = best_reference([_as_result(r) for _, r in part.iterrows()], sense)
+        labelled = [(r["label"], _as_result(r)) for _, r in part.iterrows()]
+        reference = best_reference([result for _, result in labelled], sense)
+        evidence = sides(labelled, reference, sense)
         frame.loc[index, "ref_primal"] = reference.primal
         frame.loc[index, "ref_dual"] = reference.dual
         frame.loc[index, "ref_proven"] = reference.proven
+        frame.loc[index, "ref_primal_by"] = evidence.primal_by
+        frame.loc[index, "ref_dual_by"] = evidence.dual_by
         for i in index:
             objective = _none(frame.at[i, "objective"])
             if frame.at[i, "status"] in FAILED_STATUSES:
@@ -207,6 +234,59 @@ def rows_with_ratios(frame: pd.DataFrame) -> pd.DataFrame:
             if ratio is not None:
                 frame.at[i, "ratio_lo"], frame.at[i, "ratio_hi"] = ratio
     return frame
+
+
+#: The columns :func:`instance_intervals` adds to :func:`ddlsched.bench.aggregate.instance_ratios`.
+INTERVAL_COLUMNS = (
+    "sense",
+    "ref_primal",
+    "ref_dual",
+    "ref_primal_by",
+    "ref_dual_by",
+    "width",
+    "limit",
+)
+
+
+def instance_intervals(rated: pd.DataFrame) -> pd.DataFrame:
+    """One line per (family, group, method label, instance): its certified interval, width
+    and what limits it.
+
+    The lines of :func:`ddlsched.bench.aggregate.instance_ratios` plus
+    :data:`INTERVAL_COLUMNS`: the instance's best schedule and best bound and the method
+    labels that supplied them, ``width`` (``hi / lo - 1``,
+    :func:`ddlsched.bench.ratios.interval_width`) and ``limit``
+    (:func:`ddlsched.bench.ratios.limiting_side`).
+    """
+    if "ratio_lo" not in rated:
+        rated = rows_with_ratios(rated)
+    per_instance = instance_ratios(rated)
+    if per_instance.empty:
+        return per_instance.reindex(columns=[*per_instance.columns, *INTERVAL_COLUMNS])
+    keep = ["sense", "ref_primal", "ref_dual", "ref_primal_by", "ref_dual_by"]
+    refs = rated.drop_duplicates("instance_key").set_index("instance_key")[keep]
+    out = per_instance.join(refs, on="instance_key")
+    pairs = zip(rated["family"], rated["label"], strict=True)
+    kinds = dict(zip(pairs, rated["kind"], strict=True))
+    out["width"] = [
+        interval_width(lo, hi) for lo, hi in zip(out["ratio_lo"], out["ratio_hi"], strict=True)
+    ]
+    out["limit"] = [
+        limiting_side(width, Sides(primal_by, dual_by), kinds.get((family, dual_by)))
+        for width, primal_by, dual_by, family in zip(
+            out["width"], out["ref_primal_by"], out["ref_dual_by"], out["family"], strict=True
+        )
+    ]
+    return out
+
+
+def width_text(width: float) -> str:
+    """A width as a percentage (``12.3%``); ``no bound`` when infinite, ``-`` when NaN."""
+    if width is None or math.isnan(width):
+        return "-"
+    if math.isinf(width):
+        return NO_BOUND
+    return f"{100 * width:.1f}%"
 
 
 def line_order(frame: pd.DataFrame) -> list[tuple[str, str, str]]:
@@ -264,6 +344,7 @@ def summarize(frame: pd.DataFrame, by_group: bool = True) -> pd.DataFrame:
             "infinite_ratio": infinite,
             "exact": exact.mean() if len(rated) else math.nan,
             "certified_opt": certified.mean(),
+            "width": worst_width(interval_width(lo, hi) for lo, hi in intervals),
             "mean_bound": bounds.mean() if len(bounds) else math.nan,
             "runtime_mean_s": rows["runtime_s"].mean(),
             "runtime_max_s": rows["runtime_s"].max(),
@@ -310,6 +391,7 @@ HEADERS = {
     "infinite_ratio": "inf. ratio",
     "exact": "ratio exact",
     "certified_opt": "cert. opt.",
+    "width": "width",
     "mean_bound": "mean bound",
     "runtime_mean_s": "mean time s",
     "runtime_max_s": "max time s",
@@ -360,6 +442,12 @@ COLUMN_HELP = {
     "optimum is proven by some method",
     "cert. opt.": "share of rows whose schedule is certified optimal (its ratio interval ends "
     "at 1)",
+    "width": "the widest certified interval over the instances with a ratio: the largest "
+    "hi / lo - 1 (as %; the same as best schedule / best bound - 1 of the instance, inverted "
+    "when maximising); 0.0% when every optimum is proven, 'no bound' when some instance has "
+    "no finite bound. The worst instance, not the mean: a ratio is citable only when every "
+    "interval is narrow. Per instance, with the method that supplied each end: "
+    "benchmarks/intervals.py",
     "mean bound": "mean bound the method reported (exact and bound methods; lower when "
     "minimising, upper when maximising)",
     "mean time s, max time s": "the method's runtime, mean and largest (wall time of the "
@@ -377,6 +465,10 @@ def _cells(summary: pd.DataFrame, latex: bool = False) -> list[list[str]]:
         for col in SUMMARY_COLUMNS:
             if col.startswith("ratio_"):
                 cells.append(ratio_text(line[f"{col}_lo"], line[f"{col}_hi"]))
+            elif col == "width":
+                cells.append(
+                    width_text(line[col]).replace("%", r"\%") if latex else width_text(line[col])
+                )
             elif col in ("exact", "certified_opt"):
                 cells.append(_share(line[col]).replace("%", r"\%") if latex else _share(line[col]))
             elif col in _COUNTS:

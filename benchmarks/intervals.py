@@ -1,0 +1,235 @@
+"""Interval report (issue 25, item 1): how wide each table's certified ratio intervals are.
+
+    python benchmarks/intervals.py RESULTS_DIR [RESULTS_DIR ...] --out benchmarks/results/intervals.md
+
+At paper scale the optimum is rarely proven and a method's ratio is the certified
+interval ``[lo, hi]`` of :mod:`ddlsched.bench.ratios` (``[h / best schedule, h / best
+bound]`` when minimising, ``[best schedule / h, best bound / h]`` when maximising). Its
+width ``hi / lo - 1`` equals the instance's relative gap ``best schedule / best bound - 1``
+(inverted when maximising) whatever ``h``; a ratio is citable when that width is small
+(issue 25: at most 10 %).
+
+One table per results directory and instance group, one line per method with a schedule
+(heuristics, exact methods, and bound methods that also return a schedule, e.g.
+column generation's rounding: every method with a ratio), computed by the library
+(:func:`ddlsched.bench.tables.instance_intervals`, the numbers of ``ddlsched bench
+table``):
+
+``instances``       instances of the group where the method has a ratio
+``mean ratio``      the ``mean ratio`` of ``bench table`` (the means of the interval ends)
+``widest``          the interval of the instance where the width is largest, and that instance
+``width``           its width ``hi / lo - 1``; **bold** with ``> 10 %`` when above 10 %
+``> 10 %``          instances whose width exceeds 10 %, of ``instances``
+``limit``           per instance, which end limits the interval, counted over the instances
+                    (:func:`ddlsched.bench.ratios.limiting_side`, a convention of ours: where
+                    the optimum lies inside the bracket is unknown. ``none``: proven;
+                    ``bound``: no finite bound, or the best bound comes from a method of kind
+                    ``bound``, a relaxation or closed form no search tightened; ``both``: one
+                    method supplied both ends (its own gap), or the bound is an exact
+                    method's)
+``schedule by``     the method labels that supplied the best schedule, counted over instances
+``bound by``        the method labels that supplied the best bound, counted over instances
+
+Each table's heading names the ddlsched version of its rows (``bench table``'s rule: the
+newest version present when a directory holds several; the others are listed) and the
+suite. Our choices: a method without any schedule in the group has no line (it appears
+as a supplier of bounds); a group's lines come in ``bench table``'s order.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+import pandas as pd
+
+from ddlsched import __version__
+from ddlsched.bench.aggregate import ratio_text
+from ddlsched.bench.ratios import worst_width
+from ddlsched.bench.store import read_rows
+from ddlsched.bench.tables import (
+    instance_intervals,
+    line_order,
+    load_results,
+    rows_with_ratios,
+    width_text,
+)
+from ddlsched.errors import DdlschedError
+
+#: A width above this is flagged (issue 25, "What must hold").
+CITABLE_WIDTH = 0.10
+
+HEADERS = (
+    "method",
+    "kind",
+    "instances",
+    "mean ratio",
+    "widest",
+    "width",
+    "> 10 %",
+    "limit",
+    "schedule by",
+    "bound by",
+)
+
+
+def _counts(values: pd.Series) -> str:
+    """``a 7, b 3`` (most frequent first); ``-`` when empty."""
+    counter = Counter(v for v in values if isinstance(v, str) and v)
+    return ", ".join(f"{name} {n}" for name, n in counter.most_common()) or "-"
+
+
+def _mean_interval(lines: pd.DataFrame) -> str:
+    finite = lines[~lines["ratio_lo"].map(math.isinf)]
+    if finite.empty:
+        return "infinite" if len(lines) else "-"
+    his = finite["ratio_hi"]
+    hi = math.inf if his.map(math.isinf).any() else his.mean()
+    return ratio_text(finite["ratio_lo"].mean(), hi)
+
+
+def method_line(lines: pd.DataFrame, label: str, kind: str) -> list[str]:
+    """The cells of one method's line from its :func:`instance_intervals` lines in a group."""
+    rated = lines[lines["ratio_lo"].notna()]
+    width = worst_width(rated["width"])
+    if math.isnan(width):
+        widest, flag = "-", ""
+    else:
+        at = rated[rated["width"] == width].iloc[0]
+        widest = f"{ratio_text(at['ratio_lo'], at['ratio_hi'])} ({at['instance_id']})"
+        flag = " > 10 %" if width > CITABLE_WIDTH else ""
+    over = int((rated["width"] > CITABLE_WIDTH).sum())
+    shown = width_text(width) + flag
+    return [
+        label,
+        kind,
+        str(len(rated)),
+        _mean_interval(rated),
+        widest,
+        f"**{shown}**" if flag else shown,
+        f"{over}/{len(rated)}",
+        _counts(rated["limit"]),
+        _counts(rated["ref_primal_by"]),
+        _counts(rated["ref_dual_by"]),
+    ]
+
+
+def _markdown(cells: Sequence[Sequence[str]]) -> list[str]:
+    lines = ["| " + " | ".join(HEADERS) + " |", "|" + "|".join(":---" for _ in HEADERS) + "|"]
+    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in cells]
+    return lines
+
+
+def _versions(directory: Path) -> list[str]:
+    frame = read_rows(directory).to_pandas()
+    return sorted(frame["ddlsched_version"].dropna().unique().tolist())
+
+
+def _commit(directory: Path) -> str:
+    """The git commit the directory's manifest records (the code of its last run)."""
+    try:
+        git = json.loads((directory / "manifest.json").read_text()).get("git") or {}
+    except (OSError, ValueError):
+        return "unknown"
+    commit = str(git.get("commit") or "unknown")[:10]
+    return commit + (" (dirty)" if git.get("dirty") else "")
+
+
+def directory_report(directory: Path) -> tuple[list[str], list[tuple[str, float]]]:
+    """The Markdown of one results directory and ``(table name, widest width)`` per group."""
+    frame = load_results(directory)
+    if frame.empty:
+        raise DdlschedError(f"no rows in {directory}")
+    rated = rows_with_ratios(frame)
+    intervals = instance_intervals(rated)
+    used = ", ".join(sorted(frame["ddlsched_version"].dropna().unique()))
+    present = ", ".join(_versions(directory))
+    suites = ", ".join(sorted(frame["suite"].dropna().unique()))
+    out = [f"## {directory}", ""]
+    out.append(
+        f"Suite {suites}; rows of ddlsched {used} (versions present: {present}); the manifest "
+        f"records git commit {_commit(directory)}."
+    )
+    widest = []
+    for family, group in dict.fromkeys(zip(frame["family"], frame["group"], strict=True)):
+        part = rated[(rated["family"] == family) & (rated["group"] == group)]
+        sense = part["sense"].iloc[0]
+        proven = part.drop_duplicates("instance_key")["ref_proven"]
+        kinds = dict(zip(part["label"], part["kind"], strict=True))
+        cells = []
+        for _, _, label in line_order(part):
+            mask = (
+                (intervals["family"] == family)
+                & (intervals["group"] == group)
+                & (intervals["label"] == label)
+            )
+            if intervals[mask]["ratio_lo"].notna().any():
+                cells.append(method_line(intervals[mask], label, kinds[label]))
+        group_width = worst_width(
+            intervals[(intervals["family"] == family) & (intervals["group"] == group)]["width"]
+        )
+        widest.append((f"{directory.name} / {family} / {group}", group_width))
+        out += ["", f"### {family} / {group}", ""]
+        out.append(
+            f"{'minimising' if sense == 'min' else 'maximising'}; {len(proven)} instances, "
+            f"{int(proven.sum())} with a proven optimum; widest interval width "
+            f"{width_text(group_width)}."
+        )
+        out += ["", *_markdown(cells)]
+    return [*out, ""], widest
+
+
+def report(directories: Sequence[Path], command: str, note: str | None = None) -> str:
+    """The whole Markdown report: an overview of every table's widest width (and ``note``
+    under it), then the tables."""
+    sections, overview = [], []
+    for directory in directories:
+        lines, widest = directory_report(directory)
+        sections += lines
+        overview += widest
+    head = [
+        "# Interval report (issue 25)",
+        "",
+        f"Generated by `{command}` (ddlsched {__version__}; each table names the version "
+        "of its rows). Columns: the docstring of `benchmarks/intervals.py`; "
+        "`ddlsched bench table` prints the same `width` per line (the widest instance).",
+        "",
+        "| table | widest width | within 10 % |",
+        "|:---|---:|:---|",
+    ]
+    for name, width in overview:
+        ok = "-" if math.isnan(width) else ("yes" if width <= CITABLE_WIDTH else "**no**")
+        head.append(f"| {name} | {width_text(width)} | {ok} |")
+    if note:
+        head += ["", note]
+    return "\n".join([*head, "", *sections])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("results", nargs="+", type=Path, help="results directories")
+    parser.add_argument("--out", type=Path, help="write the report here (default: stdout)")
+    parser.add_argument("--note", help="a paragraph printed under the overview")
+    args = parser.parse_args(argv)
+    shown = [str(p) for p in args.results] + (["--out", str(args.out)] if args.out else [])
+    shown += ['--note "..."'] if args.note else []
+    command = "python benchmarks/intervals.py " + " ".join(shown)
+    try:
+        text = report(args.results, command, args.note)
+    except DdlschedError as exc:
+        print(f"intervals: error: {exc}", file=sys.stderr)
+        return 2
+    if args.out:
+        args.out.write_text(text)
+    else:
+        print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
