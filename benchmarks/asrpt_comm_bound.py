@@ -2,6 +2,7 @@
 
     python benchmarks/asrpt_comm_bound.py --seeds 0 1 --nic 1 10 [--jobs 8224]
     python benchmarks/asrpt_comm_bound.py --tiny 60
+    python benchmarks/asrpt_comm_bound.py --testbed --seeds 0 1 2
 
 ``--tiny N``: on ``tiny`` and ``tiny-comm`` seeds ``0..N-1`` (every optimum
 proven by ``exact``), the relative gap ``OPT / bound - 1`` of ``max(lb_sum,
@@ -101,21 +102,40 @@ def packed_list_schedule(instance, *, best_fit: bool = False) -> AsrptSchedule:
     return AsrptSchedule(runs)
 
 
+#: The testbed's policies: delay_factor 0 as the paper's testbed (Sec. V-A).
+TESTBED_POLICIES = (
+    "asrpt:tau=0",
+    "asrpt_perfect:tau=0",
+    "spjf",
+    "spwf",
+    "wcs_duration",
+    "wcs_workload",
+    "wcs_subtime",
+    "packed_list",
+    "packed_best_fit",
+)
+
+
+def _paper_window(seed: int, nic: float, jobs: int):
+    return generate("paper", seed, trace="philly", jobs=jobs, single_gpu_share=0.0, nic_gbps=nic)
+
+
 def _run(instance, policy: str, seed: int):
-    """``policy`` or ``policy:selection`` (a baseline's ``server_selection``), evaluated;
+    """``policy``, ``policy:selection`` (a baseline's ``server_selection``) or
+    ``policy:tau=X`` (A-SRPT's ``delay_factor``), evaluated;
     ``packed_list`` / ``packed_best_fit``: :func:`packed_list_schedule`."""
     if policy in ("packed_list", "packed_best_fit"):
         return evaluate(instance, packed_list_schedule(instance, best_fit=policy != "packed_list"))
     name, _, selection = policy.partition(":")
-    knobs = {"server_selection": selection} if selection else {}
+    if selection.startswith("tau="):
+        knobs: dict = {"delay_factor": float(selection[4:])}
+    else:
+        knobs = {"server_selection": selection} if selection else {}
     return evaluate(instance, simulate(instance, name, seed=seed, **knobs))
 
 
-def _window(seed: int, nic: float, jobs: int, policies: tuple[str, ...]) -> dict[str, float]:
+def _window(instance, seed: int, nic: float, policies: tuple[str, ...]) -> dict[str, float]:
     started = time.perf_counter()
-    instance = generate(
-        "paper", seed, trace="philly", jobs=jobs, single_gpu_share=0.0, nic_gbps=nic
-    )
     releases = math.fsum(job.arrival_s for job in instance.jobs)
     lbs = alpha_lbs(instance)
     bounds = {
@@ -199,20 +219,29 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=8224)
     parser.add_argument("--policies", default=",".join(DEFAULT_POLICIES))
     parser.add_argument("--tiny", type=int, default=0, help="gaps on tiny presets instead")
+    parser.add_argument("--testbed", action="store_true", help="preset testbed (seeds) instead")
     args = parser.parse_args()
     if args.tiny:
         _tiny_gaps(args.tiny)
         return
     policies = tuple(p for p in args.policies.split(",") if p)
-    for nic in args.nic:
-        for seed in args.seeds:
-            row = _window(seed, nic, args.jobs, policies)
-            print(
-                " ".join(
-                    f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()
-                ),
-                flush=True,
-            )
+    windows = [
+        (seed, nic, lambda s=seed, n=nic: _paper_window(s, n, args.jobs))
+        for nic in args.nic
+        for seed in args.seeds
+    ]
+    if args.testbed:
+        windows = [(seed, math.nan, lambda s=seed: generate("testbed", s)) for seed in args.seeds]
+        if args.policies == ",".join(DEFAULT_POLICIES):
+            policies = TESTBED_POLICIES
+    for seed, nic, build in windows:
+        row = _window(build(), seed, nic, policies)
+        print(
+            " ".join(
+                f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items()
+            ),
+            flush=True,
+        )
 
 
 if __name__ == "__main__":
