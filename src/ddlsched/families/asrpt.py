@@ -39,7 +39,8 @@ Modules of the family:
   strategy), :mod:`ddlsched.models.asrpt_modes` (usage vectors,
   ``alpha*(u)``), :mod:`ddlsched.models.asrpt_integer` (integer data,
   greedy incumbent, clique cuts), :mod:`ddlsched.models.asrpt_cpsat` (the
-  CP-SAT model), :mod:`ddlsched.models.asrpt_milp` (the time-indexed MILP)
+  CP-SAT model), :mod:`ddlsched.models.asrpt_milp` (the time-indexed MILP),
+  :mod:`ddlsched.models.asrpt_comm_bound` (``lb_busy``, ours, issue 25)
   and :mod:`ddlsched.models.asrpt_theory` (Theorem 1, Lemmas 2-3 per
   instance);
 * simulator: :mod:`ddlsched.sim.asrpt` (one event loop for every policy).
@@ -75,7 +76,11 @@ Methods (all minimise ``sum_i C_i`` in seconds, recomputed by the evaluator):
 * ``spjf``, ``spwf``, ``wcs_duration``, ``wcs_workload``, ``wcs_subtime``
   (Sec. V-A-1-d), parameter ``server_selection``;
 * ``exact`` (CP-SAT over usage-vector modes; tiny instances), ``lb_sum`` and
-  ``lb_srpt`` (valid lower bounds, no schedule).
+  ``lb_srpt`` (valid lower bounds, no schedule), and ``lb_busy`` (a bound of
+  ours, issue 25: per partition of the jobs, their own durations on one side,
+  one-machine mean busy times plus half the durations on the other; at
+  least the larger of ``lb_sum`` and ``lb_srpt``; parameter ``alpha_lb`` as
+  theirs).
 
 At the time limit (``time_limit_hit`` whenever the limit changed the answer,
 ``info['stopped']`` what stopped): the policies are all or nothing
@@ -332,7 +337,15 @@ def _bound_method(name: str, summary: str) -> None:
             use_ilp=params.alpha_lb == "ilp",
         )
         alpha_lb_s = time.perf_counter() - started
-        value = getattr(models, name)(instance, alpha_lbs=lbs, deadline=ctx.deadline)
+        extra: dict[str, Any] = {}
+        if name == "lb_busy":
+            from ddlsched.models.asrpt_comm_bound import lb_busy
+
+            busy = lb_busy(instance, ctx.deadline, alpha_lbs_of=lbs)
+            value = busy.value_s
+            extra = {"own_duration_jobs": busy.own_duration_jobs, "partition_round": busy.round}
+        else:
+            value = getattr(models, name)(instance, alpha_lbs=lbs, deadline=ctx.deadline)
         proven = sum(1 for lb in lbs.values() if lb.proven)
         cut = sorted(config for config, lb in lbs.items() if lb.cut)
         info = {
@@ -341,6 +354,7 @@ def _bound_method(name: str, summary: str) -> None:
             "alpha_lb_proven_share": proven / len(lbs),
             "alpha_lb_sources": sorted({lb.source for lb in lbs.values()}),
             "flow_bound": value - math.fsum(job.arrival_s for job in instance.jobs),
+            **extra,
         }
         if cut:  # the limit left these configurations at a weaker value: a weaker bound
             info["stopped"] = (
@@ -353,6 +367,11 @@ def _bound_method(name: str, summary: str) -> None:
 
 _bound_method("lb_sum", "sum_i (r_i + n_i alpha_lb_i): each job alone at its best placement")
 _bound_method("lb_srpt", "preemptive SRPT on one machine, sizes (g_i/G) n_i alpha_lb_i (Lemma 1)")
+_bound_method(
+    "lb_busy",
+    "ours: sum over a partition of r_i + n_i alpha_lb_i and of one-machine mean busy times "
+    "plus n_i alpha_lb_i / 2 (>= lb_sum and lb_srpt)",
+)
 
 
 # --------------------------------------------------------------------------- worst-case search
