@@ -420,6 +420,18 @@ class ColgenParams:
         minimum=0,
         maximum=100_000,
     )
+    stabilisation: str = param(
+        "smoothing",
+        "dual stabilisation of the pricing: Wentges' smoothing towards the best bound's prices, "
+        "with Pessoa et al.'s mis-pricing rule, or none (models/dmlrs_colgen.py)",
+        choices=("none", "smoothing"),
+    )
+    alpha: float = param(
+        0.5,
+        "smoothing weight of the stability centre, p_s = alpha p_centre + (1 - alpha) p_master",
+        minimum=0.0,
+        maximum=0.99,
+    )
 
 
 #: Seconds a cold import of Pyomo takes (Dorm's MILP; measured 0.8 s at low load): a seed
@@ -469,7 +481,14 @@ def _colgen(instance: DmlrsInstance, params: ColgenParams, ctx: RunContext) -> O
 
     seeds = _seed_runs(instance, ctx) if params.seed_columns else []
     return solve_colgen(
-        instance, seeds, params.pricing, ctx.backend, ctx.deadline, params.max_rounds
+        instance,
+        seeds,
+        params.pricing,
+        ctx.backend,
+        ctx.deadline,
+        params.max_rounds,
+        params.stabilisation,
+        params.alpha,
     )
 
 

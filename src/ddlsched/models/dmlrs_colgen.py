@@ -26,6 +26,23 @@ Algorithm (:func:`colgen`):
    best (smallest) is kept. A job's column is added when its priced value
    exceeds ``sigma_i`` by more than :data:`TOLERANCE` (relative to
    ``max(1, sigma_i)``).
+   Stabilisation (``stabilisation``): ``"none"`` prices at the master's
+   duals ``p_RMP``; ``"smoothing"`` is Wentges' dual smoothing (P.
+   Wentges, "Weighted Dantzig-Wolfe decomposition for linear mixed-integer
+   programming", Int. Trans. Oper. Res. 4(2):151-162, 1997) with the
+   mis-pricing rule of Pessoa, Sadykov, Uchoa and Vanderbeck ("Automation
+   and combination of linear-programming based stabilization techniques in
+   column generation", INFORMS J. Comput. 30(2):339-360, 2018): price at
+   ``p_s = alpha p_centre + (1 - alpha) p_RMP``, the centre being the
+   prices of the best bound so far (``p = 0`` after round 0). A column is
+   added when its reduced profit at the master's duals is positive. A round
+   that adds none is a mis-pricing: price again with ``alpha_k = max(0, 1 -
+   k (1 - alpha))`` at the ``k``-th mis-pricing of the same master
+   solution, down to ``alpha = 0`` (unstabilised), so the method stops only
+   where unstabilised column generation would. ``alpha`` in ``[0, 1)``
+   (default 0.5; 0 is ``"none"``). Every priced point ``p_s >= 0`` is a
+   dual point, so ``UB(p_s)`` is a valid bound whatever ``alpha`` (the
+   tests check it against ``exact`` on 120 ``tiny`` instances).
 4. Stop (``stopped``): ``converged`` when no column prices out and every
    pricing was solved to optimality, or when the best bound meets the
    master LP value (then both equal the LP optimum up to the tolerance);
@@ -83,10 +100,20 @@ from ddlsched.problems.dmlrs import DmlrsInstance, DmlrsSchedule, evaluate, sche
 from ddlsched.solvers.dmlrs_master import ColumnMaster
 from ddlsched.solvers.result import Outcome, Status
 
-__all__ = ["TOLERANCE", "ColgenIteration", "ColgenResult", "colgen", "solve_colgen"]
+__all__ = [
+    "STABILISATIONS",
+    "TOLERANCE",
+    "ColgenIteration",
+    "ColgenResult",
+    "colgen",
+    "solve_colgen",
+]
 
 #: A column prices out when its value exceeds ``sigma_i + TOLERANCE max(1, sigma_i)``.
 TOLERANCE = 1e-6
+
+#: ``stabilisation`` of :func:`colgen` (module docstring).
+STABILISATIONS = ("none", "smoothing")
 
 
 @dataclass(frozen=True)
@@ -243,6 +270,7 @@ class _Rounds:
         self.stopped = ""
         self.master_value: float | None = None
         self.lp_solves = 0
+        self.mispricings = 0
         self.pricing_s = self.master_s = self.last_lp_s = 0.0
 
     def price_round(
@@ -320,8 +348,9 @@ class _Rounds:
             self._price_until_added(master_prices, solution.sigma, load, smoothing)
 
     def _price_until_added(self, master_prices, sigma, load, smoothing: float) -> None:
-        """Price at the smoothed prices; on a mispricing (nothing added) at the master's."""
-        alpha = smoothing
+        """Price at the smoothed prices; after the ``k``-th mis-pricing (nothing added) with
+        ``alpha_k = max(0, 1 - k (1 - alpha))``, down to the master's duals."""
+        alpha, mispricings = smoothing, 0
         while True:
             if alpha == 0:
                 prices = master_prices
@@ -336,7 +365,10 @@ class _Rounds:
                 self.stopped = "converged" if set(statuses) == {"optimal"} else "stalled"
             if self.stopped or added:
                 break
-            alpha = 0.0  # mispricing: price at the master's duals
+            mispricings += 1
+            self.mispricings += 1
+            alpha = 1.0 - mispricings * (1.0 - smoothing)
+            alpha = alpha if alpha > 1e-9 else 0.0
 
 
 def _restricted_mip(
@@ -384,7 +416,8 @@ def colgen(
     deadline: Deadline | None = None,
     *,
     master_share: float = 0.2,
-    smoothing: float = 0.5,
+    stabilisation: str = "smoothing",
+    alpha: float = 0.5,
     max_rounds: int | None = None,
 ) -> ColgenResult:
     """Column generation for the LP relaxation of R-DMLRS (module docstring).
@@ -395,11 +428,18 @@ def colgen(
     ``"milp"`` or ``"lp"``; ``backend``: ``"highs"`` (direct highspy) or
     ``"scip"`` (pricing through the Pyomo model). ``deadline`` covers
     everything; the final restricted MILP gets what remains, at least
-    ``master_share`` of it. ``max_rounds`` caps the pricing rounds after
-    round 0.
+    ``master_share`` of it. ``stabilisation`` (``"none"``, ``"smoothing"``)
+    and ``alpha`` in ``[0, 1)``: the dual smoothing of the module docstring.
+    ``max_rounds`` caps the master LP solves after round 0.
     """
     if pricing not in PRICING_MODES:
         raise UnknownMethodError(f"unknown pricing {pricing!r} (choose from milp, lp)")
+    if stabilisation not in STABILISATIONS:
+        raise UnknownMethodError(
+            f"unknown stabilisation {stabilisation!r} (choose from {', '.join(STABILISATIONS)})"
+        )
+    if not 0.0 <= alpha < 1.0:
+        raise DdlschedError(f"alpha: must be in [0, 1), got {alpha!r}")
     deadline = deadline or Deadline.unlimited()
     started = time.perf_counter()
     trivial = ub_trivial(instance)
@@ -408,7 +448,7 @@ def colgen(
     session = PricingSession(instance, pricing, backend)
     loop = deadline.sub(1.0 - master_share) if math.isfinite(deadline.remaining_s()) else deadline
     rounds = _Rounds(instance, columns, session, loop, pricing == "milp", trivial, started)
-    rounds.run(smoothing, max_rounds)
+    rounds.run(alpha if stabilisation == "smoothing" else 0.0, max_rounds)
     schedule, schedule_value, mip_info = _restricted_mip(
         columns, instance, deadline, start_ids, start_value
     )
@@ -424,6 +464,9 @@ def colgen(
         info={
             "pricing": pricing,
             "backend": backend,
+            "stabilisation": stabilisation,
+            "alpha": alpha if stabilisation == "smoothing" else 0.0,
+            "mispricings": rounds.mispricings,
             "ub_trivial": trivial,
             "ub_zero": history[0].bound if history else None,
             "columns": columns.master.num_columns,
@@ -463,6 +506,8 @@ def solve_colgen(
     backend: str,
     deadline: Deadline,
     max_rounds: int | None,
+    stabilisation: str = "smoothing",
+    alpha: float = 0.5,
 ) -> Outcome:
     """``colgen``'s strategy (module docstring): the seed schedules, then :func:`colgen`;
     the bound with the restricted MILP's schedule, and why the limit changed it."""
@@ -477,6 +522,8 @@ def solve_colgen(
         pricing=pricing,
         backend=backend,
         deadline=deadline,
+        stabilisation=stabilisation,
+        alpha=alpha,
         max_rounds=max_rounds,
     )
     mip_cut = result.info.get("restricted_mip", {}).get("status") == "time_limit"
