@@ -63,10 +63,13 @@ def optimum(instance: DmlrsInstance) -> float:
 @pytest.mark.parametrize("chunk", range(CHUNKS))
 def test_every_stabilised_bound_is_at_least_the_optimum(chunk):
     below_ub0 = 0
-    for name, instance in instances(chunk):
+    for k, (name, instance) in enumerate(instances(chunk)):
         opt = optimum(instance)
         values = []
-        for stabilisation, alpha in SETTINGS:
+        # every setting on a third of the instances (their bounds must agree), one
+        # setting in turn on the others: 120 instances, each setting on 60 (CI time)
+        settings = SETTINGS if k % 3 == 0 else (SETTINGS[(k + chunk) % len(SETTINGS)],)
+        for stabilisation, alpha in settings:
             result = colgen(instance, stabilisation=stabilisation, alpha=alpha)
             assert result.stopped == "converged", (name, stabilisation, alpha)
             for h in result.history:  # every dual point's UB(p), not only the best
@@ -78,6 +81,7 @@ def test_every_stabilised_bound_is_at_least_the_optimum(chunk):
         ub0 = result.history[0].bound
         below_ub0 += values[0] < ub0 - 1e-4 * max(1.0, ub0)
     # the check bites: measured 2-5 of each chunk's 10 (46 of 120) strictly below UB(0)
+    # with every setting on every instance
     assert below_ub0 >= 1
 
 
@@ -96,7 +100,7 @@ def test_round_budget_gives_a_valid_bound(seed):
 def test_mispricing_schedule():
     """With ``alpha = 0.9`` the weights within one master solve are 0.9, 0.8, ..., 0."""
     seen_mispricing = False
-    for seed in range(SEEDS):
+    for seed in range(6):
         result = colgen(congested(generate("tiny", seed)), stabilisation="smoothing", alpha=0.9)
         alphas = [h.alpha for h in result.history[1:]]
         expected = [0.9 - 0.1 * k for k in range(10)] + [0.0]
