@@ -136,7 +136,7 @@ def test_improve_never_worse_than_any_start(instance):
     starts = _start_objectives(instance)
     assert result.objective <= min(starts.values()) * (1 + RTOL), (result.objective, starts)
     info = result.info
-    assert info["lns_improvement"] >= 0
+    assert info["lns_improvement"] >= 0 and info["windows_gain"] >= 0
     assert info["stopped"] == "converged"
 
 

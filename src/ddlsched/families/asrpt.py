@@ -285,7 +285,9 @@ class ImproveParams:
     horizon: int = param(
         32, "list positions after a window scored before a full re-decode", minimum=0, maximum=10**6
     )
-    max_windows: int = param(0, "stop after this many windows (0: no cap)", minimum=0)
+    max_windows: int = param(
+        0, "stop after this many windows (0: no cap)", minimum=0, maximum=10**9
+    )
 
 
 @register_method(

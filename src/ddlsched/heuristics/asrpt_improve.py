@@ -39,7 +39,9 @@ Same seed, same stop reason other than the time limit: same schedule.
 The answer is the better of the LNS list's schedule and the best start
 (never worse than the best start). ``info``: ``start_flow_s`` per start,
 ``best_start``, ``list_start`` and ``list_start_flow_s``, ``lns_flow_s``,
-``lns_improvement`` (``1 - final / best start``, flow time), ``winner``
+``lns_improvement`` (``1 - final / best start``, flow time: the list start and
+the windows together), ``windows_gain`` (``1 - LNS list / list start``: the
+windows alone), ``winner``
 (``lns`` or the start's name), ``windows_tried`` / ``windows_accepted`` /
 ``passes``, ``stopped``.
 """
@@ -312,6 +314,7 @@ def improve(
         list_start_flow_s=first.flow_s,
         lns_flow_s=lns_flow,
         lns_improvement=1.0 - answer / flows[best_start] if flows[best_start] > 0 else 0.0,
+        windows_gain=1.0 - final.flow_s / first.flow_s if first.flow_s > 0 else 0.0,
         winner=winner,
         windows_tried=search.tried,
         windows_accepted=search.accepted,
