@@ -33,7 +33,9 @@ Modules of the family:
   ``A~1``), :mod:`ddlsched.heuristics.asrpt_arrival` (the queue of
   ``eligibility = arrival``), :mod:`ddlsched.heuristics.asrpt_diagnostics`
   (hold-back, queueing, virtual work, utilisation of a run),
-  :mod:`ddlsched.heuristics.srpt`;
+  :mod:`ddlsched.heuristics.srpt`, :mod:`ddlsched.heuristics.asrpt_packed`
+  (packed list schedules, ours, issue 25) and
+  :mod:`ddlsched.heuristics.asrpt_improve` (``improve``, ours, issue 25);
 * models: :mod:`ddlsched.models.asrpt` (``alpha_lb``, ``lb_sum``,
   ``lb_srpt``), :mod:`ddlsched.models.asrpt_exact` (``exact``, the
   strategy), :mod:`ddlsched.models.asrpt_modes` (usage vectors,
@@ -75,6 +77,10 @@ Methods (all minimise ``sum_i C_i`` in seconds, recomputed by the evaluator):
   same with eligibility at arrival);
 * ``spjf``, ``spwf``, ``wcs_duration``, ``wcs_workload``, ``wcs_subtime``
   (Sec. V-A-1-d), parameter ``server_selection``;
+* ``improve`` (ours, issue 25; :mod:`ddlsched.heuristics.asrpt_improve`): the
+  best of the policies' schedules and the packed list schedules, improved
+  by a seeded LNS over packed priority lists within the time limit
+  (parameters ``starts``, ``window``, ``horizon``, ``max_windows``);
 * ``exact`` (CP-SAT over usage-vector modes; tiny instances), ``lb_sum`` and
   ``lb_srpt`` (valid lower bounds, no schedule), and ``lb_busy`` (a bound of
   ours, issue 25: per partition of the jobs, their own durations on one side,
@@ -263,6 +269,51 @@ def _make_policy(name: str) -> None:
 
 for _policy in POLICIES:
     _make_policy(_policy)
+
+
+@dataclass(frozen=True)
+class ImproveParams:
+    """Parameters of ``improve`` (ours, issue 25; :mod:`ddlsched.heuristics.asrpt_improve`)."""
+
+    starts: str = param(
+        "all",
+        "all, or a comma-separated subset of the policies and packed, packed_best_fit",
+    )
+    window: int = param(
+        5, "LNS window: list positions whose every order is tried", minimum=2, maximum=7
+    )
+    horizon: int = param(
+        32, "list positions after a window scored before a full re-decode", minimum=0, maximum=10**6
+    )
+    max_windows: int = param(
+        0, "stop after this many windows (0: no cap)", minimum=0, maximum=10**9
+    )
+
+
+@register_method(
+    "asrpt",
+    "improve",
+    "heuristic",
+    "ours: best start (policies, packed lists) improved by LNS over packed priority lists",
+    params=ImproveParams,
+)
+def _improve(instance: AsrptInstance, params: ImproveParams, ctx: RunContext) -> Outcome:
+    from ddlsched.heuristics.asrpt_improve import ImproveSettings, improve, parse_starts
+
+    settings = ImproveSettings(
+        starts=parse_starts(params.starts),
+        window=params.window,
+        horizon=params.horizon,
+        max_windows=params.max_windows,
+        seed=ctx.seed,
+    )
+    from ddlsched.sim.asrpt import simulate
+
+    def run_policy(name: str, seed: int, deadline: Any) -> Any:
+        return simulate(instance, name, seed=seed, deadline=deadline)
+
+    schedule, info, cut = improve(instance, settings, run_policy, ctx.deadline)
+    return Outcome(schedule, info=info, time_limit_hit=cut)
 
 
 # --------------------------------------------------------------------------- exact and bounds
