@@ -18,6 +18,13 @@ Kinds (``kind``):
   lies on the other side, or the method is strictly on the expected side on
   at most ``share_not`` of the seeds. Otherwise *depends on seeds* (the rule
   of RESULTS.md, rar Section 7, Fig. 4).
+* ``pointwise``: per point (instance group, preset and generator parameters
+  but the seed), *favourable* when ``method - against`` is on the ``expect``
+  side of 0 on every seed, *unfavourable* when on the other side on every
+  seed, *mixed* otherwise. *Reproduced*: favourable at all points but at most
+  ``misses_allowed`` and unfavourable at none; *not reproduced*:
+  unfavourable at ``share_not`` of the points or more (rounded up);
+  otherwise *depends on seeds* (the rule of RESULTS.md, dmlrs, C1-C3).
 * ``monotone`` and ``shaped``: a curve of the metric over ``over`` (a swept
   method parameter, read from the rows' ``params``, or a generator
   parameter, from ``instance_params``), per instance seed and as the mean
@@ -67,7 +74,7 @@ from ddlsched.bench.suite_values import SuiteError, check_name, check_seeds, is_
 
 __all__ = ["KINDS", "Claim", "ClaimsError", "ClaimsFile", "load_claims"]
 
-KINDS = ("paired_difference", "monotone", "shaped", "ratio_within")
+KINDS = ("paired_difference", "pointwise", "monotone", "shaped", "ratio_within")
 
 _COMMON = {
     "id", "text", "paper_value", "figure", "kind", "suite", "family", "group", "preset",
@@ -76,6 +83,7 @@ _COMMON = {
 # fmt: off
 _BY_KIND = {
     "paired_difference": {"against", "expect", "share_not", "tie_tol"},
+    "pointwise": {"against", "expect", "misses_allowed", "share_not", "tie_tol"},
     "monotone": {
         "over", "direction", "mean_strict", "seed_test", "rank_at_least", "flat_tol",
         "share_reproduced", "share_not",
@@ -97,6 +105,7 @@ _DEFAULTS: dict[str, Any] = {
     "seed_test": "monotone",
     "rank_at_least": 0.8,
     "statistic": "mean",
+    "misses_allowed": 1,
 }
 _CHOICES = {
     "expect": ("below", "above"),
@@ -119,7 +128,7 @@ class Claim:
     paper_value: str
     kind: str
     suites: tuple[str, ...]
-    group: str
+    groups: tuple[str, ...]
     method: str
     seeds: tuple[int, ...]
     metric: str = "objective"
@@ -171,6 +180,13 @@ def _name(where: str, value: Any) -> str:
         raise ClaimsError(where, exc.message) from None
 
 
+def _groups(where: str, value: Any) -> tuple[str, ...]:
+    names = [value] if isinstance(value, str) else value
+    if not isinstance(names, list) or not names:
+        raise ClaimsError(where, f"expected an instance group or a list of them, got {value!r}")
+    return tuple(_text(where, name) for name in names)
+
+
 def _suites(where: str, value: Any) -> tuple[str, ...]:
     names = [value] if isinstance(value, str) else value
     if not isinstance(names, list) or not names:
@@ -189,6 +205,9 @@ def _check_option(where: str, name: str, value: Any) -> Any:
     elif name in ("flat_tol", "tie_tol"):
         if not is_number(value) or not 0 <= value < math.inf:
             raise ClaimsError(at, f"expected a finite number >= 0, got {value!r}")
+    elif name == "misses_allowed":
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise ClaimsError(at, f"expected an integer >= 0, got {value!r}")
     elif name == "mean_strict":
         if not isinstance(value, bool):
             raise ClaimsError(at, f"expected true or false, got {value!r}")
@@ -234,7 +253,7 @@ def _claim(table: Any, where: str, defaults: Mapping[str, Any]) -> Claim:
         if name not in allowed:
             raise ClaimsError(f"{where}.{name}", f"unknown field of a {kind} claim")
     required = ["id", "text", "paper_value", "suite", "group", "method", "seeds"]
-    required += {"paired_difference": ["against"], "monotone": ["over"],
+    required += {"paired_difference": ["against"], "pointwise": ["against"], "monotone": ["over"],
                  "shaped": ["over", "moves"], "ratio_within": ["against", "range"]}[kind]  # fmt: skip
     for name in required:
         if name not in merged:
@@ -258,7 +277,7 @@ def _claim(table: Any, where: str, defaults: Mapping[str, Any]) -> Claim:
         paper_value=_text(f"{where}.paper_value", merged["paper_value"]),
         kind=kind,
         suites=_suites(f"{where}.suite", merged["suite"]),
-        group=_text(f"{where}.group", merged["group"]),
+        groups=_groups(f"{where}.group", merged["group"]),
         method=_text(f"{where}.method", merged["method"]),
         seeds=seeds,
         metric=_text(f"{where}.metric", merged.get("metric", "objective")),

@@ -47,8 +47,8 @@ NOT_REPRODUCED = "not reproduced"
 DEPENDS = "depends on seeds"
 MISSING = "missing"
 
-#: Columns that identify an instance within a claim's group (the pairing unit).
-_UNIT = ["preset", "instance_params", "instance_seed"]
+#: Columns that identify an instance within a claim's groups (the pairing unit).
+_UNIT = ["group", "preset", "instance_params", "instance_seed"]
 
 
 @dataclass(frozen=True)
@@ -126,7 +126,7 @@ def _json_field(text: Any, key: str) -> Any:
 
 def _claim_rows(frame: pd.DataFrame, claim: Claim) -> pd.DataFrame:
     """Rows of the claim's suites, group, family, preset, instance parameters and seeds."""
-    keep = frame["suite"].isin(claim.suites) & (frame["group"] == claim.group)
+    keep = frame["suite"].isin(claim.suites) & frame["group"].isin(claim.groups)
     keep &= frame["instance_seed"].isin(claim.seeds)
     if claim.family:
         keep &= frame["family"] == claim.family
@@ -160,7 +160,7 @@ def _values(rows: pd.DataFrame, metric: str, by: list[str]) -> pd.Series:
 
 
 def _missing(claim: Claim, what: str) -> Verdict:
-    where = f"suite {' or '.join(claim.suites)}, group {claim.group}"
+    where = f"suite {' or '.join(claim.suites)}, group {' or '.join(claim.groups)}"
     if claim.preset:
         where += f", preset {claim.preset}"
     note = f"no rows of {what} ({where}); run: {claim.run_command}"
@@ -204,6 +204,33 @@ def _paired(claim: Claim, rows: pd.DataFrame) -> Verdict:
     return _decide(claim, _seeds(both.index), verdict, ours, numbers=numbers)
 
 
+def _pointwise(claim: Claim, rows: pd.DataFrame) -> Verdict:
+    mine = _values(_label_rows(rows, claim.method), claim.metric, _UNIT)
+    theirs = _values(_label_rows(rows, claim.option("against")), claim.metric, _UNIT)
+    for label, values in ((claim.method, mine), (claim.option("against"), theirs)):
+        if values.empty:
+            return _missing(claim, f"{label} with {claim.metric}")
+    diffs = (mine - theirs).dropna()
+    if claim.option("expect") == "below":
+        diffs = -diffs  # positive: on the expected side
+    tie = claim.option("tie_tol")
+    sides = [
+        "favourable" if (d > tie).all() else "unfavourable" if (d < -tie).all() else "mixed"
+        for _, d in diffs.groupby(level=["group", "preset", "instance_params"], sort=False)
+    ]
+    points, good, bad = len(sides), sides.count("favourable"), sides.count("unfavourable")
+    if good >= points - claim.option("misses_allowed") and bad == 0:
+        verdict = REPRODUCED
+    elif bad >= math.ceil(claim.option("share_not") * points):
+        verdict = NOT_REPRODUCED
+    else:
+        verdict = DEPENDS
+    ours = f"{claim.option('expect')} 0 on every seed at {good} of {points} point(s), "
+    ours += f"mixed at {points - good - bad}, the other side at {bad}"
+    numbers = {"points": points, "favourable": good, "unfavourable": bad}
+    return _decide(claim, _seeds(diffs.index), verdict, ours, numbers=numbers)
+
+
 def _curve(claim: Claim, rows: pd.DataFrame) -> Curve | str:
     """The claim's curve over ``over`` per unit (only units with every x), or what is missing."""
     over = claim.option("over")
@@ -227,7 +254,7 @@ def _curve(claim: Claim, rows: pd.DataFrame) -> Curve | str:
     xs = tuple(float(x) for x in table.columns)
     curves = {
         f"{preset} s{seed}" if claim.preset is None else f"s{seed}": tuple(map(float, line))
-        for (preset, _, seed), line in zip(table.index, table.to_numpy(), strict=True)
+        for (_, preset, _, seed), line in zip(table.index, table.to_numpy(), strict=True)
     }
     stats = [t_interval(table[x], claim.option("confidence")) for x in table.columns]
     return Curve(over, xs, curves, tuple(m for m, _ in stats), tuple(h for _, h in stats)), _seeds(
@@ -293,7 +320,7 @@ def _ratio_units(claim: Claim, rows: pd.DataFrame) -> pd.DataFrame | str:
         rated = rated[rated["label"] == claim.method].dropna(subset=["ratio_lo"])
         if rated.empty:
             return f"{claim.method} with a ratio"
-        keys = rows.drop_duplicates("instance_key").set_index("instance_key")[_UNIT]
+        keys = rows.drop_duplicates("instance_key").set_index("instance_key")[_UNIT[1:]]
         out = rated.join(keys, on="instance_key").set_index(_UNIT)
         out = out.rename(columns={"ratio_lo": "lo", "ratio_hi": "hi"})[["lo", "hi"]]
     else:
@@ -350,6 +377,7 @@ def _ratio(claim: Claim, rows: pd.DataFrame) -> Verdict:
 
 _EVALUATORS = {
     "paired_difference": _paired,
+    "pointwise": _pointwise,
     "monotone": _shaped,
     "shaped": _shaped,
     "ratio_within": _ratio,

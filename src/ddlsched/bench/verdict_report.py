@@ -194,6 +194,8 @@ def figures(verdicts: Sequence[Verdict], out: Path, fmt: str = "png") -> list[Pa
         halves = [0.0 if h == float("inf") else h for h in curve.halves]
         ax.errorbar(curve.xs, curve.means, yerr=halves, fmt="o-", color="C0", capsize=3,
                     label=f"mean, {verdict.claim.option('confidence'):.0%} t-interval")  # fmt: skip
+        if min(curve.xs) > 0 and max(curve.xs) >= 16 * min(curve.xs):
+            ax.set_xscale("log", base=2)  # doubling steps (kappa 1..32)
         ax.set_xlabel(curve.over)
         ax.set_ylabel(verdict.claim.metric)
         ax.set_title(f"{verdict.claim.id}: {verdict.shown}", fontsize=9)
