@@ -52,11 +52,8 @@ def _load(args: argparse.Namespace) -> Any:
     from ddlsched.bench.tables import load_results
 
     frames = [load_results(d, version=args.version, mixed=mixed_rule(args)) for d in args.results]
-    frame = (
-        pd.concat([f for f in frames if not f.empty], ignore_index=True)
-        if any(not f.empty for f in frames)
-        else frames[0]
-    )
+    found = [f for f in frames if not f.empty]
+    frame = pd.concat(found, ignore_index=True) if found else frames[0]
     versions = set(frame["ddlsched_version"].dropna()) if not frame.empty else set()
     if len(versions) > 1 and not args.mix_versions:
         raise DdlschedError(
@@ -113,8 +110,8 @@ def add_verdict(sub: Any) -> None:
         help="verdicts on a paper's claims (benchmarks/claims/<paper>.toml) from results",
         description="Evaluate every claim of a claims file on the rows of the results "
         "directories: the comparison it names (a paired difference whose t-interval lies "
-        "below or above 0, a ratio within a range, a monotone or shaped curve with a flat "
-        "tolerance) and its rule for reproduced / not reproduced / depends on seeds. A claim "
+        "below or above 0, the side of 0 per point over the seeds, a ratio within a range, a "
+        "monotone or shaped curve with a flat tolerance) and its rule for reproduced / not reproduced / depends on seeds. A claim "
         "without rows is 'missing' and names the command that runs its suite; one with only "
         "some of its seeds is marked incomplete. Prints the table (claim, paper's value, ours "
         "with its interval and seed count, verdict) and writes verdict.md, verdict.tex "

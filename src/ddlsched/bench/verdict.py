@@ -231,8 +231,9 @@ def _pointwise(claim: Claim, rows: pd.DataFrame) -> Verdict:
     return _decide(claim, _seeds(diffs.index), verdict, ours, numbers=numbers)
 
 
-def _curve(claim: Claim, rows: pd.DataFrame) -> Curve | str:
-    """The claim's curve over ``over`` per unit (only units with every x), or what is missing."""
+def _curve(claim: Claim, rows: pd.DataFrame) -> tuple[Curve, tuple[int, ...]] | str:
+    """The claim's curve over ``over`` per unit (only units with every x) and its seeds, or
+    what is missing."""
     over = claim.option("over")
     labelled = _label_rows(rows, claim.method, swept=True)
     from_params = labelled["params"].map(lambda t: _json_field(t, over))
