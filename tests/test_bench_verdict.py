@@ -122,6 +122,15 @@ method = "a"
 against = "b"
 
 [[claims]]
+id = "disjoint"      # b has rows in g4 only, e in g6 only: no instance to pair
+text = "b below e"
+paper_value = "b better"
+kind = "pointwise"
+group = ["g4", "g6"]
+method = "b"
+against = "e"
+
+[[claims]]
 id = "more-seeds"
 text = "a below b on 8 seeds"
 paper_value = "a better"
@@ -213,6 +222,7 @@ EXPECTED = {
     "better-c": "not reproduced",
     "better-d": "depends on seeds",
     "fig9": "missing",
+    "disjoint": "missing",
     "more-seeds": "reproduced",
     "shape": "reproduced",
     "down": "depends on seeds",
@@ -319,6 +329,8 @@ BAD = {
     "share": ("seeds = [0, 1]", "seeds = [0, 1]\nshare_not = 2", "claims[0] (x).share_not: expected a number in [0, 1]"),
     "id": ('id = "x"', 'id = "x y"', "claims[0] (x y).id: expected a name"),
     "paper": ('name = "hand"', "", "paper.name: missing"),
+    "preset": ('group = "g4"', 'group = "g4"\npreset = 3', "claims[0] (x).preset: expected a non-empty"),
+    "confidence": ('group = "g4"', 'group = "g4"\nconfidence = 1', "claims[0] (x).confidence: expected a number in (0, 1)"),
 }  # fmt: skip
 
 

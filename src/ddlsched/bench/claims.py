@@ -165,11 +165,9 @@ def _text(where: str, value: Any) -> str:
     return value
 
 
-def _share(where: str, value: Any, low_open: bool = False) -> float:
-    if not is_number(value) or not 0 <= value <= 1 or (low_open and value == 0):
-        raise ClaimsError(
-            where, f"expected a number in {'(0' if low_open else '[0'}, 1], got {value!r}"
-        )
+def _share(where: str, value: Any) -> float:
+    if not is_number(value) or not 0 <= value <= 1:
+        raise ClaimsError(where, f"expected a number in [0, 1], got {value!r}")
     return float(value)
 
 
@@ -270,7 +268,14 @@ def _claim(table: Any, where: str, defaults: Mapping[str, Any]) -> Claim:
     options = {
         name: _check_option(where, name, merged[name]) for name in _BY_KIND[kind] if name in merged
     }
-    confidence = _share(f"{where}.confidence", merged.get("confidence", 0.95), low_open=True)
+    confidence = merged.get("confidence", 0.95)
+    if not is_number(confidence) or not 0 < confidence < 1:
+        raise ClaimsError(f"{where}.confidence", f"expected a number in (0, 1), got {confidence!r}")
+    optional = {
+        name: _text(f"{where}.{name}", merged[name])
+        for name in ("family", "preset", "figure")
+        if name in merged
+    }
     return Claim(
         id=_name(f"{where}.id", merged["id"]),
         text=_text(f"{where}.text", merged["text"]),
@@ -281,11 +286,11 @@ def _claim(table: Any, where: str, defaults: Mapping[str, Any]) -> Claim:
         method=_text(f"{where}.method", merged["method"]),
         seeds=seeds,
         metric=_text(f"{where}.metric", merged.get("metric", "objective")),
-        figure=str(merged.get("figure", "")),
-        family=merged.get("family"),
-        preset=merged.get("preset"),
+        figure=optional.get("figure", ""),
+        family=optional.get("family"),
+        preset=optional.get("preset"),
         params=dict(params),
-        options={**options, "confidence": confidence},
+        options={**options, "confidence": float(confidence)},
     )
 
 

@@ -176,13 +176,24 @@ def _decide(claim: Claim, seeds: tuple[int, ...], verdict: str, ours: str, **ext
     return Verdict(claim, verdict, ours, seeds, incomplete, **extra)
 
 
-def _paired(claim: Claim, rows: pd.DataFrame) -> Verdict:
+def _pairs(claim: Claim, rows: pd.DataFrame) -> pd.DataFrame | Verdict:
+    """Per unit the metric of the method (``mine``) and of ``against`` (``theirs``), on the
+    units both have; the missing verdict when there is none."""
     mine = _values(_label_rows(rows, claim.method), claim.metric, _UNIT)
     theirs = _values(_label_rows(rows, claim.option("against")), claim.metric, _UNIT)
     for label, values in ((claim.method, mine), (claim.option("against"), theirs)):
         if values.empty:
             return _missing(claim, f"{label} with {claim.metric}")
     both = pd.concat([mine.rename("mine"), theirs.rename("theirs")], axis=1, join="inner")
+    if both.empty:
+        return _missing(claim, f"{claim.method} and {claim.option('against')} on one instance")
+    return both
+
+
+def _paired(claim: Claim, rows: pd.DataFrame) -> Verdict:
+    both = _pairs(claim, rows)
+    if isinstance(both, Verdict):
+        return both
     diffs = (both["mine"] - both["theirs"]).to_numpy()
     mean, half = t_interval(diffs, claim.option("confidence"))
     tie = claim.option("tie_tol")
@@ -205,12 +216,10 @@ def _paired(claim: Claim, rows: pd.DataFrame) -> Verdict:
 
 
 def _pointwise(claim: Claim, rows: pd.DataFrame) -> Verdict:
-    mine = _values(_label_rows(rows, claim.method), claim.metric, _UNIT)
-    theirs = _values(_label_rows(rows, claim.option("against")), claim.metric, _UNIT)
-    for label, values in ((claim.method, mine), (claim.option("against"), theirs)):
-        if values.empty:
-            return _missing(claim, f"{label} with {claim.metric}")
-    diffs = (mine - theirs).dropna()
+    both = _pairs(claim, rows)
+    if isinstance(both, Verdict):
+        return both
+    diffs = both["mine"] - both["theirs"]
     if claim.option("expect") == "below":
         diffs = -diffs  # positive: on the expected side
     tie = claim.option("tie_tol")
@@ -252,6 +261,8 @@ def _curve(claim: Claim, rows: pd.DataFrame) -> tuple[Curve, tuple[int, ...]] | 
         return f"{claim.method} with {claim.metric}"
     table = values.unstack("x")
     table = table[sorted(table.columns, key=float)].dropna()
+    if table.empty:
+        return f"{claim.method} on every point of {over} for one seed"
     xs = tuple(float(x) for x in table.columns)
     curves = {
         f"{preset} s{seed}" if claim.preset is None else f"s{seed}": tuple(map(float, line))
@@ -341,7 +352,8 @@ def _ratio_units(claim: Claim, rows: pd.DataFrame) -> pd.DataFrame | str:
     else:
         out["top"] = float(high)
     out["bottom"] = float(low)
-    return out.dropna()
+    out = out.dropna()
+    return out if not out.empty else f"{claim.method} with a ratio and its range"
 
 
 def _ratio(claim: Claim, rows: pd.DataFrame) -> Verdict:

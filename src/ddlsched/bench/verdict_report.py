@@ -137,7 +137,8 @@ def to_latex(verdicts: Sequence[Verdict], prov: dict[str, Any], title: str) -> s
     lines.append(" & ".join(tex_escape(h) for h in HEADERS) + r" \\")
     lines.append(r"\midrule")
     for verdict in verdicts:
-        lines.append(" & ".join(tex_escape(c) for c in _cells(verdict)) + r" \\")
+        cells = (tex_escape(c).replace("±", r"$\pm$") for c in _cells(verdict))
+        lines.append(" & ".join(cells) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
     return "\n".join(lines) + "\n"
 
