@@ -59,6 +59,17 @@ maximum of that and the closed forms of
 :func:`~ddlsched.models.rar_bounds.closed_form_bounds` (``info['lp_bound']``
 is the LP's part alone).
 
+**Horizon probes (ours).** The argument holds for *any* ``H``: if
+``T* <= H`` the LP is feasible and ``T* >= ceil(v)``; if ``T* > H`` then
+``T* >= H + 1 > v`` (``v <= H``: the last ``y`` is capped at the share of
+its window before ``H``). So an LP on ``H`` gives ``ceil(v)`` when feasible
+and ``H + 1`` when infeasible, both valid. ``horizon='auto'`` first solves
+on ``H`` = the best closed form (few columns: only those ending by ``H``);
+feasible, the LP cannot beat the closed forms and the method stops;
+infeasible, it bisects between ``H + 1`` and the smallest horizon known to
+be feasible (the LS/FF makespan ``U``, where any schedule of makespan ``U``
+maps into the LP) while time remains (``info['probes']``).
+
 **What it dominates.** Summing the cluster rows: ``N v / w >= sum_j G_j
 min_k D_jk``; at ``w = 1``, ``D = d >= rho_min``, so ``lp_bound >=`` the
 closed form ``gpu_time``. Summing the tail rows of one job over ``K``:
