@@ -102,7 +102,7 @@ from typing import Any
 import pyomo.environ as pyo
 
 from ddlsched.deadline import Deadline
-from ddlsched.errors import DdlschedError, ModelTooLargeError
+from ddlsched.errors import DdlschedError, ModelTooLargeError, TimeLimitReached
 from ddlsched.memory import budget_bytes, format_bytes
 from ddlsched.models.rar_bounds import closed_form_bounds
 from ddlsched.models.rar_lb_columns import (
@@ -187,7 +187,7 @@ def choose_lb_grid(
         }
         if info["grid_within_time"] or slot_width != AUTO:
             return cols, info
-        fallback = fallback or (cols, info)
+        fallback = (cols, info)  # the coarsest width that fits memory so far
     if fallback is not None:
         return fallback[0], {**fallback[1]}
     raise ModelTooLargeError(
@@ -201,6 +201,8 @@ def solve_direct(cols: LbColumns, deadline: Deadline) -> tuple[str, float | None
     ``(status, optimum or None, info)``, status ``optimal``, ``infeasible`` or ``stopped``."""
     from ddlsched.solvers.highs_lp import HighsLp
 
+    if not deadline.remaining_s() > 1e-3:
+        return "stopped", None, {"build": "direct", "lp_status": "no time left for the build"}
     started = time.perf_counter()
     lp = build_direct_lb(cols)
     built = time.perf_counter()
@@ -235,9 +237,13 @@ def solve_pyomo(
 ) -> tuple[str, float | None, dict[str, Any]]:
     """The Pyomo model solved on ``backend``: ``(status, optimum or None, info)``."""
     started = time.perf_counter()
-    with deadline.interrupting("building the lb_timeindexed LP"):
-        model = build_pyomo_lb(cols)
-    info: dict[str, Any] = {"build": "pyomo", "build_s": time.perf_counter() - started}
+    info: dict[str, Any] = {"build": "pyomo"}
+    try:
+        with deadline.interrupting("building the lb_timeindexed LP"):
+            model = build_pyomo_lb(cols)
+    except TimeLimitReached as exc:
+        return "stopped", None, {**info, "lp_status": str(exc)}
+    info["build_s"] = time.perf_counter() - started
     solve = solve_model(model, backend, limits, deadline)
     info["lp_status"] = str(solve.status)
     info["solve_s"] = solve.runtime_s
