@@ -66,9 +66,10 @@ its window before ``H``). So an LP on ``H`` gives ``ceil(v)`` when feasible
 and ``H + 1`` when infeasible, both valid. ``horizon='auto'`` first solves
 on ``H`` = the best closed form (few columns: only those ending by ``H``);
 feasible, the LP cannot beat the closed forms and the method stops;
-infeasible, it bisects between ``H + 1`` and the smallest horizon known to
-be feasible (the LS/FF makespan ``U``, where any schedule of makespan ``U``
-maps into the LP) while time remains (``info['probes']``).
+infeasible, it gallops up (``H + 1``, ``H + 2``, ``H + 4``, ...) while the LP
+stays infeasible, then bisects up to the smallest horizon known to be
+feasible (at worst the LS/FF makespan ``U``: any schedule of makespan ``U``
+maps into the LP), while time remains (``info['probes']``).
 
 **What it dominates.** Summing the cluster rows: ``N v / w >= sum_j G_j
 min_k D_jk``; at ``w = 1``, ``D = d >= rho_min``, so ``lp_bound >=`` the
@@ -292,6 +293,7 @@ def lb_timeindexed(
     H = min(known, upper) if horizon == AUTO else int(horizon)
     probes: list[dict[str, Any]] = []
     lp_bound = None
+    feasible_seen, step = False, 1
     while True:
         cols, grid = choose_lb_grid(
             instance, catalogue, H, slot_width, memory, deadline.remaining_s()
@@ -306,7 +308,12 @@ def lb_timeindexed(
         lower = int(max(known, lp_bound or 0.0))  # T* >= lower
         if horizon != AUTO or status == "stopped" or lower >= upper:
             break
-        H = (lower + upper) // 2  # bisect: T* >= lower, the LP is feasible at upper
+        feasible_seen = feasible_seen or status == "optimal"
+        step *= 2
+        # gallop up from the closed form (lower, lower + 1, + 3, ...) while infeasible, then
+        # bisect: T* >= lower, the LP is feasible at upper
+        gallop = lower - 1 + step // 2
+        H = gallop if not feasible_seen and gallop < upper else (lower + upper) // 2
     info: dict[str, Any] = {
         "closed_form_bounds": closed,
         "lp_bound": lp_bound,
