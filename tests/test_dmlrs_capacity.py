@@ -29,6 +29,7 @@ from ddlsched.models.dmlrs_capacity import (
     CapacityModel,
     build_capacity_model,
     capacity_bound,
+    dual_feasible,
     solve_highs,
 )
 from ddlsched.problems.dmlrs import DmlrsInstance, DmlrsSchedule, evaluate
@@ -162,6 +163,39 @@ def test_a_job_too_slow_has_no_column_and_the_bound_is_zero():
     )
     bound, info = capacity_bound(slow)
     assert bound == 0.0 and info["columns"] == 0
+
+
+# --------------------------------------------------------------------------- packing rows
+
+
+def test_dual_feasible_functions_by_hand_and_their_property():
+    eighths = np.arange(9) / 8
+    assert dual_feasible(eighths, 2)[[1, 2, 3, 4, 8]].tolist() == [0.0, 0.0, 0.5, 0.5, 1.0]
+    assert dual_feasible(eighths, 1)[[3, 4, 5]].tolist() == [0.0, 0.5, 1.0]
+    assert dual_feasible(eighths, 3)[[2, 3]].tolist() == pytest.approx([0.25, 1 / 3])
+    rng = np.random.default_rng(1)
+    for _ in range(2000):  # sizes that fit in one bin still fit after f_k
+        sizes = rng.integers(0, 9, size=rng.integers(1, 7)) / 8
+        if sizes.sum() <= 1:
+            for k in (1, 2, 3):
+                assert dual_feasible(sizes, k).sum() <= 1 + 1e-12, (sizes, k)
+
+
+def test_packing_rows_tighten_where_workers_fragment_machines():
+    """3-GPU workers on 8-GPU machines: at most two per machine (f_2 = 1/2), which the
+    summed capacity row does not see; the bound with the rows is lower on some instance
+    (measured: 2 of 3, by up to 0.5 %)."""
+    lower = 0
+    for seed in range(3):
+        instance = generate("paper", seed, jobs=30, machines=4, slots=10)
+        three_gpus = [dataclasses.replace(j, worker=(3.0, *j.worker[1:])) for j in instance.jobs]
+        instance = dataclasses.replace(instance, jobs=tuple(three_gpus))
+        assert_maps(instance, run_fifo(instance, Deadline(30)))  # the rows hold for FIFO
+        plain, _ = capacity_bound(instance, dff=0)
+        packed, _ = capacity_bound(instance, dff=3)
+        assert packed <= plain + TOL
+        lower += packed < plain - 1e-6
+    assert lower >= 1
 
 
 # --------------------------------------------------------------------------- backends

@@ -419,6 +419,12 @@ class UbCapacityParams:
         "binary completion choices: the MILP's proven dual bound (measured: under 1 % below "
         "the LP's at Figs. 8-10 sizes, up to minutes)",
     )
+    dff: int = param(
+        3,
+        "packing rows of Fekete and Schepers' dual feasible functions f_1..f_dff (0: none)",
+        minimum=0,
+        maximum=10,
+    )
 
 
 @register_method(
@@ -431,7 +437,7 @@ class UbCapacityParams:
 def _ub_capacity(instance: DmlrsInstance, params: UbCapacityParams, ctx: RunContext) -> Outcome:
     from ddlsched.models.dmlrs_capacity import capacity_bound
 
-    bound, info = capacity_bound(instance, params.integral, ctx.deadline)
+    bound, info = capacity_bound(instance, params.integral, ctx.deadline, params.dff)
     cut = info.get("milp_status") == "time_limit"
     if cut:
         info["stopped"] = "the MILP at the time limit: its dual bound (or the LP's)"

@@ -33,6 +33,18 @@ the local slots ``t = a_i..T``):
 * *capacity* (Eq. 5 summed over machines, PSs at their least ``w /
   gamma``): for every slot ``t`` and resource ``r``, ``sum_i (alpha[i, r]
   + beta[i, r] / gamma_i) (xI[i, t] + xE[i, t]) <= sum_h C[h, r]``;
+* *packing* (Eq. 5 per machine, through dual feasible functions): for
+  ``k = 1..K`` (parameter ``dff``, default 3) the function of Fekete and
+  Schepers ("New classes of fast lower bounds for bin packing problems",
+  Math. Program. 91:11-31, 2001) ``f_k(x) = x`` if ``(k + 1) x`` is an
+  integer, else ``floor((k + 1) x) / k``, maps item sizes so that sizes
+  summing to at most 1 still do; so on every machine ``sum f_k(alpha[i, r]
+  / C[h, r]) w + f_k(beta[i, r] / C[h, r]) s <= 1``, and summed over
+  machines, with each job's weight the least over machines, ``sum_i
+  (phi_k(alpha[i, r]) + phi_k(beta[i, r]) / gamma_i) (xI + xE) <= H``
+  (``phi_k(a) = min_{h: C[h, r] > 0} f_k(a / C[h, r])``). A row is kept
+  only where some weight exceeds the plain size (``f_k(x) > x``: e.g. 3-GPU
+  workers on 8-GPU machines, ``f_2 = 1/2``: at most two per machine);
 * maximise ``sum_{i, t} u_i(t - a_i) y[i, t]``.
 
 Validity (every feasible schedule maps to a feasible point of equal
@@ -50,7 +62,10 @@ bound, workers only in ``a_i..t~_i`` by Eqs. 6-7, none if rejected:
 ``Y[i, T] - Y[i, t - 1]`` is 1 exactly for ``t <= t~_i``); the samples
 row holds because the job processes at least ``V_i (1 - SAMPLE_RTOL)``
 samples by ``t~_i`` (the evaluator's test) and ``W`` is non-decreasing;
-the capacity row is Eq. 5 summed over machines with ``s >= w / gamma``.
+the capacity row is Eq. 5 summed over machines with ``s >= w / gamma``;
+the packing rows hold machine by machine (the dual feasible function's
+property) with ``s >= w / gamma``, and the least weight over machines
+only lowers the left-hand side.
 Hence LP optimum ``>=`` every schedule's utility ``>=`` ... in particular
 ``>= OPT``. Every ``y[i, t]`` has ``u_i(t - a_i) <= u_i(d_i - 1) <=
 u_i(d_min_i - 1)`` (``d_i >= d_min_i``: ``rho_max_i`` is at most ``F_i``
@@ -64,11 +79,17 @@ that dual bound and the LP's. The reported bound is ``min(LP, MILP dual
 bound, ub_trivial)``.
 
 Choices (ours): machines are aggregated (the per-machine packing of Eq. 5
-is relaxed, except inside one machine for the internal mode); PSs count at
-``w / gamma`` (their ceiling relaxed); HiGHS directly through highspy, one
-thread, the LP by the dual simplex; a second backend (SCIP through
-OR-Tools) solves the same arrays in the tests. A job that cannot finish by
-``T`` even at ``rho_max_i`` per slot has no column.
+is relaxed, except inside one machine for the internal mode and through the
+packing rows); PSs count at ``w / gamma`` (their ceiling relaxed); ``dff =
+3``; HiGHS directly through highspy (one thread, HiGHS's default LP
+method; the model has ~15,000 rows at 100 jobs and ``T = 80``, too large
+for a Pyomo hand-over per run to be worth it), and a second backend (SCIP
+and GLOP through OR-Tools) solves the same arrays in the tests. A job that
+cannot finish by ``T`` even at ``rho_max_i`` per slot has no column.
+Measured on the paper's Fig. 6-10 instances (``benchmarks/RESULTS.md``,
+"dmlrs capacity bound"): the binary ``y``, the packing rows and
+``UB(p)`` at the LP's capacity duals with exact pricing each lower the
+bound by less than 1 %.
 """
 
 from __future__ import annotations
@@ -86,7 +107,14 @@ from ddlsched.problems.dmlrs import DmlrsInstance
 from ddlsched.problems.dmlrs_schedule import SAMPLE_RTOL, per_sample_time
 from ddlsched.solvers.dmlrs_machine import machine_bounds
 
-__all__ = ["CapacityModel", "JobSpeed", "build_capacity_model", "capacity_bound", "job_speed"]
+__all__ = [
+    "CapacityModel",
+    "JobSpeed",
+    "build_capacity_model",
+    "capacity_bound",
+    "dual_feasible",
+    "job_speed",
+]
 
 
 @dataclass(frozen=True)
@@ -209,27 +237,78 @@ def _add_job(
     return use
 
 
+def dual_feasible(x: np.ndarray, k: int) -> np.ndarray:
+    """Fekete and Schepers' ``f_k(x)`` (module docstring): ``x`` where ``(k + 1) x`` is an
+    integer (up to ``1e-9``), else ``floor((k + 1) x) / k``."""
+    scaled = (k + 1) * np.asarray(x, dtype=float)
+    whole = np.abs(scaled - np.round(scaled)) <= 1e-9
+    return np.where(whole, x, np.floor(scaled) / k)
+
+
+def _packing_weights(instance: DmlrsInstance, k: int) -> np.ndarray:
+    """``phi_k(alpha[i, r]) + phi_k(beta[i, r]) / gamma_i`` per ``(i, r)`` (module docstring)."""
+    cap = instance.cap  # (H, R)
+    gamma = np.asarray([job.gamma for job in instance.jobs], dtype=float)
+
+    def least(demand: np.ndarray) -> np.ndarray:  # (n, R) -> min over machines of f_k
+        with np.errstate(divide="ignore", invalid="ignore"):
+            size = demand[:, None, :] / cap[None, :, :]
+        value = np.where(cap[None, :, :] > 0, dual_feasible(np.nan_to_num(size), k), np.inf)
+        value = value.min(axis=1)
+        return np.where(demand > 0, value, 0.0)
+
+    return least(instance.alpha) + least(instance.beta) / gamma[:, None]
+
+
 def build_capacity_model(
-    instance: DmlrsInstance, integral: bool = False, deadline: Deadline | None = None
+    instance: DmlrsInstance,
+    integral: bool = False,
+    deadline: Deadline | None = None,
+    dff: int = 3,
 ) -> CapacityModel:
-    """The relaxation of the module docstring (``integral``: binary ``y``)."""
+    """The relaxation of the module docstring (``integral``: binary ``y``; ``dff``: the
+    packing rows of ``f_1..f_dff``, none at 0)."""
     deadline = deadline or Deadline.unlimited()
     model = CapacityModel.empty()
     T, R = instance.slots, len(instance.resources)
-    load: list[list[tuple[int, float]]] = [[] for _ in range(T * R)]
+    mode_columns: list[list[tuple[int, int]]] = []  # per job: (slot, column)
     for i, job in enumerate(instance.jobs):
         deadline.check("ub_capacity's model")
         speed = job_speed(instance, i)
         if job.arrival_slot + speed.fewest_slots - 1 > T:
-            continue  # cannot finish by T (no column)
-        for t, col in _add_job(model, instance, i, speed, integral):
-            for r in np.flatnonzero(speed.per_worker > 0):
-                load[(t - 1) * R + int(r)].append((col, float(speed.per_worker[r])))
-    cluster = instance.cap.sum(axis=0)
+            mode_columns.append([])  # cannot finish by T (no column)
+            continue
+        mode_columns.append(_add_job(model, instance, i, speed, integral))
+    plain = instance.alpha + instance.beta / np.asarray([j.gamma for j in instance.jobs])[:, None]
+    _add_rows(model, mode_columns, plain, instance.cap.sum(axis=0), T)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        sizes = np.where(instance.cap.min(axis=0) > 0, plain / instance.cap.min(axis=0), 0.0)
+    for k in range(1, dff + 1):
+        weights = _packing_weights(instance, k)
+        useful = np.any(weights > sizes + 1e-12, axis=0)  # per resource
+        weights = np.where(useful[None, :], weights, 0.0)
+        _add_rows(model, mode_columns, weights, np.full(R, float(instance.num_machines)), T)
+    return model
+
+
+def _add_rows(
+    model: CapacityModel,
+    mode_columns: list[list[tuple[int, int]]],
+    weight: np.ndarray,
+    right: np.ndarray,
+    slots: int,
+) -> None:
+    """Per slot and resource ``sum_i weight[i, r] (xI + xE) <= right[r]`` (rows without a
+    positive weight are left out)."""
+    R = weight.shape[1]
+    load: list[list[tuple[int, float]]] = [[] for _ in range(slots * R)]
+    for i, columns in enumerate(mode_columns):
+        for r in np.flatnonzero(weight[i] > 0):
+            for t, col in columns:
+                load[(t - 1) * R + int(r)].append((col, float(weight[i, r])))
     for key, entries in enumerate(load):
         if entries:
-            model.row(entries, -math.inf, float(cluster[key % R]))
-    return model
+            model.row(entries, -math.inf, float(right[key % R]))
 
 
 def _to_highs(model: CapacityModel, hs: Any) -> Any:
@@ -293,7 +372,10 @@ def solve_highs(model: CapacityModel, time_limit_s: float) -> tuple[str, float |
 
 
 def capacity_bound(
-    instance: DmlrsInstance, integral: bool = False, deadline: Deadline | None = None
+    instance: DmlrsInstance,
+    integral: bool = False,
+    deadline: Deadline | None = None,
+    dff: int = 3,
 ) -> tuple[float, dict[str, Any]]:
     """``(bound, info)``: ``min(LP, MILP dual bound if integral, ub_trivial)`` (module
     docstring); ``info`` holds each bound, the model's size, the statuses and the seconds.
@@ -308,7 +390,7 @@ def capacity_bound(
     started = time.perf_counter()
     trivial = ub_trivial(instance)
     info: dict[str, Any] = {"ub_trivial": trivial}
-    model = build_capacity_model(instance, False, deadline)
+    model = build_capacity_model(instance, False, deadline, dff)
     info.update(columns=model.num_cols, rows=model.num_rows, nonzeros=len(model.vals))
     info["build_s"] = time.perf_counter() - started
     if not model.completion:  # no job can finish by T
