@@ -29,6 +29,7 @@ from ddlsched.models.dmlrs_capacity import (
     CapacityModel,
     build_capacity_model,
     capacity_bound,
+    capacity_prices,
     dual_feasible,
     solve_highs,
 )
@@ -255,6 +256,22 @@ def test_method_through_the_registry():
     assert result.status is Status.BOUND_ONLY
     assert result.bound == pytest.approx(capacity_bound(instance)[0])
     assert not result.time_limit_hit
+
+
+def test_lagrangian_at_the_lp_duals_is_at_most_the_lp():
+    """LP duality: ``UB(p)`` at the capacity rows' duals, with the exact single-job pricing
+    (no weaker than the model's per-job part: PSs at their ceiling, one machine per
+    internal slot), is at most the LP value and at least the optimum. On these instances
+    ``UB(0)`` is above the LP value (measured), so prices of the wrong sign (clipped to 0)
+    would fail."""
+    from ddlsched.models.dmlrs_dual import bound_at_prices
+
+    for k in (64, 69, 70, 73, 75, 76):
+        instance = tiny(k)
+        value, prices = capacity_prices(instance)
+        assert prices.min() >= 0
+        ub, _ = bound_at_prices(instance, prices, mode="milp")
+        assert exact(instance).claim.value - TOL <= ub <= value + 1e-6 * max(1.0, value)
 
 
 # --------------------------------------------------------------------------- pricing at a limit

@@ -416,8 +416,8 @@ class UbCapacityParams:
 
     integral: bool = param(
         False,
-        "binary completion choices: the MILP's proven dual bound (measured: under 1 % below "
-        "the LP's at Figs. 8-10 sizes, up to minutes)",
+        "binary completion choices: the MILP's proven dual bound (measured: about 1 % below "
+        "the LP's or less at Figs. 6-10 sizes, up to minutes)",
     )
     dff: int = param(
         3,

@@ -88,8 +88,8 @@ and GLOP through OR-Tools) solves the same arrays in the tests. A job that
 cannot finish by ``T`` even at ``rho_max_i`` per slot has no column.
 Measured on the paper's Fig. 6-10 instances (``benchmarks/RESULTS.md``,
 "dmlrs capacity bound"): the binary ``y``, the packing rows and
-``UB(p)`` at the LP's capacity duals with exact pricing each lower the
-bound by less than 1 %.
+``UB(p)`` at the LP's capacity duals with exact pricing
+(:func:`capacity_prices`) each lower the bound by about 1 % or less.
 """
 
 from __future__ import annotations
@@ -112,6 +112,7 @@ __all__ = [
     "JobSpeed",
     "build_capacity_model",
     "capacity_bound",
+    "capacity_prices",
     "dual_feasible",
     "job_speed",
 ]
@@ -156,7 +157,8 @@ class CapacityModel:
     """The relaxation's arrays (module docstring), maximised: columns ``cost``, ``upper``
     (lower bounds 0), ``integer``; rows ``row_lower <= A x <= row_upper`` with ``A`` in
     COO form (``rows``, ``cols``, ``vals``); ``completion[(i, t)]`` is ``y[i, t]``'s
-    column and ``slot_columns[(i, t)]`` those of ``(Y, W, xI, xE)`` (-1: no such mode)."""
+    column and ``slot_columns[(i, t)]`` those of ``(Y, W, xI, xE)`` (-1: no such mode);
+    ``capacity_rows[(t, r)]`` is the summed capacity row of slot ``t`` and resource ``r``."""
 
     cost: list[float]
     upper: list[float]
@@ -168,10 +170,11 @@ class CapacityModel:
     row_upper: list[float]
     completion: dict[tuple[int, int], int]
     slot_columns: dict[tuple[int, int], tuple[int, int, int, int]]
+    capacity_rows: dict[tuple[int, int], int]
 
     @classmethod
     def empty(cls) -> CapacityModel:
-        return cls([], [], [], [], [], [], [], [], {}, {})
+        return cls([], [], [], [], [], [], [], [], {}, {}, {})
 
     @property
     def num_cols(self) -> int:
@@ -280,7 +283,7 @@ def build_capacity_model(
             continue
         mode_columns.append(_add_job(model, instance, i, speed, integral))
     plain = instance.alpha + instance.beta / np.asarray([j.gamma for j in instance.jobs])[:, None]
-    _add_rows(model, mode_columns, plain, instance.cap.sum(axis=0), T)
+    model.capacity_rows = _add_rows(model, mode_columns, plain, instance.cap.sum(axis=0), T)
     with np.errstate(divide="ignore", invalid="ignore"):
         sizes = np.where(instance.cap.min(axis=0) > 0, plain / instance.cap.min(axis=0), 0.0)
     for k in range(1, dff + 1):
@@ -297,18 +300,20 @@ def _add_rows(
     weight: np.ndarray,
     right: np.ndarray,
     slots: int,
-) -> None:
+) -> dict[tuple[int, int], int]:
     """Per slot and resource ``sum_i weight[i, r] (xI + xE) <= right[r]`` (rows without a
-    positive weight are left out)."""
+    positive weight are left out); the row of each ``(t, r)``."""
     R = weight.shape[1]
     load: list[list[tuple[int, float]]] = [[] for _ in range(slots * R)]
     for i, columns in enumerate(mode_columns):
         for r in np.flatnonzero(weight[i] > 0):
             for t, col in columns:
                 load[(t - 1) * R + int(r)].append((col, float(weight[i, r])))
+    rows = {}
     for key, entries in enumerate(load):
         if entries:
-            model.row(entries, -math.inf, float(right[key % R]))
+            rows[(key // R + 1, key % R)] = model.row(entries, -math.inf, float(right[key % R]))
+    return rows
 
 
 def _to_highs(model: CapacityModel, hs: Any) -> Any:
@@ -369,6 +374,32 @@ def solve_highs(model: CapacityModel, time_limit_s: float) -> tuple[str, float |
         return kind, float(info.objective_function_value) if kind == "optimal" else None
     bound = float(info.mip_dual_bound)
     return kind, bound if math.isfinite(bound) else None
+
+
+def capacity_prices(instance: DmlrsInstance) -> tuple[float, np.ndarray]:
+    """The LP without packing rows (``dff = 0``) and its capacity rows' duals as prices
+    ``p[h, r, t - 1]``, the same on every machine: ``(LP value, p)``. By LP duality, ``UB(p)``
+    (:func:`ddlsched.models.dmlrs_dual.bound_at_prices`) with single-job pricing no weaker
+    than this LP's per-job part is at most the LP value: a check of how much the exact
+    pricing adds (``benchmarks/dmlrs_capacity.py``)."""
+    import highspy
+
+    from ddlsched.solvers.highs_lp import new_highs
+
+    model = build_capacity_model(instance, dff=0)
+    H, R, T = instance.num_machines, len(instance.resources), instance.slots
+    prices = np.zeros((H, R, T))
+    if not model.completion:
+        return 0.0, prices
+    highs = new_highs([("output_flag", False), ("threads", 1)])
+    highs.passModel(_to_highs(model, highspy))
+    highs.run()
+    if highs.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+        raise SolverError("ub_capacity: the LP for the prices was not solved")
+    duals = np.asarray(highs.getSolution().row_dual)
+    for (t, r), row in model.capacity_rows.items():
+        prices[:, r, t - 1] = max(0.0, float(duals[row]))
+    return float(highs.getInfo().objective_function_value), prices
 
 
 def capacity_bound(
