@@ -224,7 +224,7 @@ def _added_bounds(
         if lp is not None:
             out["lp"] = lp.bound
             if strengthening.incumbent_search:
-                data = with_incumbent(data, search_incumbent(data, [lp.order]))
+                data = with_incumbent(data, search_incumbent(data, [lp.order], deadline))
     return out, data
 
 

@@ -394,9 +394,9 @@ def _best_solution(
     return best_units, best_from, best
 
 
-def _searched(data: IntegerData) -> IntegerData:
+def _searched(data: IntegerData, deadline: Deadline) -> IntegerData:
     """``data`` with the searched incumbent and its windows (``incumbent_search``)."""
-    return with_incumbent(data, search_incumbent(data))
+    return with_incumbent(data, search_incumbent(data, deadline=deadline))
 
 
 def _mode_bounds(
@@ -451,7 +451,7 @@ def solve_exact(
     modes, star_info = _job_modes(instance, backend, deadline, placement_cross_check, seed)
     upper, lower = _integer_data(instance, modes, max_horizon_units)
     if strengthening.incumbent_search:
-        upper, lower = _searched(upper), lower and _searched(lower)
+        upper, lower = _searched(upper, deadline), lower and _searched(lower, deadline)
     whole = lower is None
     solves, cross = _run_solves(
         upper, lower, solver, backend, deadline, (cross_check, seed, threads, strengthening)

@@ -21,7 +21,8 @@ cut off *every* optimum of the integer data; why each cannot:
     d_ju))`` of :mod:`ddlsched.models.asrpt_integer` hold every job of every
     optimum for any such ``UB`` (its proof there), and a smaller ``UB``
     gives tighter windows. The schedule is CP-SAT's solution hint (a warm
-    start). With ``lp_bound``, the order of the jobs' mean completion times
+    start). The search stops when the method's deadline expires (only then does
+    the result depend on the clock). With ``lp_bound``, the order of the jobs' mean completion times
     in the LP relaxation (an LP-ordering heuristic, as for time-indexed
     relaxations of ``sum C_j``) is searched too, after the LP is solved. Deterministic (a fixed number of evaluations, no clock).
 ``objective_bound`` (:func:`objective_lower_bound`)
@@ -46,7 +47,9 @@ cut off *every* optimum of the integer data; why each cannot:
     the best schedule found; CP-SAT alone stays at 362 and 858. Solved by
     HiGHS's interior point method without crossover (the simplex took 52 s on
     ``tiny(4, num_jobs=10)``, the IPM 8 s under a load of 11), within
-    :data:`LP_SHARE` of the time left; when the IPM stops without an optimum
+    :data:`LP_SHARE` of the time left (not tried when that share is below
+    :data:`LP_MIN_S`: Pyomo's build and hand-over overran a 0.1 s share by
+    0.4 s); when the IPM stops without an optimum
     (HiGHS says "unknown" on some tiny instances) the simplex gets the rest of
     that share; a stopped or failed solve adds nothing. A floating-point bound like every HiGHS bound of the project:
     the margin ``1e-6`` relative is 100 times HiGHS's IPM optimality
@@ -93,6 +96,7 @@ from ddlsched.models.asrpt_integer import IntegerData, IntegerSolution, latest_e
 from ddlsched.solvers.result import Status
 
 __all__ = [
+    "LP_MIN_S",
     "LP_SHARE",
     "SWAP_PASSES",
     "LpBound",
@@ -109,6 +113,8 @@ __all__ = [
 SWAP_PASSES = 3
 #: Share of the time left that the LP relaxation of ``lp_bound`` may take.
 LP_SHARE = 0.6
+#: The LP is not tried with less than this many seconds in its share.
+LP_MIN_S = 0.5
 #: HiGHS options of the LP relaxation, tried in turn (module docstring).
 _LP_OPTIONS = ((("solver", "ipm"), ("run_crossover", "off")), (("solver", "simplex"),))
 
@@ -155,10 +161,12 @@ def _orders(data: IntegerData) -> list[list[int]]:
 
 
 def search_incumbent(
-    data: IntegerData, extra_orders: Sequence[Sequence[int]] = ()
+    data: IntegerData,
+    extra_orders: Sequence[Sequence[int]] = (),
+    deadline: Deadline | None = None,
 ) -> IntegerSolution:
     """The best serial schedule over :func:`_orders`, ``extra_orders`` and adjacent swaps
-    (module docstring)."""
+    (module docstring); the swaps stop early when ``deadline`` expires."""
     cluster = data.instance.cluster
 
     def schedule(order: Sequence[int]) -> tuple[int, IntegerSolution]:
@@ -170,6 +178,8 @@ def search_incumbent(
     best_value, best = data.incumbent.objective(data), data.incumbent
     best_order: list[int] | None = None
     for order in [*_orders(data), *map(list, extra_orders)]:
+        if deadline is not None and deadline.expired():
+            return best
         value, solution = schedule(order)
         if value < best_value:
             best_value, best, best_order = value, solution, order
@@ -178,6 +188,8 @@ def search_incumbent(
     for _ in range(SWAP_PASSES):
         improved = False
         for k in range(len(best_order) - 1):
+            if deadline is not None and deadline.expired():
+                return best
             order = list(best_order)
             order[k], order[k + 1] = order[k + 1], order[k]
             value, solution = schedule(order)
@@ -246,12 +258,15 @@ def lp_lower_bound(data: IntegerData, deadline: Deadline) -> LpBound | None:
     from ddlsched.solvers.limits import SolveLimits
 
     phase = deadline.sub(LP_SHARE)
+    if phase.remaining_s() < LP_MIN_S:  # Pyomo's build and hand-over overrun a tiny share
+        return None
     try:
-        model = build_time_indexed(data, phase)
+        with phase.interrupting("building the asrpt LP relaxation"):
+            model = build_time_indexed(data, phase)
+            pyo.TransformationFactory("core.relax_integer_vars").apply_to(model)
     except (ModelTooLargeError, TimeLimitReached) as exc:
         log.info("asrpt lp_bound: not built (%s)", exc)
         return None
-    pyo.TransformationFactory("core.relax_integer_vars").apply_to(model)
     for options in _LP_OPTIONS:
         with warnings.catch_warnings():  # an IPM stop HiGHS reports as "unknown"
             warnings.simplefilter("ignore", RuntimeWarning)
