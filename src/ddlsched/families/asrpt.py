@@ -42,7 +42,9 @@ Modules of the family:
   ``alpha*(u)``), :mod:`ddlsched.models.asrpt_integer` (integer data,
   greedy incumbent, clique cuts), :mod:`ddlsched.models.asrpt_cpsat` (the
   CP-SAT model), :mod:`ddlsched.models.asrpt_milp` (the time-indexed MILP),
-  :mod:`ddlsched.models.asrpt_comm_bound` (``lb_busy``, ours, issue 25)
+  :mod:`ddlsched.models.asrpt_comm_bound` (``lb_busy``, ours, issue 25),
+  :mod:`ddlsched.models.asrpt_strengthen` (the strengthenings of ``exact``:
+  searched incumbent, objective bound, symmetry, LP level; ours, issue 25)
   and :mod:`ddlsched.models.asrpt_theory` (Theorem 1, Lemmas 2-3 per
   instance);
 * simulator: :mod:`ddlsched.sim.asrpt` (one event loop for every policy).
@@ -81,7 +83,11 @@ Methods (all minimise ``sum_i C_i`` in seconds, recomputed by the evaluator):
   best of the policies' schedules and the packed list schedules, improved
   by a seeded LNS over packed priority lists within the time limit
   (parameters ``starts``, ``window``, ``horizon``, ``max_windows``);
-* ``exact`` (CP-SAT over usage-vector modes; tiny instances), ``lb_sum`` and
+* ``exact`` (CP-SAT over usage-vector modes; tiny instances; parameters
+  ``incumbent_search``, ``objective_bound``, ``lp_bound``, ``symmetry``,
+  ``lp_relaxation``,
+  the strengthenings of issue 25, ours, all on by default, all off is the
+  model before it), ``lb_sum`` and
   ``lb_srpt`` (valid lower bounds, no schedule), and ``lb_busy`` (a bound of
   ours, issue 25: per partition of the jobs, their own durations on one side,
   one-machine mean busy times plus half the durations on the other; at
@@ -338,6 +344,17 @@ class ExactParams:
         minimum=1,
         maximum=10_000_000,
     )
+    incumbent_search: bool = param(
+        True, "warm start: the best serial schedule over several job orders (ours, issue 25)"
+    )
+    objective_bound: bool = param(
+        True, "constraint sum C_i >= the lb_busy partition bound of the integer data (ours)"
+    )
+    symmetry: bool = param(True, "identical jobs start in index order (ours, issue 25)")
+    lp_relaxation: bool = param(True, "CP-SAT linearization_level 2 (ours, issue 25)")
+    lp_bound: bool = param(
+        True, "constraint sum C_i >= the time-indexed LP relaxation (HiGHS IPM; ours, issue 25)"
+    )
 
 
 @register_method(
@@ -349,6 +366,7 @@ class ExactParams:
 )
 def _exact(instance: AsrptInstance, params: ExactParams, ctx: RunContext) -> Outcome:
     from ddlsched.models.asrpt_exact import solve_exact
+    from ddlsched.models.asrpt_strengthen import Strengthening
 
     return solve_exact(
         instance,
@@ -359,6 +377,13 @@ def _exact(instance: AsrptInstance, params: ExactParams, ctx: RunContext) -> Out
         max_job_modes=params.max_job_modes,
         max_horizon_units=params.max_horizon_units,
         seed=ctx.seed,
+        strengthening=Strengthening(
+            incumbent_search=params.incumbent_search,
+            objective_bound=params.objective_bound,
+            symmetry=params.symmetry,
+            lp_relaxation=params.lp_relaxation,
+            lp_bound=params.lp_bound,
+        ),
     )
 
 
