@@ -40,7 +40,8 @@ Modules of the family:
   ``alpha*(u)``), :mod:`ddlsched.models.asrpt_integer` (integer data,
   greedy incumbent, clique cuts), :mod:`ddlsched.models.asrpt_cpsat` (the
   CP-SAT model), :mod:`ddlsched.models.asrpt_milp` (the time-indexed MILP),
-  :mod:`ddlsched.models.asrpt_comm_bound` (``lb_busy``, ours, issue 25)
+  :mod:`ddlsched.models.asrpt_comm_bound` (``lb_busy``, ours, issue 25),
+  :mod:`ddlsched.models.asrpt_lagrange` (``lb_lagrange``, ours, issue 25)
   and :mod:`ddlsched.models.asrpt_theory` (Theorem 1, Lemmas 2-3 per
   instance);
 * simulator: :mod:`ddlsched.sim.asrpt` (one event loop for every policy).
@@ -80,7 +81,13 @@ Methods (all minimise ``sum_i C_i`` in seconds, recomputed by the evaluator):
   ours, issue 25: per partition of the jobs, their own durations on one side,
   one-machine mean busy times plus half the durations on the other; at
   least the larger of ``lb_sum`` and ``lb_srpt``; parameter ``alpha_lb`` as
-  theirs).
+  theirs), and ``lb_lagrange`` (a bound of ours, issue 25: the Lagrangian
+  relaxation of the cluster's GPU capacity over time, each job a contiguous
+  block of ``n_i alpha_lb_i`` from a start ``>= r_i``, multipliers by
+  subgradient ascent on a grid of ``slots`` slots, ``iterations`` at most;
+  the larger of it and ``lb_busy``, so at least every bound above; its
+  ``info`` records ``relaxation_ub``, a list schedule of that relaxation,
+  above which no bound from the relaxation can go).
 
 At the time limit (``time_limit_hit`` whenever the limit changed the answer,
 ``info['stopped']`` what stopped): the policies are all or nothing
@@ -324,8 +331,64 @@ class BoundParams:
     )
 
 
-def _bound_method(name: str, summary: str) -> None:
-    @register_method("asrpt", name, "bound", summary, params=BoundParams)
+@dataclass(frozen=True)
+class LagrangeParams(BoundParams):
+    """Parameters of ``lb_lagrange`` (ours): ``alpha_lb`` as the other bounds, the ascent's."""
+
+    slots: int = param(
+        2000,
+        "slots of the multiplier grid (strength only, never validity)",
+        minimum=1,
+        maximum=1_000_000,
+    )
+    iterations: int = param(
+        200,
+        "subgradient iterations at most (the best iterate is kept)",
+        minimum=1,
+        maximum=1_000_000,
+    )
+
+
+def _extra_bound(
+    name: str, instance: AsrptInstance, params: Any, ctx: RunContext, lbs: Any
+) -> tuple[float, dict[str, Any]]:
+    """The value and info of ``lb_busy`` and ``lb_lagrange`` (the latter at least the former)."""
+    from ddlsched.models.asrpt_comm_bound import lb_busy
+
+    busy = lb_busy(instance, ctx.deadline, alpha_lbs_of=lbs)
+    extra = {"own_duration_jobs": busy.own_duration_jobs, "partition_round": busy.round}
+    if name == "lb_busy":
+        return busy.value_s, extra
+    from ddlsched.models.asrpt_lagrange import lb_lagrange
+
+    lagrange = lb_lagrange(
+        instance,
+        ctx.deadline,
+        alpha_lbs_of=lbs,
+        slots=params.slots,
+        iterations=params.iterations,
+    )
+    value = max(lagrange.value_s, busy.value_s)
+    releases = math.fsum(job.arrival_s for job in instance.jobs)
+    flow = value - releases
+    extra = {
+        "lb_busy": busy.value_s,
+        "lagrangian": lagrange.value_s,
+        # a schedule of the capacity relaxation: no bound from it can exceed this
+        "relaxation_ub": lagrange.relaxation_ub_s,
+        "relaxation_flow_room": (lagrange.relaxation_ub_s - releases) / flow - 1.0
+        if flow > 0
+        else 0.0,
+        "ascent_iterations": lagrange.iterations,
+        "best_iteration": lagrange.best_iteration,
+        "slots": lagrange.slots,
+        "ascent_stopped": lagrange.stopped,
+    }
+    return value, extra
+
+
+def _bound_method(name: str, summary: str, params_type: type = BoundParams) -> None:
+    @register_method("asrpt", name, "bound", summary, params=params_type)
     def _run(instance: AsrptInstance, params: BoundParams, ctx: RunContext) -> Outcome:
         from ddlsched.models import asrpt as models
 
@@ -338,12 +401,8 @@ def _bound_method(name: str, summary: str) -> None:
         )
         alpha_lb_s = time.perf_counter() - started
         extra: dict[str, Any] = {}
-        if name == "lb_busy":
-            from ddlsched.models.asrpt_comm_bound import lb_busy
-
-            busy = lb_busy(instance, ctx.deadline, alpha_lbs_of=lbs)
-            value = busy.value_s
-            extra = {"own_duration_jobs": busy.own_duration_jobs, "partition_round": busy.round}
+        if name in ("lb_busy", "lb_lagrange"):
+            value, extra = _extra_bound(name, instance, params, ctx, lbs)
         else:
             value = getattr(models, name)(instance, alpha_lbs=lbs, deadline=ctx.deadline)
         proven = sum(1 for lb in lbs.values() if lb.proven)
@@ -356,12 +415,15 @@ def _bound_method(name: str, summary: str) -> None:
             "flow_bound": value - math.fsum(job.arrival_s for job in instance.jobs),
             **extra,
         }
+        stopped = []
         if cut:  # the limit left these configurations at a weaker value: a weaker bound
-            info["stopped"] = (
-                f"time limit: alpha_lb of {len(cut)} of {len(lbs)} configurations unproven"
-            )
+            stopped.append(f"alpha_lb of {len(cut)} of {len(lbs)} configurations unproven")
+        if extra.get("ascent_stopped") == "time limit":  # lb_lagrange: fewer iterations
+            stopped.append(f"subgradient ascent after {extra['ascent_iterations']} iterations")
+        if stopped:
+            info["stopped"] = "time limit: " + "; ".join(stopped)
         return Outcome(
-            None, status=Status.BOUND_ONLY, bound=value, info=info, time_limit_hit=bool(cut)
+            None, status=Status.BOUND_ONLY, bound=value, info=info, time_limit_hit=bool(stopped)
         )
 
 
@@ -371,6 +433,12 @@ _bound_method(
     "lb_busy",
     "ours: sum over a partition of r_i + n_i alpha_lb_i and of one-machine mean busy times "
     "plus n_i alpha_lb_i / 2 (>= lb_sum and lb_srpt)",
+)
+_bound_method(
+    "lb_lagrange",
+    "ours: Lagrangian relaxation of the cluster's GPU capacity over time, subgradient "
+    "ascent (the larger of it and lb_busy)",
+    LagrangeParams,
 )
 
 
