@@ -44,10 +44,12 @@ Modules of the family:
   CP-SAT model), :mod:`ddlsched.models.asrpt_milp` (the time-indexed MILP),
   :mod:`ddlsched.models.asrpt_comm_bound` (``lb_busy``, ours, issue 25),
   :mod:`ddlsched.models.asrpt_strengthen` (the strengthenings of ``exact``:
-  searched incumbent, objective bound, symmetry, LP level; ours, issue 25)
+  searched incumbent, objective bound, symmetry, LP level; ours, issue 25),
+  :mod:`ddlsched.models.asrpt_lagrange` (``lb_lagrange``, ours, issue 25)
   and :mod:`ddlsched.models.asrpt_theory` (Theorem 1, Lemmas 2-3 per
   instance);
-* simulator: :mod:`ddlsched.sim.asrpt` (one event loop for every policy).
+* simulator: :mod:`ddlsched.sim.asrpt` (one event loop for every policy);
+* the methods' parameter classes: :mod:`ddlsched.families._asrpt_params`.
 
 The CP-SAT model runs through the shared :mod:`ddlsched.solvers.cpsat`; the
 placement ILPs behind ``alpha_lb`` and ``alpha*(u)`` are the ``placement``
@@ -92,7 +94,13 @@ Methods (all minimise ``sum_i C_i`` in seconds, recomputed by the evaluator):
   ours, issue 25: per partition of the jobs, their own durations on one side,
   one-machine mean busy times plus half the durations on the other; at
   least the larger of ``lb_sum`` and ``lb_srpt``; parameter ``alpha_lb`` as
-  theirs).
+  theirs), and ``lb_lagrange`` (a bound of ours, issue 25: the Lagrangian
+  relaxation of the cluster's GPU capacity over time, each job a contiguous
+  block of ``n_i alpha_lb_i`` from a start ``>= r_i``, multipliers by
+  subgradient ascent on a grid of ``slots`` slots, ``iterations`` at most;
+  the larger of it and ``lb_busy``, so at least every bound above; its
+  ``info`` records ``relaxation_ub``, a list schedule of that relaxation,
+  above which no bound from the relaxation can go).
 
 At the time limit (``time_limit_hit`` whenever the limit changed the answer,
 ``info['stopped']`` what stopped): the policies are all or nothing
@@ -113,13 +121,19 @@ from __future__ import annotations
 import argparse
 import math
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from ddlsched import cli_types
 from ddlsched.errors import DdlschedError
-from ddlsched.heuristics.asrpt_arrival import ELIGIBILITIES
-from ddlsched.params import param
+from ddlsched.families._asrpt_params import (
+    AsrptParams,
+    BaselineParams,
+    BoundParams,
+    ExactParams,
+    ImproveParams,
+    LagrangeParams,
+)
 from ddlsched.problems.asrpt import AsrptInstance, prediction_error
 from ddlsched.problems.asrpt_schedule import (
     AsrptEvaluation,
@@ -147,7 +161,6 @@ _NOT_ALGORITHM_1 = (
     "eligibility=arrival is not Algorithm 1: Theorem 1 and Lemma 2 are proven for jobs "
     "that never start before their virtual completion; the values are shown for comparison"
 )
-_SELECTIONS = ("most_free", "least_free", "asrpt")
 
 
 def _summary(evaluation: AsrptEvaluation) -> dict[str, Any]:
@@ -167,40 +180,6 @@ def generate(preset: str, seed: int = 0, **params: Any) -> AsrptInstance:
 
 
 # --------------------------------------------------------------------------- policies
-
-
-@dataclass(frozen=True)
-class AsrptParams:
-    """Parameters of A-SRPT (Algorithm 1)."""
-
-    delay_factor: float = param(
-        1.0, "tau: a delay window lasts tau (g_i/G) n~_i alpha~_min_i (Line 17)", minimum=0.0
-    )
-    comm_heavy: float = param(
-        1.5, "communication-heavy when alpha_max / alpha~_min >= this (Line 8)", minimum=1.0
-    )
-    delay_blocks: bool = param(
-        True, "no other job starts while a delay window is open (paper); false: ablation"
-    )
-    eligibility: str = param(
-        "virtual",
-        "virtual: a job is eligible at its virtual completion (Algorithm 1, Line 2); "
-        "arrival: at its arrival, queued in virtual-completion order (ours, not the paper's)",
-        choices=ELIGIBILITIES,
-    )
-    theory: bool = param(True, "record Theorem 1 and Lemmas 2-3 in info['theory']")
-
-
-@dataclass(frozen=True)
-class BaselineParams:
-    """Parameters of the baselines (Sec. V-A-1-d)."""
-
-    server_selection: str = param(
-        "most_free",
-        "servers a job takes: most_free, least_free or asrpt (A-SRPT's rule by class)",
-        choices=_SELECTIONS,
-    )
-    comm_heavy: float = param(1.5, "class threshold used by server_selection = asrpt", minimum=1.0)
 
 
 def _theory(
@@ -277,25 +256,6 @@ for _policy in POLICIES:
     _make_policy(_policy)
 
 
-@dataclass(frozen=True)
-class ImproveParams:
-    """Parameters of ``improve`` (ours, issue 25; :mod:`ddlsched.heuristics.asrpt_improve`)."""
-
-    starts: str = param(
-        "all",
-        "all, or a comma-separated subset of the policies and packed, packed_best_fit",
-    )
-    window: int = param(
-        5, "LNS window: list positions whose every order is tried", minimum=2, maximum=7
-    )
-    horizon: int = param(
-        32, "list positions after a window scored before a full re-decode", minimum=0, maximum=10**6
-    )
-    max_windows: int = param(
-        0, "stop after this many windows (0: no cap)", minimum=0, maximum=10**9
-    )
-
-
 @register_method(
     "asrpt",
     "improve",
@@ -323,38 +283,6 @@ def _improve(instance: AsrptInstance, params: ImproveParams, ctx: RunContext) ->
 
 
 # --------------------------------------------------------------------------- exact and bounds
-
-
-@dataclass(frozen=True)
-class ExactParams:
-    """Parameters of the exact method (CP-SAT over usage-vector modes)."""
-
-    solver: str = param(
-        "cpsat",
-        "cpsat (interval model) or milp (time-indexed, on --backend)",
-        choices=("cpsat", "milp"),
-    )
-    cross_check: bool = param(False, "also solve with the other model and compare")
-    max_job_modes: int = param(
-        2000, "refuse instances with more (job, mode) pairs", minimum=1, maximum=1_000_000
-    )
-    max_horizon_units: int = param(
-        5000,
-        "refuse instances whose horizon exceeds this many time units",
-        minimum=1,
-        maximum=10_000_000,
-    )
-    incumbent_search: bool = param(
-        True, "warm start: the best serial schedule over several job orders (ours, issue 25)"
-    )
-    objective_bound: bool = param(
-        True, "constraint sum C_i >= the lb_busy partition bound of the integer data (ours)"
-    )
-    symmetry: bool = param(True, "identical jobs start in index order (ours, issue 25)")
-    lp_relaxation: bool = param(True, "CP-SAT linearization_level 2 (ours, issue 25)")
-    lp_bound: bool = param(
-        True, "constraint sum C_i >= the time-indexed LP relaxation (HiGHS IPM; ours, issue 25)"
-    )
 
 
 @register_method(
@@ -387,21 +315,46 @@ def _exact(instance: AsrptInstance, params: ExactParams, ctx: RunContext) -> Out
     )
 
 
-@dataclass(frozen=True)
-class BoundParams:
-    """Parameters of ``lb_sum`` and ``lb_srpt``."""
+def _extra_bound(
+    name: str, instance: AsrptInstance, params: Any, ctx: RunContext, lbs: Any
+) -> tuple[float, dict[str, Any]]:
+    """The value and info of ``lb_busy`` and ``lb_lagrange`` (the latter at least the former)."""
+    from ddlsched.models.asrpt_comm_bound import lb_busy
 
-    alpha_lb: str = param(
-        "ilp",
-        "per-iteration time bound per configuration: the placement ILP within the time limit "
-        "(ilp; a configuration the limit cuts keeps a weaker valid value) or the closed form "
-        "alone (closed_form: weaker, and the same on every machine)",
-        choices=("ilp", "closed_form"),
+    busy = lb_busy(instance, ctx.deadline, alpha_lbs_of=lbs)
+    extra = {"own_duration_jobs": busy.own_duration_jobs, "partition_round": busy.round}
+    if name == "lb_busy":
+        return busy.value_s, extra
+    from ddlsched.models.asrpt_lagrange import lb_lagrange
+
+    lagrange = lb_lagrange(
+        instance,
+        ctx.deadline,
+        alpha_lbs_of=lbs,
+        slots=params.slots,
+        iterations=params.iterations,
     )
+    value = max(lagrange.value_s, busy.value_s)
+    releases = math.fsum(job.arrival_s for job in instance.jobs)
+    flow = value - releases
+    extra = {
+        "lb_busy": busy.value_s,
+        "lagrangian": lagrange.value_s,
+        # a schedule of the capacity relaxation: no bound from it can exceed this
+        "relaxation_ub": lagrange.relaxation_ub_s,
+        "relaxation_flow_room": (lagrange.relaxation_ub_s - releases) / flow - 1.0
+        if flow > 0
+        else 0.0,
+        "ascent_iterations": lagrange.iterations,
+        "best_iteration": lagrange.best_iteration,
+        "slots": lagrange.slots,
+        "ascent_stopped": lagrange.stopped,
+    }
+    return value, extra
 
 
-def _bound_method(name: str, summary: str) -> None:
-    @register_method("asrpt", name, "bound", summary, params=BoundParams)
+def _bound_method(name: str, summary: str, params_type: type = BoundParams) -> None:
+    @register_method("asrpt", name, "bound", summary, params=params_type)
     def _run(instance: AsrptInstance, params: BoundParams, ctx: RunContext) -> Outcome:
         from ddlsched.models import asrpt as models
 
@@ -414,12 +367,8 @@ def _bound_method(name: str, summary: str) -> None:
         )
         alpha_lb_s = time.perf_counter() - started
         extra: dict[str, Any] = {}
-        if name == "lb_busy":
-            from ddlsched.models.asrpt_comm_bound import lb_busy
-
-            busy = lb_busy(instance, ctx.deadline, alpha_lbs_of=lbs)
-            value = busy.value_s
-            extra = {"own_duration_jobs": busy.own_duration_jobs, "partition_round": busy.round}
+        if name in ("lb_busy", "lb_lagrange"):
+            value, extra = _extra_bound(name, instance, params, ctx, lbs)
         else:
             value = getattr(models, name)(instance, alpha_lbs=lbs, deadline=ctx.deadline)
         proven = sum(1 for lb in lbs.values() if lb.proven)
@@ -432,12 +381,15 @@ def _bound_method(name: str, summary: str) -> None:
             "flow_bound": value - math.fsum(job.arrival_s for job in instance.jobs),
             **extra,
         }
+        stopped = []
         if cut:  # the limit left these configurations at a weaker value: a weaker bound
-            info["stopped"] = (
-                f"time limit: alpha_lb of {len(cut)} of {len(lbs)} configurations unproven"
-            )
+            stopped.append(f"alpha_lb of {len(cut)} of {len(lbs)} configurations unproven")
+        if extra.get("ascent_stopped") == "time limit":  # lb_lagrange: fewer iterations
+            stopped.append(f"subgradient ascent after {extra['ascent_iterations']} iterations")
+        if stopped:
+            info["stopped"] = "time limit: " + "; ".join(stopped)
         return Outcome(
-            None, status=Status.BOUND_ONLY, bound=value, info=info, time_limit_hit=bool(cut)
+            None, status=Status.BOUND_ONLY, bound=value, info=info, time_limit_hit=bool(stopped)
         )
 
 
@@ -447,6 +399,12 @@ _bound_method(
     "lb_busy",
     "ours: sum over a partition of r_i + n_i alpha_lb_i and of one-machine mean busy times "
     "plus n_i alpha_lb_i / 2 (>= lb_sum and lb_srpt)",
+)
+_bound_method(
+    "lb_lagrange",
+    "ours: Lagrangian relaxation of the cluster's GPU capacity over time, subgradient "
+    "ascent (the larger of it and lb_busy)",
+    LagrangeParams,
 )
 
 

@@ -1,0 +1,129 @@
+"""Parameters of the asrpt family's methods (:mod:`ddlsched.families.asrpt` registers the
+methods; the classes live here to keep that module a readable map). Each field's help
+text is what ``ddlsched methods`` prints; see the family docstring for the methods."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ddlsched.heuristics.asrpt_arrival import ELIGIBILITIES
+from ddlsched.params import param
+
+#: Server-selection rules of the baselines (Sec. V-A-1-d; ``asrpt``: A-SRPT's rule by class).
+SELECTIONS = ("most_free", "least_free", "asrpt")
+
+
+@dataclass(frozen=True)
+class AsrptParams:
+    """Parameters of A-SRPT (Algorithm 1)."""
+
+    delay_factor: float = param(
+        1.0, "tau: a delay window lasts tau (g_i/G) n~_i alpha~_min_i (Line 17)", minimum=0.0
+    )
+    comm_heavy: float = param(
+        1.5, "communication-heavy when alpha_max / alpha~_min >= this (Line 8)", minimum=1.0
+    )
+    delay_blocks: bool = param(
+        True, "no other job starts while a delay window is open (paper); false: ablation"
+    )
+    eligibility: str = param(
+        "virtual",
+        "virtual: a job is eligible at its virtual completion (Algorithm 1, Line 2); "
+        "arrival: at its arrival, queued in virtual-completion order (ours, not the paper's)",
+        choices=ELIGIBILITIES,
+    )
+    theory: bool = param(True, "record Theorem 1 and Lemmas 2-3 in info['theory']")
+
+
+@dataclass(frozen=True)
+class BaselineParams:
+    """Parameters of the baselines (Sec. V-A-1-d)."""
+
+    server_selection: str = param(
+        "most_free",
+        "servers a job takes: most_free, least_free or asrpt (A-SRPT's rule by class)",
+        choices=SELECTIONS,
+    )
+    comm_heavy: float = param(1.5, "class threshold used by server_selection = asrpt", minimum=1.0)
+
+
+@dataclass(frozen=True)
+class ImproveParams:
+    """Parameters of ``improve`` (ours, issue 25; :mod:`ddlsched.heuristics.asrpt_improve`)."""
+
+    starts: str = param(
+        "all",
+        "all, or a comma-separated subset of the policies and packed, packed_best_fit",
+    )
+    window: int = param(
+        5, "LNS window: list positions whose every order is tried", minimum=2, maximum=7
+    )
+    horizon: int = param(
+        32, "list positions after a window scored before a full re-decode", minimum=0, maximum=10**6
+    )
+    max_windows: int = param(
+        0, "stop after this many windows (0: no cap)", minimum=0, maximum=10**9
+    )
+
+
+@dataclass(frozen=True)
+class ExactParams:
+    """Parameters of the exact method (CP-SAT over usage-vector modes)."""
+
+    solver: str = param(
+        "cpsat",
+        "cpsat (interval model) or milp (time-indexed, on --backend)",
+        choices=("cpsat", "milp"),
+    )
+    cross_check: bool = param(False, "also solve with the other model and compare")
+    max_job_modes: int = param(
+        2000, "refuse instances with more (job, mode) pairs", minimum=1, maximum=1_000_000
+    )
+    max_horizon_units: int = param(
+        5000,
+        "refuse instances whose horizon exceeds this many time units",
+        minimum=1,
+        maximum=10_000_000,
+    )
+    incumbent_search: bool = param(
+        True, "warm start: the best serial schedule over several job orders (ours, issue 25)"
+    )
+    objective_bound: bool = param(
+        True, "constraint sum C_i >= the lb_busy partition bound of the integer data (ours)"
+    )
+    symmetry: bool = param(True, "identical jobs start in index order (ours, issue 25)")
+    lp_relaxation: bool = param(True, "CP-SAT linearization_level 2 (ours, issue 25)")
+    lp_bound: bool = param(
+        True, "constraint sum C_i >= the time-indexed LP relaxation (HiGHS IPM; ours, issue 25)"
+    )
+
+
+@dataclass(frozen=True)
+class BoundParams:
+    """Parameters of ``lb_sum`` and ``lb_srpt``."""
+
+    alpha_lb: str = param(
+        "ilp",
+        "per-iteration time bound per configuration: the placement ILP within the time limit "
+        "(ilp; a configuration the limit cuts keeps a weaker valid value) or the closed form "
+        "alone (closed_form: weaker, and the same on every machine)",
+        choices=("ilp", "closed_form"),
+    )
+
+
+@dataclass(frozen=True)
+class LagrangeParams(BoundParams):
+    """Parameters of ``lb_lagrange`` (ours): ``alpha_lb`` as the other bounds, the ascent's."""
+
+    slots: int = param(
+        2000,
+        "slots of the multiplier grid (strength only, never validity)",
+        minimum=1,
+        maximum=1_000_000,
+    )
+    iterations: int = param(
+        200,
+        "subgradient iterations at most (the best iterate is kept)",
+        minimum=1,
+        maximum=1_000_000,
+    )

@@ -1,0 +1,331 @@
+"""Lower bound ``lb_lagrange`` of family ``asrpt``: Lagrangian relaxation of the GPU capacity.
+
+A bound of ours (issue 25, item 2: "an LP or Lagrangian bound on trace
+windows"), not the paper's. Paper seed 004: Problem (8) (``min sum_i C_i``)
+under Eqs. (1)-(3) and the per-iteration time of Eqs. (4)-(7); spec
+``shared/specs/asrpt.md``, "Offline optimum and lower bounds". Lagrangian
+relaxation of a capacity constraint in time is textbook (e.g. Fisher 1973,
+"Optimal solution of scheduling problems using Lagrange multipliers"); its
+use here, on the trimmed schedule below, the multiplier grid and the step
+rule are ours.
+
+Notation. ``p_i = n_i alpha_lb_i`` (``alpha_lb`` of :mod:`ddlsched.models.asrpt`:
+at most job ``i``'s per-iteration time in *any* placement, so ``p_i`` is at
+most its running time), ``g_i`` its GPUs, ``G = M g`` the cluster's GPUs.
+
+The relaxation (R). Choose completion times ``C_i >= r_i + p_i`` so that at
+every instant ``t`` the jobs with ``t in [C_i - p_i, C_i)`` use at most ``G``
+GPUs in total; minimise ``sum_i C_i``. Every feasible schedule of Problem (8)
+gives a feasible point of (R) with the same ``C_i``: job ``i`` runs on
+``g_i`` GPUs during ``[t_i, C_i)`` with ``C_i - t_i = n_i alpha_i >= p_i`` and
+``t_i >= r_i`` (Eq. 1), so ``[C_i - p_i, C_i)`` lies inside it and the GPUs in
+use at ``t`` in (R) are a subset of those in use in the schedule, at most
+``G`` by Eq. (3) summed over the servers. Hence ``OPT(R) <= OPT_A``.
+
+Theorem (ours). For every function ``lambda(t) >= 0``, constant on the slots
+of a grid ``0 = b_0 < ... < b_K`` (and 0 from ``b_K`` on), with ``Lam(t) =
+int_0^t lambda``,
+
+    L(lambda) = sum_i min_{s >= r_i} f_i(s) - G Lam(b_K),
+    f_i(s) = s + p_i + g_i (Lam(s + p_i) - Lam(s)),
+
+is at most ``OPT(R)`` and so at most ``OPT_A``.
+
+Proof. For a feasible point of (R) with starts ``s_i = C_i - p_i``, the
+usage ``U(t) = sum_i g_i 1[s_i <= t < C_i] <= G``, so ``int lambda (U - G) dt
+<= 0`` and ``sum_i C_i >= sum_i C_i + int lambda (U - G) = sum_i f_i(s_i) -
+G Lam(b_K) >= L(lambda)`` (``s_i >= r_i``). Any grid and any ``lambda`` give a
+valid bound: the grid's coarseness decides only the strength, never the
+validity, and job starts are continuous (not rounded to the grid).
+
+Each inner minimum is exact: ``Lam`` is piecewise linear with breakpoints on
+the grid, so ``f_i`` is piecewise linear in ``s`` with breakpoints where ``s``
+or ``s + p_i`` is a grid point; and ``f_i(s) >= s + p_i`` (as ``Lam`` does not
+decrease), so no ``s`` beyond ``s_max = f_i(r_i) - p_i`` beats ``s = r_i``.
+The minimum is therefore attained at ``r_i`` or at a breakpoint in ``(r_i,
+s_max]`` (on ``[last breakpoint, s_max]`` ``f_i`` is linear and ``f_i(s_max) >=
+f_i(r_i)``), and those candidates are all evaluated.
+
+``lambda = 0`` gives ``sum_i (r_i + p_i) = lb_sum`` (it is the first iterate),
+so the best value over the iterates is at least ``lb_sum``. The method
+(``families/asrpt.py``) reports the larger of it and ``lb_busy``
+(:mod:`ddlsched.models.asrpt_comm_bound`), both valid, so ``lb_lagrange >=
+max(lb_sum, lb_srpt, lb_busy)`` on every instance. At the best ``lambda``
+over *all* grids ``L`` is the LP relaxation of the time-indexed start
+formulation of (R) (the subproblem has integral extreme points), which is
+stronger than the mean-busy-time LP (Goemans 1997) that ``lb_busy`` relaxes
+further.
+
+Choices (ours; they decide the strength, never the validity):
+
+* The grid: ``slots`` slots from 0 to the makespan ``H`` of the relaxed
+  schedule ``UB`` below (``lambda = 0`` after ``H``), with boundaries at the
+  quantiles of that schedule's and ``lb_sum``'s start and end times, so
+  the slots are short where jobs start and end densely.
+* ``lambda`` by projected subgradient ascent: the subgradient on slot ``k``
+  is ``U_k - G len_k`` (the GPU-seconds of the inner minimisers in the slot
+  minus the capacity), components with ``lambda_k = 0`` and a negative
+  subgradient dropped; Polyak's step ``theta (UB - L) / |u|^2`` with ``UB``
+  below, ``theta`` from 1, halved after ``PATIENCE`` iterations without a
+  better bound; at most ``iterations`` iterations, fewer when the deadline
+  expires (the best value so far stays valid) or ``theta`` falls below
+  ``MIN_THETA``.
+* ``UB``: the better (smaller ``sum_i C_i``) of two work-conserving list
+  schedules of (R): at every release and completion, the released waiting
+  jobs are scanned by smallest GPU time ``g_i p_i`` (resp. earliest
+  release), ties by index, and each one whose ``g_i`` GPUs are free
+  starts, never preempted. Both are feasible points of (R), so ``OPT(R) <=
+  UB``. No bound derived from (R) (LP, Lagrangian, or (R) solved exactly)
+  can exceed ``UB``; the method records it as ``relaxation_ub`` (not a bound
+  on Problem (8): a schedule of (R) need not be one of Problem (8), whose
+  servers hold ``g`` GPUs each), which measures how much room the
+  relaxation leaves above the bound.
+
+Cost per iteration: ``O(I log I + K)`` plus, for each job whose window
+``[r_i, r_i + p_i)`` meets a slot with ``lambda > 0``, one pass over the
+grid points in ``(r_i, s_max + p_i]``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ddlsched.deadline import Deadline
+from ddlsched.models.asrpt import AlphaLb, alpha_lbs
+from ddlsched.problems.asrpt import AsrptInstance
+
+__all__ = [
+    "DEFAULT_ITERATIONS",
+    "DEFAULT_SLOTS",
+    "LagrangeBound",
+    "greedy_relaxed_starts",
+    "lagrangian_value",
+    "lb_lagrange",
+    "relaxation_bound",
+]
+
+#: Default number of multiplier slots and of subgradient iterations (module docstring).
+DEFAULT_SLOTS = 2000
+DEFAULT_ITERATIONS = 200
+#: Iterations without a better bound before the step factor is halved.
+PATIENCE = 5
+#: The step factor below which the ascent stops.
+MIN_THETA = 1e-4
+
+
+@dataclass(frozen=True)
+class LagrangeBound:
+    """The bound (s), the relaxed schedule's ``sum C_i`` (``UB``) and how the ascent went."""
+
+    value_s: float
+    relaxation_ub_s: float
+    iterations: int
+    best_iteration: int
+    slots: int
+    stopped: str
+
+
+def greedy_relaxed_starts(
+    releases: np.ndarray,
+    durations: np.ndarray,
+    gpus: np.ndarray,
+    total_gpus: float,
+    priority: np.ndarray,
+) -> np.ndarray:
+    """Starts of the work-conserving list schedule of the relaxation (R) (module docstring).
+
+    At every release and completion, the released waiting jobs are scanned by
+    ``(priority, index)`` and each one whose ``g_i`` GPUs are free starts.
+    Needs ``gpus <= total_gpus`` for every job.
+    """
+    n = len(releases)
+    order = sorted(range(n), key=lambda i: (releases[i], i))
+    starts = np.zeros(n)
+    waiting: list[tuple[float, int]] = []  # sorted (priority, index)
+    running: list[tuple[float, float]] = []  # heap of (end, gpus)
+    free, fewest = float(total_gpus), float(gpus.min(initial=0.0))
+    t, k = 0.0, 0
+    while k < n or waiting:
+        next_release = float(releases[order[k]]) if k < n else math.inf
+        t = max(t, min(next_release, running[0][0]) if waiting and running else next_release)
+        while running and running[0][0] <= t:
+            free += heapq.heappop(running)[1]
+        while k < n and releases[order[k]] <= t:
+            bisect.insort(waiting, (float(priority[order[k]]), order[k]))
+            k += 1
+        position = 0
+        while position < len(waiting) and free >= fewest:
+            i = waiting[position][1]
+            if gpus[i] <= free:
+                starts[i] = t
+                free -= float(gpus[i])
+                heapq.heappush(running, (t + float(durations[i]), float(gpus[i])))
+                del waiting[position]
+            else:
+                position += 1
+    return starts
+
+
+def _grid(points: np.ndarray, horizon: float, slots: int) -> np.ndarray:
+    """``0 = b_0 < ... < b_K = horizon`` at the quantiles of ``points`` (at most ``slots`` slots)."""
+    inside = points[(points > 0.0) & (points < horizon)]
+    if len(inside) == 0 or slots <= 1:
+        return np.array([0.0, horizon])
+    cuts = np.quantile(inside, np.linspace(0.0, 1.0, slots + 1)[1:-1])
+    return np.unique(np.concatenate(([0.0], cuts, [horizon])))
+
+
+def _cumulative(boundaries: np.ndarray, density: np.ndarray) -> np.ndarray:
+    """``Lam`` at the boundaries for ``lambda`` constant on each slot."""
+    return np.concatenate(([0.0], np.cumsum(density * np.diff(boundaries))))
+
+
+def _best_starts(
+    releases: np.ndarray,
+    durations: np.ndarray,
+    gpus: np.ndarray,
+    boundaries: np.ndarray,
+    lam: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each job's minimiser of ``f_i`` over ``s >= r_i`` and the minimum (module docstring)."""
+    ends = releases + durations
+    values = ends + gpus * (np.interp(ends, boundaries, lam) - np.interp(releases, boundaries, lam))
+    starts = releases.copy()
+    for i in np.flatnonzero(values > ends):
+        r, p, g = releases[i], durations[i], gpus[i]
+        s_max = values[i] - p
+        low = np.searchsorted(boundaries, r, side="right")
+        high = np.searchsorted(boundaries, s_max, side="right")
+        low_end = np.searchsorted(boundaries, r + p, side="right")
+        high_end = np.searchsorted(boundaries, s_max + p, side="right")
+        candidates = np.concatenate((boundaries[low:high], boundaries[low_end:high_end] - p))
+        if len(candidates) == 0:
+            continue
+        f = (
+            candidates
+            + p
+            + g
+            * (np.interp(candidates + p, boundaries, lam) - np.interp(candidates, boundaries, lam))
+        )
+        best = int(np.argmin(f))
+        if f[best] < values[i]:
+            values[i] = f[best]
+            starts[i] = candidates[best]
+    return starts, values
+
+
+def _slot_usage(
+    starts: np.ndarray, durations: np.ndarray, gpus: np.ndarray, boundaries: np.ndarray
+) -> np.ndarray:
+    """GPU-seconds in each slot of jobs running ``[s_i, s_i + p_i)`` on ``g_i`` GPUs."""
+    times = np.concatenate((starts, starts + durations))
+    slopes = np.concatenate((gpus, -gpus))
+    order = np.argsort(times, kind="stable")
+    times, slopes = times[order], slopes[order]
+    slope_sum = np.cumsum(slopes)
+    offset_sum = np.cumsum(slopes * times)
+    last = np.searchsorted(times, boundaries, side="right") - 1
+    gpu_seconds = np.where(
+        last >= 0,
+        slope_sum[np.maximum(last, 0)] * boundaries - offset_sum[np.maximum(last, 0)],
+        0.0,
+    )
+    return np.diff(gpu_seconds)
+
+
+def lagrangian_value(
+    releases: np.ndarray,
+    durations: np.ndarray,
+    gpus: np.ndarray,
+    total_gpus: float,
+    boundaries: np.ndarray,
+    density: np.ndarray,
+) -> tuple[float, np.ndarray]:
+    """``L(lambda)`` of the module's theorem for ``lambda = density`` (>= 0) on the grid,
+    and the inner minimisers (starts)."""
+    lam = _cumulative(boundaries, density)
+    starts, values = _best_starts(releases, durations, gpus, boundaries, lam)
+    return math.fsum(values) - total_gpus * float(lam[-1]), starts
+
+
+def relaxation_bound(
+    releases: Sequence[float],
+    durations: Sequence[float],
+    gpus: Sequence[float],
+    total_gpus: float,
+    *,
+    slots: int = DEFAULT_SLOTS,
+    iterations: int = DEFAULT_ITERATIONS,
+    deadline: Deadline | None = None,
+) -> LagrangeBound:
+    """The best ``L(lambda)`` over the subgradient iterates (module docstring)."""
+    r = np.asarray(releases, dtype=float)
+    p = np.asarray(durations, dtype=float)
+    g = np.asarray(gpus, dtype=float)
+    if not len(r) == len(p) == len(g):
+        raise ValueError("releases, durations and gpus must have the same length")
+    if len(r) and (g.max() > total_gpus or p.min() < 0 or g.min() < 0):
+        raise ValueError("every job needs 0 <= g_i <= G GPUs and a duration >= 0")
+    schedules = [greedy_relaxed_starts(r, p, g, total_gpus, key) for key in (g * p, r)]
+    totals = [math.fsum(starts + p) for starts in schedules]
+    upper = min(totals)
+    relaxed = schedules[totals.index(upper)]
+    horizon = float(max((relaxed + p).max(initial=0.0), 1.0))
+    boundaries = _grid(np.concatenate((r, r + p, relaxed, relaxed + p)), horizon, slots)
+    lengths = np.diff(boundaries)
+    capacity = total_gpus * lengths
+    density = np.zeros(len(lengths))
+    best, best_at, theta, stale, done = -math.inf, 0, 1.0, 0, 0
+    stopped = "iterations"
+    for done in range(1, iterations + 1):
+        value, starts = lagrangian_value(r, p, g, total_gpus, boundaries, density)
+        if value > best * (1 + 1e-12) or best == -math.inf:
+            best, best_at, stale = max(best, value), done, 0
+        else:
+            stale += 1
+            if stale >= PATIENCE:
+                theta, stale = theta / 2, 0
+        direction = _slot_usage(starts, p, g, boundaries) - capacity
+        direction[(density <= 0.0) & (direction < 0.0)] = 0.0
+        norm = float(np.dot(direction, direction))
+        if norm <= 0.0 or upper <= value:
+            stopped = "optimal" if norm <= 0.0 else "reached the relaxation's upper bound"
+            break
+        if theta < MIN_THETA:
+            stopped = "step below minimum"
+            break
+        if deadline is not None and deadline.expired():
+            stopped = "time limit"
+            break
+        density = np.maximum(0.0, density + theta * (upper - value) / norm * direction)
+    return LagrangeBound(best, upper, done, best_at, len(lengths), stopped)
+
+
+def lb_lagrange(
+    instance: AsrptInstance,
+    deadline: Deadline | None = None,
+    *,
+    alpha_lbs_of: Mapping[str, AlphaLb] | None = None,
+    slots: int = DEFAULT_SLOTS,
+    iterations: int = DEFAULT_ITERATIONS,
+) -> LagrangeBound:
+    """The bound of the module docstring on ``instance`` (``alpha_lb`` per configuration)."""
+    lbs = alpha_lbs(instance, deadline=deadline) if alpha_lbs_of is None else alpha_lbs_of
+    releases = [job.arrival_s for job in instance.jobs]
+    durations = [job.iterations * lbs[job.config].value_s for job in instance.jobs]
+    gpus = [instance.configs[job.config].num_gpus for job in instance.jobs]
+    return relaxation_bound(
+        releases,
+        durations,
+        gpus,
+        instance.cluster.num_gpus,
+        slots=slots,
+        iterations=iterations,
+        deadline=deadline,
+    )
