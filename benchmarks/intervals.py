@@ -30,6 +30,13 @@ table``):
 ``schedule by``     the method labels that supplied the best schedule, counted over instances
 ``bound by``        the method labels that supplied the best bound, counted over instances
 
+``--explain FILE`` (a TOML file, default ``benchmarks/results/intervals-explained.toml``
+when it exists) holds, per table ``"family / group"``, why a row stays above 10 %:
+``limit`` (which side and by how much), ``tried`` (what was tried, with the
+RESULTS section that measured it). The overview then has an ``explained`` column, and a
+section lists every table above 10 % with its explanation, or ``not explained``: the
+report never hides a wide row.
+
 Each table's heading names the ddlsched version of its rows (``bench table``'s rule: the
 newest version present when a directory holds several; the others are listed) and the
 suite. Our choices: a method without any schedule in the group has no line (it appears
@@ -42,6 +49,7 @@ import argparse
 import json
 import math
 import sys
+import tomllib
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -184,9 +192,53 @@ def directory_report(directory: Path) -> tuple[list[str], list[tuple[str, float]
     return [*out, ""], widest
 
 
-def report(directories: Sequence[Path], command: str, note: str | None = None) -> str:
+#: Where the explanations of rows above 10 % are kept by default.
+EXPLAINED = Path(__file__).resolve().parent / "results" / "intervals-explained.toml"
+
+
+def load_explanations(path: Path | None) -> dict[str, dict[str, str]]:
+    """``{"family / group": {"limit": ..., "tried": ...}}`` from a TOML file; ``{}`` when
+    ``path`` is None. A malformed file is a :class:`DdlschedError` naming it."""
+    if path is None:
+        return {}
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise DdlschedError(f"{path}: {exc}") from None
+    tables = data.get("tables", {})
+    for name, entry in tables.items():
+        if not isinstance(entry, dict) or set(entry) - {"limit", "tried"} or not entry:
+            raise DdlschedError(f"{path}: table {name!r}: expected keys 'limit' and 'tried'")
+    return tables
+
+
+def _explained_section(overview, explanations) -> list[str]:
+    wide = [(n, w) for n, w in overview if not math.isnan(w) and w > CITABLE_WIDTH]
+    if not wide:
+        return []
+    out = ["", "## Tables above 10 %: what limits them and what was tried", ""]
+    for name, width in wide:
+        entry = explanations.get(name.split(" / ", 1)[1])
+        out.append(
+            f"- **{name}** ({width_text(width)}): "
+            + (
+                f"*limit:* {entry.get('limit', '-')} *Tried:* {entry.get('tried', '-')}"
+                if entry
+                else "**not explained**"
+            )
+        )
+    return out
+
+
+def report(
+    directories: Sequence[Path],
+    command: str,
+    note: str | None = None,
+    explanations: dict[str, dict[str, str]] | None = None,
+) -> str:
     """The whole Markdown report: an overview of every table's widest width (and ``note``
-    under it), then the tables."""
+    under it), the explanations of tables above 10 %, then the tables."""
+    explanations = explanations or {}
     sections, overview = [], []
     for directory in directories:
         lines, widest = directory_report(directory)
@@ -199,14 +251,20 @@ def report(directories: Sequence[Path], command: str, note: str | None = None) -
         "of its rows). Columns: the docstring of `benchmarks/intervals.py`; "
         "`ddlsched bench table` prints the same `width` per line (the widest instance).",
         "",
-        "| table | widest width | within 10 % |",
-        "|:---|---:|:---|",
+        "| table | widest width | within 10 % | explained |",
+        "|:---|---:|:---|:---|",
     ]
     for name, width in overview:
         ok = "-" if math.isnan(width) else ("yes" if width <= CITABLE_WIDTH else "**no**")
-        head.append(f"| {name} | {width_text(width)} | {ok} |")
+        why = (
+            "-"
+            if ok != "**no**"
+            else ("yes" if name.split(" / ", 1)[1] in explanations else "**no**")
+        )
+        head.append(f"| {name} | {width_text(width)} | {ok} | {why} |")
     if note:
         head += ["", note]
+    head += _explained_section(overview, explanations)
     return "\n".join([*head, "", *sections])
 
 
@@ -215,12 +273,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("results", nargs="+", type=Path, help="results directories")
     parser.add_argument("--out", type=Path, help="write the report here (default: stdout)")
     parser.add_argument("--note", help="a paragraph printed under the overview")
+    parser.add_argument(
+        "--explain",
+        type=Path,
+        default=EXPLAINED if EXPLAINED.exists() else None,
+        help="TOML file of explanations of tables above 10 %% (default: %(default)s)",
+    )
     args = parser.parse_args(argv)
     shown = [str(p) for p in args.results] + (["--out", str(args.out)] if args.out else [])
     shown += ['--note "..."'] if args.note else []
     command = "python benchmarks/intervals.py " + " ".join(shown)
     try:
-        text = report(args.results, command, args.note)
+        text = report(args.results, command, args.note, load_explanations(args.explain))
     except DdlschedError as exc:
         print(f"intervals: error: {exc}", file=sys.stderr)
         return 2

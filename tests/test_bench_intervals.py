@@ -196,12 +196,15 @@ def _stored_width(directory: Path) -> float:
 def test_report_on_results_directories(two_results, tmp_path):
     wide, narrow = two_results
     out = tmp_path / "intervals.md"
-    assert _script().main([str(wide), str(narrow), "--out", str(out)]) == 0
+    args = [str(wide), str(narrow), "--out", str(out), "--explain", str(tmp_path / "none.toml")]
+    (tmp_path / "none.toml").write_text("")
+    assert _script().main(args) == 0
     text = out.read_text()
     wide_width, narrow_width = _stored_width(wide), _stored_width(narrow)
     assert wide_width > 0.10 > narrow_width
-    assert f"| wide / debug / g | {100 * wide_width:.1f}% | **no** |" in text
-    assert f"| narrow / debug / g | {100 * narrow_width:.1f}% | yes |" in text
+    assert f"| wide / debug / g | {100 * wide_width:.1f}% | **no** | **no** |" in text
+    assert f"| narrow / debug / g | {100 * narrow_width:.1f}% | yes | - |" in text
+    assert f"- **wide / debug / g** ({100 * wide_width:.1f}%): **not explained**" in text
     lines = [x for x in text.splitlines() if x.startswith("| heur |")]
     assert len(lines) == 2
     cells = [c.strip() for c in lines[0].strip("|").split("|")]
@@ -215,3 +218,25 @@ def test_report_refuses_an_empty_directory(tmp_path, capsys):
     (tmp_path / "empty").mkdir()
     assert _script().main([str(tmp_path / "empty")]) == 2
     assert capsys.readouterr().err.startswith("intervals: error:")
+
+
+def test_report_lists_explanations_of_wide_tables(two_results, tmp_path):
+    wide, narrow = two_results
+    explain = tmp_path / "explained.toml"
+    explain.write_text('[tables."debug / g"]\nlimit = "the bound, 5 % low"\ntried = "nothing"\n')
+    out = tmp_path / "intervals.md"
+    assert (
+        _script().main([str(wide), str(narrow), "--out", str(out), "--explain", str(explain)]) == 0
+    )
+    text = out.read_text()
+    assert "| **no** | yes |" in text  # the wide table: not within 10 %, explained
+    assert "*limit:* the bound, 5 % low *Tried:* nothing" in text
+    assert text.count("*limit:*") == 1  # the narrow table needs no explanation
+
+
+def test_malformed_explanations_are_one_line_errors(two_results, tmp_path, capsys):
+    explain = tmp_path / "bad.toml"
+    explain.write_text('[tables."debug / g"]\nwhy = "x"\n')
+    assert _script().main([str(two_results[0]), "--explain", str(explain)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("intervals: error:") and "expected keys 'limit' and 'tried'" in err
