@@ -10,7 +10,8 @@
 * the MIP start is a feasible point of the strengthened model (every row
   holds at its values) whose objective is the heuristic's utility less the
   jobs it drops; the earliest completion never exceeds an optimal schedule's
-  completion and is later than ``d_min`` on some instances.
+  completion and is later than ``d_min`` on some instances;
+* a solve that ends at the limit without a schedule returns the start.
 """
 
 from __future__ import annotations
@@ -157,3 +158,22 @@ def test_earliest_completion_is_a_lower_bound_and_tighter_than_d_min():
                 first = earliest_completion(instance, i)
                 later += first is None or first > d_min
     assert later >= 5
+
+
+def test_start_is_the_answer_when_the_solver_has_no_schedule(monkeypatch):
+    import ddlsched.solvers.formulation as formulation_module
+    from ddlsched.solvers.result import Outcome
+
+    def no_schedule(*args, **kwargs):
+        return Outcome(status=Status.TIME_LIMIT_NO_SOLUTION, time_limit_hit=True)
+
+    monkeypatch.setattr(formulation_module, "solve_formulation", no_schedule)
+    instance = TINY[0]
+    outcome = solve_exact(instance, "highs", 0, False, Deadline.unlimited())
+    assert outcome.status is Status.FEASIBLE and "fallback" in outcome.info
+    best = best_heuristic_schedule(instance, 0, Deadline.unlimited())
+    assert outcome.schedule == best
+    plain = solve_exact(
+        instance, "highs", 0, False, Deadline.unlimited(), strengthening=Strengthening.none()
+    )
+    assert plain.schedule is None  # without a start there is nothing to fall back on

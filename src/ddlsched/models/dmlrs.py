@@ -7,10 +7,14 @@ Paper: Yu et al., IEEE TNSE 2022 (reading notes, seed 002): DMLRS (Eqs.
 
 The exact method's model is the compact offline MILP of DMLRS, built in
 :mod:`ddlsched.models.dmlrs_milp` (its rows, the symmetry rows and why its
-optimum is the evaluator's); :class:`ExactFormulation` sizes, builds and
-decodes it and :func:`solve_exact` is ``exact``'s strategy (the empty
-schedule when ``ub_trivial`` is 0, else the MILP through
-:func:`~ddlsched.solvers.formulation.solve_formulation`). The pricing and
+optimum is the evaluator's), strengthened (ours, issue 25; each switch a
+parameter of ``exact``, all on by default) by
+:mod:`ddlsched.models.dmlrs_strong` (its validity arguments);
+:class:`ExactFormulation` sizes, builds and decodes it and
+:func:`solve_exact` is ``exact``'s strategy (the empty schedule when
+``ub_trivial`` is 0, else the best heuristic schedule as a MIP start and the
+MILP through :func:`~ddlsched.solvers.formulation.solve_formulation`; the
+start is the answer when the solver ends at the limit without a schedule). The pricing and
 ``UB(p)`` are :mod:`ddlsched.models.dmlrs_dual`.
 
 Size cap (*ours*): :data:`EXACT_MAX_CELLS` job-machine-slot cells; above
