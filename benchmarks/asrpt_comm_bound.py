@@ -11,7 +11,10 @@ lb_srpt)`` and of ``lb_busy``, and how often ``lb_busy`` is strictly better.
 Per window (preset ``paper``: 250 x 8 GPUs, Philly, 0 % single-GPU as the
 NIC sweep of ``benchmarks/suites/asrpt.toml``): the three bounds in flow
 time (``sum r_i`` subtracted), the best schedule over the policies run
-(``--policies``; flow time, evaluated), the flow-time interval width
+(``--policies``; flow time, evaluated; ``packed_list`` and
+``packed_best_fit`` are the packed list schedules of
+:mod:`ddlsched.heuristics.asrpt_packed`, ``improve:LIMIT`` the method
+``improve`` with a time limit of ``LIMIT`` s, both ours), the flow-time interval width
 ``best schedule / best bound`` before (``max(lb_sum, lb_srpt)``) and after
 (``lb_busy``), and where the bound loses: per job of the best schedule, its
 achieved ``alpha_i`` over ``alpha_lb_i`` (median, p90, and the GPU-time
@@ -33,11 +36,13 @@ import statistics
 import time
 
 from ddlsched.families.asrpt import generate
-from ddlsched.heuristics.asrpt_config import config_constants, map_job
+from ddlsched.heuristics.asrpt_config import config_constants
+from ddlsched.heuristics.asrpt_packed import packed_list_schedule
 from ddlsched.models.asrpt import alpha_lbs, lb_srpt, lb_sum
 from ddlsched.models.asrpt_comm_bound import lb_busy
 from ddlsched.models.asrpt_exact import solve_exact
-from ddlsched.problems.asrpt_schedule import AsrptSchedule, JobRun, evaluate
+from ddlsched.problems.asrpt_schedule import evaluate
+from ddlsched.registry import RunOptions, run_method
 from ddlsched.sim.asrpt import simulate
 from ddlsched.solvers.result import Status
 from ddlsched.workloads.asrpt import tiny, tiny_comm
@@ -54,52 +59,6 @@ DEFAULT_POLICIES = (
     "packed_list",
     "packed_best_fit",
 )
-
-
-def packed_list_schedule(instance, *, best_fit: bool = False) -> AsrptSchedule:
-    """Offline witness (ours, not a policy of the paper): jobs in arrival order, each
-    on the fewest servers with Heavy-Edge's mapping (``alpha~_min``), never split
-    further, at the earliest time its servers have the GPUs free.
-
-    Each server keeps the time from which each of its GPUs is free; a job takes
-    whole servers for its full multiples of ``g`` (those free soonest) and, for
-    the remainder ``r``, another server whose ``r``-th GPU frees soonest (ties:
-    the lowest index; so among servers free at the arrival, the one idle
-    longest). ``best_fit``: times before the job's arrival count as the
-    arrival, and ties go to the server with the fewest GPUs free then
-    (keeping whole servers whole). A GPU serves one job at a time, so Eq. (3)
-    holds; the evaluator re-checks it.
-    """
-    g = instance.cluster.gpus_per_server
-    free_from = [[0.0] * g for _ in range(instance.cluster.servers)]
-    runs = {}
-    for job in sorted(instance.jobs, key=lambda j: (j.arrival_s, j.id)):
-        config = instance.configs[job.config]
-        full, rest = divmod(config.num_gpus, g)
-        take = (g,) * full + ((rest,) if rest else ())
-        arrival = job.arrival_s
-        floor = arrival if best_fit else -math.inf
-        servers = sorted(range(len(free_from)), key=lambda m: (max(floor, *free_from[m]), m))
-        servers = servers[:full]
-        if rest:
-            taken = set(servers)
-
-            def key(m: int, rest: int = rest, floor: float = floor) -> tuple:
-                at = max(floor, sorted(free_from[m])[rest - 1])
-                spare = sum(t <= at for t in free_from[m]) if best_fit else 0
-                return (at, spare, m)
-
-            servers.append(min((m for m in range(len(free_from)) if m not in taken), key=key))
-        frees = [sorted(free_from[m])[n - 1] for m, n in zip(servers, take, strict=True)]
-        start = max([arrival, *frees])
-        mapping = map_job(instance.cluster, config, take, 0)
-        finish = start + job.iterations * mapping.alpha_s
-        for m, n in zip(servers, take, strict=True):
-            slots = sorted(range(g), key=lambda k: free_from[m][k])[:n]
-            for k in slots:
-                free_from[m][k] = finish
-        runs[job.id] = JobRun(start, tuple(servers), mapping.counts)
-    return AsrptSchedule(runs)
 
 
 #: The testbed's policies: delay_factor 0 as the paper's testbed (Sec. V-A).
@@ -123,9 +82,17 @@ def _paper_window(seed: int, nic: float, jobs: int):
 def _run(instance, policy: str, seed: int):
     """``policy``, ``policy:selection`` (a baseline's ``server_selection``) or
     ``policy:tau=X`` (A-SRPT's ``delay_factor``), evaluated;
-    ``packed_list`` / ``packed_best_fit``: :func:`packed_list_schedule`."""
+    ``packed_list`` / ``packed_best_fit``: the packed list schedules of
+    :mod:`ddlsched.heuristics.asrpt_packed` (Heavy-Edge seed 0);
+    ``improve:LIMIT``: the family's method ``improve`` (ours, issue 25) through
+    the method pipeline with a time limit of ``LIMIT`` s and the window's seed."""
     if policy in ("packed_list", "packed_best_fit"):
         return evaluate(instance, packed_list_schedule(instance, best_fit=policy != "packed_list"))
+    if policy.startswith("improve"):
+        limit = float(policy.partition(":")[2] or 60)
+        options = RunOptions(time_limit_s=limit, seed=seed)
+        result = run_method("asrpt", "improve", instance, options, raise_errors=True)
+        return result.evaluation
     name, _, selection = policy.partition(":")
     if selection.startswith("tau="):
         knobs: dict = {"delay_factor": float(selection[4:])}

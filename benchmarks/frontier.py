@@ -22,8 +22,8 @@ strengthening switched on or off is its own label), one line:
                    runs that stopped without a proof (``-`` when all proved)
 ``limit``          the time limit of the runs (s)
 
-The ``frontier`` of a family and method is the largest size at which every run proved
-within the limit (the bold line). Our choices: a row with status ``error`` counts as not
+The ``frontier`` of a family, preset and method label is the largest size at which every
+run proved within the limit (the bold line). Our choices: a row with status ``error`` counts as not
 proven (its message is listed under the table); ``wall_s`` rather than the solver's own
 time, since a user waits for the whole run. Timings depend on the machine and its load:
 record both with the figures (``benchmarks/RESULTS.md``).
@@ -103,20 +103,23 @@ def _step(params: object) -> str:
 
 
 def frontier_lines(frame: pd.DataFrame) -> pd.DataFrame:
-    """One line per (family, group, step, label) of exact methods, sorted by size; column
-    ``frontier`` marks the largest size where every run proved."""
+    """One line per (family, group, step, label) of exact methods, sorted by preset, label
+    and size; column ``frontier`` marks, per family, preset and label, the largest size
+    where every run proved."""
     exact = frame[frame["kind"] == "exact"]
     if exact.empty:
         raise DdlschedError("no rows of an exact method in the results")
     lines = []
-    keys = ["family", "group", "instance_params", "label"]
-    for (family, group, params, label), runs in exact.groupby(keys, sort=False, dropna=False):
+    keys = ["family", "preset", "group", "instance_params", "label"]
+    for (family, preset, group, params, label), runs in exact.groupby(
+        keys, sort=False, dropna=False
+    ):
         step = _step(params)
-        line = {"family": family, "group": group, "step": step, "label": label}
+        line = {"family": family, "preset": preset, "group": group, "step": step, "label": label}
         lines.append({**line, **group_line(runs)})
-    table = pd.DataFrame(lines).sort_values(["family", "group", "label", "size", "step"])
+    table = pd.DataFrame(lines).sort_values(["family", "preset", "label", "size", "group", "step"])
     table["frontier"] = False
-    for _, part in table.groupby(["family", "group", "label"]):
+    for _, part in table.groupby(["family", "preset", "label"]):
         full = part[part["proven"] == 1.0]
         if not full.empty:
             table.loc[full["size"].idxmax(), "frontier"] = True

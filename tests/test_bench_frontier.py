@@ -24,6 +24,7 @@ def _frontier():
 def _row(jobs, seed, status, wall, objective=10.0, bound=10.0, label="exact", kind="exact"):
     return {
         "family": "fam",
+        "preset": "p",
         "group": "g",
         "instance_params": f'{{"num_jobs":{jobs}}}',
         "instance_id": f"p/s{seed},num_jobs={jobs}",

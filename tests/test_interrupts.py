@@ -67,7 +67,7 @@ def test_an_interrupt_is_not_raised_inside_a_gc_callback(unraisable):
             _busy(10.0)
     finally:
         gc.callbacks.remove(slow_callback)
-    assert time.monotonic() - started < 1.0
+    assert time.monotonic() - started < 3.0  # not 10 s: interrupted (3 s: loaded machines)
     assert not unraisable, [u.exc_value for u in unraisable]
 
 
@@ -80,7 +80,7 @@ def test_an_interrupt_is_not_raised_inside_a_destructor(unraisable):
     with pytest.raises(TimeLimitReached), Deadline(0.1).interrupting("a destructor"):
         Slow()  # destroyed at once: __del__ runs past the deadline
         _busy(10.0)
-    assert time.monotonic() - started < 1.0
+    assert time.monotonic() - started < 3.0  # not 10 s: interrupted (3 s: loaded machines)
     assert not unraisable, [u.exc_value for u in unraisable]
 
 

@@ -5,6 +5,8 @@ Commands::
     ddlsched bench run SUITE [--workers N] [--dask local|tcp://HOST:PORT] [--out DIR]
                              [--retry failed|time_limit|error] [--no-cache]
     ddlsched bench table RESULTS [--format md|latex|csv] [--output FILE] [--pool-groups]
+                             [--version V | --mix-versions]
+    ddlsched bench verdict RESULTS... --claims FILE [--out DIR] [--format markdown|latex]
     ddlsched bench plot RESULTS [--out DIR] [--format png|pdf]
     ddlsched bench status RESULTS
     ddlsched bench validate SUITE [--out DIR] [--no-cache]
@@ -120,24 +122,17 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_table(args: argparse.Namespace) -> int:
-    from ddlsched.bench.tables import (
-        load_results,
-        ratio_note,
-        rows_with_ratios,
-        summarize,
-        to_csv,
-        to_latex,
-        to_markdown,
-    )
+    from ddlsched.bench import tables
+    from ddlsched.bench.cli_verdict import mixed_rule
 
-    frame = load_results(args.results, version=args.version)
+    frame = tables.load_results(args.results, version=args.version, mixed=mixed_rule(args))
     if frame.empty:
         raise DdlschedError(f"no rows in {args.results}")
     if args.relative_to and not args.metrics:
         raise DdlschedError("--relative-to needs --metrics")
     if args.metrics:
         return _metric_table(frame, args)
-    rated = rows_with_ratios(frame)
+    rated = tables.rows_with_ratios(frame)
     if args.rows:
         columns = [
             "family", "group", "instance_id", "instance_size", "label", "seed", "status",
@@ -146,15 +141,15 @@ def _cmd_table(args: argparse.Namespace) -> int:
         ]  # fmt: skip
         text = rated[columns].to_csv(index=False, float_format="%.10g")
     else:
-        summary = summarize(rated, by_group=not args.pool_groups)
-        note = ratio_note(frame)
+        summary = tables.summarize(rated, by_group=not args.pool_groups)
+        note = tables.ratio_note(frame)
         if args.format == "md":
-            text = to_markdown(summary, note)
+            text = tables.to_markdown(summary, note)
         elif args.format == "latex":
             name = ", ".join(sorted(set(frame["suite"])))
-            text = to_latex(summary, caption=f"{name}: {note}", label=args.label)
+            text = tables.to_latex(summary, caption=f"{name}: {note}", label=args.label)
         else:
-            text = to_csv(summary)
+            text = tables.to_csv(summary)
     _write(text, args.output)
     return 0
 
@@ -429,6 +424,8 @@ def _add_run(sub: Any) -> None:
 
 
 def _add_table(sub: Any) -> None:
+    from ddlsched.bench.cli_verdict import add_mix_versions_flag
+
     p = sub.add_parser(
         "table",
         help="ratio table of a results directory",
@@ -454,7 +451,7 @@ def _add_table(sub: Any) -> None:
         help="per-row CSV with reference and ratios (ref_primal_by, ref_dual_by: the method "
         "labels of the instance's best schedule and best bound)",
     )
-    p.add_argument("--version", help="rows of this ddlsched version (default: the newest)")
+    add_mix_versions_flag(p)
     p.add_argument("--label", help="LaTeX \\label of the table")
     p.add_argument(
         "--metrics",
@@ -583,13 +580,16 @@ def _add_validate(sub: Any) -> None:
 
 
 def add_bench_commands(subparsers: Any) -> None:
-    """Add ``bench run|table|plot|status|worstcase|validate`` to the CLI's subparsers."""
+    """Add ``bench run|table|verdict|plot|status|worstcase|validate`` to the CLI's subparsers."""
+    from ddlsched.bench.cli_verdict import add_verdict
+
     bench = subparsers.add_parser(
         "bench", help="benchmark suites: run, tables, plots, status", description=_DESCRIPTION
     )
     sub = bench.add_subparsers(dest="bench_command", required=True, parser_class=type(bench))
     _add_run(sub)
     _add_table(sub)
+    add_verdict(sub)
     _add_plot(sub)
     _add_status(sub)
     _add_worstcase(sub)

@@ -466,7 +466,7 @@ def plot_results(
     results: str | Path | pd.DataFrame, out: str | Path, fmt: str = "png"
 ) -> list[Path]:
     """Write every figure of a results directory (or rows) to ``out``; return the paths."""
-    frame = results if isinstance(results, pd.DataFrame) else load_results(results)
+    frame = results if isinstance(results, pd.DataFrame) else load_results(results, mixed="newest")
     if frame.empty:
         return []
     if "ratio_lo" not in frame:

@@ -95,10 +95,12 @@ __all__ = [
     "interval_stats",
     "line_order",
     "load_results",
+    "markdown_lines",
     "ratio_note",
     "rows_markdown",
     "rows_with_ratios",
     "summarize",
+    "tex_escape",
     "to_csv",
     "to_latex",
     "to_markdown",
@@ -142,21 +144,28 @@ def _natural(label: str) -> list[Any]:
     return [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", label)]
 
 
-def load_results(directory: str | Path, version: str | None = None) -> pd.DataFrame:
-    """Rows of a results directory as a DataFrame.
+def load_results(
+    directory: str | Path, version: str | None = None, mixed: str = "refuse"
+) -> pd.DataFrame:
+    """Rows of a results directory as a DataFrame, of one ddlsched version.
 
-    ``version``: keep rows of that ddlsched version; by default the newest
-    version present (a new version reruns every task, and mixing versions
-    would count an instance twice).
+    ``version``: keep the rows of that version. Rows of several versions (a new
+    version reruns every task: mixing would count an instance twice) are refused
+    with ``mixed = "refuse"`` (``bench table`` and ``bench verdict`` without
+    ``--mix-versions``), all kept with ``"mix"``, the newest kept with ``"newest"``.
     """
     frame = read_rows(directory).to_pandas()
     if frame.empty:
         return frame
-    versions = frame["ddlsched_version"].dropna().unique().tolist()
-    if version is None and len(versions) > 1:
-        newest = frame.sort_values("finished_at")["ddlsched_version"].iloc[-1]
-        log.warning("rows of versions %s: using %s", ", ".join(versions), newest)
-        version = newest
+    versions = sorted(frame["ddlsched_version"].dropna().unique().tolist())
+    if version is None and len(versions) > 1 and mixed != "mix":
+        if mixed == "refuse":
+            raise DdlschedError(
+                f"{directory}: rows of ddlsched versions {', '.join(versions)}: choose one "
+                "with --version, or pass --mix-versions"
+            )
+        version = frame.sort_values("finished_at")["ddlsched_version"].iloc[-1]
+        log.warning("rows of versions %s: using %s", ", ".join(versions), version)
     if version is not None:
         frame = frame[frame["ddlsched_version"] == version]
         if frame.empty:
@@ -478,7 +487,7 @@ def _cells(summary: pd.DataFrame, latex: bool = False) -> list[list[str]]:
             elif col.startswith("runtime"):
                 cells.append(_num(line[col], 3))
             else:
-                cells.append(_tex(str(line[col])) if latex else str(line[col]))
+                cells.append(tex_escape(str(line[col])) if latex else str(line[col]))
         out.append(cells)
     return out
 
@@ -507,7 +516,7 @@ def ratio_note(frame: pd.DataFrame) -> str:
     )
 
 
-def _markdown(headers: list[str], rows: list[list[str]], left: int) -> list[str]:
+def markdown_lines(headers: list[str], rows: list[list[str]], left: int) -> list[str]:
     """Markdown table lines; the first ``left`` columns are left-aligned, the others right."""
     lines = ["| " + " | ".join(headers) + " |"]
     lines.append("|" + "|".join(":---" if i < left else "---:" for i in range(len(headers))) + "|")
@@ -518,7 +527,7 @@ def _markdown(headers: list[str], rows: list[list[str]], left: int) -> list[str]
 
 def to_markdown(summary: pd.DataFrame, note: str | None = None) -> str:
     """A GitHub-flavoured Markdown table."""
-    lines = _markdown([HEADERS[c] for c in SUMMARY_COLUMNS], _cells(summary), left=4)
+    lines = markdown_lines([HEADERS[c] for c in SUMMARY_COLUMNS], _cells(summary), left=4)
     if note:
         lines.extend(["", note])
     return "\n".join(lines) + "\n"
@@ -541,7 +550,7 @@ def rows_markdown(rated: pd.DataFrame) -> str:
         ]
         for _, row in rated.iterrows()
     ]
-    return "\n".join(_markdown(headers, cells, left=3)) + "\n"
+    return "\n".join(markdown_lines(headers, cells, left=3)) + "\n"
 
 
 _TEX_SPECIALS = {
@@ -558,7 +567,7 @@ _TEX_SPECIALS = {
 }
 
 
-def _tex(text: str) -> str:
+def tex_escape(text: str) -> str:
     return "".join(_TEX_SPECIALS.get(char, char) for char in text)
 
 
@@ -569,11 +578,11 @@ def to_latex(summary: pd.DataFrame, caption: str | None = None, label: str | Non
     )
     lines = [r"\begin{table}[t]", r"\centering", r"\small"]
     if caption:
-        lines.append(rf"\caption{{{_tex(caption)}}}")
+        lines.append(rf"\caption{{{tex_escape(caption)}}}")
     if label:
         lines.append(rf"\label{{{label}}}")
     lines += [rf"\begin{{tabular}}{{{align}}}", r"\toprule"]
-    lines.append(" & ".join(_tex(HEADERS[c]) for c in SUMMARY_COLUMNS) + r" \\")
+    lines.append(" & ".join(tex_escape(HEADERS[c]) for c in SUMMARY_COLUMNS) + r" \\")
     lines.append(r"\midrule")
     previous = None
     for (_, line), cells in zip(summary.iterrows(), _cells(summary, latex=True), strict=True):

@@ -33,14 +33,18 @@ Modules of the family:
   ``A~1``), :mod:`ddlsched.heuristics.asrpt_arrival` (the queue of
   ``eligibility = arrival``), :mod:`ddlsched.heuristics.asrpt_diagnostics`
   (hold-back, queueing, virtual work, utilisation of a run),
-  :mod:`ddlsched.heuristics.srpt`;
+  :mod:`ddlsched.heuristics.srpt`, :mod:`ddlsched.heuristics.asrpt_packed`
+  (packed list schedules, ours, issue 25) and
+  :mod:`ddlsched.heuristics.asrpt_improve` (``improve``, ours, issue 25);
 * models: :mod:`ddlsched.models.asrpt` (``alpha_lb``, ``lb_sum``,
   ``lb_srpt``), :mod:`ddlsched.models.asrpt_exact` (``exact``, the
   strategy), :mod:`ddlsched.models.asrpt_modes` (usage vectors,
   ``alpha*(u)``), :mod:`ddlsched.models.asrpt_integer` (integer data,
   greedy incumbent, clique cuts), :mod:`ddlsched.models.asrpt_cpsat` (the
   CP-SAT model), :mod:`ddlsched.models.asrpt_milp` (the time-indexed MILP),
-  :mod:`ddlsched.models.asrpt_comm_bound` (``lb_busy``, ours, issue 25)
+  :mod:`ddlsched.models.asrpt_comm_bound` (``lb_busy``, ours, issue 25),
+  :mod:`ddlsched.models.asrpt_strengthen` (the strengthenings of ``exact``:
+  searched incumbent, objective bound, symmetry, LP level; ours, issue 25)
   and :mod:`ddlsched.models.asrpt_theory` (Theorem 1, Lemmas 2-3 per
   instance);
 * simulator: :mod:`ddlsched.sim.asrpt` (one event loop for every policy).
@@ -75,7 +79,15 @@ Methods (all minimise ``sum_i C_i`` in seconds, recomputed by the evaluator):
   same with eligibility at arrival);
 * ``spjf``, ``spwf``, ``wcs_duration``, ``wcs_workload``, ``wcs_subtime``
   (Sec. V-A-1-d), parameter ``server_selection``;
-* ``exact`` (CP-SAT over usage-vector modes; tiny instances), ``lb_sum`` and
+* ``improve`` (ours, issue 25; :mod:`ddlsched.heuristics.asrpt_improve`): the
+  best of the policies' schedules and the packed list schedules, improved
+  by a seeded LNS over packed priority lists within the time limit
+  (parameters ``starts``, ``window``, ``horizon``, ``max_windows``);
+* ``exact`` (CP-SAT over usage-vector modes; tiny instances; parameters
+  ``incumbent_search``, ``objective_bound``, ``lp_bound``, ``symmetry``,
+  ``lp_relaxation``,
+  the strengthenings of issue 25, ours, all on by default, all off is the
+  model before it), ``lb_sum`` and
   ``lb_srpt`` (valid lower bounds, no schedule), and ``lb_busy`` (a bound of
   ours, issue 25: per partition of the jobs, their own durations on one side,
   one-machine mean busy times plus half the durations on the other; at
@@ -265,6 +277,51 @@ for _policy in POLICIES:
     _make_policy(_policy)
 
 
+@dataclass(frozen=True)
+class ImproveParams:
+    """Parameters of ``improve`` (ours, issue 25; :mod:`ddlsched.heuristics.asrpt_improve`)."""
+
+    starts: str = param(
+        "all",
+        "all, or a comma-separated subset of the policies and packed, packed_best_fit",
+    )
+    window: int = param(
+        5, "LNS window: list positions whose every order is tried", minimum=2, maximum=7
+    )
+    horizon: int = param(
+        32, "list positions after a window scored before a full re-decode", minimum=0, maximum=10**6
+    )
+    max_windows: int = param(
+        0, "stop after this many windows (0: no cap)", minimum=0, maximum=10**9
+    )
+
+
+@register_method(
+    "asrpt",
+    "improve",
+    "heuristic",
+    "ours: best start (policies, packed lists) improved by LNS over packed priority lists",
+    params=ImproveParams,
+)
+def _improve(instance: AsrptInstance, params: ImproveParams, ctx: RunContext) -> Outcome:
+    from ddlsched.heuristics.asrpt_improve import ImproveSettings, improve, parse_starts
+
+    settings = ImproveSettings(
+        starts=parse_starts(params.starts),
+        window=params.window,
+        horizon=params.horizon,
+        max_windows=params.max_windows,
+        seed=ctx.seed,
+    )
+    from ddlsched.sim.asrpt import simulate
+
+    def run_policy(name: str, seed: int, deadline: Any) -> Any:
+        return simulate(instance, name, seed=seed, deadline=deadline)
+
+    schedule, info, cut = improve(instance, settings, run_policy, ctx.deadline)
+    return Outcome(schedule, info=info, time_limit_hit=cut)
+
+
 # --------------------------------------------------------------------------- exact and bounds
 
 
@@ -287,6 +344,17 @@ class ExactParams:
         minimum=1,
         maximum=10_000_000,
     )
+    incumbent_search: bool = param(
+        True, "warm start: the best serial schedule over several job orders (ours, issue 25)"
+    )
+    objective_bound: bool = param(
+        True, "constraint sum C_i >= the lb_busy partition bound of the integer data (ours)"
+    )
+    symmetry: bool = param(True, "identical jobs start in index order (ours, issue 25)")
+    lp_relaxation: bool = param(True, "CP-SAT linearization_level 2 (ours, issue 25)")
+    lp_bound: bool = param(
+        True, "constraint sum C_i >= the time-indexed LP relaxation (HiGHS IPM; ours, issue 25)"
+    )
 
 
 @register_method(
@@ -298,6 +366,7 @@ class ExactParams:
 )
 def _exact(instance: AsrptInstance, params: ExactParams, ctx: RunContext) -> Outcome:
     from ddlsched.models.asrpt_exact import solve_exact
+    from ddlsched.models.asrpt_strengthen import Strengthening
 
     return solve_exact(
         instance,
@@ -308,6 +377,13 @@ def _exact(instance: AsrptInstance, params: ExactParams, ctx: RunContext) -> Out
         max_job_modes=params.max_job_modes,
         max_horizon_units=params.max_horizon_units,
         seed=ctx.seed,
+        strengthening=Strengthening(
+            incumbent_search=params.incumbent_search,
+            objective_bound=params.objective_bound,
+            symmetry=params.symmetry,
+            lp_relaxation=params.lp_relaxation,
+            lp_bound=params.lp_bound,
+        ),
     )
 
 

@@ -18,6 +18,9 @@ Modules of the family:
   :mod:`ddlsched.models.rar_search` (the exact branch-and-bound),
   :mod:`ddlsched.models.rar_bounds` (``load_lb``, closed forms),
   :mod:`ddlsched.models.rar_contention_bound` (``contention_lb``, issue 25),
+  :mod:`ddlsched.models.rar_lb_timeindexed` (``lb_timeindexed``, issue 25),
+  :mod:`ddlsched.models.rar_lb_columns` (its columns and Pyomo model),
+  :mod:`ddlsched.models.rar_lb_direct` (its direct highspy build),
   :mod:`ddlsched.models.rar_timeindexed` (``timeindexed``, Eqs. 10-13),
   :mod:`ddlsched.models.rar_timegrid` (its slot width, horizon and size),
   :mod:`ddlsched.models.rar_patterns` (placement patterns, GPU mapping) and
@@ -59,6 +62,13 @@ Methods (all minimise the makespan in slots, as executed by the evaluator):
   (``G_j`` above every server), parts in ``info['components']``. ``slot_width`` and ``max_patterns`` default to ``auto``: chosen
   from the instance, the memory budget and the time limit
   (:func:`ddlsched.models.rar_timegrid.choose_grid`), recorded in ``info``.
+* ``lb_timeindexed`` (bound, ours): the time-indexed LP relaxation with
+  makespan rows that see every window (capacity times an "open" share
+  ``y[K]`` of each window, tail rows per job), a valid lower bound at any slot
+  width (proof in :mod:`ddlsched.models.rar_lb_timeindexed`); the finest
+  width whose LP fits ``memory_mb`` and the time left; horizons probed from the
+  closed forms upwards (an infeasible LP on ``H`` proves ``T* > H``). Built
+  in Pyomo when small, else directly for highspy (the same LP).
 * ``lp_rounding`` (bound + schedule): the LP relaxation of the same model (its
   ceiling, times the slot width, is a certified bound) and the best of
   ``trials`` seeded alpha-point roundings, executed by the evaluator
@@ -361,6 +371,61 @@ def _contention_lb(instance: RarInstance, params: LoadLbParams, ctx: RunContext)
         backend=ctx.backend,
         limits=SolveLimits(seed=ctx.seed),
         max_patterns=params.max_patterns,
+        deadline=ctx.deadline,
+    )
+
+
+@dataclass(frozen=True)
+class LbTimeIndexedParams:
+    slot_width: int | str = param(
+        "auto",
+        "slots per model window ('auto': the finest whose LP fits memory_mb and the time left)",
+        minimum=1,
+        maximum=10_000_000,
+        choices=("auto",),
+    )
+    max_patterns: int = param(
+        64, "patterns per job before it gets one pooled column", minimum=1, maximum=100_000
+    )
+    memory_mb: float | str = param(
+        "auto",
+        "memory the LP may take in MiB ('auto': the process's budget, --memory-budget)",
+        minimum=1.0,
+        choices=("auto",),
+    )
+    build: str = param(
+        "auto",
+        "Pyomo model or direct highspy build ('auto': Pyomo up to 200,000 nonzeros)",
+        choices=("auto", "pyomo", "direct"),
+    )
+    horizon: int | str = param(
+        "auto",
+        "model horizon ('auto': probe from the closed forms up to the LS/FF makespan)",
+        minimum=1,
+        maximum=10_000_000,
+        choices=("auto",),
+    )
+
+
+@register_method(
+    "rar",
+    "lb_timeindexed",
+    "bound",
+    "time-indexed LP relaxation at the finest slot width that fits memory (ours, issue 25)",
+    params=LbTimeIndexedParams,
+)
+def _lb_timeindexed(instance: RarInstance, params: LbTimeIndexedParams, ctx: RunContext) -> Outcome:
+    from ddlsched.models.rar_lb_timeindexed import lb_timeindexed
+
+    return lb_timeindexed(
+        instance,
+        backend=ctx.backend,
+        limits=SolveLimits(seed=ctx.seed),
+        slot_width=params.slot_width,
+        max_patterns=params.max_patterns,
+        memory_mb=params.memory_mb,
+        build=params.build,
+        horizon=params.horizon,
         deadline=ctx.deadline,
     )
 

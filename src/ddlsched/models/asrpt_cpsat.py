@@ -19,6 +19,14 @@ Model (:func:`build_cpsat`):
 Clique cuts (:func:`~ddlsched.models.asrpt_integer.cliques`): a no-overlap of
 the members' intervals.
 
+Strengthenings (issue 25; :mod:`ddlsched.models.asrpt_strengthen`, each
+switchable, proofs there): ``objective_bound`` and ``lp_bound`` add
+``sum_i C_i >= LB`` (the larger of the partition bound and the time-indexed
+LP relaxation's value, the LP solved first within part of the deadline);
+``symmetry`` adds ``S_a <= S_b`` for identical jobs ``a < b`` and re-sorts the
+hint to match; ``lp_relaxation`` runs CP-SAT at ``linearization_level = 2``.
+(``incumbent_search`` acts on the data: a better hint and tighter windows.)
+
 Choices (the spec leaves them open):
 
 * CP-SAT runs with ``num_workers = threads`` (default 1, reproducible) and
@@ -32,14 +40,24 @@ Choices (the spec leaves them open):
 
 from __future__ import annotations
 
+import itertools
 import logging
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ddlsched.deadline import Deadline
 from ddlsched.errors import SolverError
 from ddlsched.models.asrpt_integer import IntegerData, IntegerSolution, cliques
+from ddlsched.models.asrpt_strengthen import (
+    Strengthening,
+    identical_classes,
+    lp_lower_bound,
+    objective_lower_bound,
+    search_incumbent,
+    sorted_within_classes,
+    with_incumbent,
+)
 from ddlsched.solvers.cpsat import CpsatOptions, model_size
 from ddlsched.solvers.cpsat import solve_cpsat as run_cpsat
 from ddlsched.solvers.result import Status
@@ -62,10 +80,20 @@ class CpsatResult:
     version: str
     message: str
     time_limit_hit: bool
+    added_bounds: dict[str, int] = field(default_factory=dict)
 
 
-def build_cpsat(data: IntegerData, hint: IntegerSolution | None = None, clique_cuts: bool = True):
-    """The CP-SAT model (module docstring); returns ``(model, starts, presences)``."""
+def build_cpsat(
+    data: IntegerData,
+    hint: IntegerSolution | None = None,
+    clique_cuts: bool = True,
+    strengthening: Strengthening | None = None,
+    lower_bound: int | None = None,
+):
+    """The CP-SAT model (module docstring); returns ``(model, starts, presences)``.
+    ``strengthening`` ``None``: none (the model before issue 25); ``lower_bound``:
+    a valid bound on the objective (time units) to add as a constraint."""
+    strengthening = strengthening or Strengthening.none()
     from ortools.sat.python import cp_model
 
     cluster = data.instance.cluster
@@ -115,6 +143,15 @@ def build_cpsat(data: IntegerData, hint: IntegerSolution | None = None, clique_c
             if len({i for i, _ in members}) >= 2:
                 model.add_no_overlap([interval_of[i, k] for i, k in members])
     model.minimize(sum(objective))  # Eq. (8): sum_i C_i
+    if lower_bound is not None:  # valid for every optimum (asrpt_strengthen)
+        model.add(sum(objective) >= lower_bound)
+    if strengthening.symmetry:  # identical jobs start in index order (asrpt_strengthen)
+        classes = identical_classes(data)
+        for members in classes:
+            for a, b in itertools.pairwise(members):
+                model.add(starts[a] <= starts[b])
+        if hint is not None:
+            hint = sorted_within_classes(hint, classes)
     if hint is not None:
         for i in range(data.num_jobs):
             model.add_hint(starts[i], hint.start[i])
@@ -124,12 +161,27 @@ def build_cpsat(data: IntegerData, hint: IntegerSolution | None = None, clique_c
 
 
 def solve_cpsat(
-    data: IntegerData, deadline: Deadline, *, seed: int = 0, threads: int = 1
+    data: IntegerData,
+    deadline: Deadline,
+    *,
+    seed: int = 0,
+    threads: int = 1,
+    strengthening: Strengthening | None = None,
 ) -> CpsatResult:
     """Solve the CP-SAT model of ``data`` within ``deadline`` (incumbent as hint)."""
-    model, starts, presences = build_cpsat(data, data.incumbent)
+    strengthening = strengthening or Strengthening.none()
+    added, data = _added_bounds(data, deadline, strengthening)
+    model, starts, presences = build_cpsat(
+        data,
+        data.incumbent,
+        strengthening=strengthening,
+        lower_bound=max(added.values()) if added else None,
+    )
     size = model_size(model)
-    run = run_cpsat(model, deadline, CpsatOptions(seed=seed, workers=threads))
+    options = CpsatOptions(
+        seed=seed, workers=threads, linearization_level=2 if strengthening.lp_relaxation else None
+    )
+    run = run_cpsat(model, deadline, options)
     status = run.status
     if status in (Status.INFEASIBLE, Status.ERROR):  # the windows hold the incumbent
         status = Status.ERROR
@@ -154,8 +206,26 @@ def solve_cpsat(
         model_size=size,
         version=run.version,
         message=run.message,
+        added_bounds=added,
         time_limit_hit=status in (Status.FEASIBLE, Status.TIME_LIMIT_NO_SOLUTION),
     )
+
+
+def _added_bounds(
+    data: IntegerData, deadline: Deadline, strengthening: Strengthening
+) -> tuple[dict[str, int], IntegerData]:
+    """The objective bounds the strengthening adds (units), by name, and the data with
+    the incumbent improved by the LP order (``incumbent_search`` and ``lp_bound``)."""
+    out = {}
+    if strengthening.objective_bound:
+        out["partition"] = objective_lower_bound(data)
+    if strengthening.lp_bound:
+        lp = lp_lower_bound(data, deadline)
+        if lp is not None:
+            out["lp"] = lp.bound
+            if strengthening.incumbent_search:
+                data = with_incumbent(data, search_incumbent(data, [lp.order], deadline))
+    return out, data
 
 
 def _decode(run, starts: list[Any], presences: list[dict[int, Any]]) -> IntegerSolution:

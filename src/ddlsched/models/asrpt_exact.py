@@ -36,6 +36,12 @@ time-indexed MILP, :mod:`ddlsched.models.asrpt_milp`; their shared data in
     ``lb_srpt`` (with ``min_u alpha*(u)`` bounds). Deadline: one for the
     whole method; the ``alpha*`` solves take what they need of it, then each
     remaining model solve gets an equal share of what is left.
+    Strengthenings (issue 25, ours; each switchable, all on by default; the
+    proofs that none cuts off every optimum are in
+    :mod:`ddlsched.models.asrpt_strengthen`): a searched incumbent (tighter
+    windows, a better hint), ``sum C_i >= LB`` (the partition bound and the
+    time-indexed LP relaxation), symmetry between identical jobs and CP-SAT's
+    ``linearization_level = 2``; the MILP sees only the first.
     ``cross_check=True`` also solves every integer model with the other
     scheduling model (MILP for CP-SAT and vice versa) and records in
     ``info['cross_check']`` whether their optima agree (``True``), disagree
@@ -66,6 +72,7 @@ from ddlsched.models.asrpt_cpsat import solve_cpsat
 from ddlsched.models.asrpt_integer import IntegerData, IntegerSolution, Mode, make_data, to_schedule
 from ddlsched.models.asrpt_milp import TimeIndexedFormulation
 from ddlsched.models.asrpt_modes import AlphaStar, alpha_star, count_usage_vectors, usage_vectors
+from ddlsched.models.asrpt_strengthen import Strengthening, search_incumbent, with_incumbent
 from ddlsched.problems.asrpt import AsrptInstance, job_placement_instance
 from ddlsched.problems.asrpt_schedule import evaluate
 from ddlsched.solvers.formulation import solve_formulation
@@ -119,9 +126,11 @@ class _IntegerSolve:
     backend_version: str
     message: str
     time_limit_hit: bool
+    added_bounds: dict[str, int] | None = None
 
     def report(self) -> dict[str, Any]:
         return {
+            "added_bounds": self.added_bounds,
             "solver": self.solver,
             "backend": self.backend,
             "status": str(self.status),
@@ -134,10 +143,15 @@ class _IntegerSolve:
 
 
 def _solve_integer(
-    data: IntegerData, solver: str, backend: str, deadline: Deadline, seed: int, threads: int
+    data: IntegerData,
+    solver: str,
+    backend: str,
+    deadline: Deadline,
+    options: tuple[bool, int, int, Strengthening],
 ) -> _IntegerSolve:
+    _, seed, threads, strengthening = options
     if solver == "cpsat":
-        res = solve_cpsat(data, deadline, seed=seed, threads=threads)
+        res = solve_cpsat(data, deadline, seed=seed, threads=threads, strengthening=strengthening)
         return _IntegerSolve(
             "cpsat",
             res.status,
@@ -150,6 +164,7 @@ def _solve_integer(
             res.version,
             res.message,
             res.time_limit_hit,
+            res.added_bounds,
         )
     unit = data.instance.time_unit_s
     out = solve_formulation(
@@ -313,12 +328,12 @@ def _run_solves(
     solver: str,
     backend: str,
     deadline: Deadline,
-    options: tuple[bool, int, int],
+    options: tuple[bool, int, int, Strengthening],
 ) -> tuple[dict[tuple[str, str], _IntegerSolve], dict[str, Any]]:
     """Every model solve of the plan, each with an equal share of what is left of
-    ``deadline``; ``options`` = ``(cross_check, seed, threads)``. Returns the solves by
-    ``(upper|lower, solver)`` and the cross-check record per data set."""
-    cross_check, seed, threads = options
+    ``deadline``; ``options`` = ``(cross_check, seed, threads, strengthening)``. Returns
+    the solves by ``(upper|lower, solver)`` and the cross-check record per data set."""
+    cross_check = options[0]
     other = "milp" if solver == "cpsat" else "cpsat"
     plan: list[tuple[str, IntegerData, str]] = [("upper", upper, solver)]
     if cross_check:
@@ -332,9 +347,7 @@ def _run_solves(
     for index, (label, data, name) in enumerate(plan):
         share = 1.0 / (len(plan) - index)
         try:
-            solves[label, name] = _solve_integer(
-                data, name, backend, deadline.sub(share), seed, threads
-            )
+            solves[label, name] = _solve_integer(data, name, backend, deadline.sub(share), options)
         except ModelTooLargeError as exc:
             if name == solver:
                 raise
@@ -369,6 +382,23 @@ def _compare_solves(
                 )
 
 
+def _best_solution(
+    upper: IntegerData, solves: dict[tuple[str, str], _IntegerSolve], solver: str
+) -> tuple[int, str, IntegerSolution]:
+    """The best upper solution (a solver's or the incumbent): value, source, solution."""
+    candidates = [(upper.incumbent.objective(upper), 1.0, "serial", upper.incumbent)]
+    for (label, name), res in solves.items():
+        if label == "upper" and res.solution is not None and res.objective is not None:
+            candidates.append((res.objective, 0 if name == solver else 0.5, name, res.solution))
+    best_units, _, best_from, best = min(candidates, key=lambda c: (c[0], c[1]))
+    return best_units, best_from, best
+
+
+def _searched(data: IntegerData, deadline: Deadline) -> IntegerData:
+    """``data`` with the searched incumbent and its windows (``incumbent_search``)."""
+    return with_incumbent(data, search_incumbent(data, deadline=deadline))
+
+
 def _mode_bounds(
     instance: AsrptInstance, modes: list[list[tuple[tuple[int, ...], AlphaStar]]]
 ) -> dict[str, float]:
@@ -401,34 +431,34 @@ def solve_exact(
     solver: str = "cpsat",
     threads: int = 1,
     placement_cross_check: bool = True,
+    strengthening: Strengthening | None = None,
 ) -> Outcome:
     """The offline optimum ``OPT_A`` of ``instance`` (module docstring).
 
     ``backend`` is the MILP backend (placement ILPs, and the time-indexed
     MILP when ``solver="milp"`` or cross-checking); ``placement_cross_check``
-    re-proves every placement-ILP optimum ``alpha*(u)`` with the other backend.
+    re-proves every placement-ILP optimum ``alpha*(u)`` with the other backend;
+    ``strengthening`` (default: all on) picks those of ``asrpt_strengthen``.
     Raises :class:`~ddlsched.errors.ModelTooLargeError` beyond the caps.
     """
     if solver not in ("cpsat", "milp"):
         raise UnknownMethodError(f"unknown asrpt exact solver {solver!r} (choose cpsat or milp)")
     deadline = _method_deadline(time_limit_s, deadline)
+    strengthening = Strengthening() if strengthening is None else strengthening
     started = time.perf_counter()
     unit = instance.time_unit_s
     job_modes = _check_caps(instance, max_job_modes, max_horizon_units)
     modes, star_info = _job_modes(instance, backend, deadline, placement_cross_check, seed)
     upper, lower = _integer_data(instance, modes, max_horizon_units)
+    if strengthening.incumbent_search:
+        upper, lower = _searched(upper, deadline), lower and _searched(lower, deadline)
     whole = lower is None
     solves, cross = _run_solves(
-        upper, lower, solver, backend, deadline, (cross_check, seed, threads)
+        upper, lower, solver, backend, deadline, (cross_check, seed, threads, strengthening)
     )
     disagree = any(c.get("agree") is False for c in cross.values())
 
-    # The schedule: the best upper solution (a solver's or the greedy incumbent).
-    candidates = [(upper.incumbent.objective(upper), 1, "serial", upper.incumbent)]
-    for (label, name), res in solves.items():
-        if label == "upper" and res.solution is not None:
-            candidates.append((res.objective, 0 if name == solver else 0.5, name, res.solution))
-    best_units, _, best_from, best = min(candidates, key=lambda c: (c[0], c[1]))
+    best_units, best_from, best = _best_solution(upper, solves, solver)
     schedule = to_schedule(upper, best)
     objective = evaluate(instance, schedule).total_completion_s
 
@@ -463,6 +493,7 @@ def solve_exact(
         "serial_horizon_units": upper.serial_horizon,
         "model_horizon_units": upper.horizon,
         "alpha_star": star_info,
+        "strengthening": strengthening.report(),
         "schedule_from": best_from,
         "objective_units": best_units,
         "bounds": bounds,

@@ -15,7 +15,9 @@ Determinism beyond that, both off by default: ``interleave_search`` (a
 multi-worker search that is deterministic, CP-SAT's ``interleave_search``)
 and ``deterministic_time_s`` (CP-SAT's ``max_deterministic_time``: a limit in
 CP-SAT's deterministic work units, the same on every machine, unlike
-seconds).
+seconds). ``linearization_level`` (``None``: CP-SAT's default, 1): how much of
+the model CP-SAT's LP relaxation holds (2 adds the relaxation of the
+scheduling constraints; the ``asrpt`` exact model's ``lp_relaxation``).
 
 Time limit: what remains of the :class:`~ddlsched.deadline.Deadline`, capped
 by ``time_limit_s``, read when the solve starts (after the model was built);
@@ -73,6 +75,7 @@ class CpsatOptions:
     workers: int = 1
     interleave_search: bool = False
     deterministic_time_s: float | None = None
+    linearization_level: int | None = None
 
     def __post_init__(self) -> None:
         if self.workers < 1:
@@ -156,6 +159,8 @@ def solve_cpsat(
         solver.parameters.interleave_search = True
     if options.deterministic_time_s is not None:
         solver.parameters.max_deterministic_time = options.deterministic_time_s
+    if options.linearization_level is not None:
+        solver.parameters.linearization_level = options.linearization_level
     started = time.perf_counter()
     code = solver.solve(model)
     runtime = time.perf_counter() - started

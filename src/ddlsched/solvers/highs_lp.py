@@ -116,12 +116,15 @@ class HighsLp:
 
     ``options`` are HiGHS options on top of :data:`DEFAULT_OPTIONS`. After
     :meth:`solve`, :attr:`objective_value` holds the optimum (in the sense
-    asked for: the maximum when maximising).
+    asked for: the maximum when maximising) and :attr:`model_status` HiGHS's
+    model status.
     """
 
     def __init__(self, options: Mapping[str, object] | None = None):
         self.options = {**DEFAULT_OPTIONS, **(options or {})}
         self.objective_value: float | None = None
+        #: HiGHS's model status after the last :meth:`solve` (e.g. ``'Optimal'``, ``'Infeasible'``)
+        self.model_status: str | None = None
         self._highs: Any = None
 
     def _instance(self) -> Any:
@@ -185,6 +188,7 @@ class HighsLp:
         highs.passModel(lp)
         highs.run()
         status = highs.getModelStatus()
+        self.model_status = highs.modelStatusToString(status)
         if status != highspy.HighsModelStatus.kOptimal:
             self.objective_value = None
             raise DdlschedError(f"{what}: HiGHS returned {highs.modelStatusToString(status)}")

@@ -14,7 +14,9 @@ every split ``x < k``. So every ``alpha`` is a multiple of 50 ms;
 iterations are even (2-20), so every duration ``n alpha`` is a whole
 number of ``time_unit_s = 0.1`` s, as are the arrivals (0-3 s, the first
 at 0). Iterations are halved (kept even) until the horizon ``max r + sum_i
-n_i alpha_max_i`` is at most 500 units. Predictions carry a seeded error:
+n_i alpha_max_i`` is at most 500 units. ``num_jobs`` may be set up to 32
+(:data:`TINY_MAX_JOBS`, for the frontier study of issue 25; the horizon cap
+holds at every size, so more jobs means shorter ones). Predictions carry a seeded error:
 a job is unseen (``n~ = 0``) with probability 0.15, else ``n~ = n
 exp(0.5 Z)``.
 
@@ -58,6 +60,7 @@ __all__ = [
     "PRESET_PARAMS",
     "SYNTHETIC",
     "TINY_HORIZON_UNITS",
+    "TINY_MAX_JOBS",
     "generate",
     "tiny",
     "tiny_comm",
@@ -66,6 +69,8 @@ __all__ = [
 _STEP_S = 0.05
 _B = 10e9 / 8
 TINY_HORIZON_UNITS = 500
+#: The largest ``num_jobs`` of the tiny presets (the frontier study of issue 25 goes to 16).
+TINY_MAX_JOBS = 32
 
 
 def _tiny_config(rng, g: int, max_gpus: int, name: str, ratio: int) -> JobConfig:
@@ -156,7 +161,7 @@ def _tiny(seed: int, num_jobs: int | None, servers: int | None, shape: _TinyShap
     M = int(rng.integers(lo_m, hi_m + 1)) if servers is None else servers
     g = int(rng.integers(shape.gpus_per_server[0], shape.gpus_per_server[1] + 1))
     n_jobs = int(rng.integers(shape.jobs[0], shape.jobs[1] + 1)) if num_jobs is None else num_jobs
-    for name, value, lo, hi in (("servers", M, lo_m, hi_m), ("num_jobs", n_jobs, 1, 8)):
+    for name, value, lo, hi in (("servers", M, lo_m, hi_m), ("num_jobs", n_jobs, 1, TINY_MAX_JOBS)):
         if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
             raise InvalidInstanceError(
                 f"preset {shape.preset}: {name} must be in {lo}..{hi}, got {value!r}"
@@ -252,7 +257,7 @@ def _tiny_params() -> type:
         tiny,
         "AsrptTinyParams",
         {
-            "num_jobs": declare("jobs (default: 3-6, drawn)", minimum=1, maximum=8),
+            "num_jobs": declare("jobs (default: 3-6, drawn)", minimum=1, maximum=TINY_MAX_JOBS),
             "servers": declare("servers (default: 1-2, drawn)", minimum=1, maximum=2),
         },
     )
@@ -262,7 +267,7 @@ def _tiny_comm_params() -> type:
     return signature_params(
         tiny_comm,
         "AsrptTinyCommParams",
-        {"num_jobs": declare("jobs (default: 4-6, drawn)", minimum=1, maximum=8)},
+        {"num_jobs": declare("jobs (default: 4-6, drawn)", minimum=1, maximum=TINY_MAX_JOBS)},
     )
 
 

@@ -1,0 +1,334 @@
+"""A paper's claims as data: ``benchmarks/claims/<paper>.toml`` (issue 26, item 1).
+
+Each claim names the rows it reads (suite, instance group, preset, instance
+parameters, method labels, metric, instance seeds), the comparison, and the
+rule that turns the comparison into *reproduced*, *not reproduced* or
+*depends on seeds*, written before the run. :func:`load_claims` reads and
+checks a file; every fault is one :class:`ClaimsError` line naming the file,
+the claim and the field (``ddlsched: error: ...``, exit status 2). The
+format, field by field, is in ``benchmarks/claims/README.md``; the
+evaluation is :mod:`ddlsched.bench.verdict`.
+
+Kinds (``kind``):
+
+* ``paired_difference``: per instance seed, ``method - against`` of the
+  metric (a seeded method: its mean over its method seeds). *Reproduced*: the
+  ``confidence`` t-interval of the mean difference lies on the ``expect``
+  side of 0 (``below``: the method's metric is lower). *Not reproduced*: it
+  lies on the other side, or the method is strictly on the expected side on
+  at most ``share_not`` of the seeds. Otherwise *depends on seeds* (the rule
+  of RESULTS.md, rar Section 7, Fig. 4).
+* ``pointwise``: per point (instance group, preset and generator parameters
+  but the seed), *favourable* when ``method - against`` is on the ``expect``
+  side of 0 on every seed, *unfavourable* when on the other side on every
+  seed, *mixed* otherwise. *Reproduced*: favourable at all points but at most
+  ``misses_allowed`` and unfavourable at none; *not reproduced*:
+  unfavourable at ``share_not`` of the points or more (rounded up);
+  otherwise *depends on seeds* (the rule of RESULTS.md, dmlrs, C1-C3).
+* ``monotone`` and ``shaped``: a curve of the metric over ``over`` (a swept
+  method parameter, read from the rows' ``params``, or a generator
+  parameter, from ``instance_params``), per instance seed and as the mean
+  over seeds. *Reproduced*: the mean curve has the shape and at least
+  ``share_reproduced`` of the seeds do; *not reproduced*: the mean curve
+  lacks it and at most ``share_not`` of the seeds have it; otherwise
+  *depends on seeds*. Moves of the mean curve within ``flat_tol`` times its
+  first value count as flat (seeds' curves: exact). ``monotone``: the mean
+  curve non-increasing (``direction = "decreasing"``; ``mean_strict``: every
+  move a drop beyond the tolerance); a seed has the shape when its curve is
+  non-increasing (``seed_test = "monotone"``) or its Spearman rho against
+  ``over`` is at most ``-rank_at_least`` (``seed_test = "rank"``);
+  increasing mirrors it. ``shaped``: the curve's moves, flat ones dropped
+  and equal signs merged, are exactly ``moves`` (``drop`` / ``rise``).
+* ``ratio_within``: per instance seed, the ratio ``method / against`` of the
+  metric, or with ``against = "optimum"`` the certified ratio interval of
+  ``bench table`` (:func:`ddlsched.bench.tables.rows_with_ratios`). The range
+  is ``range = [lo, hi]``, or ``[lo, "info.KEY"]`` for a per-row upper end
+  the method records (rar: Theorem 5's ``theorem5_bound``). ``statistic =
+  "mean"``: *reproduced* when the t-interval of the mean ratio lies within
+  the range, *not reproduced* when it lies outside; ``statistic = "every"``:
+  *reproduced* when every seed's ratio (interval) lies within, *not
+  reproduced* when some seed's lies wholly outside; otherwise *depends on
+  seeds*.
+
+A claim whose needed seeds are not all in the rows is evaluated on the seeds
+that are there and marked *incomplete*; one without rows is *missing* and
+names the command that runs its suite. Our choices: the pairing unit is the
+instance (same group, preset, instance parameters and seed), a seeded
+method's value on an instance is its mean over its method seeds (as the
+ratio of expectations in ``bench table``), and rows without a schedule
+(failed, ``no_solution``) leave their seed out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ddlsched.bench.suite import _read_toml
+from ddlsched.bench.suite_values import SuiteError, check_name, check_seeds, is_number
+
+__all__ = ["KINDS", "Claim", "ClaimsError", "ClaimsFile", "load_claims"]
+
+KINDS = ("paired_difference", "pointwise", "monotone", "shaped", "ratio_within")
+
+_COMMON = {
+    "id", "text", "paper_value", "figure", "kind", "suite", "family", "group", "preset",
+    "params", "metric", "seeds", "method", "confidence",
+}  # fmt: skip
+# fmt: off
+_BY_KIND = {
+    "paired_difference": {"against", "expect", "share_not", "tie_tol"},
+    "pointwise": {"against", "expect", "misses_allowed", "share_not", "tie_tol"},
+    "monotone": {
+        "over", "direction", "mean_strict", "seed_test", "rank_at_least", "flat_tol",
+        "share_reproduced", "share_not",
+    },
+    "shaped": {"over", "moves", "flat_tol", "share_reproduced", "share_not"},
+    "ratio_within": {"against", "range", "statistic"},
+}
+# fmt: on
+_DEFAULTS: dict[str, Any] = {
+    "confidence": 0.95,
+    "metric": "objective",
+    "expect": "below",
+    "share_not": 0.25,
+    "share_reproduced": 0.75,
+    "tie_tol": 1e-9,
+    "flat_tol": 0.005,
+    "direction": "decreasing",
+    "mean_strict": False,
+    "seed_test": "monotone",
+    "rank_at_least": 0.8,
+    "statistic": "mean",
+    "misses_allowed": 1,
+}
+_CHOICES = {
+    "expect": ("below", "above"),
+    "direction": ("decreasing", "increasing"),
+    "seed_test": ("monotone", "rank"),
+    "statistic": ("mean", "every"),
+}
+
+
+class ClaimsError(SuiteError):
+    """A claims file is malformed; the message names the file, the claim and the field."""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One claim: what it reads, how it compares, the rule (fields: module docstring)."""
+
+    id: str
+    text: str
+    paper_value: str
+    kind: str
+    suites: tuple[str, ...]
+    groups: tuple[str, ...]
+    method: str
+    seeds: tuple[int, ...]
+    metric: str = "objective"
+    figure: str = ""
+    family: str | None = None
+    preset: str | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    def option(self, name: str) -> Any:
+        """A kind-specific field (the rule), with its default."""
+        return self.options.get(name, _DEFAULTS.get(name))
+
+    @property
+    def run_command(self) -> str:
+        """The command that runs the claim's suite (its first suite)."""
+        return f"ddlsched bench run benchmarks/suites/{self.suites[0]}.toml"
+
+
+@dataclass(frozen=True)
+class ClaimsFile:
+    """A parsed claims file: the paper it states, its claims, its path and hash."""
+
+    path: Path
+    paper: str
+    title: str
+    claims: tuple[Claim, ...]
+    sha256: str
+
+
+def _text(where: str, value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ClaimsError(where, f"expected a non-empty string, got {value!r}")
+    return value
+
+
+def _share(where: str, value: Any) -> float:
+    if not is_number(value) or not 0 <= value <= 1:
+        raise ClaimsError(where, f"expected a number in [0, 1], got {value!r}")
+    return float(value)
+
+
+def _name(where: str, value: Any) -> str:
+    try:
+        return check_name(where, value)
+    except SuiteError as exc:
+        raise ClaimsError(where, exc.message) from None
+
+
+def _groups(where: str, value: Any) -> tuple[str, ...]:
+    names = [value] if isinstance(value, str) else value
+    if not isinstance(names, list) or not names:
+        raise ClaimsError(where, f"expected an instance group or a list of them, got {value!r}")
+    return tuple(_text(where, name) for name in names)
+
+
+def _suites(where: str, value: Any) -> tuple[str, ...]:
+    names = [value] if isinstance(value, str) else value
+    if not isinstance(names, list) or not names:
+        raise ClaimsError(where, f"expected a suite name or a list of them, got {value!r}")
+    return tuple(_name(where, name) for name in names)
+
+
+def _check_option(where: str, name: str, value: Any) -> Any:
+    """One kind-specific field, checked (``where`` names the claim)."""
+    at = f"{where}.{name}"
+    if name in _CHOICES:
+        if value not in _CHOICES[name]:
+            raise ClaimsError(at, f"expected one of {', '.join(_CHOICES[name])}, got {value!r}")
+    elif name in ("share_not", "share_reproduced", "rank_at_least"):
+        _share(at, value)
+    elif name in ("flat_tol", "tie_tol"):
+        if not is_number(value) or not 0 <= value < math.inf:
+            raise ClaimsError(at, f"expected a finite number >= 0, got {value!r}")
+    elif name == "misses_allowed":
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise ClaimsError(at, f"expected an integer >= 0, got {value!r}")
+    elif name == "mean_strict":
+        if not isinstance(value, bool):
+            raise ClaimsError(at, f"expected true or false, got {value!r}")
+    elif name == "moves":
+        if (
+            not isinstance(value, list)
+            or not value
+            or any(m not in ("drop", "rise") for m in value)
+        ):
+            raise ClaimsError(at, f"expected a list of 'drop' and 'rise', got {value!r}")
+        if any(a == b for a, b in itertools.pairwise(value)):
+            raise ClaimsError(at, "equal neighbouring moves merge: write each run once")
+    elif name == "range":
+        _check_range(at, value)
+    elif name in ("against", "over"):
+        _text(at, value)
+    return value
+
+
+def _check_range(at: str, value: Any) -> None:
+    if not isinstance(value, list) or len(value) != 2:
+        raise ClaimsError(at, f"expected [low, high], got {value!r}")
+    low, high = value
+    if not is_number(low):
+        raise ClaimsError(at, f"expected a number as the low end, got {low!r}")
+    if isinstance(high, str):
+        if not high.startswith("info.") or len(high) <= 5:
+            raise ClaimsError(at, f"expected a number or 'info.KEY' as the high end, got {high!r}")
+    elif not is_number(high) or high < low:
+        raise ClaimsError(at, f"expected a high end >= {low}, got {high!r}")
+
+
+def _claim(table: Any, where: str, defaults: Mapping[str, Any]) -> Claim:
+    if not isinstance(table, Mapping):
+        raise ClaimsError(where, f"expected a table, got {table!r}")
+    where = f"{where} ({table['id']})" if isinstance(table.get("id"), str) else where
+    merged = {**defaults, **table}
+    kind = merged.get("kind")
+    if kind not in KINDS:
+        raise ClaimsError(f"{where}.kind", f"expected one of {', '.join(KINDS)}, got {kind!r}")
+    allowed = _COMMON | _BY_KIND[kind]
+    for name in table:
+        if name not in allowed:
+            raise ClaimsError(f"{where}.{name}", f"unknown field of a {kind} claim")
+    required = ["id", "text", "paper_value", "suite", "group", "method", "seeds"]
+    required += {"paired_difference": ["against"], "pointwise": ["against"], "monotone": ["over"],
+                 "shaped": ["over", "moves"], "ratio_within": ["against", "range"]}[kind]  # fmt: skip
+    for name in required:
+        if name not in merged:
+            raise ClaimsError(f"{where}.{name}", "missing")
+    params = merged.get("params", {})
+    if not isinstance(params, Mapping):
+        raise ClaimsError(
+            f"{where}.params", f"expected a table of instance parameters, got {params!r}"
+        )
+    try:
+        seeds = check_seeds("seeds", merged["seeds"])
+    except SuiteError as exc:
+        raise ClaimsError(f"{where}.{exc.field_path}", exc.message) from None
+    options = {
+        name: _check_option(where, name, merged[name]) for name in _BY_KIND[kind] if name in merged
+    }
+    confidence = merged.get("confidence", 0.95)
+    if not is_number(confidence) or not 0 < confidence < 1:
+        raise ClaimsError(f"{where}.confidence", f"expected a number in (0, 1), got {confidence!r}")
+    optional = {
+        name: _text(f"{where}.{name}", merged[name])
+        for name in ("family", "preset", "figure")
+        if name in merged
+    }
+    return Claim(
+        id=_name(f"{where}.id", merged["id"]),
+        text=_text(f"{where}.text", merged["text"]),
+        paper_value=_text(f"{where}.paper_value", merged["paper_value"]),
+        kind=kind,
+        suites=_suites(f"{where}.suite", merged["suite"]),
+        groups=_groups(f"{where}.group", merged["group"]),
+        method=_text(f"{where}.method", merged["method"]),
+        seeds=seeds,
+        metric=_text(f"{where}.metric", merged.get("metric", "objective")),
+        figure=optional.get("figure", ""),
+        family=optional.get("family"),
+        preset=optional.get("preset"),
+        params=dict(params),
+        options={**options, "confidence": float(confidence)},
+    )
+
+
+def load_claims(path: str | Path) -> ClaimsFile:
+    """Read and check a claims file (format: ``benchmarks/claims/README.md``)."""
+    path = Path(path)
+    try:
+        data, raw = _read_toml(path)
+    except SuiteError as exc:
+        raise ClaimsError(
+            exc.field_path, exc.message.replace("suite", "claims"), str(path)
+        ) from None
+    try:
+        unknown = sorted(set(data) - {"paper", "defaults", "claims"})
+        if unknown:
+            raise ClaimsError(unknown[0], "unknown table (expected paper, defaults, claims)")
+        paper = data.get("paper")
+        if not isinstance(paper, Mapping) or "name" not in paper:
+            raise ClaimsError("paper.name", "missing: the [paper] table names the paper")
+        name = _text("paper.name", paper["name"])
+        defaults = data.get("defaults", {})
+        if not isinstance(defaults, Mapping):
+            raise ClaimsError("defaults", f"expected a table, got {defaults!r}")
+        tables = data.get("claims")
+        if not isinstance(tables, list) or not tables:
+            raise ClaimsError("claims", "missing: give at least one [[claims]] table")
+        claims = tuple(_claim(t, f"claims[{i}]", defaults) for i, t in enumerate(tables))
+        seen: set[str] = set()
+        for i, claim in enumerate(claims):
+            if claim.id in seen:
+                raise ClaimsError(f"claims[{i}].id", f"{claim.id!r} is used twice")
+            seen.add(claim.id)
+    except ClaimsError as exc:
+        raise ClaimsError(exc.field_path, exc.message, str(path)) from None
+    return ClaimsFile(
+        path=path,
+        paper=name,
+        title=str(paper.get("title", paper["name"])),
+        claims=claims,
+        sha256=hashlib.sha256(raw).hexdigest(),
+    )

@@ -1,0 +1,410 @@
+"""Verdicts on a paper's claims from stored rows (issue 26, item 2).
+
+:func:`evaluate_claims` reads each :class:`~ddlsched.bench.claims.Claim`'s
+rows out of a results frame (:func:`ddlsched.bench.tables.load_results`),
+computes its comparison and applies its rule (the kinds and rules:
+:mod:`ddlsched.bench.claims`). Intervals are Student t-intervals of the mean
+over the pairing units (instances: one per instance seed, or per seed and
+instance parameters when the claim's rows vary one), at the claim's
+``confidence`` (0.95 by default); with fewer than two units the half-width
+is infinite, so no such claim is decided by its interval. The shape tests
+mirror ``benchmarks/rar_section7.py`` (the rules of RESULTS.md, rar
+Section 7): moves of a seed's curve are exact, moves of the mean curve
+within ``flat_tol`` times its first value are flat. Rendering:
+:mod:`ddlsched.bench.verdict_report`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ddlsched.bench.aggregate import instance_ratios, solved_rows
+from ddlsched.bench.claims import Claim
+from ddlsched.bench.tables import rows_with_ratios
+
+__all__ = [
+    "DEPENDS",
+    "MISSING",
+    "NOT_REPRODUCED",
+    "REPRODUCED",
+    "Curve",
+    "Verdict",
+    "evaluate_claim",
+    "evaluate_claims",
+    "move_signs",
+    "t_interval",
+]
+
+REPRODUCED = "reproduced"
+NOT_REPRODUCED = "not reproduced"
+DEPENDS = "depends on seeds"
+MISSING = "missing"
+
+#: Columns that identify an instance within a claim's groups (the pairing unit).
+_UNIT = ["group", "preset", "instance_params", "instance_seed"]
+
+
+@dataclass(frozen=True)
+class Curve:
+    """A claim's curve: x values, one curve per unit (label: its seed) and the mean."""
+
+    over: str
+    xs: tuple[float, ...]
+    curves: dict[str, tuple[float, ...]]
+    means: tuple[float, ...]
+    halves: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome of one claim: verdict, our value as text, seeds, and the numbers."""
+
+    claim: Claim
+    verdict: str
+    ours: str
+    seeds: tuple[int, ...] = ()
+    incomplete: bool = False
+    note: str = ""
+    numbers: dict[str, Any] = field(default_factory=dict)
+    curve: Curve | None = None
+
+    @property
+    def shown(self) -> str:
+        """The verdict as printed: ``incomplete (n/N seeds): ...`` when seeds are missing."""
+        if self.incomplete and self.verdict != MISSING:
+            return f"{self.verdict} (incomplete: {len(self.seeds)}/{len(self.claim.seeds)} seeds)"
+        return self.verdict
+
+
+def t_interval(values: Any, confidence: float = 0.95) -> tuple[float, float]:
+    """Mean and half-width of the Student t-interval (half-width inf below two values)."""
+    from scipy.stats import t as student
+
+    data = np.asarray(list(values), dtype=float)
+    if data.size == 0:
+        return math.nan, math.inf
+    mean = float(data.mean())
+    if data.size < 2:
+        return mean, math.inf
+    spread = float(data.std(ddof=1))
+    half = float(student.ppf((1 + confidence) / 2, data.size - 1)) * spread / math.sqrt(data.size)
+    return mean, half
+
+
+def move_signs(curve: Any, tol: float = 0.0) -> list[int]:
+    """Signs of consecutive moves (within ``tol``: flat, dropped), equal signs merged."""
+    out: list[int] = []
+    for before, after in itertools.pairwise(curve):
+        move = after - before
+        sign = 0 if abs(move) <= tol else (1 if move > 0 else -1)
+        if sign and (not out or out[-1] != sign):
+            out.append(sign)
+    return out
+
+
+def _spearman(xs: Any, ys: Any) -> float:
+    from scipy.stats import spearmanr
+
+    if len(set(ys)) < 2:
+        return 0.0
+    return float(spearmanr(xs, ys).statistic)
+
+
+def _json_field(text: Any, key: str) -> Any:
+    try:
+        return json.loads(text or "{}").get(key)
+    except (TypeError, ValueError):
+        return None
+
+
+def _claim_rows(frame: pd.DataFrame, claim: Claim) -> pd.DataFrame:
+    """Rows of the claim's suites, group, family, preset, instance parameters and seeds."""
+    keep = frame["suite"].isin(claim.suites) & frame["group"].isin(claim.groups)
+    keep &= frame["instance_seed"].isin(claim.seeds)
+    if claim.family:
+        keep &= frame["family"] == claim.family
+    if claim.preset:
+        keep &= frame["preset"] == claim.preset
+    rows = frame[keep]
+    for name, value in claim.params.items():
+        rows = rows[rows["instance_params"].map(lambda t, n=name: _json_field(t, n)) == value]
+    return rows
+
+
+def _label_rows(rows: pd.DataFrame, label: str, swept: bool = False) -> pd.DataFrame:
+    """Rows of a method label (``swept``: also its sweep points ``label[...]``)."""
+    match = rows["label"] == label
+    if swept:
+        match |= rows["label"].str.startswith(f"{label}[")
+    return rows[match]
+
+
+def _values(rows: pd.DataFrame, metric: str, by: list[str]) -> pd.Series:
+    """The metric per ``by`` key, mean over method seeds, of the rows with a schedule."""
+    solved = solved_rows(rows)
+    if metric == "objective":
+        value = solved["objective"].astype(float)
+    else:
+        value = pd.to_numeric(solved["metrics"].map(lambda t: _json_field(t, metric)), "coerce")
+    solved = solved.assign(value=value).dropna(subset=["value"])
+    if solved.empty:
+        return pd.Series(dtype=float)
+    return solved.groupby(by, sort=False)["value"].mean()
+
+
+def _missing(claim: Claim, what: str) -> Verdict:
+    where = f"suite {' or '.join(claim.suites)}, group {' or '.join(claim.groups)}"
+    if claim.preset:
+        where += f", preset {claim.preset}"
+    note = f"no rows of {what} ({where}); run: {claim.run_command}"
+    return Verdict(claim, MISSING, "-", note=note)
+
+
+def _seeds(index: pd.Index) -> tuple[int, ...]:
+    return tuple(sorted({int(s) for s in index.get_level_values("instance_seed")}))
+
+
+def _decide(claim: Claim, seeds: tuple[int, ...], verdict: str, ours: str, **extra: Any) -> Verdict:
+    incomplete = not set(claim.seeds) <= set(seeds)
+    return Verdict(claim, verdict, ours, seeds, incomplete, **extra)
+
+
+def _pairs(claim: Claim, rows: pd.DataFrame) -> pd.DataFrame | Verdict:
+    """Per unit the metric of the method (``mine``) and of ``against`` (``theirs``), on the
+    units both have; the missing verdict when there is none."""
+    mine = _values(_label_rows(rows, claim.method), claim.metric, _UNIT)
+    theirs = _values(_label_rows(rows, claim.option("against")), claim.metric, _UNIT)
+    for label, values in ((claim.method, mine), (claim.option("against"), theirs)):
+        if values.empty:
+            return _missing(claim, f"{label} with {claim.metric}")
+    both = pd.concat([mine.rename("mine"), theirs.rename("theirs")], axis=1, join="inner")
+    if both.empty:
+        return _missing(claim, f"{claim.method} and {claim.option('against')} on one instance")
+    return both
+
+
+def _paired(claim: Claim, rows: pd.DataFrame) -> Verdict:
+    both = _pairs(claim, rows)
+    if isinstance(both, Verdict):
+        return both
+    diffs = (both["mine"] - both["theirs"]).to_numpy()
+    mean, half = t_interval(diffs, claim.option("confidence"))
+    tie = claim.option("tie_tol")
+    lower, higher = int((diffs < -tie).sum()), int((diffs > tie).sum())
+    ties = diffs.size - lower - higher
+    below = claim.option("expect") == "below"
+    wins = lower if below else higher
+    good, bad = (mean + half < 0, mean - half > 0) if below else (mean - half > 0, mean + half < 0)
+    if good:
+        verdict = REPRODUCED
+    elif bad or wins <= claim.option("share_not") * diffs.size:
+        verdict = NOT_REPRODUCED
+    else:
+        verdict = DEPENDS
+    better, worse = (lower, higher) if below else (higher, lower)
+    ours = f"{mean:+.3g} ± {half:.2g} (better / tie / worse {better} / {ties} / {worse})"
+    numbers = {"mean": mean, "half_width": half, "better": better, "ties": ties, "worse": worse,
+               "pairs": int(diffs.size)}  # fmt: skip
+    return _decide(claim, _seeds(both.index), verdict, ours, numbers=numbers)
+
+
+def _pointwise(claim: Claim, rows: pd.DataFrame) -> Verdict:
+    both = _pairs(claim, rows)
+    if isinstance(both, Verdict):
+        return both
+    diffs = both["mine"] - both["theirs"]
+    if claim.option("expect") == "below":
+        diffs = -diffs  # positive: on the expected side
+    tie = claim.option("tie_tol")
+    sides = [
+        "favourable" if (d > tie).all() else "unfavourable" if (d < -tie).all() else "mixed"
+        for _, d in diffs.groupby(level=["group", "preset", "instance_params"], sort=False)
+    ]
+    points, good, bad = len(sides), sides.count("favourable"), sides.count("unfavourable")
+    if good >= points - claim.option("misses_allowed") and bad == 0:
+        verdict = REPRODUCED
+    elif bad >= math.ceil(claim.option("share_not") * points):
+        verdict = NOT_REPRODUCED
+    else:
+        verdict = DEPENDS
+    ours = f"{claim.option('expect')} 0 on every seed at {good} of {points} point(s), "
+    ours += f"mixed at {points - good - bad}, the other side at {bad}"
+    numbers = {"points": points, "favourable": good, "unfavourable": bad}
+    return _decide(claim, _seeds(diffs.index), verdict, ours, numbers=numbers)
+
+
+def _curve(claim: Claim, rows: pd.DataFrame) -> tuple[Curve, tuple[int, ...]] | str:
+    """The claim's curve over ``over`` per unit (only units with every x) and its seeds, or
+    what is missing."""
+    over = claim.option("over")
+    labelled = _label_rows(rows, claim.method, swept=True)
+    from_params = labelled["params"].map(lambda t: _json_field(t, over))
+    source = "params" if from_params.notna().any() else "instance_params"
+    labelled = labelled.assign(x=labelled[source].map(lambda t: _json_field(t, over)))
+    labelled = labelled[labelled["x"].notna()]
+    if labelled.empty:
+        return f"{claim.method} over {over}"
+    if source == "instance_params":  # the unit is the instance without its x
+        rest = labelled["instance_params"].map(
+            lambda t: json.dumps({k: v for k, v in json.loads(t).items() if k != over})
+        )
+        labelled = labelled.assign(instance_params=rest)
+    values = _values(labelled, claim.metric, [*_UNIT, "x"])
+    if values.empty:
+        return f"{claim.method} with {claim.metric}"
+    table = values.unstack("x")
+    table = table[sorted(table.columns, key=float)].dropna()
+    if table.empty:
+        return f"{claim.method} on every point of {over} for one seed"
+    xs = tuple(float(x) for x in table.columns)
+    curves = {
+        f"{preset} s{seed}" if claim.preset is None else f"s{seed}": tuple(map(float, line))
+        for (_, preset, _, seed), line in zip(table.index, table.to_numpy(), strict=True)
+    }
+    stats = [t_interval(table[x], claim.option("confidence")) for x in table.columns]
+    return Curve(over, xs, curves, tuple(m for m, _ in stats), tuple(h for _, h in stats)), _seeds(
+        table.index
+    )
+
+
+def _shape_tests(claim: Claim, curve: Curve) -> tuple[bool, list[bool], str]:
+    """(the mean curve has the shape, per unit whether it has it, the shape in words)."""
+    tol = claim.option("flat_tol") * abs(curve.means[0])
+    if claim.kind == "shaped":
+        wanted = [-1 if move == "drop" else 1 for move in claim.option("moves")]
+        mean_ok = move_signs(curve.means, tol) == wanted
+        per_unit = [move_signs(c) == wanted for c in curve.curves.values()]
+        return mean_ok, per_unit, ", ".join(claim.option("moves"))
+    sign = 1 if claim.option("direction") == "decreasing" else -1  # compare -curve when rising
+    means = [sign * m for m in curve.means]
+    if claim.option("mean_strict"):
+        mean_ok = all(b < a - tol for a, b in itertools.pairwise(means))
+    else:
+        mean_ok = all(b <= a + tol for a, b in itertools.pairwise(means))
+    if claim.option("seed_test") == "rank":
+        limit = claim.option("rank_at_least")
+        per_unit = [sign * _spearman(curve.xs, c) <= -limit for c in curve.curves.values()]
+        words = f"Spearman rho {'<= -' if sign > 0 else '>= '}{limit:g} per seed"
+    else:
+        per_unit = [
+            all(sign * b <= sign * a for a, b in itertools.pairwise(c))
+            for c in curve.curves.values()
+        ]
+        words = "monotone per seed"
+    return mean_ok, per_unit, f"{claim.option('direction')} ({words})"
+
+
+def _shaped(claim: Claim, rows: pd.DataFrame) -> Verdict:
+    found = _curve(claim, rows)
+    if isinstance(found, str):
+        return _missing(claim, found)
+    curve, seeds = found
+    mean_ok, per_unit, words = _shape_tests(claim, curve)
+    count, units = sum(per_unit), len(per_unit)
+    if mean_ok and count >= claim.option("share_reproduced") * units:
+        verdict = REPRODUCED
+    elif not mean_ok and count <= claim.option("share_not") * units:
+        verdict = NOT_REPRODUCED
+    else:
+        verdict = DEPENDS
+    means = ", ".join(f"{m:.4g}" for m in curve.means)
+    xs = ", ".join(f"{x:g}" for x in curve.xs)
+    has = "has" if mean_ok else "lacks"
+    ours = f"mean {means} ({curve.over} {xs}) {has} the shape; {count}/{units} seeds have it"
+    numbers = {"mean_has_shape": mean_ok, "seeds_with_shape": count, "units": units,
+               "shape": words, "means": list(curve.means)}  # fmt: skip
+    return _decide(claim, seeds, verdict, ours, numbers=numbers, curve=curve)
+
+
+def _ratio_units(claim: Claim, rows: pd.DataFrame) -> pd.DataFrame | str:
+    """Per unit the ratio interval ``lo, hi`` (and ``top``, the range's high end)."""
+    against = claim.option("against")
+    low, high = claim.option("range")
+    if against == "optimum":
+        rated = instance_ratios(rows_with_ratios(rows))
+        rated = rated[rated["label"] == claim.method].dropna(subset=["ratio_lo"])
+        if rated.empty:
+            return f"{claim.method} with a ratio"
+        keys = rows.drop_duplicates("instance_key").set_index("instance_key")[_UNIT[1:]]
+        out = rated.join(keys, on="instance_key").set_index(_UNIT)
+        out = out.rename(columns={"ratio_lo": "lo", "ratio_hi": "hi"})[["lo", "hi"]]
+    else:
+        mine = _values(_label_rows(rows, claim.method), claim.metric, _UNIT)
+        theirs = _values(_label_rows(rows, against), claim.metric, _UNIT)
+        if mine.empty or theirs.empty:
+            return f"{claim.method} and {against} with {claim.metric}"
+        ratio = (mine / theirs).dropna()
+        out = pd.DataFrame({"lo": ratio, "hi": ratio})
+    if isinstance(high, str):
+        key = high.removeprefix("info.")
+        info = pd.to_numeric(
+            _label_rows(rows, claim.method)["info"].map(lambda t: _json_field(t, key)), "coerce"
+        )
+        tops = rows.loc[info.index].assign(top=info).groupby(_UNIT)["top"].min()
+        out = out.join(tops, how="inner")
+    else:
+        out["top"] = float(high)
+    out["bottom"] = float(low)
+    out = out.dropna()
+    return out if not out.empty else f"{claim.method} with a ratio and its range"
+
+
+def _ratio(claim: Claim, rows: pd.DataFrame) -> Verdict:
+    units = _ratio_units(claim, rows)
+    if isinstance(units, str):
+        return _missing(claim, units)
+    low, high = claim.option("range")
+    if claim.option("statistic") == "every" or isinstance(high, str):
+        inside = (units["lo"] >= units["bottom"]) & (units["hi"] <= units["top"])
+        outside = (units["hi"] < units["bottom"]) | (units["lo"] > units["top"])
+        verdict = REPRODUCED if inside.all() else NOT_REPRODUCED if outside.any() else DEPENDS
+        ours = (
+            f"ratio {units['lo'].min():.3g}-{units['hi'].max():.3g}; within on "
+            f"{int(inside.sum())}/{len(units)} seeds, outside on {int(outside.sum())}"
+        )
+        if isinstance(high, str):
+            ours += f" (high end {units['top'].min():.3g}-{units['top'].max():.3g})"
+        numbers = {"inside": int(inside.sum()), "outside": int(outside.sum()), "units": len(units)}
+    else:
+        lo_mean, lo_half = t_interval(units["lo"], claim.option("confidence"))
+        hi_mean, hi_half = t_interval(units["hi"], claim.option("confidence"))
+        ci = (lo_mean - lo_half, hi_mean + hi_half)
+        if low <= ci[0] and ci[1] <= high:
+            verdict = REPRODUCED
+        elif ci[1] < low or ci[0] > high:
+            verdict = NOT_REPRODUCED
+        else:
+            verdict = DEPENDS
+        mean = f"{lo_mean:.3g}" if lo_mean == hi_mean else f"[{lo_mean:.3g}, {hi_mean:.3g}]"
+        ours = f"mean {mean}, {claim.option('confidence'):.0%} CI [{ci[0]:.3g}, {ci[1]:.3g}]"
+        numbers = {"mean_lo": lo_mean, "mean_hi": hi_mean, "ci": list(ci), "units": len(units)}
+    return _decide(claim, _seeds(units.index), verdict, ours, numbers=numbers)
+
+
+_EVALUATORS = {
+    "paired_difference": _paired,
+    "pointwise": _pointwise,
+    "monotone": _shaped,
+    "shaped": _shaped,
+    "ratio_within": _ratio,
+}
+
+
+def evaluate_claim(frame: pd.DataFrame, claim: Claim) -> Verdict:
+    """The verdict on one claim from a results frame (:func:`ddlsched.bench.tables.load_results`)."""
+    rows = _claim_rows(frame, claim) if not frame.empty else frame
+    if rows.empty:
+        return _missing(claim, "its group")
+    return _EVALUATORS[claim.kind](claim, rows)
+
+
+def evaluate_claims(frame: pd.DataFrame, claims: Any) -> list[Verdict]:
+    """The verdicts on every claim, in the file's order."""
+    return [evaluate_claim(frame, claim) for claim in claims]

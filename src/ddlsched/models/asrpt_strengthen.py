@@ -1,0 +1,289 @@
+"""Strengthenings of family ``asrpt``'s exact model (issue 25, item 4: a larger proven frontier).
+
+Ours, not the paper's. Paper seed 004: Problem (8) (``min sum_i C_i``) under
+Eqs. (1)-(3); spec ``shared/specs/asrpt.md``, "Offline optimum and lower
+bounds" (``exact``). They act on the integer data of
+:mod:`ddlsched.models.asrpt_integer` and on the CP-SAT model of
+:mod:`ddlsched.models.asrpt_cpsat`; :func:`ddlsched.models.asrpt_exact.solve_exact`
+applies them (each switchable, :class:`Strengthening`, every one on by
+default; all off is the model as it was before issue 25). None of them may
+cut off *every* optimum of the integer data; why each cannot:
+
+``incumbent_search`` (:func:`search_incumbent`)
+    The greedy incumbent (serial schedule generation in release order) is
+    replaced by the best serial schedule over several job orders (release;
+    release + shortest duration; shortest duration; smallest GPU-time;
+    largest GPU count first; each with ties by index), improved by
+    adjacent-swap local search on the best order (passes until no swap
+    improves, at most :data:`SWAP_PASSES`). Every candidate is a feasible
+    schedule of the same integer data, so its value ``UB`` is an upper bound
+    on the optimum; the windows ``L_i = min(H, UB - sum_{j != i} (r_j + min_u
+    d_ju))`` of :mod:`ddlsched.models.asrpt_integer` hold every job of every
+    optimum for any such ``UB`` (its proof there), and a smaller ``UB``
+    gives tighter windows. The schedule is CP-SAT's solution hint (a warm
+    start). The search stops when the method's deadline expires (only then does
+    the result depend on the clock). With ``lp_bound``, the order of the jobs' mean completion times
+    in the LP relaxation (an LP-ordering heuristic, as for time-indexed
+    relaxations of ``sum C_j``) is searched too, after the LP is solved. Deterministic (a fixed number of evaluations, no clock).
+``objective_bound`` (:func:`objective_lower_bound`)
+    The constraint ``sum_i C_i >= ceil(LB)``, ``LB`` the partition bound of
+    :mod:`ddlsched.models.asrpt_comm_bound` (``lb_busy``'s theorem: mean busy
+    times and SRPT of the GPU-time relaxation) on the integer data, with
+    ``p_i = min_u d_iu`` and ``q_i = (g_i / G) p_i``. The theorem holds for
+    every feasible schedule of any jobs with releases ``r_i``, run times at
+    least ``p_i`` and at most ``G`` GPUs busy at a time, which every
+    schedule of the integer data is; so every schedule, and every optimum,
+    satisfies it. ``ceil`` is valid as the objective is an integer; the float
+    bound is lowered by 1e-9 (relative) first. CP-SAT's own relaxation of a
+    sum of completion times over cumulatives is weak (``tiny(2,
+    num_jobs=10)``: 362 units against an optimum of 571; this bound: 524).
+``lp_bound`` (:func:`lp_lower_bound`)
+    The constraint ``sum_i C_i >= ceil(LP - 1e-6 max(1, |LP|))``, ``LP`` the
+    value of the LP relaxation of the time-indexed MILP of
+    :mod:`ddlsched.models.asrpt_milp` on the same data and windows (every
+    optimum fits the windows, so the relaxation's value is at most the
+    optimum). Its relaxation is far stronger than CP-SAT's: ``tiny(2,
+    num_jobs=10)`` LP 571 = the optimum, ``tiny(4, num_jobs=10)`` LP 1101 =
+    the best schedule found; CP-SAT alone stays at 362 and 858. Solved by
+    HiGHS's interior point method without crossover (the simplex took 52 s on
+    ``tiny(4, num_jobs=10)``, the IPM 8 s under a load of 11), within
+    :data:`LP_SHARE` of the time left (not tried when that share is below
+    :data:`LP_MIN_S`: Pyomo's build and hand-over overran a 0.1 s share by
+    0.4 s); when the IPM stops without an optimum
+    (HiGHS says "unknown" on some tiny instances) the simplex gets the rest of
+    that share; a stopped or failed solve adds nothing. A floating-point bound like every HiGHS bound of the project:
+    the margin ``1e-6`` relative is 100 times HiGHS's IPM optimality
+    tolerance (1e-8 relative gap); it is checked against the incumbent (a
+    bound above a schedule's value is refused with a warning).
+``symmetry`` (:func:`identical_classes`)
+    Jobs ``a < b`` with the same release and the same list of modes (usage
+    vectors and durations; so the same configuration and iterations) get
+    ``S_a <= S_b``. Take any optimum and, within each class, hand the
+    class's (start, mode) pairs to its jobs in order of start: the jobs are
+    interchangeable, so the result is feasible with the same value, and it
+    satisfies the constraints. Job 0 (restricted to non-increasing ``u``, the
+    server symmetry of :mod:`ddlsched.models.asrpt_integer`) has a shorter
+    mode list than its twins, so it is in no class and the two symmetry
+    breaks never conflict; the swap keeps an active schedule active and every
+    job in its window (the windows hold for every optimum). The hint is
+    re-sorted the same way.
+``lp_relaxation``
+    CP-SAT's ``linearization_level = 2`` (default 1): it adds the linear
+    relaxation of the cumulatives and the interval constraints to its LP. A
+    solver parameter: it changes the search, not the model or its optima.
+    ``tiny(1, num_jobs=10)``: 20.9 s to proof at level 1, 0.08 s at level 2.
+
+Dominance between modes (the issue's "drop a usage vector dominated by another
+for the same job") is void here: two modes of a job use the same number of
+GPUs, so one uses no more GPUs than the other on every server only when they
+are the same vector; modes that differ by a permutation of servers have the
+same duration and are not dominated (other jobs may block either).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ddlsched.deadline import Deadline
+from ddlsched.errors import ModelTooLargeError, TimeLimitReached
+from ddlsched.models.asrpt_comm_bound import partition_bound
+from ddlsched.models.asrpt_integer import IntegerData, IntegerSolution, latest_ends, serial_schedule
+from ddlsched.solvers.result import Status
+
+__all__ = [
+    "LP_MIN_S",
+    "LP_SHARE",
+    "SWAP_PASSES",
+    "LpBound",
+    "Strengthening",
+    "identical_classes",
+    "lp_lower_bound",
+    "objective_lower_bound",
+    "search_incumbent",
+    "sorted_within_classes",
+    "with_incumbent",
+]
+
+#: Passes of adjacent-swap local search over the best order (module docstring).
+SWAP_PASSES = 3
+#: Share of the time left that the LP relaxation of ``lp_bound`` may take.
+LP_SHARE = 0.6
+#: The LP is not tried with less than this many seconds in its share.
+LP_MIN_S = 0.5
+#: HiGHS options of the LP relaxation, tried in turn (module docstring).
+_LP_OPTIONS = ((("solver", "ipm"), ("run_crossover", "off")), (("solver", "simplex"),))
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Strengthening:
+    """Which strengthenings the exact model uses (module docstring); all on by default."""
+
+    incumbent_search: bool = True
+    objective_bound: bool = True
+    symmetry: bool = True
+    lp_relaxation: bool = True
+    lp_bound: bool = True
+
+    @classmethod
+    def none(cls) -> Strengthening:
+        """The model as it was before issue 25."""
+        return cls(False, False, False, False, False)
+
+    def report(self) -> dict[str, bool]:
+        return dataclasses.asdict(self)
+
+
+def _orders(data: IntegerData) -> list[list[int]]:
+    """The start orders of :func:`search_incumbent` (module docstring), duplicates removed."""
+    n = data.num_jobs
+    shortest = [min(m.duration for m in ms) for ms in data.modes]
+    gpus = [sum(ms[0].usage) for ms in data.modes]
+    keys: list[Callable[[int], tuple]] = [
+        lambda i: (data.release[i], i),
+        lambda i: (data.release[i] + shortest[i], i),
+        lambda i: (shortest[i], data.release[i], i),
+        lambda i: (shortest[i] * gpus[i], data.release[i], i),
+        lambda i: (-gpus[i], data.release[i], i),
+    ]
+    out: list[list[int]] = []
+    for key in keys:
+        order = sorted(range(n), key=key)
+        if order not in out:
+            out.append(order)
+    return out
+
+
+def search_incumbent(
+    data: IntegerData,
+    extra_orders: Sequence[Sequence[int]] = (),
+    deadline: Deadline | None = None,
+) -> IntegerSolution:
+    """The best serial schedule over :func:`_orders`, ``extra_orders`` and adjacent swaps
+    (module docstring); the swaps stop early when ``deadline`` expires."""
+    cluster = data.instance.cluster
+
+    def schedule(order: Sequence[int]) -> tuple[int, IntegerSolution]:
+        solution = serial_schedule(
+            data.release, data.modes, cluster.servers, cluster.gpus_per_server, order
+        )
+        return solution.objective(data), solution
+
+    best_value, best = data.incumbent.objective(data), data.incumbent
+    best_order: list[int] | None = None
+    for order in [*_orders(data), *map(list, extra_orders)]:
+        if deadline is not None and deadline.expired():
+            return best
+        value, solution = schedule(order)
+        if value < best_value:
+            best_value, best, best_order = value, solution, order
+    if best_order is None:
+        best_order = _orders(data)[0]
+    for _ in range(SWAP_PASSES):
+        improved = False
+        for k in range(len(best_order) - 1):
+            if deadline is not None and deadline.expired():
+                return best
+            order = list(best_order)
+            order[k], order[k + 1] = order[k + 1], order[k]
+            value, solution = schedule(order)
+            if value < best_value:
+                best_value, best, best_order, improved = value, solution, order, True
+        if not improved:
+            break
+    return best
+
+
+def with_incumbent(data: IntegerData, incumbent: IntegerSolution) -> IntegerData:
+    """``data`` with another incumbent and the windows its value allows."""
+    upper = incumbent.objective(data)
+    if upper >= data.incumbent.objective(data):
+        return data
+    windows = latest_ends(data.release, data.modes, upper, data.serial_horizon)
+    return dataclasses.replace(data, incumbent=incumbent, latest_end=windows)
+
+
+def objective_lower_bound(data: IntegerData) -> int:
+    """``ceil(LB)`` of the partition bound on the integer data (module docstring)."""
+    total_gpus = data.instance.cluster.num_gpus
+    shortest = [min(m.duration for m in ms) for ms in data.modes]
+    sizes = [sum(ms[0].usage) / total_gpus * p for ms, p in zip(data.modes, shortest, strict=True)]
+    bound = partition_bound(
+        [float(r) for r in data.release], [float(p) for p in shortest], sizes
+    ).value_s
+    return math.ceil(bound * (1 - 1e-9) - 1e-9)
+
+
+def identical_classes(data: IntegerData) -> list[list[int]]:
+    """Classes (two or more jobs, ascending) of jobs with the same release and mode list."""
+    by_key: dict[tuple, list[int]] = {}
+    for i in range(data.num_jobs):
+        key = (data.release[i], tuple((m.usage, m.duration) for m in data.modes[i]))
+        by_key.setdefault(key, []).append(i)
+    return [members for members in by_key.values() if len(members) >= 2]
+
+
+def sorted_within_classes(solution: IntegerSolution, classes: list[list[int]]) -> IntegerSolution:
+    """``solution`` with each class's (start, mode) pairs handed out in order of start."""
+    start, mode = list(solution.start), list(solution.mode)
+    for members in classes:
+        pairs = sorted((solution.start[i], solution.mode[i]) for i in members)
+        for i, (s, k) in zip(members, pairs, strict=True):
+            start[i], mode[i] = s, k
+    return IntegerSolution(tuple(start), tuple(mode))
+
+
+@dataclass(frozen=True)
+class LpBound:
+    """The rounded LP value (units) and the jobs by LP mean completion time."""
+
+    bound: int
+    order: tuple[int, ...]
+
+
+def lp_lower_bound(data: IntegerData, deadline: Deadline) -> LpBound | None:
+    """The rounded value of the time-indexed LP relaxation (module docstring), ``None``
+    when it is not solved to optimality within ``LP_SHARE`` of ``deadline``; with the
+    jobs in order of their LP mean completion time ``sum_{u,t} (t + d_iu) x[i,u,t]``."""
+    import pyomo.environ as pyo
+
+    from ddlsched.models.asrpt_milp import build_time_indexed
+    from ddlsched.solvers.backends import solve_model
+    from ddlsched.solvers.limits import SolveLimits
+
+    phase = deadline.sub(LP_SHARE)
+    if phase.remaining_s() < LP_MIN_S:  # Pyomo's build and hand-over overrun a tiny share
+        return None
+    try:
+        with phase.interrupting("building the asrpt LP relaxation"):
+            model = build_time_indexed(data, phase)
+            pyo.TransformationFactory("core.relax_integer_vars").apply_to(model)
+    except (ModelTooLargeError, TimeLimitReached) as exc:
+        log.info("asrpt lp_bound: not built (%s)", exc)
+        return None
+    for options in _LP_OPTIONS:
+        with warnings.catch_warnings():  # an IPM stop HiGHS reports as "unknown"
+            warnings.simplefilter("ignore", RuntimeWarning)
+            out = solve_model(model, "highs", SolveLimits(highs_options=options), phase)
+        if out.status is Status.OPTIMAL and out.incumbent is not None:
+            break
+        log.info("asrpt lp_bound: the LP stopped (%s, %s)", options, out.message)
+    else:
+        return None
+    value = out.incumbent
+    bound = math.ceil(value - 1e-6 * max(1.0, abs(value)))
+    if bound > data.incumbent.objective(data):
+        log.warning("asrpt lp_bound: LP %r above the incumbent; not used", value)
+        return None
+    mean = [0.0] * data.num_jobs
+    for i, k, t in model.IKT:
+        share = pyo.value(model.x[i, k, t], exception=False) or 0.0
+        mean[i] += (t + data.modes[i][k].duration) * share
+    order = tuple(sorted(range(data.num_jobs), key=lambda i: (mean[i], i)))
+    return LpBound(bound, order)
