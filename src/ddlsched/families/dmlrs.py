@@ -30,6 +30,9 @@ Modules of the family:
 * models: :mod:`ddlsched.models.dmlrs` (``exact``: its formulation and
   strategy; ``ub_trivial``), :mod:`ddlsched.models.dmlrs_milp` (the compact
   MILP of DMLRS, Eqs. 3-7, one builder per row group),
+  :mod:`ddlsched.models.dmlrs_strong` (``exact``'s strengthenings, ours,
+  each a parameter: earliest completion, work in the completion slot,
+  pattern binaries, aggregated capacity rows, the MIP start),
   :mod:`ddlsched.models.dmlrs_dual` (the single-job pricing of the R-DMLRS
   dual, Eqs. 10-11, and the bound ``UB(p)``),
   :mod:`ddlsched.models.dmlrs_colgen` (column generation and ``colgen``'s
@@ -379,6 +382,17 @@ class ExactParams:
     """Parameters of the compact offline MILP."""
 
     cross_check: bool = param(False, "re-solve a proven optimum with the other backend (SCIP)")
+    earliest: bool = param(
+        True, "ours: fix completions before the earliest slot the capacities allow to 0"
+    )
+    completion_work: bool = param(True, "ours: a job runs in its completion slot (row)")
+    patterns: bool = param(
+        True, "ours: per-mode worker-count binaries (extended formulation, jobs with F <= 16)"
+    )
+    capacity_cuts: bool = param(
+        True, "ours: Eq. 5 over the pattern binaries, per machine and summed over machines"
+    )
+    start: bool = param(True, "ours: MIP start from the best of FIFO, DRF and PD-ORS")
 
 
 @register_method(
@@ -390,7 +404,11 @@ class ExactParams:
 )
 def _exact(instance: DmlrsInstance, params: ExactParams, ctx: RunContext) -> Outcome:
     from ddlsched.models.dmlrs import solve_exact
+    from ddlsched.models.dmlrs_strong import Strengthening
 
+    which = Strengthening(
+        params.earliest, params.completion_work, params.patterns, params.capacity_cuts, params.start
+    )
     return solve_exact(
         instance,
         ctx.backend,
@@ -398,6 +416,7 @@ def _exact(instance: DmlrsInstance, params: ExactParams, ctx: RunContext) -> Out
         params.cross_check,
         ctx.deadline,
         before_pyomo=lambda: _need_pyomo(ctx, "the exact MILP"),
+        strengthening=which,
     )
 
 

@@ -7,10 +7,14 @@ Paper: Yu et al., IEEE TNSE 2022 (reading notes, seed 002): DMLRS (Eqs.
 
 The exact method's model is the compact offline MILP of DMLRS, built in
 :mod:`ddlsched.models.dmlrs_milp` (its rows, the symmetry rows and why its
-optimum is the evaluator's); :class:`ExactFormulation` sizes, builds and
-decodes it and :func:`solve_exact` is ``exact``'s strategy (the empty
-schedule when ``ub_trivial`` is 0, else the MILP through
-:func:`~ddlsched.solvers.formulation.solve_formulation`). The pricing and
+optimum is the evaluator's), strengthened (ours, issue 25; each switch a
+parameter of ``exact``, all on by default) by
+:mod:`ddlsched.models.dmlrs_strong` (its validity arguments);
+:class:`ExactFormulation` sizes, builds and decodes it and
+:func:`solve_exact` is ``exact``'s strategy (the empty schedule when
+``ub_trivial`` is 0, else the best heuristic schedule as a MIP start and the
+MILP through :func:`~ddlsched.solvers.formulation.solve_formulation`; the
+start is the answer when the solver ends at the limit without a schedule). The pricing and
 ``UB(p)`` are :mod:`ddlsched.models.dmlrs_dual`.
 
 Size cap (*ours*): :data:`EXACT_MAX_CELLS` job-machine-slot cells; above
@@ -26,7 +30,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
@@ -34,6 +38,12 @@ import numpy as np
 from ddlsched.deadline import Deadline
 from ddlsched.errors import ModelTooLargeError
 from ddlsched.models.dmlrs_milp import build_model, model_arrays
+from ddlsched.models.dmlrs_strong import (
+    Strengthening,
+    best_heuristic_schedule,
+    start_values,
+    strengthen,
+)
 from ddlsched.problems.dmlrs import (
     DmlrsInstance,
     DmlrsSchedule,
@@ -54,6 +64,11 @@ __all__ = ["EXACT_MAX_CELLS", "ExactFormulation", "job_upper_bound", "solve_exac
 #: by 16 s (a phase without time checks) with the empty schedule as incumbent; at 5,000
 #: cells the limits held within 0.2 s, and HiGHS still found nothing better than the empty
 #: schedule in 60 s on ``paper``-like instances: ``exact`` is for tiny instances.
+#: Re-measured with the strengthened model (issue 25, load 12 on 2 cores): at 5,000 cells
+#: (``paper``, 5 x 50 x 20) it proves in 7 s (plain model: 14 s); at 10,000 cells (10 x 50
+#: x 20, 25 x 20 x 20) the limits held within 2.6 s, but on one of three instances the
+#: build took 23 s and HiGHS ended without a schedule (the MIP start is then the answer);
+#: at 20,000 cells likewise. The cap stays at 5,000.
 EXACT_MAX_CELLS = 5_000
 
 
@@ -80,10 +95,33 @@ def ub_trivial(instance: DmlrsInstance) -> float:
 # --------------------------------------------------------------------------- exact
 
 
+def check_exact_size(instance: DmlrsInstance) -> None:
+    """Refuse (:class:`~ddlsched.errors.ModelTooLargeError`, one line with the counts) an
+    instance above :data:`EXACT_MAX_CELLS` cells or the memory guard's variable count."""
+    n, H, T = len(instance.jobs), instance.num_machines, instance.slots
+    cells = n * H * T
+    if cells > EXACT_MAX_CELLS:
+        raise ModelTooLargeError(
+            f"dmlrs exact: {n} jobs x {H} machines x {T} slots = {cells:,} cells, more than "
+            f"the {EXACT_MAX_CELLS:,} the exact MILP is built for; use colgen or ub_trivial"
+        )
+    variables = sum((T - instance.jobs[i].arrival_slot + 1) * (5 * H + 2) for i in range(n))
+    check_model_size("dmlrs exact MILP", variables, "use fewer jobs, machines or slots")
+
+
+_PLAIN = Strengthening.none()
+
+
 @dataclass(frozen=True)
 class ExactFormulation:
-    """The compact offline MILP of DMLRS (module docstring) as a Formulation (maximises)."""
+    """The compact offline MILP of DMLRS (module docstring) as a Formulation (maximises).
 
+    ``strengthening`` selects the rows of :mod:`ddlsched.models.dmlrs_strong` (default:
+    none, the plain model); ``start`` is a schedule handed to the solver as a MIP start.
+    """
+
+    strengthening: Strengthening = _PLAIN
+    start: DmlrsSchedule | None = None
     name: ClassVar[str] = "dmlrs.exact"
     sense: ClassVar[str] = "max"
     metric: ClassVar[str | None] = None
@@ -91,16 +129,13 @@ class ExactFormulation:
     highs_options: ClassVar[tuple[tuple[str, object], ...]] = ()
 
     def build(self, instance: DmlrsInstance, deadline: Deadline) -> pyo.ConcreteModel:
-        n, H, T = len(instance.jobs), instance.num_machines, instance.slots
-        cells = n * H * T
-        if cells > EXACT_MAX_CELLS:
-            raise ModelTooLargeError(
-                f"dmlrs exact: {n} jobs x {H} machines x {T} slots = {cells:,} cells, more than "
-                f"the {EXACT_MAX_CELLS:,} the exact MILP is built for; use colgen or ub_trivial"
-            )
-        variables = sum((T - instance.jobs[i].arrival_slot + 1) * (5 * H + 2) for i in range(n))
-        check_model_size("dmlrs exact MILP", variables, "use fewer jobs, machines or slots")
-        return build_model(instance, deadline=deadline)
+        check_exact_size(instance)
+        model = build_model(instance, deadline=deadline)
+        strengthen(model, instance, self.strengthening)
+        if self.start is not None:
+            model.ddlsched_start = start_values(model, instance, self.start)
+        deadline.check("building the dmlrs MILP")
+        return model
 
     def objective_scale(self, instance: DmlrsInstance) -> float:
         return 1.0
@@ -129,20 +164,35 @@ def solve_exact(
     cross_check: bool,
     deadline: Deadline,
     before_pyomo: Callable[[], None] = lambda: None,
+    strengthening: Strengthening | None = None,
 ) -> Outcome:
     """``exact``'s strategy: the empty schedule, proven optimal, when :func:`ub_trivial` is 0
     (no job can finish by ``T``; the MILP would have no variable, which HiGHS refuses),
     else :class:`ExactFormulation` through
     :func:`~ddlsched.solvers.formulation.solve_formulation` (absolute gap ``1e-9``).
     ``before_pyomo`` runs before Pyomo is needed (the family's check of the time left for
-    its import)."""
+    its import). ``strengthening`` (default: all of
+    :mod:`ddlsched.models.dmlrs_strong`) selects the strengthened rows and the MIP start
+    from :func:`~ddlsched.models.dmlrs_strong.best_heuristic_schedule`; when the solver ends
+    at the time limit without a schedule, that start is the answer (``feasible``,
+    ``info['fallback']``)."""
+    which = Strengthening() if strengthening is None else strengthening
     if ub_trivial(instance) == 0.0:
         info = {"proof": "ub_trivial is 0: no job can complete by T"}
         return Outcome(DmlrsSchedule(accepted=()), Status.OPTIMAL, bound=0.0, info=info)
     before_pyomo()
     from ddlsched.solvers.formulation import solve_formulation
 
+    check_exact_size(instance)  # before the heuristics of the start
+    start = best_heuristic_schedule(instance, seed, deadline) if which.start else None
     limits = SolveLimits(abs_gap=1e-9, seed=seed)
-    return solve_formulation(
-        ExactFormulation(), instance, backend, limits, cross_check, deadline=deadline
+    outcome = solve_formulation(
+        ExactFormulation(which, start), instance, backend, limits, cross_check, deadline=deadline
     )
+    if outcome.schedule is None and start is not None and outcome.time_limit_hit:
+        info = {
+            **outcome.info,
+            "fallback": "the MIP start: the solver had no schedule at the limit",
+        }
+        return replace(outcome, schedule=start, status=Status.FEASIBLE, claim=None, info=info)
+    return outcome
