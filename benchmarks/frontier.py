@@ -22,8 +22,9 @@ strengthening switched on or off is its own label), one line:
                    runs that stopped without a proof (``-`` when all proved)
 ``limit``          the time limit of the runs (s)
 
-The ``frontier`` of a family, preset and method label is the largest size at which every
-run proved within the limit (the bold line). Our choices: a row with status ``error`` counts as not
+The ``frontier`` of a family, instance group and method label is the largest size (then
+step) at which every run proved within the limit (the bold line); a suite sweeps the size
+inside one group. Our choices: a row with status ``error`` counts as not
 proven (its message is listed under the table); ``wall_s`` rather than the solver's own
 time, since a user waits for the whole run. Timings depend on the machine and its load:
 record both with the figures (``benchmarks/RESULTS.md``).
@@ -34,6 +35,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -93,6 +95,11 @@ def group_line(runs: pd.DataFrame) -> dict[str, object]:
     }
 
 
+def _natural(text: str) -> tuple:
+    """Sort key: numbers in ``text`` compare as numbers (``jobs=10`` after ``jobs=4``)."""
+    return tuple(int(p) if p.isdigit() else p for p in re.split(r"(\d+)", text))
+
+
 def _step(params: object) -> str:
     """``a=1, b=2`` from an ``instance_params`` JSON text (``-`` when none)."""
     try:
@@ -103,8 +110,8 @@ def _step(params: object) -> str:
 
 
 def frontier_lines(frame: pd.DataFrame) -> pd.DataFrame:
-    """One line per (family, group, step, label) of exact methods, sorted by preset, label
-    and size; column ``frontier`` marks, per family, preset and label, the largest size
+    """One line per (family, group, step, label) of exact methods, sorted by group, label
+    and size; column ``frontier`` marks, per family, group and label, the largest size
     where every run proved."""
     exact = frame[frame["kind"] == "exact"]
     if exact.empty:
@@ -117,12 +124,14 @@ def frontier_lines(frame: pd.DataFrame) -> pd.DataFrame:
         step = _step(params)
         line = {"family": family, "preset": preset, "group": group, "step": step, "label": label}
         lines.append({**line, **group_line(runs)})
-    table = pd.DataFrame(lines).sort_values(["family", "preset", "label", "size", "group", "step"])
+    table = pd.DataFrame(lines)
+    table["_order"] = table["step"].map(_natural)
+    table = table.sort_values(["family", "group", "label", "size", "_order"]).drop(columns="_order")
     table["frontier"] = False
-    for _, part in table.groupby(["family", "preset", "label"]):
+    for _, part in table.groupby(["family", "group", "label"]):
         full = part[part["proven"] == 1.0]
         if not full.empty:
-            table.loc[full["size"].idxmax(), "frontier"] = True
+            table.loc[full.index[-1], "frontier"] = True  # the largest (size, step)
     return table.reset_index(drop=True)
 
 
