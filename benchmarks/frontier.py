@@ -12,7 +12,8 @@ strengthening switched on or off is its own label), one line:
                    :meth:`~ddlsched.families.Family.size`: jobs for asrpt, dmlrs, rar, muri;
                    GPUs for placement; jobs for dmlrs_slot)
 ``runs``           rows of the method in the group (one per instance)
-``proven``         share of runs that ended ``optimal`` (the solver proved it)
+``proven``         share of runs that ended with a proof: ``optimal``, or ``infeasible``
+                   (proven to have no schedule: the slot problems of dmlrs_slot can be)
 ``median to proof`` the median wall time of the runs (``wall_s``: model building, the
                    solve and re-evaluation, as ``bench run`` records it) when at least
                    half the runs are proven, else ``> limit`` (the median run did not
@@ -46,6 +47,9 @@ from ddlsched import __version__
 from ddlsched.bench.tables import load_results
 from ddlsched.errors import DdlschedError
 
+#: Statuses that end a run with a proof: an optimum, or that no schedule exists.
+PROVEN = ("optimal", "infeasible")
+
 HEADERS = (
     "family",
     "group",
@@ -76,7 +80,7 @@ def _gap(row: pd.Series) -> float:
 
 def group_line(runs: pd.DataFrame) -> dict[str, object]:
     """The figures of one (family, group, label) from its rows."""
-    proven = runs["status"] == "optimal"
+    proven = runs["status"].isin(PROVEN)
     walls = runs["wall_s"].astype(float)
     limit = float(runs["time_limit_s"].max())
     share = float(proven.mean())

@@ -75,6 +75,12 @@ def test_markdown_bolds_frontier_and_marks_limits():
     assert text.splitlines() == ["**2.0 s**", "20.0 s", "> 60 s"]
 
 
+def test_proven_infeasible_counts_as_proven():
+    rows = [_row(4, 0, "infeasible", 0.5, objective=math.nan, bound=math.nan), ROWS[0]]
+    line = _frontier().frontier_lines(pd.DataFrame(rows)).iloc[0]
+    assert (line["proven"], line["worst"], bool(line["frontier"])) == (1.0, 1.0, True)
+
+
 def test_no_exact_rows_is_an_error():
     with pytest.raises(DdlschedError, match="no rows of an exact method"):
         _frontier().frontier_lines(pd.DataFrame([ROWS[-1]]))
