@@ -1,0 +1,113 @@
+"""Small committed results samples for the verdict tests (issue 26, item 4).
+
+    python benchmarks/verdict_samples.py dmlrs /work/runs/dmlrs tests/data/verdict/dmlrs
+    python benchmarks/verdict_samples.py placement results/placement tests/data/verdict/placement
+
+Copies a handful of instances' rows of a real ``bench run`` results directory
+into a new results directory through the bench store
+(:class:`ddlsched.bench.store.ResultStore`: one Parquet part), with the
+source's manifest (its provenance: suite, suite hash, version, commit,
+machine, run dates) and a ``sample`` entry naming the source and this
+command. ``tests/test_verdict_samples.py`` runs ``bench verdict`` on them
+with ``benchmarks/claims/<paper>.toml``.
+
+What is kept (:data:`SAMPLES`): per paper the groups, the generator
+parameters (points) and instance seeds, and the method labels the paper's
+claims read. Choices of ours, to keep a sample a few kB: the rows' ``info``
+is emptied (no claim of these papers reads it) and ``metrics`` keeps only
+the metrics the claims read; every other column is the real row's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from ddlsched.bench.store import ResultStore, read_manifest, read_rows
+
+#: Per paper: labels, metrics kept, and per group the points (generator parameters that
+#: must match; ``{}``: every point) and instance seeds of the sample.
+SAMPLES: dict[str, dict[str, Any]] = {
+    # C1's mixed point (10 jobs, 100 machines), two favourable Fig. 6 points and one of
+    # Fig. 7; two C2 points; Fig. 10 (C3).
+    "dmlrs": {
+        "labels": ["pd_ors", "fifo", "drf", "dorm", "oasis"],
+        "metrics": ["median_training_time_s"],
+        "points": {
+            "fig6-machines": [{"machines": 10}, {"machines": 100}],
+            "fig7-jobs": [{"jobs": 10}, {"jobs": 40}],
+            "fig8-oasis-jobs": [{"jobs": 20}],
+            "fig9-oasis-machines": [{"machines": 10}],
+            "fig10-median": [{}],
+        },
+        "seeds": [0, 1, 2],
+    },
+    # Five availability patterns per Table II configuration and model of the claims.
+    "placement": {
+        "labels": ["heavy_edge", "exact"],
+        "metrics": [],
+        "points": {
+            group: [{"model": "vgg16"}, {"model": "gpt175b"}]
+            for group in ("table2", "table2-paper", "table2-paper-cut-cost")
+        },
+        "seeds": [0, 1, 2, 3, 4],
+    },
+}
+
+
+def _matches(params: dict[str, Any], points: list[dict[str, Any]]) -> bool:
+    return any(all(params.get(k) == v for k, v in point.items()) for point in points)
+
+
+def sample_rows(source: str | Path, spec: dict[str, Any]) -> list[dict[str, Any]]:
+    """The rows of ``source`` that :data:`SAMPLES`' ``spec`` keeps, slimmed."""
+    rows = []
+    for row in read_rows(source).to_pylist():
+        points = spec["points"].get(row["group"])
+        params = json.loads(row["instance_params"] or "{}")
+        if points is None or row["label"] not in spec["labels"]:
+            continue
+        if row["instance_seed"] not in spec["seeds"] or not _matches(params, points):
+            continue
+        metrics = json.loads(row["metrics"] or "{}")
+        row["metrics"] = json.dumps({k: metrics[k] for k in spec["metrics"] if k in metrics})
+        row["info"] = "{}"
+        rows.append(row)
+    return rows
+
+
+def write_sample(paper: str, source: str | Path, out: str | Path) -> int:
+    """Write the sample of ``paper`` from ``source`` into ``out`` (replaced); its row count."""
+    rows = sample_rows(source, SAMPLES[paper])
+    if not rows:
+        raise SystemExit(f"{source}: no rows of the {paper} sample")
+    out = Path(out)
+    if out.exists():
+        shutil.rmtree(out)
+    store = ResultStore(out)
+    store.extend(rows)
+    store.flush()
+    manifest = read_manifest(source)
+    manifest["sample"] = (
+        f"{len(rows)} rows of {source} (python benchmarks/verdict_samples.py {paper}); "
+        "info emptied, metrics cut to the claims'"
+    )
+    store.write_manifest(manifest)
+    return len(rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("paper", choices=sorted(SAMPLES))
+    parser.add_argument("source", help="results directory of the paper's suite")
+    parser.add_argument("out", help="sample directory to write (replaced)")
+    args = parser.parse_args()
+    count = write_sample(args.paper, args.source, args.out)
+    print(f"{args.out}: {count} rows")
+
+
+if __name__ == "__main__":
+    main()
