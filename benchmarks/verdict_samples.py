@@ -8,7 +8,7 @@ into a new results directory through the bench store
 (:class:`ddlsched.bench.store.ResultStore`: one Parquet part), with the
 source's manifest (its provenance: suite, suite hash, version, commit,
 machine, run dates) and a ``sample`` entry naming the source and this
-command. ``tests/test_verdict_samples.py`` runs ``bench verdict`` on them
+command. ``tests/test_bench_verdict_dmlrs_placement.py`` runs ``bench verdict`` on them
 with ``benchmarks/claims/<paper>.toml``.
 
 What is kept (:data:`SAMPLES`): per paper the groups, the generator

@@ -43,7 +43,8 @@ Kinds (``kind``):
   metric, or with ``against = "optimum"`` the certified ratio interval of
   ``bench table`` (:func:`ddlsched.bench.tables.rows_with_ratios`). The range
   is ``range = [lo, hi]``, or ``[lo, "info.KEY"]`` for a per-row upper end
-  the method records (rar: Theorem 5's ``theorem5_bound``). ``statistic =
+  the method records (rar: Theorem 5's ``theorem5_bound``; a dotted KEY reads
+  a nested value, asrpt: ``info.theory.theorem1_bound``). ``statistic =
   "mean"``: *reproduced* when the t-interval of the mean ratio lies within
   the range, *not reproduced* when it lies outside; ``statistic = "every"``:
   *reproduced* when every seed's ratio (interval) lies within, *not

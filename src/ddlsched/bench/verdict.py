@@ -118,10 +118,15 @@ def _spearman(xs: Any, ys: Any) -> float:
 
 
 def _json_field(text: Any, key: str) -> Any:
+    """The value at ``key`` of a JSON object; a dotted key walks nested objects
+    (``theory.theorem1_bound``); None when absent."""
     try:
-        return json.loads(text or "{}").get(key)
+        value = json.loads(text or "{}")
     except (TypeError, ValueError):
         return None
+    for part in key.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
 
 
 def _claim_rows(frame: pd.DataFrame, claim: Claim) -> pd.DataFrame:

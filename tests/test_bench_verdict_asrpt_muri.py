@@ -1,0 +1,119 @@
+"""``bench verdict`` on the committed results samples of asrpt and Muri (issue 26, item 4).
+
+The samples in ``tests/data/verdict`` are real rows of the suites' runs, cut
+with ``benchmarks/claims_sample.py`` (the commands: ``tests/data/verdict/README.md``).
+Each test runs the paper's claims file (``benchmarks/claims/<paper>.toml``) on
+them through the CLI, checks the verdicts against the ones RESULTS.md states
+for those rows, and recomputes the numbers behind a verdict directly from the
+rows' metrics (not through the verdict code).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from ddlsched.bench.store import read_rows
+from ddlsched.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "data" / "verdict"
+CLAIMS = ROOT / "benchmarks" / "claims"
+
+
+def _verdicts(tmp_path: Path, paper: str, samples: list[str], capsys) -> dict[str, dict]:
+    """Run ``ddlsched bench verdict`` on the samples; the claims of verdict.json by id."""
+    out = tmp_path / paper
+    args = ["bench", "verdict", *(str(DATA / s) for s in samples)]
+    assert main([*args, "--claims", str(CLAIMS / f"{paper}.toml"), "--out", str(out)]) == 0
+    capsys.readouterr()
+    report = json.loads((out / "verdict.json").read_text())
+    assert {d["suite"] for d in report["provenance"]["results"]} >= {
+        json.loads((DATA / s / "manifest.json").read_text())["suite"] for s in samples
+    }
+    return {v["claim"]: v for v in report["verdicts"]}
+
+
+def _metric(sample: str, group: str, label: str, metric: str) -> pd.Series:
+    """The metric of a label's rows per (instance params, seed), read straight off the rows."""
+    rows = read_rows(DATA / sample).to_pandas()
+    rows = rows[(rows["group"] == group) & (rows["label"] == label)]
+    values = rows["metrics"].map(lambda t: json.loads(t)[metric])
+    return pd.Series(
+        values.to_numpy(),
+        index=list(zip(rows["instance_params"], rows["instance_seed"], strict=True)),
+    )
+
+
+def test_asrpt_sample_verdicts(tmp_path, capsys):
+    claims = _verdicts(tmp_path, "asrpt", ["asrpt", "asrpt-testbed"], capsys)
+    decided = {
+        # RESULTS (asrpt, Trace sweeps): far below the baselines only on ITP (46-73 % in sum C,
+        # as the paper's 31-91 %); 0.2-0.8 % above WCS-Duration on Muri trace 2.
+        "fig6-itp": "reproduced",
+        "fig6-itp-size": "reproduced",
+        "fig6-muri2": "not reproduced",
+        "fig6-muri2-size": "not reproduced",
+        "theorem1-sweeps": "reproduced",
+        # RESULTS (asrpt, Testbed): A-SRPT 34-42 % above each baseline; against A-SRPT-Perfect
+        # +2.9 %, +57.7 %, +226 % by set, so one set of three is within the paper's 7 % (x2).
+        "testbed-vs-perfect": "depends on seeds",
+        "testbed-vs-wcs-duration": "not reproduced",
+        "testbed-wcs-makespan": "depends on seeds",
+        "theorem1-testbed": "reproduced",
+    }
+    assert {k: claims[k]["verdict"] for k in decided} == decided
+    missing = {k for k, c in claims.items() if c["verdict"] == "missing"}
+    assert missing == set(claims) - set(decided)  # the sample holds no other group
+    assert "ddlsched bench run benchmarks/suites/asrpt.toml" in claims["fig7-share"]["note"]
+
+    # Muri trace 2: A-SRPT above WCS-Duration on 11 of the 12 windows.
+    muri2 = _metric("asrpt", "jobs-muri2", "asrpt", "total_completion_s") - _metric(
+        "asrpt", "jobs-muri2", "wcs_duration", "total_completion_s"
+    )
+    assert (len(muri2), int((muri2 > 0).sum())) == (12, 11)
+    assert claims["fig6-muri2"]["numbers"]["worse"] == 11
+    # ITP: the 95 % t-interval of the mean ratio lies within [0.09, 0.69].
+    itp = _metric("asrpt", "jobs-itp", "asrpt", "total_completion_s") / _metric(
+        "asrpt", "jobs-itp", "wcs_duration", "total_completion_s"
+    )
+    half = stats.t.ppf(0.975, len(itp) - 1) * itp.std(ddof=1) / np.sqrt(len(itp))
+    assert itp.mean() - half > 0.09 and itp.mean() + half < 0.69
+    assert claims["fig6-itp-size"]["numbers"]["ci"] == pytest.approx(
+        [itp.mean() - half, itp.mean() + half]
+    )
+    # Testbed: per set A-SRPT / A-SRPT-Perfect, one within 1.14 and one far above it.
+    ratio = _metric("asrpt-testbed", "testbed", "asrpt", "total_completion_s") / _metric(
+        "asrpt-testbed", "testbed", "asrpt_perfect", "total_completion_s"
+    )
+    assert ratio.min() < 1.14 < 2 < ratio.max()
+
+
+def test_muri_sample_verdicts(tmp_path, capsys):
+    claims = _verdicts(tmp_path, "muri", ["muri-grouping", "muri-traces"], capsys)
+    gains = {k: c["verdict"] for k, c in claims.items() if k.startswith("gain-")}
+    # RESULTS (muri): on traces 1-4 every baseline / Muri ratio lies in the paper's ranges.
+    assert gains and set(gains.values()) == {"reproduced"}
+    assert len(gains) == 15
+    # RESULTS (muri, grouping): k = 3 multi-round equals the optimum; k = 4 ratio 1.28-1.36
+    # on average; trace-1 sets 1.04.
+    assert claims["grouping-k3-optimal"]["verdict"] == "reproduced"
+    assert claims["grouping-k4-near"]["verdict"] == "not reproduced"
+    assert claims["grouping-trace1-near"]["verdict"] == "reproduced"
+
+    # The average-JCT gains straight from the rows: SRTF / Muri-S on the four traces.
+    rows = read_rows(DATA / "muri-traces").to_pandas()
+    jct = rows.set_index(["group", "label"])["objective"]
+    srtf = [jct[(t, "srtf")] / jct[(t, "muri-s")] for t in ("trace1", "trace2", "trace3", "trace4")]
+    assert all(1.125 <= r <= 6.155 for r in srtf)
+    # k = 4: the optimum over multi-round, from the objectives of the rows, above 1.1 on average.
+    grouping = read_rows(DATA / "muri-grouping").to_pandas()
+    k4 = grouping[grouping["group"] == "k4"].pivot_table(
+        index=["instance_params", "instance_seed"], columns="label", values="objective"
+    )
+    assert (k4["exact"] / k4["multiround"]).mean() > 1.2
