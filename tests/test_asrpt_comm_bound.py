@@ -8,9 +8,11 @@ below them), on hand-computed schedules, and through the method pipeline.
 from __future__ import annotations
 
 import math
-from functools import cache
 
 import pytest
+from asrpt_optima import GENERATORS, SEEDS
+from asrpt_optima import instance as _instance
+from asrpt_optima import optimum as _optimum
 
 from ddlsched.models.asrpt import alpha_lbs, lb_srpt, lb_sum
 from ddlsched.models.asrpt_comm_bound import lb_busy, partition_bound, spt_mean_busy_times
@@ -18,24 +20,8 @@ from ddlsched.models.asrpt_exact import solve_exact
 from ddlsched.problems.asrpt import AsrptInstance
 from ddlsched.problems.asrpt_schedule import evaluate
 from ddlsched.solvers.result import Status
-from ddlsched.workloads.asrpt import tiny, tiny_comm
 
 TOL = 1e-9
-SEEDS = range(60)
-GENERATORS = {"tiny": tiny, "tiny-comm": tiny_comm}
-
-
-@cache
-def _instance(preset: str, seed: int) -> AsrptInstance:
-    return GENERATORS[preset](seed)
-
-
-@cache
-def _optimum(preset: str, seed: int) -> float:
-    instance = _instance(preset, seed)
-    out = solve_exact(instance, time_limit_s=60)
-    assert out.status is Status.OPTIMAL, (preset, seed, out.status)
-    return evaluate(instance, out.schedule).total_completion_s
 
 
 def _bounds(preset: str, seed: int) -> tuple[float, float, float]:

@@ -14,38 +14,22 @@ from functools import cache
 
 import numpy as np
 import pytest
+from asrpt_optima import GENERATORS, SEEDS
+from asrpt_optima import instance as _instance
+from asrpt_optima import optimum as _optimum
 
 from ddlsched.deadline import Deadline
 from ddlsched.models.asrpt import alpha_lbs, lb_srpt, lb_sum
 from ddlsched.models.asrpt_comm_bound import lb_busy
-from ddlsched.models.asrpt_exact import solve_exact
 from ddlsched.models.asrpt_lagrange import (
     greedy_relaxed_starts,
     lagrangian_value,
     lb_lagrange,
     relaxation_bound,
 )
-from ddlsched.problems.asrpt import AsrptInstance
-from ddlsched.problems.asrpt_schedule import evaluate
 from ddlsched.solvers.result import Status
-from ddlsched.workloads.asrpt import tiny, tiny_comm
 
 TOL = 1e-9
-SEEDS = range(60)
-GENERATORS = {"tiny": tiny, "tiny-comm": tiny_comm}
-
-
-@cache
-def _instance(preset: str, seed: int) -> AsrptInstance:
-    return GENERATORS[preset](seed)
-
-
-@cache
-def _optimum(preset: str, seed: int) -> float:
-    instance = _instance(preset, seed)
-    out = solve_exact(instance, time_limit_s=120)  # slack for a loaded machine
-    assert out.status is Status.OPTIMAL, (preset, seed, out.status)
-    return evaluate(instance, out.schedule).total_completion_s
 
 
 @cache
