@@ -9,12 +9,20 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from ddlsched.bench.claims import ClaimsError, load_claims
 from ddlsched.bench.store import ResultStore
 from ddlsched.bench.tables import load_results
-from ddlsched.bench.verdict import evaluate_claims, move_signs, t_interval
+from ddlsched.bench.verdict import (
+    MISSING,
+    NOT_REPRODUCED,
+    REPRODUCED,
+    evaluate_claims,
+    move_signs,
+    t_interval,
+)
 from ddlsched.cli import main
 
 SEEDS = range(6)
@@ -387,3 +395,35 @@ def test_rar_claims_file_is_valid():
                                                 "ratio_within"}  # fmt: skip
     assert {c.groups for c in claims.claims} == {("fig4",), ("fig6",)}
     assert all(c.seeds == tuple(range(20)) for c in claims.claims)
+
+
+def _holds_claim(tmp_path, flag="info.theory.lemma_holds"):
+    path = tmp_path / "holds.toml"
+    path.write_text(
+        '[paper]\nname = "hand"\n\n[[claims]]\nid = "lemma"\ntext = "a lemma holds"\n'
+        'paper_value = "holds"\nkind = "holds"\nsuite = "hand"\ngroup = "g"\nmethod = "h"\n'
+        f'seeds = [0, 1, 2]\nflag = "{flag}"\n'
+    )
+    return load_claims(path).claims[0]
+
+
+def test_holds_kind(tmp_path):
+    """Kind ``holds``: true on every defined row reproduces, one false refutes, null rows are
+    counted and left out, no defined row is missing."""
+    from ddlsched.bench.verdict import evaluate_claim
+
+    claim = _holds_claim(tmp_path)
+
+    def frame(values):
+        return pd.DataFrame([
+            _row("g", seed, "h", 10.0, info={"theory": {"lemma_holds": v}})
+            for seed, v in enumerate(values)
+        ])  # fmt: skip
+
+    held = evaluate_claim(frame([True, None, True]), claim)
+    assert (held.verdict, held.numbers) == (REPRODUCED, {"rows": 2, "failed": 0, "undefined": 1})
+    assert held.incomplete  # seed 1 has no defined flag
+    assert evaluate_claim(frame([True, False, True]), claim).verdict == NOT_REPRODUCED
+    assert evaluate_claim(frame([None, None, None]), claim).verdict == MISSING
+    with pytest.raises(ClaimsError, match=r"expected 'info\.KEY'"):
+        _holds_claim(tmp_path, flag="theory.lemma_holds")

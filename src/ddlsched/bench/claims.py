@@ -50,6 +50,13 @@ Kinds (``kind``):
   *reproduced* when every seed's ratio (interval) lies within, *not
   reproduced* when some seed's lies wholly outside; otherwise *depends on
   seeds*.
+* ``holds``: a statement the method checks per row and records as a flag,
+  ``flag = "info.KEY"`` (true, false, or null where it is undefined; asrpt:
+  Lemmas 2-3, ``info.theory.lemma2_holds``). A proven lemma admits no
+  exception: *reproduced* when the flag is true on every row where it is
+  defined (every instance and method seed), *not reproduced* when it is false
+  on one; *missing* when it is defined on none (the undefined rows are
+  counted).
 
 A claim whose needed seeds are not all in the rows is evaluated on the seeds
 that are there and marked *incomplete*; one without rows is *missing* and
@@ -75,7 +82,7 @@ from ddlsched.bench.suite_values import SuiteError, check_name, check_seeds, is_
 
 __all__ = ["KINDS", "Claim", "ClaimsError", "ClaimsFile", "load_claims"]
 
-KINDS = ("paired_difference", "pointwise", "monotone", "shaped", "ratio_within")
+KINDS = ("paired_difference", "pointwise", "monotone", "shaped", "ratio_within", "holds")
 
 _COMMON = {
     "id", "text", "paper_value", "figure", "kind", "suite", "family", "group", "preset",
@@ -91,6 +98,7 @@ _BY_KIND = {
     },
     "shaped": {"over", "moves", "flat_tol", "share_reproduced", "share_not"},
     "ratio_within": {"against", "range", "statistic"},
+    "holds": {"flag"},
 }
 # fmt: on
 _DEFAULTS: dict[str, Any] = {
@@ -207,6 +215,9 @@ def _check_option(where: str, name: str, value: Any) -> Any:
     elif name == "misses_allowed":
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             raise ClaimsError(at, f"expected an integer >= 0, got {value!r}")
+    elif name == "flag":
+        if not isinstance(value, str) or not value.startswith("info.") or len(value) <= 5:
+            raise ClaimsError(at, f"expected 'info.KEY', got {value!r}")
     elif name == "mean_strict":
         if not isinstance(value, bool):
             raise ClaimsError(at, f"expected true or false, got {value!r}")
@@ -253,7 +264,8 @@ def _claim(table: Any, where: str, defaults: Mapping[str, Any]) -> Claim:
             raise ClaimsError(f"{where}.{name}", f"unknown field of a {kind} claim")
     required = ["id", "text", "paper_value", "suite", "group", "method", "seeds"]
     required += {"paired_difference": ["against"], "pointwise": ["against"], "monotone": ["over"],
-                 "shaped": ["over", "moves"], "ratio_within": ["against", "range"]}[kind]  # fmt: skip
+                 "shaped": ["over", "moves"], "ratio_within": ["against", "range"],
+                 "holds": ["flag"]}[kind]  # fmt: skip
     for name in required:
         if name not in merged:
             raise ClaimsError(f"{where}.{name}", "missing")

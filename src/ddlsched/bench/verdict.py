@@ -393,12 +393,32 @@ def _ratio(claim: Claim, rows: pd.DataFrame) -> Verdict:
     return _decide(claim, _seeds(units.index), verdict, ours, numbers=numbers)
 
 
+def _holds(claim: Claim, rows: pd.DataFrame) -> Verdict:
+    """Kind ``holds``: the flag ``info.KEY`` on every row of the method (module docstring
+    of :mod:`ddlsched.bench.claims`)."""
+    mine = _label_rows(rows, claim.method)
+    key = claim.option("flag")[len("info.") :]
+    flags = mine["info"].map(lambda t: _json_field(t, key))
+    defined = mine[flags.notna()]
+    if defined.empty:
+        return _missing(claim, f"{claim.method} with {claim.option('flag')} defined")
+    held = flags[flags.notna()].astype(bool)
+    failed, undefined = int((~held).sum()), int(flags.isna().sum())
+    verdict = REPRODUCED if failed == 0 else NOT_REPRODUCED
+    ours = f"holds on {int(held.sum())} of {len(held)} row(s), fails on {failed}"
+    ours += f"; undefined on {undefined}" if undefined else ""
+    numbers = {"rows": len(held), "failed": failed, "undefined": undefined}
+    seeds = tuple(sorted({int(s) for s in defined["instance_seed"]}))
+    return _decide(claim, seeds, verdict, ours, numbers=numbers)
+
+
 _EVALUATORS = {
     "paired_difference": _paired,
     "pointwise": _pointwise,
     "monotone": _shaped,
     "shaped": _shaped,
     "ratio_within": _ratio,
+    "holds": _holds,
 }
 
 
