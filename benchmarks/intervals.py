@@ -209,6 +209,8 @@ def load_explanations(path: Path | None) -> dict[str, dict[str, str]]:
     for name, entry in tables.items():
         if not isinstance(entry, dict) or set(entry) - {"limit", "tried"} or not entry:
             raise DdlschedError(f"{path}: table {name!r}: expected keys 'limit' and 'tried'")
+        if not all(isinstance(text, str) for text in entry.values()):
+            raise DdlschedError(f"{path}: table {name!r}: 'limit' and 'tried' must be text")
     return tables
 
 

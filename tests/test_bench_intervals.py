@@ -240,3 +240,10 @@ def test_malformed_explanations_are_one_line_errors(two_results, tmp_path, capsy
     assert _script().main([str(two_results[0]), "--explain", str(explain)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("intervals: error:") and "expected keys 'limit' and 'tried'" in err
+
+
+def test_explanations_must_be_text(two_results, tmp_path, capsys):
+    explain = tmp_path / "bad.toml"
+    explain.write_text('[tables."debug / g"]\nlimit = 1\n')
+    assert _script().main([str(two_results[0]), "--explain", str(explain)]) == 2
+    assert "must be text" in capsys.readouterr().err
