@@ -17,7 +17,11 @@ Kinds (``kind``):
   side of 0 (``below``: the method's metric is lower). *Not reproduced*: it
   lies on the other side, or the method is strictly on the expected side on
   at most ``share_not`` of the seeds. Otherwise *depends on seeds* (the rule
-  of RESULTS.md, rar Section 7, Fig. 4).
+  of RESULTS.md, rar Section 7, Fig. 4). ``against_params`` (generator
+  parameters the claim's ``params`` fix, at other values) reads the other
+  side on the instance at those values, paired by the rest of the instance
+  (asrpt, Fig. 9: A-SRPT with the mean predictor against A-SRPT with RF on
+  the same window); ``against`` then defaults to the method.
 * ``pointwise``: per point (instance group, preset and generator parameters
   but the seed), *favourable* when ``method - against`` is on the ``expect``
   side of 0 on every seed, *unfavourable* when on the other side on every
@@ -38,7 +42,10 @@ Kinds (``kind``):
   non-increasing (``seed_test = "monotone"``) or its Spearman rho against
   ``over`` is at most ``-rank_at_least`` (``seed_test = "rank"``);
   increasing mirrors it. ``shaped``: the curve's moves, flat ones dropped
-  and equal signs merged, are exactly ``moves`` (``drop`` / ``rise``).
+  and equal signs merged, are exactly ``moves`` (``drop`` / ``rise``). With
+  ``against`` the curve is the per-instance ratio of the method's metric to
+  ``against``'s (asrpt, Fig. 7: A-SRPT over WCS-Duration against the
+  single-GPU share), the mean curve the mean of those ratios.
 * ``ratio_within``: per instance seed, the ratio ``method / against`` of the
   metric, or with ``against = "optimum"`` the certified ratio interval of
   ``bench table`` (:func:`ddlsched.bench.tables.rows_with_ratios`). The range
@@ -50,13 +57,18 @@ Kinds (``kind``):
   *reproduced* when every seed's ratio (interval) lies within, *not
   reproduced* when some seed's lies wholly outside; otherwise *depends on
   seeds*.
-* ``holds``: a statement the method checks per row and records as a flag,
-  ``flag = "info.KEY"`` (true, false, or null where it is undefined; asrpt:
-  Lemmas 2-3, ``info.theory.lemma2_holds``). A proven lemma admits no
-  exception: *reproduced* when the flag is true on every row where it is
-  defined (every instance and method seed), *not reproduced* when it is false
-  on one; *missing* when it is defined on none (the undefined rows are
-  counted).
+* ``holds``: a statement that must hold on each row of the method: a flag
+  the method records, ``flag = "info.KEY"`` (true, false, or null where it
+  is undefined; asrpt: Lemma 3, ``info.theory.lemma3_holds``), or the
+  inequality ``lhs <= offset + factor * reference`` within a relative
+  ``rel_tol`` (default 1e-9), each operand a number, the row's ``objective``
+  or ``bound``, ``info.KEY``, ``metrics.KEY``, or the instance's
+  ``best_schedule`` / ``best_bound`` over every label (asrpt: Lemma 2,
+  ``Gamma_A <= X + rho UB``, the spec's falsifiable form, with UB the best
+  schedule). A proven lemma admits no exception: *reproduced* when it holds
+  on every row where it is defined (every instance and method seed), *not
+  reproduced* when it fails on one; *missing* when it is defined on none
+  (the undefined rows are counted).
 
 A claim whose needed seeds are not all in the rows is evaluated on the seeds
 that are there and marked *incomplete*; one without rows is *missing* and
@@ -64,7 +76,9 @@ names the command that runs its suite. Our choices: the pairing unit is the
 instance (same group, preset, instance parameters and seed), a seeded
 method's value on an instance is its mean over its method seeds (as the
 ratio of expectations in ``bench table``), and rows without a schedule
-(failed, ``no_solution``) leave their seed out.
+(failed, ``no_solution``) leave their seed out; a curve over a generator
+parameter reads the method's label alone (its variants ``label[...]`` are
+other methods).
 """
 
 from __future__ import annotations
@@ -80,7 +94,7 @@ from typing import Any
 from ddlsched.bench.suite import _read_toml
 from ddlsched.bench.suite_values import SuiteError, check_name, check_seeds, is_number
 
-__all__ = ["KINDS", "Claim", "ClaimsError", "ClaimsFile", "load_claims"]
+__all__ = ["KINDS", "OPERANDS", "Claim", "ClaimsError", "ClaimsFile", "load_claims"]
 
 KINDS = ("paired_difference", "pointwise", "monotone", "shaped", "ratio_within", "holds")
 
@@ -90,16 +104,19 @@ _COMMON = {
 }  # fmt: skip
 # fmt: off
 _BY_KIND = {
-    "paired_difference": {"against", "expect", "share_not", "tie_tol"},
+    "paired_difference": {"against", "against_params", "expect", "share_not", "tie_tol"},
     "pointwise": {"against", "expect", "misses_allowed", "share_not", "tie_tol"},
     "monotone": {
-        "over", "direction", "mean_strict", "seed_test", "rank_at_least", "flat_tol",
+        "over", "against", "direction", "mean_strict", "seed_test", "rank_at_least", "flat_tol",
         "share_reproduced", "share_not",
     },
-    "shaped": {"over", "moves", "flat_tol", "share_reproduced", "share_not"},
+    "shaped": {"over", "against", "moves", "flat_tol", "share_reproduced", "share_not"},
     "ratio_within": {"against", "range", "statistic"},
-    "holds": {"flag"},
+    "holds": {"flag", "lhs", "offset", "factor", "reference", "rel_tol"},
 }
+#: Operands of a ``holds`` inequality that are not a number, ``info.KEY`` or ``metrics.KEY``:
+#: the row's own objective and bound, the instance's best schedule and best bound (any label).
+OPERANDS = ("objective", "bound", "best_schedule", "best_bound")
 # fmt: on
 _DEFAULTS: dict[str, Any] = {
     "confidence": 0.95,
@@ -115,6 +132,9 @@ _DEFAULTS: dict[str, Any] = {
     "rank_at_least": 0.8,
     "statistic": "mean",
     "misses_allowed": 1,
+    "offset": 0.0,
+    "factor": 1.0,
+    "rel_tol": 1e-9,
 }
 _CHOICES = {
     "expect": ("below", "above"),
@@ -209,7 +229,7 @@ def _check_option(where: str, name: str, value: Any) -> Any:
             raise ClaimsError(at, f"expected one of {', '.join(_CHOICES[name])}, got {value!r}")
     elif name in ("share_not", "share_reproduced", "rank_at_least"):
         _share(at, value)
-    elif name in ("flat_tol", "tie_tol"):
+    elif name in ("flat_tol", "tie_tol", "rel_tol"):
         if not is_number(value) or not 0 <= value < math.inf:
             raise ClaimsError(at, f"expected a finite number >= 0, got {value!r}")
     elif name == "misses_allowed":
@@ -232,9 +252,47 @@ def _check_option(where: str, name: str, value: Any) -> Any:
             raise ClaimsError(at, "equal neighbouring moves merge: write each run once")
     elif name == "range":
         _check_range(at, value)
+    elif name in ("lhs", "offset", "factor", "reference"):
+        _check_operand(at, value)
+    elif name == "against_params":
+        if not isinstance(value, Mapping) or not value:
+            raise ClaimsError(at, f"expected a table of instance parameters, got {value!r}")
     elif name in ("against", "over"):
         _text(at, value)
     return value
+
+
+def _check_operand(at: str, value: Any) -> None:
+    """An operand of a ``holds`` inequality: a number, one of :data:`OPERANDS`,
+    ``info.KEY`` or ``metrics.KEY``."""
+    if is_number(value) or value in OPERANDS:
+        return
+    if isinstance(value, str) and any(
+        value.startswith(prefix) and len(value) > len(prefix) for prefix in ("info.", "metrics.")
+    ):
+        return
+    raise ClaimsError(
+        at, f"expected a number, {', '.join(OPERANDS)}, 'info.KEY' or 'metrics.KEY', got {value!r}"
+    )
+
+
+def _check_alternatives(where: str, kind: str, merged: Mapping[str, Any]) -> None:
+    """The fields a kind needs one of: ``holds`` a flag or an inequality (``lhs`` and
+    ``reference``); ``against_params`` only over parameters the claim's ``params`` fix."""
+    if kind == "holds":
+        if ("flag" in merged) == ("lhs" in merged):
+            raise ClaimsError(f"{where}.flag", "give either flag or lhs (an inequality)")
+        if "lhs" in merged and "reference" not in merged:
+            raise ClaimsError(f"{where}.reference", "missing (lhs <= offset + factor * reference)")
+    swap = merged.get("against_params")
+    if isinstance(swap, Mapping):
+        params = merged.get("params", {})
+        for name, value in swap.items():
+            if not isinstance(params, Mapping) or name not in params or params[name] == value:
+                raise ClaimsError(
+                    f"{where}.against_params.{name}",
+                    f"must change a parameter the claim's params fix (params.{name})",
+                )
 
 
 def _check_range(at: str, value: Any) -> None:
@@ -263,12 +321,13 @@ def _claim(table: Any, where: str, defaults: Mapping[str, Any]) -> Claim:
         if name not in allowed:
             raise ClaimsError(f"{where}.{name}", f"unknown field of a {kind} claim")
     required = ["id", "text", "paper_value", "suite", "group", "method", "seeds"]
-    required += {"paired_difference": ["against"], "pointwise": ["against"], "monotone": ["over"],
-                 "shaped": ["over", "moves"], "ratio_within": ["against", "range"],
-                 "holds": ["flag"]}[kind]  # fmt: skip
+    required += {"paired_difference": [] if "against_params" in merged else ["against"],
+                 "pointwise": ["against"], "monotone": ["over"], "shaped": ["over", "moves"],
+                 "ratio_within": ["against", "range"], "holds": []}[kind]  # fmt: skip
     for name in required:
         if name not in merged:
             raise ClaimsError(f"{where}.{name}", "missing")
+    _check_alternatives(where, kind, merged)
     params = merged.get("params", {})
     if not isinstance(params, Mapping):
         raise ClaimsError(

@@ -129,17 +129,36 @@ def _json_field(text: Any, key: str) -> Any:
     return value
 
 
+def _with_params(rows: pd.DataFrame, params: Any) -> pd.DataFrame:
+    """The rows whose instance has every generator parameter of ``params`` at its value."""
+    for name, value in params.items():
+        rows = rows[rows["instance_params"].map(lambda t, n=name: _json_field(t, n)) == value]
+    return rows
+
+
+def _drop_params(rows: pd.DataFrame, names: Any) -> pd.DataFrame:
+    """The rows with the generator parameters ``names`` taken out of ``instance_params`` (so
+    that instances differing only in them pair up)."""
+    names = set(names)
+    rest = rows["instance_params"].map(
+        lambda t: json.dumps({k: v for k, v in json.loads(t or "{}").items() if k not in names})
+    )
+    return rows.assign(instance_params=rest)
+
+
 def _claim_rows(frame: pd.DataFrame, claim: Claim) -> pd.DataFrame:
-    """Rows of the claim's suites, group, family, preset, instance parameters and seeds."""
+    """Rows of the claim's suites, group, family, preset, instance parameters and seeds (and,
+    with ``against_params``, of the instances at those parameters)."""
     keep = frame["suite"].isin(claim.suites) & frame["group"].isin(claim.groups)
     keep &= frame["instance_seed"].isin(claim.seeds)
     if claim.family:
         keep &= frame["family"] == claim.family
     if claim.preset:
         keep &= frame["preset"] == claim.preset
-    rows = frame[keep]
-    for name, value in claim.params.items():
-        rows = rows[rows["instance_params"].map(lambda t, n=name: _json_field(t, n)) == value]
+    rows = _with_params(frame[keep], claim.params)
+    swap = claim.option("against_params")
+    if swap and not rows.empty:
+        rows = pd.concat([rows, _with_params(frame[keep], {**claim.params, **swap})])
     return rows
 
 
@@ -183,15 +202,24 @@ def _decide(claim: Claim, seeds: tuple[int, ...], verdict: str, ours: str, **ext
 
 def _pairs(claim: Claim, rows: pd.DataFrame) -> pd.DataFrame | Verdict:
     """Per unit the metric of the method (``mine``) and of ``against`` (``theirs``), on the
-    units both have; the missing verdict when there is none."""
-    mine = _values(_label_rows(rows, claim.method), claim.metric, _UNIT)
-    theirs = _values(_label_rows(rows, claim.option("against")), claim.metric, _UNIT)
-    for label, values in ((claim.method, mine), (claim.option("against"), theirs)):
+    units both have; the missing verdict when there is none. With ``against_params``,
+    ``theirs`` is read on the instance at those generator parameters (``against`` defaults
+    to the method) and the unit leaves them out."""
+    swap = claim.option("against_params") or {}
+    against = claim.option("against") or claim.method
+    mine_rows = _label_rows(_with_params(rows, claim.params), claim.method)
+    theirs_rows = _label_rows(_with_params(rows, {**claim.params, **swap}), against)
+    if swap:
+        mine_rows, theirs_rows = _drop_params(mine_rows, swap), _drop_params(theirs_rows, swap)
+        against = f"{against} at {', '.join(f'{k}={v}' for k, v in swap.items())}"
+    mine = _values(mine_rows, claim.metric, _UNIT)
+    theirs = _values(theirs_rows, claim.metric, _UNIT)
+    for label, values in ((claim.method, mine), (against, theirs)):
         if values.empty:
             return _missing(claim, f"{label} with {claim.metric}")
     both = pd.concat([mine.rename("mine"), theirs.rename("theirs")], axis=1, join="inner")
     if both.empty:
-        return _missing(claim, f"{claim.method} and {claim.option('against')} on one instance")
+        return _missing(claim, f"{claim.method} and {against} on one instance")
     return both
 
 
@@ -245,29 +273,56 @@ def _pointwise(claim: Claim, rows: pd.DataFrame) -> Verdict:
     return _decide(claim, _seeds(diffs.index), verdict, ours, numbers=numbers)
 
 
-def _curve(claim: Claim, rows: pd.DataFrame) -> tuple[Curve, tuple[int, ...]] | str:
-    """The claim's curve over ``over`` per unit (only units with every x) and its seeds, or
-    what is missing."""
-    over = claim.option("over")
+def _at_x(rows: pd.DataFrame, over: str, source: str) -> pd.DataFrame:
+    """The rows with ``x``, their value of ``over`` read from ``source`` (``params`` or
+    ``instance_params``; from the latter the unit is the instance without its x)."""
+    rows = rows.assign(x=rows[source].map(lambda t: _json_field(t, over)))
+    rows = rows[rows["x"].notna()]
+    return _drop_params(rows, [over]) if source == "instance_params" else rows
+
+
+def _curve_table(claim: Claim, rows: pd.DataFrame) -> pd.DataFrame | str:
+    """The metric per unit (rows) and x (columns), or with ``against`` its ratio to the
+    ``against`` label's on the same instance (and x, when x is a generator parameter)."""
+    over, against = claim.option("over"), claim.option("against")
     labelled = _label_rows(rows, claim.method, swept=True)
     from_params = labelled["params"].map(lambda t: _json_field(t, over))
     source = "params" if from_params.notna().any() else "instance_params"
-    labelled = labelled.assign(x=labelled[source].map(lambda t: _json_field(t, over)))
-    labelled = labelled[labelled["x"].notna()]
+    if source == "instance_params":  # the label itself, not its variants (asrpt[eligibility=..])
+        labelled = _label_rows(rows, claim.method)
+    labelled = _at_x(labelled, over, source)
     if labelled.empty:
         return f"{claim.method} over {over}"
-    if source == "instance_params":  # the unit is the instance without its x
-        rest = labelled["instance_params"].map(
-            lambda t: json.dumps({k: v for k, v in json.loads(t).items() if k != over})
-        )
-        labelled = labelled.assign(instance_params=rest)
     values = _values(labelled, claim.metric, [*_UNIT, "x"])
     if values.empty:
         return f"{claim.method} with {claim.metric}"
     table = values.unstack("x")
+    if against:
+        base = _label_rows(rows, against)
+        by_x = source == "instance_params"
+        theirs = _values(_at_x(base, over, source) if by_x else base, claim.metric,
+                         [*_UNIT, "x"] if by_x else _UNIT)  # fmt: skip
+        if theirs.empty:
+            return f"{against} with {claim.metric}"
+        if by_x:
+            table = table / theirs.unstack("x").reindex_like(table)
+        else:
+            table = table.div(theirs, axis=0)
+        table = table.replace([math.inf, -math.inf], math.nan)
+    return table
+
+
+def _curve(claim: Claim, rows: pd.DataFrame) -> tuple[Curve, tuple[int, ...]] | str:
+    """The claim's curve over ``over`` per unit (only units with every x) and its seeds, or
+    what is missing."""
+    over = claim.option("over")
+    table = _curve_table(claim, rows)
+    if isinstance(table, str):
+        return table
     table = table[sorted(table.columns, key=float)].dropna()
     if table.empty:
-        return f"{claim.method} on every point of {over} for one seed"
+        against = f" and {claim.option('against')}" if claim.option("against") else ""
+        return f"{claim.method}{against} on every point of {over} for one seed"
     xs = tuple(float(x) for x in table.columns)
     curves = {
         f"{preset} s{seed}" if claim.preset is None else f"s{seed}": tuple(map(float, line))
@@ -323,6 +378,8 @@ def _shaped(claim: Claim, rows: pd.DataFrame) -> Verdict:
     xs = ", ".join(f"{x:g}" for x in curve.xs)
     has = "has" if mean_ok else "lacks"
     ours = f"mean {means} ({curve.over} {xs}) {has} the shape; {count}/{units} seeds have it"
+    if claim.option("against"):
+        ours = f"{claim.method} / {claim.option('against')}: {ours}"
     numbers = {"mean_has_shape": mean_ok, "seeds_with_shape": count, "units": units,
                "shape": words, "means": list(curve.means)}  # fmt: skip
     return _decide(claim, seeds, verdict, ours, numbers=numbers, curve=curve)
@@ -393,20 +450,70 @@ def _ratio(claim: Claim, rows: pd.DataFrame) -> Verdict:
     return _decide(claim, _seeds(units.index), verdict, ours, numbers=numbers)
 
 
+def _best_per_unit(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per unit the best schedule (objective of a solved row) and the best bound, over every
+    label of the instance (by the rows' sense: ``min`` takes the least objective and the
+    greatest bound)."""
+    minimise = (rows["sense"] != "max").all()
+    solved = solved_rows(rows).assign(value=lambda r: r["objective"].astype(float))
+    bounds = rows.assign(value=pd.to_numeric(rows["bound"], "coerce")).dropna(subset=["value"])
+    better, tighter = ("min", "max") if minimise else ("max", "min")
+    best = solved.groupby(_UNIT)["value"].agg(better)
+    bound = bounds.groupby(_UNIT)["value"].agg(tighter)
+    return pd.DataFrame({"best_schedule": best, "best_bound": bound})
+
+
+def _operand(rows: pd.DataFrame, mine: pd.DataFrame, spec: Any) -> pd.Series:
+    """An operand of a ``holds`` inequality per row of ``mine`` (NaN where undefined)."""
+    if isinstance(spec, int | float):
+        return pd.Series(float(spec), index=mine.index)
+    if spec == "objective":
+        return solved_rows(mine)["objective"].astype(float).reindex(mine.index)
+    if spec == "bound":
+        return pd.to_numeric(mine["bound"], "coerce")
+    if spec in ("best_schedule", "best_bound"):
+        best = _best_per_unit(rows)[spec]
+        return pd.Series(best.reindex(pd.MultiIndex.from_frame(mine[_UNIT])).to_numpy(), mine.index)
+    column, key = spec.split(".", 1)
+    return pd.to_numeric(mine[column].map(lambda t: _json_field(t, key)), "coerce")
+
+
+def _inequality(claim: Claim, rows: pd.DataFrame, mine: pd.DataFrame) -> tuple[pd.Series, str]:
+    """Per row of ``mine`` whether ``lhs <= (offset + factor * reference) (1 + rel_tol)``
+    (NaN where an operand is undefined), and the largest ``lhs / rhs`` in words."""
+    lhs, offset, factor, reference = (
+        _operand(rows, mine, claim.option(name))
+        for name in ("lhs", "offset", "factor", "reference")
+    )
+    rhs = offset + factor * reference
+    flags = (
+        (lhs <= rhs * (1 + claim.option("rel_tol"))).astype(float).where(lhs.notna() & rhs.notna())
+    )
+    ratio = (lhs / rhs).where(flags.notna())
+    return flags, f"; lhs / rhs at most {ratio.max():.4g}" if ratio.notna().any() else ""
+
+
 def _holds(claim: Claim, rows: pd.DataFrame) -> Verdict:
-    """Kind ``holds``: the flag ``info.KEY`` on every row of the method (module docstring
-    of :mod:`ddlsched.bench.claims`)."""
+    """Kind ``holds``: the flag ``info.KEY``, or the inequality ``lhs <= offset + factor *
+    reference``, on every row of the method (module docstring of :mod:`ddlsched.bench.claims`)."""
     mine = _label_rows(rows, claim.method)
-    key = claim.option("flag")[len("info.") :]
-    flags = mine["info"].map(lambda t: _json_field(t, key))
+    if claim.option("flag"):
+        key = claim.option("flag")[len("info.") :]
+        flags, extra, what = (
+            mine["info"].map(lambda t: _json_field(t, key)),
+            "",
+            claim.option("flag"),
+        )
+    else:
+        (flags, extra), what = _inequality(claim, rows, mine), "every operand"
     defined = mine[flags.notna()]
     if defined.empty:
-        return _missing(claim, f"{claim.method} with {claim.option('flag')} defined")
+        return _missing(claim, f"{claim.method} with {what} defined")
     held = flags[flags.notna()].astype(bool)
     failed, undefined = int((~held).sum()), int(flags.isna().sum())
     verdict = REPRODUCED if failed == 0 else NOT_REPRODUCED
     ours = f"holds on {int(held.sum())} of {len(held)} row(s), fails on {failed}"
-    ours += f"; undefined on {undefined}" if undefined else ""
+    ours += (f"; undefined on {undefined}" if undefined else "") + extra
     numbers = {"rows": len(held), "failed": failed, "undefined": undefined}
     seeds = tuple(sorted({int(s) for s in defined["instance_seed"]}))
     return _decide(claim, seeds, verdict, ours, numbers=numbers)

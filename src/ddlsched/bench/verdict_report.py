@@ -198,7 +198,9 @@ def figures(verdicts: Sequence[Verdict], out: Path, fmt: str = "png") -> list[Pa
         if min(curve.xs) > 0 and max(curve.xs) >= 16 * min(curve.xs):
             ax.set_xscale("log", base=2)  # doubling steps (kappa 1..32)
         ax.set_xlabel(curve.over)
-        ax.set_ylabel(verdict.claim.metric)
+        against = verdict.claim.option("against")
+        ax.set_ylabel(f"{verdict.claim.metric}, {verdict.claim.method} / {against}" if against
+                      else verdict.claim.metric)  # fmt: skip
         ax.set_title(f"{verdict.claim.id}: {verdict.shown}", fontsize=9)
         ax.legend(fontsize=7)
         paths.append(_save(fig, out, f"verdict-{verdict.claim.id}", fmt))
