@@ -208,18 +208,18 @@ def test_malformed_inequalities(tmp_path, case):
         _claim(tmp_path, f'kind = "holds"\ngroup = "g"\nmethod = "h"\n{body}')
 
 
-@pytest.mark.parametrize(
-    ("replace", "message"),
-    [
-        ('params = { pred = "mean" }\n', r"against_params\.pred: must change a parameter"),
-        ('params = { pred = "mean" }\n', None),  # replaced by the same value below
-        ('against_params = { pred = "rf" }\n', r"\(c\)\.against: missing"),
-    ],
-)
-def test_malformed_against_params(tmp_path, replace, message):
-    if message is None:
-        body, message = PAIRED.replace(replace, 'params = { pred = "rf" }\n'), "must change"
-    else:
-        body = PAIRED.replace(replace, "")
-    with pytest.raises(ClaimsError, match=message):
-        _claim(tmp_path, body)
+#: case: (text of PAIRED replaced, its replacement, the error).
+BAD_PAIRED = {
+    "unfixed": ('params = { pred = "mean" }\n', "", "against_params.pred: must change a parameter"),
+    "same": ('pred = "mean"', 'pred = "rf"', "against_params.pred: must change a parameter"),
+    "against": ('against_params = { pred = "rf" }\n', "", "(c).against: missing"),
+    "table": ('{ pred = "rf" }', '"rf"', "(c).against_params: expected a table"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(BAD_PAIRED))
+def test_malformed_against_params(tmp_path, case):
+    old, replacement, message = BAD_PAIRED[case]
+    assert old in PAIRED
+    with pytest.raises(ClaimsError, match=re.escape(message)):
+        _claim(tmp_path, PAIRED.replace(old, replacement))
