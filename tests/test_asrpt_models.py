@@ -256,14 +256,16 @@ def test_time_limit_is_honoured():
     started = time.perf_counter()
     out = solve_exact(instance, time_limit_s=1.0)
     elapsed = time.perf_counter() - started
-    assert elapsed < 1.5
+    # 1.5 s of slack: the machine may be loaded (a limit ignored still fails: the solve then
+    # ends proven, without time_limit_hit, or runs on for seconds)
+    assert elapsed < 2.5
     assert out.status in (Status.FEASIBLE, Status.TIME_LIMIT_NO_SOLUTION)
     assert out.time_limit_hit
     value = evaluate(instance, out.schedule).total_completion_s
     assert out.bound is not None and out.bound <= value + TOL
     started = time.perf_counter()
     out = solve_exact(instance, deadline=Deadline(0.5))
-    assert time.perf_counter() - started < 1.0 and out.schedule is not None
+    assert time.perf_counter() - started < 2.0 and out.schedule is not None
 
 
 # --------------------------------------------------------------------------- alpha_lb
