@@ -7,7 +7,7 @@ For each seed, generates ``paper.json`` and runs ``ddlsched solve rar paper.json
 the chosen grid or, for ``improve``, its stop reason, candidates and winner, wall time and
 peak RSS) and the bracket ``[best bound, best schedule]`` and its width per seed.
 ``--set NAME=VALUE`` passes preset parameters to the generator (Fig. 6: ``num_servers``,
-``horizon``).
+``horizon``); ``--preset paper-contention`` the contention preset.
 
     PYTHONPATH=src python benchmarks/rar_paper_bracket.py --seeds 0 3 > out.md
 """
@@ -42,6 +42,7 @@ def main() -> None:
     parser.add_argument("--time-limit", type=float, default=60.0)
     parser.add_argument("--methods", nargs="*", default=list(METHODS))
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
+    parser.add_argument("--preset", default="paper", choices=("paper", "paper-contention"))
     args = parser.parse_args()
     load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     print(f"time limit {args.time_limit:g} s; load at start: {load}\n")
@@ -53,7 +54,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for seed in range(*args.seeds):
             path = str(Path(tmp) / f"paper{seed}.json")
-            generate = ["instance", "generate", "rar", "--preset", "paper", "--seed", str(seed)]
+            generate = ["instance", "generate", "rar", "--preset", args.preset, "--seed", str(seed)]
             generate += [arg for pair in args.set for arg in ("--set", pair)]
             subprocess.run([*CLI, *generate, "-o", path], check=True, capture_output=True)
             best_ub, best_lb = None, None
