@@ -22,12 +22,14 @@ Search space: priority lists of the jobs, decoded by :class:`ListDecoder`, a
 serial list scheduler on GPU availability (no backfilling into earlier idle
 time). Durations are ``d_j(n)``, the slots of Eq. (9) at the contention-free
 rate (Eq. 8 with ``p = 1`` when split, ``p = 0`` on one server, exact
-there). Job ``j``, in list order, gets the earliest-finishing of two
+there), and ``d_j(n, p)`` at contention level ``p``. Job ``j``, in list order, gets the earliest-finishing of two
 candidates: one server (the ``G_j`` earliest-free GPUs of the server that
 finishes it first; ties: earlier start, then the tighter server), or the
 ``G_j`` globally earliest-free GPUs, taken from the fewest servers (the
-servers with the most GPUs free at that start first), run at ``d_j(n)``;
-ties go to one server. On a server the job takes the GPUs free at its start
+servers with the most GPUs free at that start first), run at ``d_j(n, p)``
+with ``p`` = 1 + the most split rings already planned on one of its servers
+that overlap ``[start, start + d_j(n))`` (Eq. 6 on the plan; the planned
+rings are not slowed in turn); ties go to one server. On a server the job takes the GPUs free at its start
 that became free last (best fit). The planned start is the decoded start:
 a GPU's jobs are planned in list order with strictly increasing starts, so
 the evaluator's dispatch order is the list order; where contention makes a
@@ -151,6 +153,7 @@ class ListDecoder:
                     job, instance.network, n, 1 if n > 1 else 0, instance.progress
                 )
             self.durations.append(row)
+        self._contended: dict[tuple[int, int, int], float] = {}
 
     def shortest(self, job: int) -> float:
         """``d_j`` on the fewest servers that hold the job."""
@@ -170,7 +173,26 @@ class ListDecoder:
         start = int(starts[server])
         return ((start + rows[1], start, 0), ((server, count),), start)
 
-    def _split(self, free: np.ndarray, job: int) -> tuple[Any, ...] | None:
+    def _split_duration(self, job: int, taken: list, start: int, splits: list) -> float:
+        """``d_j(n, p)``, ``p`` = 1 + the planned split rings overlapping it on its servers."""
+        n = len(taken)
+        base = self.durations[job][n]
+        end = start + base
+        rivals = max(sum(a < end and b > start for a, b in splits[s]) for s, _ in taken)
+        if not rivals:
+            return base
+        key = (job, n, 1 + rivals)
+        if key not in self._contended:
+            self._contended[key] = execution_slots(
+                self.instance.jobs[job],
+                self.instance.network,
+                n,
+                1 + rivals,
+                self.instance.progress,
+            )
+        return self._contended[key]
+
+    def _split(self, free: np.ndarray, job: int, splits: list) -> tuple[Any, ...] | None:
         """The ``G_j`` earliest-free GPUs from the fewest servers."""
         count = self.gpus[job]
         start = int(np.partition(free, count - 1, axis=None)[count - 1])
@@ -184,7 +206,8 @@ class ListDecoder:
                 break
         if len(taken) < 2:
             return None
-        return ((start + self.durations[job][len(taken)], start, 1), tuple(taken), start)
+        duration = self._split_duration(job, taken, start, splits)
+        return ((start + duration, start, 1), tuple(taken), start)
 
     def decode(self, order: list[int]) -> RarSchedule:
         """The planned schedule of ``order`` (GPUs and planned starts)."""
@@ -192,14 +215,17 @@ class ListDecoder:
         free = np.zeros((self.capacity.size, width))
         free[np.arange(width)[None, :] >= self.capacity[:, None]] = math.inf  # no such GPU
         assignments: dict[str, RarAssignment] = {}
+        splits: list[list[tuple[int, float]]] = [[] for _ in self.capacity]
         for job in order:
             single = self._one_server(np.sort(free, axis=1), job)
-            split = self._split(free, job)
+            split = self._split(free, job, splits)
             (finish, _, _), taken, start = min(
                 (c for c in (single, split) if c), key=lambda c: c[0]
             )
             chosen = []
             for server, k in taken:
+                if len(taken) > 1:
+                    splits[server].append((start, finish))
                 times = free[server]
                 eligible = np.flatnonzero(times <= start)
                 picked = eligible[np.argsort(-times[eligible], kind="stable")[:k]]
