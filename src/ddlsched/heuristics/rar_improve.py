@@ -127,8 +127,8 @@ class ImproveSettings:
     """What :func:`improve` does (module docstring)."""
 
     starts: tuple[str, ...] = DEFAULT_STARTS
-    iterations: int = 3000  # 0: no cap
-    patience: int = 1000  # 0: no cap
+    iterations: int = 1000  # 0: no cap
+    patience: int = 400  # 0: no cap
     window: int = 8
     seed: int = 0
     lower_bound: int = 0  # stop when the makespan reaches it (0: never)
@@ -377,7 +377,8 @@ def improve(
     """The improved schedule, its ``info`` and whether the time limit stopped the search.
 
     ``run_start(name, deadline)`` runs one of :data:`STARTS` (the family's methods;
-    this layer cannot import the models); it returns ``None`` for no schedule.
+    this layer cannot import the models): the start's schedule (``None`` for none) and
+    whether the time limit stopped it.
     """
     info: dict[str, Any] = {}
     starts = _starts(instance, settings, run_start, deadline, info)
@@ -387,7 +388,7 @@ def improve(
     decoded = {name: score(instance, decoder.decode(order)) for name, order in lists.items()}
     list_name = min(decoded, key=lambda name: decoded[name].score)
     search = _Search(instance, decoder, lists[list_name], decoded[list_name], settings)
-    stopped = search.run(deadline.sub(share=0.95))
+    stopped = search.run(deadline.sub(share=0.95))  # the rest: choosing the answer
     final = search.current
     candidates = {"lns": final, **starts}
     feasible = [name for name in candidates if within_horizon(instance, candidates[name])]
