@@ -267,7 +267,10 @@ class ImproveParams:
         400, "stop after this many candidates without a gain (0: never)", minimum=0, maximum=10**9
     )
     window: int = param(
-        8, "LNS move reach: latest-finishing jobs reinserted, swap distance", minimum=1
+        8,
+        "LNS move reach: latest-finishing jobs reinserted, swap distance",
+        minimum=1,
+        maximum=100_000,
     )
     timeindexed_share: float = param(
         0.3,
