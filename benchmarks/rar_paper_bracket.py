@@ -2,9 +2,12 @@
 
 For each seed, generates ``paper.json`` and runs ``ddlsched solve rar paper.json --method M
 --time-limit L --json`` under ``/usr/bin/time -f "%e s %M KB"`` for ``timeindexed``,
-``exact``, ``lp_rounding`` (limit ``L``, default 60 s), ``load_lb`` and ``sjf_bco``.
-Prints a markdown table (objective, bound, status, the chosen grid, wall time and peak RSS)
-and the bracket ``[best bound, best schedule]`` per seed.
+``exact``, ``lp_rounding``, ``improve`` (limit ``L``, default 60 s), ``load_lb`` and
+``sjf_bco`` (``--methods`` picks others). Prints a markdown table (objective, bound, status,
+the chosen grid or, for ``improve``, its stop reason, candidates and winner, wall time and
+peak RSS) and the bracket ``[best bound, best schedule]`` and its width per seed.
+``--set NAME=VALUE`` passes preset parameters to the generator (Fig. 6: ``num_servers``,
+``horizon``); ``--preset paper-contention`` the contention preset.
 
     PYTHONPATH=src python benchmarks/rar_paper_bracket.py --seeds 0 3 > out.md
 """
@@ -38,6 +41,8 @@ def main() -> None:
     parser.add_argument("--seeds", nargs=2, type=int, default=(0, 3), metavar=("FIRST", "END"))
     parser.add_argument("--time-limit", type=float, default=60.0)
     parser.add_argument("--methods", nargs="*", default=list(METHODS))
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
+    parser.add_argument("--preset", default="paper", choices=("paper", "paper-contention"))
     args = parser.parse_args()
     load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     print(f"time limit {args.time_limit:g} s; load at start: {load}\n")
@@ -49,12 +54,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for seed in range(*args.seeds):
             path = str(Path(tmp) / f"paper{seed}.json")
-            generate = ["instance", "generate", "rar", "--preset", "paper", "--seed", str(seed)]
+            generate = ["instance", "generate", "rar", "--preset", args.preset, "--seed", str(seed)]
+            generate += [arg for pair in args.set for arg in ("--set", pair)]
             subprocess.run([*CLI, *generate, "-o", path], check=True, capture_output=True)
             best_ub, best_lb = None, None
             for method in args.methods:
                 cli = ["solve", "rar", path, "--method", method, "--json"]
-                if method in ("timeindexed", "exact", "lp_rounding"):
+                if method in ("timeindexed", "exact", "lp_rounding", "improve"):
                     cli += ["--time-limit", f"{args.time_limit:g}"]
                 out, timing = _run(cli)
                 info = out.get("info", {})
@@ -63,6 +69,8 @@ def main() -> None:
                     if "slot_width" in info
                     else ""
                 )
+                if "stopped" in info and "candidates" in info:  # improve
+                    grid = f"{info['stopped']}, {info['candidates']} candidates, {info['winner']}"
                 obj, bound = out.get("objective"), out.get("bound")
                 if obj is not None:
                     best_ub = obj if best_ub is None else min(best_ub, obj)
@@ -74,10 +82,11 @@ def main() -> None:
                     flush=True,
                 )
             brackets.append((seed, best_lb, best_ub))
-    print("\n| seed | certified bracket [bound, best schedule] |")
-    print("|---|---|")
+    print("\n| seed | certified bracket [bound, best schedule] | width |")
+    print("|---|---|---|")
     for seed, lb, ub in brackets:
-        print(f"| {seed} | [{lb}, {ub}] |")
+        width = f"{ub / lb - 1:.1%}" if lb and ub is not None else "-"
+        print(f"| {seed} | [{lb}, {ub}] | {width} |")
     load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     print(f"\nload at end: {load}")
 

@@ -12,7 +12,8 @@ Modules of the family:
   ``paper-contention``);
 * heuristics: :mod:`ddlsched.heuristics.sjf_bco` (Alg. 1-3, Theorem 5),
   :mod:`ddlsched.heuristics.rar_baselines` (FF, LS, RAND),
-  :mod:`ddlsched.heuristics.rar_planning` (shared planning machinery);
+  :mod:`ddlsched.heuristics.rar_planning` (shared planning machinery),
+  :mod:`ddlsched.heuristics.rar_improve` (``improve``, ours, issue 25);
 * models: :mod:`ddlsched.models.rar_exact` (the ``exact`` strategy),
   :mod:`ddlsched.models.rar` (the exact MILP),
   :mod:`ddlsched.models.rar_search` (the exact branch-and-bound),
@@ -42,6 +43,15 @@ Methods (all minimise the makespan in slots, as executed by the evaluator):
   ``info['makespan_beyond_horizon']`` its makespan without the horizon).
   Both are status ``no_solution`` (a result, not a failure) with no
   objective and the reason in ``info['reason']``.
+* ``improve`` (heuristic, ours, issue 25; :mod:`ddlsched.heuristics.rar_improve`):
+  the best of the starts (``sjf_bco``, ``ff``, ``ls``; with ``starts=all``
+  also ``timeindexed`` within ``timeindexed_share`` of the limit), improved by
+  a seeded LNS over priority lists decoded by a list scheduler on GPU
+  availability, every candidate scored by the evaluator (parameters
+  ``starts``, ``iterations``, ``patience``, ``window``); it stops early at
+  the closed-form bound (``info['lower_bound']``), never returns worse than
+  its best start, and is the same for the same seed unless the time limit
+  stops it (``time_limit_hit``, ``info['stopped']``).
 * ``exact``: with ``presolve_bounds`` (default) the cheap heuristics
   (``sjf_bco``, ``ls``, ``ff``) and ``timeindexed`` (a fifth of the time
   limit, at most 10 s; all of it when the MILP would be refused for its
@@ -240,6 +250,89 @@ def _rand(instance: RarInstance, params: NoParams, ctx: RunContext) -> Outcome:
     from ddlsched.heuristics.rar_baselines import rand
 
     return _plan_outcome(instance, rand(instance, ctx.seed))
+
+
+@dataclass(frozen=True)
+class ImproveParams:
+    """Parameters of ``improve`` (ours, issue 25; :mod:`ddlsched.heuristics.rar_improve`)."""
+
+    starts: str = param(
+        "default",
+        "default (sjf_bco, ff, ls), all (and timeindexed), or a comma-separated subset",
+    )
+    iterations: int = param(
+        1000, "LNS candidates decoded and evaluated (0: no cap)", minimum=0, maximum=10**9
+    )
+    patience: int = param(
+        400, "stop after this many candidates without a gain (0: never)", minimum=0, maximum=10**9
+    )
+    window: int = param(
+        8,
+        "LNS move reach: latest-finishing jobs reinserted, swap distance",
+        minimum=1,
+        maximum=100_000,
+    )
+    timeindexed_share: float = param(
+        0.3,
+        "share of the time limit the timeindexed start may use",
+        minimum=0.0,
+        maximum=1.0,
+        exclusive_minimum=True,
+    )
+
+
+def _run_start(instance: RarInstance, name: str, ctx: RunContext, deadline, share: float):
+    """One start of ``improve``: its schedule (or ``None``) and whether the limit cut it."""
+    from ddlsched.errors import ModelTooLargeError, TimeLimitReached
+    from ddlsched.heuristics.rar_baselines import ff, ls
+    from ddlsched.heuristics.sjf_bco import sjf_bco
+
+    if name != "timeindexed":
+        return {"sjf_bco": sjf_bco, "ff": ff, "ls": ls}[name](instance).schedule, False
+    from ddlsched.models.rar_timeindexed import timeindexed
+
+    try:
+        outcome = timeindexed(
+            instance,
+            backend=ctx.backend,
+            limits=SolveLimits(seed=ctx.seed),
+            deadline=deadline.sub(share=share),
+        )
+    except (TimeLimitReached, ModelTooLargeError):
+        return None, True
+    return outcome.schedule, outcome.time_limit_hit
+
+
+@register_method(
+    "rar",
+    "improve",
+    "heuristic",
+    "ours: best start (sjf_bco, ff, ls; timeindexed) improved by LNS over decoded priority lists",
+    params=ImproveParams,
+)
+def _improve(instance: RarInstance, params: ImproveParams, ctx: RunContext) -> Outcome:
+    from ddlsched.heuristics.rar_improve import ImproveSettings, improve, parse_starts
+    from ddlsched.models.rar_bounds import closed_form_bounds
+
+    lower = int(max(closed_form_bounds(instance).values()))
+    settings = ImproveSettings(
+        starts=parse_starts(params.starts),
+        iterations=params.iterations,
+        patience=params.patience,
+        window=params.window,
+        seed=ctx.seed,
+        lower_bound=lower,
+    )
+    schedule, info, cut = improve(
+        instance,
+        settings,
+        lambda name, deadline: _run_start(instance, name, ctx, deadline, params.timeindexed_share),
+        ctx.deadline,
+    )
+    info["lower_bound"] = lower
+    return Outcome(
+        schedule, info=info, time_limit_hit=cut, no_solution_failures=("horizon_overrun",)
+    )
 
 
 # --------------------------------------------------------------------------- formulations
