@@ -197,8 +197,9 @@ EXPLAINED = Path(__file__).resolve().parent / "results" / "intervals-explained.t
 
 
 def load_explanations(path: Path | None) -> dict[str, dict[str, str]]:
-    """``{"family / group": {"limit": ..., "tried": ...}}`` from a TOML file; ``{}`` when
-    ``path`` is None. A malformed file is a :class:`DdlschedError` naming it."""
+    """``{"family / group": {"limit": ..., "tried": ...}}`` from a TOML file (a key may also
+    name the suite, ``"suite / family / group"``, which wins over the shorter one); ``{}``
+    when ``path`` is None. A malformed file is a :class:`DdlschedError` naming it."""
     if path is None:
         return {}
     try:
@@ -214,13 +215,19 @@ def load_explanations(path: Path | None) -> dict[str, dict[str, str]]:
     return tables
 
 
+def explanation_of(name: str, explanations: dict[str, dict[str, str]]) -> dict[str, str] | None:
+    """The entry of table ``name`` ("suite / family / group"): under its full name, else
+    under "family / group"."""
+    return explanations.get(name) or explanations.get(name.split(" / ", 1)[1])
+
+
 def _explained_section(overview, explanations) -> list[str]:
     wide = [(n, w) for n, w in overview if not math.isnan(w) and w > CITABLE_WIDTH]
     if not wide:
         return []
     out = ["", "## Tables above 10 %: what limits them and what was tried", ""]
     for name, width in wide:
-        entry = explanations.get(name.split(" / ", 1)[1])
+        entry = explanation_of(name, explanations)
         out.append(
             f"- **{name}** ({width_text(width)}): "
             + (
@@ -258,11 +265,7 @@ def report(
     ]
     for name, width in overview:
         ok = "-" if math.isnan(width) else ("yes" if width <= CITABLE_WIDTH else "**no**")
-        why = (
-            "-"
-            if ok != "**no**"
-            else ("yes" if name.split(" / ", 1)[1] in explanations else "**no**")
-        )
+        why = "-" if ok != "**no**" else ("yes" if explanation_of(name, explanations) else "**no**")
         head.append(f"| {name} | {width_text(width)} | {ok} | {why} |")
     if note:
         head += ["", note]

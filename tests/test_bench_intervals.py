@@ -234,6 +234,21 @@ def test_report_lists_explanations_of_wide_tables(two_results, tmp_path):
     assert text.count("*limit:*") == 1  # the narrow table needs no explanation
 
 
+def test_an_explanation_naming_the_suite_wins(two_results, tmp_path):
+    wide, _ = two_results
+    explain = tmp_path / "explained.toml"
+    explain.write_text(
+        '[tables."debug / g"]\nlimit = "generic"\ntried = "-"\n'
+        '[tables."wide / debug / g"]\nlimit = "this suite"\ntried = "-"\n'
+        '[tables."other / debug / g"]\nlimit = "another suite"\ntried = "-"\n'
+    )
+    out = tmp_path / "intervals.md"
+    assert _script().main([str(wide), "--out", str(out), "--explain", str(explain)]) == 0
+    text = out.read_text()
+    assert "*limit:* this suite" in text
+    assert "generic" not in text and "another suite" not in text
+
+
 def test_malformed_explanations_are_one_line_errors(two_results, tmp_path, capsys):
     explain = tmp_path / "bad.toml"
     explain.write_text('[tables."debug / g"]\nwhy = "x"\n')
