@@ -121,9 +121,7 @@ def quanta(seeds: list[int], jobs: list[int], values: list[int]) -> None:
             inst = fam.generate("paper", seed, jobs=n, machines=100, slots=20)
             cells = []
             for q in values:
-                r = run_method(
-                    "dmlrs", "pd_ors", inst, RunOptions(seed=0, params={"quanta": q})
-                )
+                r = run_method("dmlrs", "pd_ors", inst, RunOptions(seed=0, params={"quanta": q}))
                 totals[q].append(r.objective)
                 times[q].append(r.runtime_s)
                 cells.append(f"  {r.objective:14.2f} {r.runtime_s:5.1f}")

@@ -30,7 +30,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=50)
     parser.add_argument("--time-limit", type=float, default=60.0)
-    parser.add_argument("--bare", type=int, default=0, help="also run the bare MILP on the first N seeds")
+    parser.add_argument(
+        "--bare", type=int, default=0, help="also run the bare MILP on the first N seeds"
+    )
     args = parser.parse_args()
 
     rows = []
@@ -57,10 +59,14 @@ def main() -> None:
 
     print(f"# rar `exact` on the `small` preset, seeds 0..{args.seeds - 1}\n")
     load = os.getloadavg()
-    print(f"Machine: {platform.machine()}, {os.cpu_count()} cores, load average {load[0]:.1f}/{load[1]:.1f}/"
-          f"{load[2]:.1f} at the end; Python {platform.python_version()}; versions {versions()}; "
-          f"solver seed 0 (the CLI's default)\n")
-    print("| seed | jobs | servers | T | status | makespan | bound | proof | method | wall s | MILP vars | bare MILP (status, obj, bound, s) |")
+    print(
+        f"Machine: {platform.machine()}, {os.cpu_count()} cores, load average {load[0]:.1f}/{load[1]:.1f}/"
+        f"{load[2]:.1f} at the end; Python {platform.python_version()}; versions {versions()}; "
+        f"solver seed 0 (the CLI's default)\n"
+    )
+    print(
+        "| seed | jobs | servers | T | status | makespan | bound | proof | method | wall s | MILP vars | bare MILP (status, obj, bound, s) |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for seed, inst, res, wall, bare in rows:
         bare_txt = "-" if bare is None else f"{bare[0]}, {bare[1]}, {bare[2]}, {bare[3]:.1f}"
@@ -71,11 +77,17 @@ def main() -> None:
             f"{res.num_variables or '-'} | {bare_txt} |"
         )
     walls = [w for *_, w, _ in rows]
-    optimal = sum(1 for _, _, r, w, _ in rows if str(r.status) == "optimal" and w <= args.time_limit)
+    optimal = sum(
+        1 for _, _, r, w, _ in rows if str(r.status) == "optimal" and w <= args.time_limit
+    )
     proofs = {}
     for _, _, r, _, _ in rows:
         proofs[r.info.get("proof")] = proofs.get(r.info.get("proof"), 0) + 1
-    unproven = [seed for seed, _, r, w, _ in rows if not (str(r.status) == "optimal" and w <= args.time_limit)]
+    unproven = [
+        seed
+        for seed, _, r, w, _ in rows
+        if not (str(r.status) == "optimal" and w <= args.time_limit)
+    ]
     print(
         f"\n**{optimal}/{len(rows)} proven optimal within {args.time_limit:.0f} s**; wall time median "
         f"{statistics.median(walls):.2f} s, max {max(walls):.2f} s; proofs: {proofs}; "
@@ -84,8 +96,10 @@ def main() -> None:
     if args.bare:
         bare_rows = [b for *_, b in rows if b is not None]
         closed = sum(1 for b in bare_rows if b[0] == "optimal")
-        print(f"Bare MILP (no incumbent, no bound, horizon T): {closed}/{len(bare_rows)} proven optimal "
-              f"within {args.time_limit:.0f} s; median {statistics.median(b[3] for b in bare_rows):.1f} s.")
+        print(
+            f"Bare MILP (no incumbent, no bound, horizon T): {closed}/{len(bare_rows)} proven optimal "
+            f"within {args.time_limit:.0f} s; median {statistics.median(b[3] for b in bare_rows):.1f} s."
+        )
 
 
 if __name__ == "__main__":
