@@ -312,6 +312,29 @@ def test_cli_writes_tables_figures_and_provenance(results, claims_path, tmp_path
     assert capsys.readouterr().out == (out / "verdict.tex").read_text()  # the date may move
 
 
+def test_cli_seeds_override_every_claim(results, claims_path, tmp_path, capsys):
+    """--seeds replaces each claim's seeds: "more-seeds" (its own 8 seeds, 6 present) is
+    complete on 0-5; on seeds the rows lack every claim is missing."""
+    args = ["bench", "verdict", str(results), "--claims", str(claims_path), "--format", "markdown"]
+    assert main([*args, "--out", str(tmp_path / "a"), "--seeds", "0-5"]) == 0
+    capsys.readouterr()
+    body = json.loads((tmp_path / "a" / "verdict.json").read_text())
+    more = next(v for v in body["verdicts"] if v["claim"] == "more-seeds")
+    assert more["seeds"] == list(SEEDS) and not more["incomplete"]
+    assert main([*args, "--out", str(tmp_path / "b"), "--seeds", "50,51"]) == 0
+    capsys.readouterr()
+    body = json.loads((tmp_path / "b" / "verdict.json").read_text())
+    assert {v["verdict"] for v in body["verdicts"]} == {"missing"}
+
+
+@pytest.mark.parametrize("text", ["", "5-2", "a-b", "1,1", "-3", "2,1"])
+def test_cli_bad_seeds_one_line(results, claims_path, text, tmp_path, capsys):
+    args = ["bench", "verdict", str(results), "--claims", str(claims_path)]
+    assert main([*args, "--out", str(tmp_path), f"--seeds={text}"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("ddlsched: error: --seeds") and "\n" not in err
+
+
 GOOD = """
 [paper]
 name = "hand"

@@ -4,6 +4,7 @@
 
     ddlsched bench verdict RESULTS [RESULTS ...] --claims FILE [--out DIR]
                            [--format markdown|latex] [--version V | --mix-versions]
+                           [--seeds FIRST-LAST]
 
 Reads the claims file (:func:`ddlsched.bench.claims.load_claims`), the rows
 of every results directory (:func:`ddlsched.bench.tables.load_results`: rows
@@ -14,12 +15,18 @@ table (rich on a terminal, else ``--format``), writes ``verdict.md``,
 ``--out`` (default: the first results directory's ``verdict/``). A bad
 claims file, an unreadable results directory or an unwritable ``--out``
 is one ``ddlsched: error:`` line (exit status 2).
+
+``--seeds FIRST-LAST`` (or a comma list) evaluates every claim on these
+instance seeds instead of its own: a confirmation run on fresh seeds, with
+the rules of the claims file fixed before those rows existed (the verdict
+table's seeds column shows them).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +70,24 @@ def _load(args: argparse.Namespace) -> Any:
     return frame
 
 
+def parse_seeds(text: str) -> tuple[int, ...]:
+    """``"20-39"`` or ``"1,3,5"`` (non-negative, increasing, no repeats) as a tuple of
+    seeds; anything else is a :class:`DdlschedError` naming it."""
+    try:
+        if "-" in text:
+            first, last = (int(part) for part in text.split("-"))
+            seeds = tuple(range(first, last + 1))
+        else:
+            seeds = tuple(int(part) for part in text.split(","))
+    except ValueError:
+        seeds = ()
+    if not seeds or min(seeds) < 0 or list(seeds) != sorted(set(seeds)):
+        raise DdlschedError(
+            f"--seeds {text!r}: expected FIRST-LAST or increasing seeds a,b,c (>= 0)"
+        )
+    return seeds
+
+
 def _cmd_verdict(args: argparse.Namespace) -> int:
     from ddlsched.bench.claims import load_claims
     from ddlsched.bench.verdict import evaluate_claims
@@ -76,6 +101,9 @@ def _cmd_verdict(args: argparse.Namespace) -> int:
     )
 
     claims = load_claims(args.claims)
+    if args.seeds is not None:
+        seeds = parse_seeds(args.seeds)
+        claims = replace(claims, claims=tuple(replace(c, seeds=seeds) for c in claims.claims))
     frame = _load(args)
     verdicts = evaluate_claims(frame, claims.claims)
     prov = provenance(args.results, frame, claims)
@@ -127,6 +155,12 @@ def add_verdict(sub: Any) -> None:
         "--format",
         choices=("markdown", "latex"),
         help="what to print (default: a table on a terminal, markdown otherwise)",
+    )
+    p.add_argument(
+        "--seeds",
+        metavar="FIRST-LAST",
+        help="evaluate every claim on these instance seeds instead of its own (e.g. 20-39, "
+        "or 1,3,5): a confirmation run on fresh seeds, the rules fixed before its rows existed",
     )
     add_mix_versions_flag(p)
     p.set_defaults(func=_cmd_verdict)
