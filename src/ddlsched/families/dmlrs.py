@@ -39,7 +39,10 @@ Modules of the family:
   strategy: seed schedules, the bound and the restricted MILP's schedule),
   :mod:`ddlsched.models.dmlrs_dorm` (Dorm's per-slot MILP),
   :mod:`ddlsched.models.dmlrs_capacity` (``ub_capacity``, ours: a time-indexed
-  LP over the whole cluster with the internal and external modes' speeds).
+  LP over the whole cluster with the internal and external modes' speeds);
+* improvement: :mod:`ddlsched.heuristics.dmlrs_improve` (``improve``, ours,
+  issue 25);
+* the methods' parameter classes: :mod:`ddlsched.families._dmlrs_params`.
 
 Algorithm 4's per-slot problem is the family ``dmlrs_slot``
 (:mod:`ddlsched.families.dmlrs_slot`, the rounding study), whose modules
@@ -59,7 +62,12 @@ it the utilisation term rewards idle PSs), proves the served count and gets
 utilisation within ``util_gap``), ``exact`` (the compact
 offline MILP, tiny instances), ``colgen`` (bound: column generation on
 R-DMLRS; also returns the restricted master's integer schedule),
-``ub_trivial`` and ``ub_prices`` (bounds; ``ub_prices`` runs PD-ORS with
+``improve`` (heuristic, ours, issue 25,
+:mod:`ddlsched.heuristics.dmlrs_improve`: the best of ``pd_ors``, ``oasis``,
+``fifo`` and ``drf`` improved by an LNS that frees windows of jobs and
+re-inserts them at their earliest finish in the free capacity; parameters
+``starts``, ``window``, ``patience``, ``max_windows``; never worse than its
+best start), ``ub_trivial`` and ``ub_prices`` (bounds; ``ub_prices`` runs PD-ORS with
 the same seed and certifies its ratio with ``UB(p_final)``), ``ub_capacity``
 (bound, ours, issue 25: the LP of :mod:`ddlsched.models.dmlrs_capacity`,
 per slot and resource the cluster's capacity, per job the speed of its
@@ -80,6 +88,9 @@ the answer, and ``info['stopped']`` says what stopped):
 * ``pd_ors``, ``oasis``, ``fifo``, ``drf``: all or nothing
   (``time_limit_no_solution``; an online schedule cut at some arrival is
   no answer);
+* ``improve``: a start the limit stops is skipped (none left:
+  ``time_limit_no_solution``); a search cut by the limit returns its best
+  schedule (``time_limit_hit``, ``stopped = time limit``);
 * ``dorm``: a slot's MILP stopped at its share of the time (or at
   ``slot_time_limit_s``) keeps its incumbent (or the greedy allocation):
   a schedule, ``time_limit_hit``;
@@ -110,13 +121,21 @@ the answer, and ``info['stopped']`` says what stopped):
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from typing import Any
 
 from ddlsched.errors import TimeLimitReached
-from ddlsched.heuristics.dmlrs_rounding import MAX_DRAWS
-from ddlsched.heuristics.pd_ors import MAX_QUANTA
-from ddlsched.params import NoParams, param
+from ddlsched.families._dmlrs_params import (
+    ColgenParams,
+    DormParams,
+    ExactParams,
+    ImproveParams,
+    OasisParams,
+    PdOrsParams,
+    UbCapacityParams,
+    UbPricesParams,
+)
+from ddlsched.params import NoParams
 from ddlsched.problems.dmlrs import (
     DmlrsEvaluation,
     DmlrsInstance,
@@ -182,89 +201,6 @@ FAMILY = register_family(
 # --------------------------------------------------------------------------- PD-ORS and OASiS
 
 
-@dataclass(frozen=True)
-class _PriceParams:
-    """The price function's parameters (Eqs. 12-14), shared by PD-ORS and OASiS."""
-
-    quanta: int = param(
-        32,
-        "q: quanta of V_i / q samples in Algorithm 3's DP (memory and time grow with q^2 per slot)",
-        minimum=1,
-        maximum=MAX_QUANTA,
-    )
-    mu: float = param(
-        1.0, "mu of L (Eq. 14; not defined in the notes: ours)", minimum=0.0, exclusive_minimum=True
-    )
-    bounds: str = param(
-        "instance",
-        "U^r and L from the instance (the paper's) or given as parameters U and L (truly online)",
-        choices=("instance", "given"),
-    )
-    u_bound: str = param(
-        "spec",
-        "U^r at the smallest delay d_min - 1 (spec) or the notes' literal u(ceil(..) - a_i)",
-        choices=("spec", "literal"),
-    )
-    U: float | None = param(
-        None,
-        "U^r of every resource in use, with bounds = given",
-        minimum=0.0,
-        exclusive_minimum=True,
-    )
-    L: float | None = param(None, "L, with bounds = given", minimum=0.0, exclusive_minimum=True)
-
-
-@dataclass(frozen=True)
-class OasisParams(_PriceParams):
-    """Parameters of OASiS (Algorithms 1-3, workers and PSs never co-located, b_ext)."""
-
-
-@dataclass(frozen=True)
-class PdOrsParams(_PriceParams):
-    """Parameters of PD-ORS (Algorithms 1-4)."""
-
-    delta: float = param(
-        0.1,
-        "covering failure probability of the rounding, in (0, 1]",
-        minimum=0.0,
-        maximum=1.0,
-        exclusive_minimum=True,
-    )
-    S: int = param(
-        10,
-        "rounding draws per LP (up to 10 S while none is feasible)",
-        minimum=1,
-        maximum=MAX_DRAWS,
-    )
-    scale: str = param(
-        "chernoff",
-        "G_delta scaling before rounding (chernoff) or none (G = 1; ablation)",
-        choices=("chernoff", "none"),
-    )
-    slot_solver: str = param(
-        "lp",
-        "external case: LP relaxation + randomized rounding (lp, the paper) or exact ILP (ilp)",
-        choices=("lp", "ilp"),
-    )
-    dump_slot_problems: str | None = param(
-        None,
-        "directory: write every external-case LP as a dmlrs_slot instance file",
-        directory=True,
-    )
-    rounding: str = param(
-        "shrunk",
-        "external case: round the shrunk LP and repair each draw (shrunk, the revised spec) or "
-        "round the full LP without repair (literal, the first spec; ablation)",
-        choices=("shrunk", "literal"),
-    )
-    internal: str = param(
-        "demand",
-        "internal case: w = D workers (demand, the revised spec) or w = gamma ceil(D / gamma) "
-        "(gamma_multiple, the first spec; ablation)",
-        choices=("demand", "gamma_multiple"),
-    )
-
-
 def _settings(params: Any, variant: str) -> Any:
     from ddlsched.heuristics.pd_ors import PdOrsSettings
 
@@ -326,28 +262,6 @@ def _drf(instance: DmlrsInstance, params: NoParams, ctx: RunContext) -> Outcome:
     return Outcome(run_drf(instance, ctx.deadline))
 
 
-@dataclass(frozen=True)
-class DormParams:
-    """Parameters of Dorm's per-slot MILP."""
-
-    slot_time_limit_s: float = param(
-        10.0,
-        "time limit of each slot's MILP (s; each slot also gets at most its share of the "
-        "method's remaining time)",
-        minimum=0.0,
-        exclusive_minimum=True,
-    )
-    util_gap: float = param(
-        0.01, "absolute gap of each slot's MILP (< 1: the served count is proven)", minimum=0.0,
-        maximum=0.999,
-    )  # fmt: skip
-    greedy_start: bool = param(
-        True,
-        "a slot stopped at its limit keeps the better of its incumbent and the FIFO/DRF "
-        "allocation (ours); false: no incumbent at the limit is an error",
-    )
-
-
 @register_method(
     "dmlrs",
     "dorm",
@@ -374,25 +288,41 @@ def _dorm(instance: DmlrsInstance, params: DormParams, ctx: RunContext) -> Outco
     return Outcome(schedule, info=info, time_limit_hit=cut)
 
 
+def _run_start(instance: DmlrsInstance, name: str, ctx: RunContext, deadline: Any) -> Any:
+    """One start of ``improve``: a heuristic's schedule within ``deadline``."""
+    from ddlsched.heuristics.dmlrs_baselines import run_drf, run_fifo
+
+    if name in ("pd_ors", "oasis"):
+        params = PdOrsParams() if name == "pd_ors" else OasisParams()
+        sub = RunContext(seed=ctx.seed, backend=ctx.backend, deadline=deadline)
+        return _run_pd_ors(instance, params, sub, name).schedule
+    return (run_fifo if name == "fifo" else run_drf)(instance, deadline)
+
+
+@register_method(
+    "dmlrs",
+    "improve",
+    "heuristic",
+    "ours: best of PD-ORS/OASiS/FIFO/DRF improved by LNS with earliest-finish re-insertion",
+    params=ImproveParams,
+)
+def _improve(instance: DmlrsInstance, params: ImproveParams, ctx: RunContext) -> Outcome:
+    from ddlsched.heuristics.dmlrs_improve import ImproveSettings, improve, parse_starts
+
+    settings = ImproveSettings(
+        starts=parse_starts(params.starts),
+        window=params.window,
+        patience=params.patience,
+        max_windows=params.max_windows,
+        seed=ctx.seed,
+    )
+    schedule, info, cut = improve(
+        instance, settings, lambda name, dl: _run_start(instance, name, ctx, dl), ctx.deadline
+    )
+    return Outcome(schedule, info=info, time_limit_hit=cut)
+
+
 # --------------------------------------------------------------------------- exact and bounds
-
-
-@dataclass(frozen=True)
-class ExactParams:
-    """Parameters of the compact offline MILP."""
-
-    cross_check: bool = param(False, "re-solve a proven optimum with the other backend (SCIP)")
-    earliest: bool = param(
-        True, "ours: fix completions before the earliest slot the capacities allow to 0"
-    )
-    completion_work: bool = param(True, "ours: a job runs in its completion slot (row)")
-    patterns: bool = param(
-        True, "ours: per-mode worker-count binaries (extended formulation, jobs with F <= 16)"
-    )
-    capacity_cuts: bool = param(
-        True, "ours: Eq. 5 over the pattern binaries, per machine and summed over machines"
-    )
-    start: bool = param(True, "ours: MIP start from the best of FIFO, DRF and PD-ORS")
 
 
 @register_method(
@@ -429,23 +359,6 @@ def _ub_trivial(instance: DmlrsInstance, params: NoParams, ctx: RunContext) -> O
     return Outcome(None, Status.BOUND_ONLY, bound=ub_trivial(instance))
 
 
-@dataclass(frozen=True)
-class UbCapacityParams:
-    """Parameters of ``ub_capacity``."""
-
-    integral: bool = param(
-        False,
-        "binary completion choices: the MILP's proven dual bound (measured: about 1 % below "
-        "the LP's or less at Figs. 6-10 sizes, up to minutes)",
-    )
-    dff: int = param(
-        3,
-        "packing rows of Fekete and Schepers' dual feasible functions f_1..f_dff (0: none)",
-        minimum=0,
-        maximum=10,
-    )
-
-
 @register_method(
     "dmlrs",
     "ub_capacity",
@@ -461,39 +374,6 @@ def _ub_capacity(instance: DmlrsInstance, params: UbCapacityParams, ctx: RunCont
     if cut:
         info["stopped"] = "the MILP at the time limit: its dual bound (or the LP's)"
     return Outcome(None, Status.BOUND_ONLY, bound=bound, info=info, time_limit_hit=cut)
-
-
-@dataclass(frozen=True)
-class ColgenParams:
-    """Parameters of column generation on R-DMLRS."""
-
-    pricing: str = param(
-        "milp",
-        "single-job pricing: exact MILP or its LP relaxation at b_int (bound only)",
-        choices=("milp", "lp"),
-    )
-    seed_columns: bool = param(
-        True, "start from the PD-ORS, FIFO, DRF and Dorm schedules (their time counts)"
-    )
-    max_rounds: int | None = param(
-        None,
-        "pricing rounds after round 0 (a budget that does not depend on the machine: with a "
-        "time limit that is not reached, the same bound on every run)",
-        minimum=0,
-        maximum=100_000,
-    )
-    stabilisation: str = param(
-        "smoothing",
-        "dual stabilisation of the pricing: Wentges' smoothing towards the best bound's prices, "
-        "with Pessoa et al.'s mis-pricing rule, or none (models/dmlrs_colgen.py)",
-        choices=("none", "smoothing"),
-    )
-    alpha: float = param(
-        0.5,
-        "smoothing weight of the stability centre, p_s = alpha p_centre + (1 - alpha) p_master",
-        minimum=0.0,
-        maximum=0.99,
-    )
 
 
 #: Seconds a cold import of Pyomo takes (Dorm's MILP; measured 0.8 s at low load): a seed
@@ -551,17 +431,6 @@ def _colgen(instance: DmlrsInstance, params: ColgenParams, ctx: RunContext) -> O
         params.max_rounds,
         params.stabilisation,
         params.alpha,
-    )
-
-
-@dataclass(frozen=True)
-class UbPricesParams(PdOrsParams):
-    """PD-ORS's parameters plus the pricing of ``UB(p_final)``."""
-
-    pricing: str = param(
-        "milp",
-        "single-job pricing at the final prices: exact MILP or LP at b_int",
-        choices=("milp", "lp"),
     )
 
 

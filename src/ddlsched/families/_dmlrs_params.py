@@ -1,0 +1,223 @@
+"""Parameters of the dmlrs family's methods (:mod:`ddlsched.families.dmlrs` registers the
+methods; the classes live here to keep that module a readable map). Each field's help
+text is what ``ddlsched methods`` prints; see the family docstring for the methods."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ddlsched.heuristics.dmlrs_rounding import MAX_DRAWS
+from ddlsched.heuristics.pd_ors import MAX_QUANTA
+from ddlsched.params import param
+
+
+@dataclass(frozen=True)
+class _PriceParams:
+    """The price function's parameters (Eqs. 12-14), shared by PD-ORS and OASiS."""
+
+    quanta: int = param(
+        32,
+        "q: quanta of V_i / q samples in Algorithm 3's DP (memory and time grow with q^2 per slot)",
+        minimum=1,
+        maximum=MAX_QUANTA,
+    )
+    mu: float = param(
+        1.0, "mu of L (Eq. 14; not defined in the notes: ours)", minimum=0.0, exclusive_minimum=True
+    )
+    bounds: str = param(
+        "instance",
+        "U^r and L from the instance (the paper's) or given as parameters U and L (truly online)",
+        choices=("instance", "given"),
+    )
+    u_bound: str = param(
+        "spec",
+        "U^r at the smallest delay d_min - 1 (spec) or the notes' literal u(ceil(..) - a_i)",
+        choices=("spec", "literal"),
+    )
+    U: float | None = param(
+        None,
+        "U^r of every resource in use, with bounds = given",
+        minimum=0.0,
+        exclusive_minimum=True,
+    )
+    L: float | None = param(None, "L, with bounds = given", minimum=0.0, exclusive_minimum=True)
+
+
+@dataclass(frozen=True)
+class OasisParams(_PriceParams):
+    """Parameters of OASiS (Algorithms 1-3, workers and PSs never co-located, b_ext)."""
+
+
+@dataclass(frozen=True)
+class PdOrsParams(_PriceParams):
+    """Parameters of PD-ORS (Algorithms 1-4)."""
+
+    delta: float = param(
+        0.1,
+        "covering failure probability of the rounding, in (0, 1]",
+        minimum=0.0,
+        maximum=1.0,
+        exclusive_minimum=True,
+    )
+    S: int = param(
+        10,
+        "rounding draws per LP (up to 10 S while none is feasible)",
+        minimum=1,
+        maximum=MAX_DRAWS,
+    )
+    scale: str = param(
+        "chernoff",
+        "G_delta scaling before rounding (chernoff) or none (G = 1; ablation)",
+        choices=("chernoff", "none"),
+    )
+    slot_solver: str = param(
+        "lp",
+        "external case: LP relaxation + randomized rounding (lp, the paper) or exact ILP (ilp)",
+        choices=("lp", "ilp"),
+    )
+    dump_slot_problems: str | None = param(
+        None,
+        "directory: write every external-case LP as a dmlrs_slot instance file",
+        directory=True,
+    )
+    rounding: str = param(
+        "shrunk",
+        "external case: round the shrunk LP and repair each draw (shrunk, the revised spec) or "
+        "round the full LP without repair (literal, the first spec; ablation)",
+        choices=("shrunk", "literal"),
+    )
+    internal: str = param(
+        "demand",
+        "internal case: w = D workers (demand, the revised spec) or w = gamma ceil(D / gamma) "
+        "(gamma_multiple, the first spec; ablation)",
+        choices=("demand", "gamma_multiple"),
+    )
+
+
+@dataclass(frozen=True)
+class DormParams:
+    """Parameters of Dorm's per-slot MILP."""
+
+    slot_time_limit_s: float = param(
+        10.0,
+        "time limit of each slot's MILP (s; each slot also gets at most its share of the "
+        "method's remaining time)",
+        minimum=0.0,
+        exclusive_minimum=True,
+    )
+    util_gap: float = param(
+        0.01, "absolute gap of each slot's MILP (< 1: the served count is proven)", minimum=0.0,
+        maximum=0.999,
+    )  # fmt: skip
+    greedy_start: bool = param(
+        True,
+        "a slot stopped at its limit keeps the better of its incumbent and the FIFO/DRF "
+        "allocation (ours); false: no incumbent at the limit is an error",
+    )
+
+
+@dataclass(frozen=True)
+class ExactParams:
+    """Parameters of the compact offline MILP."""
+
+    cross_check: bool = param(False, "re-solve a proven optimum with the other backend (SCIP)")
+    earliest: bool = param(
+        True, "ours: fix completions before the earliest slot the capacities allow to 0"
+    )
+    completion_work: bool = param(True, "ours: a job runs in its completion slot (row)")
+    patterns: bool = param(
+        True, "ours: per-mode worker-count binaries (extended formulation, jobs with F <= 16)"
+    )
+    capacity_cuts: bool = param(
+        True, "ours: Eq. 5 over the pattern binaries, per machine and summed over machines"
+    )
+    start: bool = param(True, "ours: MIP start from the best of FIFO, DRF and PD-ORS")
+
+
+@dataclass(frozen=True)
+class UbCapacityParams:
+    """Parameters of ``ub_capacity``."""
+
+    integral: bool = param(
+        False,
+        "binary completion choices: the MILP's proven dual bound (measured: about 1 % below "
+        "the LP's or less at Figs. 6-10 sizes, up to minutes)",
+    )
+    dff: int = param(
+        3,
+        "packing rows of Fekete and Schepers' dual feasible functions f_1..f_dff (0: none)",
+        minimum=0,
+        maximum=10,
+    )
+
+
+@dataclass(frozen=True)
+class ColgenParams:
+    """Parameters of column generation on R-DMLRS."""
+
+    pricing: str = param(
+        "milp",
+        "single-job pricing: exact MILP or its LP relaxation at b_int (bound only)",
+        choices=("milp", "lp"),
+    )
+    seed_columns: bool = param(
+        True, "start from the PD-ORS, FIFO, DRF and Dorm schedules (their time counts)"
+    )
+    max_rounds: int | None = param(
+        None,
+        "pricing rounds after round 0 (a budget that does not depend on the machine: with a "
+        "time limit that is not reached, the same bound on every run)",
+        minimum=0,
+        maximum=100_000,
+    )
+    stabilisation: str = param(
+        "smoothing",
+        "dual stabilisation of the pricing: Wentges' smoothing towards the best bound's prices, "
+        "with Pessoa et al.'s mis-pricing rule, or none (models/dmlrs_colgen.py)",
+        choices=("none", "smoothing"),
+    )
+    alpha: float = param(
+        0.5,
+        "smoothing weight of the stability centre, p_s = alpha p_centre + (1 - alpha) p_master",
+        minimum=0.0,
+        maximum=0.99,
+    )
+
+
+@dataclass(frozen=True)
+class UbPricesParams(PdOrsParams):
+    """PD-ORS's parameters plus the pricing of ``UB(p_final)``."""
+
+    pricing: str = param(
+        "milp",
+        "single-job pricing at the final prices: exact MILP or LP at b_int",
+        choices=("milp", "lp"),
+    )
+
+
+#: The starts ``improve`` may run (module :mod:`ddlsched.heuristics.dmlrs_improve`).
+IMPROVE_STARTS = ("pd_ors", "oasis", "fifo", "drf")
+
+
+@dataclass(frozen=True)
+class ImproveParams:
+    """Parameters of ``improve`` (ours, issue 25; :mod:`ddlsched.heuristics.dmlrs_improve`)."""
+
+    starts: str = param(
+        "all",
+        f"'all' or a comma-separated subset of {', '.join(IMPROVE_STARTS)} (each evaluated; "
+        "the best is the incumbent)",
+    )
+    window: int = param(
+        6, "jobs freed per LNS window (about a third scheduled, the rest not)", minimum=1,
+        maximum=1000,
+    )  # fmt: skip
+    patience: int = param(
+        300,
+        "stop (converged) after this many windows in a row without a gain",
+        minimum=1,
+        maximum=1_000_000,
+    )
+    max_windows: int = param(
+        0, "stop after this many windows (0: no cap)", minimum=0, maximum=10_000_000
+    )

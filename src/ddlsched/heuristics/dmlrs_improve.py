@@ -1,0 +1,331 @@
+"""Method ``improve`` of family ``dmlrs`` (ours, issue 25 item 3; not a paper heuristic).
+
+Paper seed 002 (Yu et al., IEEE TNSE 2022): DMLRS, Eqs. 3-7, maximise the
+total utility ``sum_i u_i(t~_i - a_i)`` of the jobs that finish by ``T``;
+spec ``shared/specs/dmlrs.md``. Every choice here is ours. The method starts
+from the best schedule the family's heuristics give and improves it by a
+large-neighbourhood search (LNS) within the method's time limit; every
+candidate is scored by the family's evaluator
+(:func:`~ddlsched.problems.dmlrs.evaluate`), and the pipeline re-evaluates
+the answer like every method's.
+
+Starts (parameter ``starts``): ``pd_ors`` and ``oasis`` (default parameters,
+the run's seed), ``fifo`` and ``drf``, each evaluated; a start the time limit
+stops is skipped (``info['starts_skipped']``). Dorm is not a start (a MILP
+per slot: not cheap). The best start is the incumbent; its accepted jobs
+keep their allocations, the allocations of its unfinished jobs (which earn
+0) are dropped.
+
+Insertion (the LNS's repair, a list re-insertion rather than a MILP: ours).
+A job is inserted into the capacity the other jobs leave free, per machine
+and slot, as early as it can finish: from ``a_i`` (Eq. 7) slot by slot it
+takes the better, in samples, of (a) the internal mode: on the one machine
+where most workers fit, ``w`` workers and ``ceil(w / gamma_i)`` PSs
+(``b_int``, Fact 1), and (b) the external mode: bundles (a worker, plus a
+PS when the PS rule needs one) each on the least-loaded machine where it
+fits, as in the baselines (``b_ext`` unless every bundle landed on one
+machine); both capped at ``F_i`` (Eq. 4) and at the workers the remaining
+samples need. It stops when the job has its ``V_i`` samples (Eq. 3; the
+evaluator's tolerance); a job that cannot finish by ``T`` is not inserted.
+Taking the most samples in every slot gives the earliest completion the
+free capacity allows with these two placements (utilities decrease with the
+delay); it can hold more capacity than a later completion would need.
+
+LNS. First every job not in the incumbent is inserted once, in decreasing
+order of its best utility ``u_i(d_min_i - 1)`` (an insertion only adds a
+finishing job: the utility cannot fall). Then each window frees about a
+third of ``window`` (at least one) scheduled jobs, drawn uniformly, and the
+rest among the unscheduled jobs that can finish by ``T``, drawn with
+weights ``u_i(d_min_i - 1)`` (Gumbel top-k, the run's seed), and re-inserts
+the freed jobs in the order of ``log u_i(d_min_i - 1) + Gumbel`` keys. The
+window is accepted when the evaluator's total utility rises (relative
+1e-12), else undone. The search stops after ``patience`` windows in a row
+without a gain (``converged``), at ``max_windows`` windows, or at the time
+limit (``time limit``: the answer then depends on the machine's speed, so
+``time_limit_hit`` is set). Same seed, same stop reason other than the time
+limit: same schedule.
+
+The answer is the better of the LNS schedule and the best start, so never
+worse than the best start. ``info``: ``start_utility`` per start,
+``best_start``, ``insertion_utility`` (after the first insertion pass),
+``lns_utility``, ``improvement`` (``final / best start - 1``), ``winner``
+(``lns`` or the start's name), ``windows_tried`` / ``windows_accepted``,
+``stopped``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ddlsched.deadline import Deadline
+from ddlsched.errors import DdlschedError, TimeLimitReached
+from ddlsched.heuristics.dmlrs_baselines import FIT_RTOL
+from ddlsched.problems.dmlrs import (
+    SAMPLE_RTOL,
+    DmlrsInstance,
+    DmlrsSchedule,
+    evaluate,
+    fastest_slots,
+    ps_needed,
+    samples_in_slot,
+    workers_needed,
+)
+from ddlsched.problems.dmlrs_schedule import schedule_from_counts
+from ddlsched.rng import make_rng
+
+__all__ = ["STARTS", "ImproveSettings", "improve", "parse_starts"]
+
+log = logging.getLogger(__name__)
+
+STARTS = ("pd_ors", "oasis", "fifo", "drf")
+_RTOL = 1e-12
+#: ``run_start(name, deadline)``: a start heuristic's schedule (raises TimeLimitReached).
+StartRunner = Callable[[str, Deadline], DmlrsSchedule]
+#: ``(slot, machine, workers, ps)``: one entry of a job's plan.
+PlanEntry = tuple[int, int, int, int]
+
+
+def parse_starts(text: str) -> tuple[str, ...]:
+    """``all`` or a comma-separated subset of :data:`STARTS` (one-line error otherwise)."""
+    if text.strip() == "all":
+        return STARTS
+    names = tuple(dict.fromkeys(part.strip() for part in text.split(",") if part.strip()))
+    unknown = [name for name in names if name not in STARTS]
+    if unknown or not names:
+        raise DdlschedError(
+            f"starts: unknown start {', '.join(unknown) or repr(text)}; "
+            f"expected 'all' or names among {', '.join(STARTS)}"
+        )
+    return names
+
+
+@dataclass(frozen=True)
+class ImproveSettings:
+    """What :func:`improve` does (module docstring)."""
+
+    starts: tuple[str, ...] = STARTS
+    window: int = 6
+    patience: int = 300
+    max_windows: int = 0  # 0: no cap
+    seed: int = 0
+
+
+class _Inserter:
+    """Earliest-finish insertion of one job into the free capacity (module docstring)."""
+
+    def __init__(self, instance: DmlrsInstance) -> None:
+        self.instance = instance
+        self.limit = instance.cap * (1.0 + FIT_RTOL)
+        self.alpha = instance.alpha
+        self.beta = instance.beta
+
+    def _internal(self, i: int, free: np.ndarray, want: int) -> tuple[int, int]:
+        """The most workers on one machine (up to ``want``) and that machine (-1: none)."""
+        counts = np.arange(1, want + 1)
+        ps = np.ceil(counts / self.instance.jobs[i].gamma)
+        demand = counts[:, None] * self.alpha[i] + ps[:, None] * self.beta[i]  # (want, R)
+        fits = (demand[None, :, :] <= free[:, None, :]).all(axis=2)  # (H, want)
+        most = np.where(fits, counts[None, :], 0).max(axis=1)
+        h = int(np.argmax(most))
+        return (int(most[h]), h) if most[h] > 0 else (0, -1)
+
+    def _external(self, i: int, free: np.ndarray, want: int) -> dict[int, list[int]]:
+        """Bundles on the least-loaded machine where each fits: ``{machine: [w, s]}``."""
+        job = self.instance.jobs[i]
+        left = free.copy()
+        cap = self.instance.cap
+        counts: dict[int, list[int]] = {}
+        workers = servers = 0
+        while workers < want:
+            with_ps = int(servers < ps_needed(job, workers + 1))
+            demand = self.alpha[i] + with_ps * self.beta[i]
+            fits = (demand <= left).all(axis=1)
+            if not fits.any():
+                break
+            load = ((cap - left) / cap).max(axis=1)
+            h = int(np.argmin(np.where(fits, load, np.inf)))
+            left[h] -= demand
+            entry = counts.setdefault(h, [0, 0])
+            entry[0] += 1
+            entry[1] += with_ps
+            workers += 1
+            servers += with_ps
+        return counts
+
+    def plan(self, i: int, used: np.ndarray) -> list[PlanEntry] | None:
+        """Job ``i``'s entries finishing as early as ``used`` (per slot, ``(T + 1, H, R)``)
+        allows, or ``None`` if it cannot finish by ``T``."""
+        inst = self.instance
+        job = inst.jobs[i]
+        done = job.workload * (1.0 - SAMPLE_RTOL)
+        processed = 0.0
+        entries: list[PlanEntry] = []
+        for t in range(job.arrival_slot, inst.slots + 1):
+            free = self.limit - used[t]
+            left = job.workload - processed
+            want_int = min(job.global_batch, workers_needed(job, left, inst.b_int, inst.slot_s))
+            want_ext = min(job.global_batch, workers_needed(job, left, inst.b_ext, inst.slot_s))
+            w_int, h_int = self._internal(i, free, want_int)
+            ext = self._external(i, free, want_ext)
+            w_ext = sum(w for w, _ in ext.values())
+            bw_ext = inst.b_int if len(ext) == 1 else inst.b_ext
+            got_int = samples_in_slot(job, w_int, inst.b_int, inst.slot_s) if w_int else 0.0
+            got_ext = samples_in_slot(job, w_ext, bw_ext, inst.slot_s) if w_ext else 0.0
+            if got_int <= 0.0 and got_ext <= 0.0:
+                continue
+            if got_int >= got_ext:
+                entries.append((t, h_int, w_int, ps_needed(job, w_int)))
+                processed += got_int
+            else:
+                entries.extend((t, h, w, s) for h, (w, s) in sorted(ext.items()))
+                processed += got_ext
+            if processed >= done:
+                return entries
+        return None
+
+
+class _Search:
+    """The incumbent's plans, the capacity they use, and the LNS (module docstring)."""
+
+    def __init__(self, instance: DmlrsInstance, start: DmlrsSchedule, seed: int) -> None:
+        self.instance = instance
+        self.inserter = _Inserter(instance)
+        self.rng = make_rng(seed)
+        shape = (instance.slots + 1, instance.num_machines, len(instance.resources))
+        self.used = np.zeros(shape)
+        self.plans: dict[int, list[PlanEntry]] = {}
+        accepted = set(start.accepted)
+        for a in start.alloc:
+            if a.job in accepted:
+                self.plans.setdefault(a.job, []).append((a.slot, a.machine, a.workers, a.ps))
+        for i, plan in self.plans.items():
+            self._use(i, plan, +1.0)
+        self.value = {
+            i: instance.jobs[i].utility(fastest_slots(instance, i) - 1)
+            for i in range(len(instance.jobs))
+            if instance.jobs[i].arrival_slot + fastest_slots(instance, i) - 1 <= instance.slots
+        }
+        self.utility = self.score()
+        self.tried = self.accepted = 0
+
+    def _use(self, i: int, plan: Sequence[PlanEntry], sign: float) -> None:
+        for t, h, w, s in plan:
+            self.used[t, h] += sign * (self.inserter.alpha[i] * w + self.inserter.beta[i] * s)
+
+    def schedule(self) -> DmlrsSchedule:
+        entries = [(i, t, h, w, s) for i, plan in self.plans.items() for t, h, w, s in plan]
+        return schedule_from_counts(list(self.plans), entries)
+
+    def score(self) -> float:
+        return evaluate(self.instance, self.schedule()).total_utility
+
+    def insert(self, jobs: Sequence[int]) -> None:
+        for i in jobs:
+            plan = self.inserter.plan(i, self.used)
+            if plan is not None:
+                self.plans[i] = plan
+                self._use(i, plan, +1.0)
+
+    def first_pass(self) -> None:
+        """Insert every unscheduled job that can finish, best utility first (only gains)."""
+        todo = sorted((i for i in self.value if i not in self.plans), key=lambda i: -self.value[i])
+        self.insert(todo)
+        self.utility = self.score()
+
+    def _gumbel_top(self, jobs: list[int], k: int, weighted: bool) -> list[int]:
+        if not jobs or k <= 0:
+            return []
+        logs = np.array([math.log(max(self.value[i], 1e-300)) if weighted else 0.0 for i in jobs])
+        keys = logs + self.rng.gumbel(size=len(jobs))
+        return [jobs[p] for p in np.argsort(-keys, kind="stable")[:k]]
+
+    def window(self, size: int) -> bool:
+        """One LNS window; whether it was accepted."""
+        scheduled = sorted(self.plans)
+        waiting = sorted(i for i in self.value if i not in self.plans)
+        n_out = min(len(scheduled), max(1, size // 3))
+        removed = self._gumbel_top(scheduled, n_out, weighted=False)
+        added = self._gumbel_top(waiting, size - n_out, weighted=True)
+        freed = self._gumbel_top(removed + added, len(removed) + len(added), weighted=True)
+        saved_used, saved_plans = self.used.copy(), dict(self.plans)
+        for i in removed:
+            self._use(i, self.plans.pop(i), -1.0)
+        self.insert(freed)
+        self.tried += 1
+        utility = self.score()
+        if utility > self.utility * (1.0 + _RTOL) + _RTOL:
+            self.utility = utility
+            self.accepted += 1
+            return True
+        self.used, self.plans = saved_used, saved_plans
+        return False
+
+    def run(self, settings: ImproveSettings, deadline: Deadline) -> str:
+        since_gain = 0
+        while True:
+            if deadline.expired():
+                return "time limit"
+            if settings.max_windows and self.tried >= settings.max_windows:
+                return "max_windows"
+            if since_gain >= settings.patience or not self.value:
+                return "converged"
+            since_gain = 0 if self.window(settings.window) else since_gain + 1
+
+
+def _starts(
+    instance: DmlrsInstance, settings: ImproveSettings, run_start: StartRunner, deadline: Deadline
+) -> tuple[dict[str, DmlrsSchedule], dict[str, float], list[str]]:
+    schedules: dict[str, DmlrsSchedule] = {}
+    skipped = []
+    for name in settings.starts:
+        try:
+            schedules[name] = run_start(name, deadline.sub(0.5))
+        except TimeLimitReached:
+            skipped.append(name)
+    if not schedules:
+        raise TimeLimitReached("the time limit stopped every start of improve")
+    utility = {name: evaluate(instance, s).total_utility for name, s in schedules.items()}
+    return schedules, utility, skipped
+
+
+def improve(
+    instance: DmlrsInstance, settings: ImproveSettings, run_start: StartRunner, deadline: Deadline
+) -> tuple[DmlrsSchedule, dict[str, Any], bool]:
+    """The improved schedule, its ``info`` and whether the time limit stopped the search.
+
+    ``run_start(name, deadline)`` runs a start heuristic (the family's; this layer
+    cannot import it) and raises :class:`~ddlsched.errors.TimeLimitReached` at the
+    deadline.
+    """
+    schedules, start_utility, skipped = _starts(instance, settings, run_start, deadline)
+    best_start = max(start_utility, key=lambda name: (start_utility[name], -STARTS.index(name)))
+    search = _Search(instance, schedules[best_start], settings.seed)
+    search.first_pass()
+    inserted = search.utility
+    stopped = search.run(settings, deadline.sub(share=0.9))  # the rest: the answer's evaluation
+    base = start_utility[best_start]
+    if search.utility > base:
+        winner, schedule, answer = "lns", search.schedule(), search.utility
+    else:
+        winner, schedule, answer = best_start, schedules[best_start], base
+    info: dict[str, Any] = {
+        "start_utility": start_utility,
+        "best_start": best_start,
+        "insertion_utility": inserted,
+        "lns_utility": search.utility,
+        "improvement": answer / base - 1.0 if base > 0 else 0.0,
+        "winner": winner,
+        "windows_tried": search.tried,
+        "windows_accepted": search.accepted,
+        "stopped": stopped,
+    }
+    if skipped:
+        info["starts_skipped"] = skipped
+    log.info("dmlrs improve: %s (%s)", winner, stopped)
+    return schedule, info, stopped == "time limit"
