@@ -57,8 +57,9 @@ from typing import Any
 import numpy as np
 
 from ddlsched.deadline import Deadline
-from ddlsched.errors import DdlschedError, TimeLimitReached
+from ddlsched.errors import TimeLimitReached
 from ddlsched.heuristics.asrpt_packed import PackedDecoder, Placed, arrival_order
+from ddlsched.params import parse_name_list
 from ddlsched.problems.asrpt import AsrptInstance
 from ddlsched.problems.asrpt_schedule import AsrptSchedule, evaluate
 from ddlsched.rng import make_rng
@@ -87,16 +88,7 @@ PolicyRunner = Callable[[str, int, Deadline], AsrptSchedule]
 
 def parse_starts(text: str) -> tuple[str, ...]:
     """``all`` or a comma-separated subset of :data:`STARTS` (one-line error otherwise)."""
-    if text.strip() == "all":
-        return STARTS
-    names = tuple(dict.fromkeys(part.strip() for part in text.split(",") if part.strip()))
-    unknown = [name for name in names if name not in STARTS]
-    if unknown or not names:
-        raise DdlschedError(
-            f"starts: unknown start {', '.join(unknown) or repr(text)}; "
-            f"expected 'all' or names among {', '.join(STARTS)}"
-        )
-    return names
+    return parse_name_list(text, STARTS, "starts", {"all": STARTS})
 
 
 @dataclass(frozen=True)

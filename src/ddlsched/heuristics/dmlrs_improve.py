@@ -64,8 +64,9 @@ from typing import Any
 import numpy as np
 
 from ddlsched.deadline import Deadline
-from ddlsched.errors import DdlschedError, TimeLimitReached
+from ddlsched.errors import TimeLimitReached
 from ddlsched.heuristics.dmlrs_baselines import FIT_RTOL
+from ddlsched.params import parse_name_list
 from ddlsched.problems.dmlrs import (
     SAMPLE_RTOL,
     DmlrsInstance,
@@ -93,16 +94,7 @@ PlanEntry = tuple[int, int, int, int]
 
 def parse_starts(text: str) -> tuple[str, ...]:
     """``all`` or a comma-separated subset of :data:`STARTS` (one-line error otherwise)."""
-    if text.strip() == "all":
-        return STARTS
-    names = tuple(dict.fromkeys(part.strip() for part in text.split(",") if part.strip()))
-    unknown = [name for name in names if name not in STARTS]
-    if unknown or not names:
-        raise DdlschedError(
-            f"starts: unknown start {', '.join(unknown) or repr(text)}; "
-            f"expected 'all' or names among {', '.join(STARTS)}"
-        )
-    return names
+    return parse_name_list(text, STARTS, "starts", {"all": STARTS})
 
 
 @dataclass(frozen=True)

@@ -80,7 +80,8 @@ from typing import Any
 import numpy as np
 
 from ddlsched.deadline import Deadline
-from ddlsched.errors import DdlschedError, InfeasibleScheduleError, TimeLimitReached
+from ddlsched.errors import InfeasibleScheduleError, TimeLimitReached
+from ddlsched.params import parse_name_list
 from ddlsched.problems.rar import RarInstance
 from ddlsched.problems.rar_schedule import RarAssignment, RarSchedule, evaluate
 from ddlsched.problems.rar_timing import execution_slots, max_servers, min_servers
@@ -107,19 +108,7 @@ Score = tuple[int, int]
 
 def parse_starts(text: str) -> tuple[str, ...]:
     """``default``, ``all`` or a comma-separated subset of :data:`STARTS` (one-line error)."""
-    key = text.strip()
-    if key == "default":
-        return DEFAULT_STARTS
-    if key == "all":
-        return STARTS
-    names = tuple(dict.fromkeys(part.strip() for part in text.split(",") if part.strip()))
-    unknown = [name for name in names if name not in STARTS]
-    if unknown or not names:
-        raise DdlschedError(
-            f"starts: unknown start {', '.join(unknown) or repr(text)}; "
-            f"expected 'default', 'all' or names among {', '.join(STARTS)}"
-        )
-    return names
+    return parse_name_list(text, STARTS, "starts", {"default": DEFAULT_STARTS, "all": STARTS})
 
 
 @dataclass(frozen=True)
