@@ -141,23 +141,18 @@ def writable_directory(path: str) -> str | None:
     return None
 
 
-def parse_name_list(
-    text: str, choices: tuple[str, ...], what: str, named: Mapping[str, tuple[str, ...]]
-) -> tuple[str, ...]:
-    """A comma-separated subset of ``choices`` (order kept, repeats dropped), or one of the
-    ``named`` sets by its name (e.g. ``all``); anything else is a one-line
-    :class:`~ddlsched.errors.DdlschedError` naming ``what`` (the improvement methods'
-    ``starts``)."""
-    key = text.strip()
-    if key in named:
-        return named[key]
+def parse_name_list(text: str, choices: tuple, what: str, named: Mapping) -> tuple[str, ...]:
+    """A comma-separated subset of ``choices`` (order kept) or a ``named`` set by its name;
+    else a one-line :class:`DdlschedError` naming ``what`` (improve's ``starts``)."""
+    if text.strip() in named:
+        return named[text.strip()]
     names = tuple(dict.fromkeys(part.strip() for part in text.split(",") if part.strip()))
     unknown = [name for name in names if name not in choices]
     if unknown or not names:
-        sets = ", ".join(repr(n) for n in named)
+        sets = "".join(f"{n!r}, " for n in named)
         raise DdlschedError(
             f"{what}: unknown {what.rstrip('s')} {', '.join(unknown) or repr(text)}; "
-            f"expected {sets + ' or ' if sets else ''}names among {', '.join(choices)}"
+            f"expected {sets.rstrip(', ') + ' or ' if sets else ''}names among {', '.join(choices)}"
         )
     return names
 
