@@ -20,6 +20,7 @@ import pytest
 
 from ddlsched import __version__, registry
 from ddlsched.bench import instance_cache
+from ddlsched.bench.fingerprint import instance_fingerprint
 from ddlsched.bench.runner import run_suite
 from ddlsched.bench.store import read_rows
 from ddlsched.bench.suite import load_suite
@@ -131,24 +132,27 @@ def test_worker_reads_the_cached_instance(tmp_path, generated):
     assert loaded == built and loaded is not built
 
 
-def test_changed_seed_parameter_or_version_misses(tmp_path, generated):
+def test_changed_seed_parameter_or_generator_code_misses(tmp_path, generated):
     cache = tmp_path / "instances"
     cache.mkdir()  # as run_suite does: workers make no folder
     build_instance(spec(1, cache))
     base = spec(1, cache)
     recipe = base.recipe()
-    assert instance_cache.verify(cache, base.key(__version__), recipe, __version__)
+    code = instance_fingerprint(base.family)
+    assert instance_cache.verify(cache, base.key(code), recipe, code)
     for other in (spec(2, cache), spec(1, cache, num_jobs=5)):
-        assert other.key(__version__) != base.key(__version__)
-        assert not instance_cache.verify(cache, other.key(__version__), other.recipe(), __version__)
-    assert not instance_cache.verify(cache, base.key("0.0.0-other"), recipe, "0.0.0-other")
+        assert other.key(code) != base.key(code)
+        assert not instance_cache.verify(cache, other.key(code), other.recipe(), code)
+    # another generator's code: another key, and a file of the old code is not trusted
+    assert base.key("edited-generator") != base.key(code)
+    assert not instance_cache.verify(cache, base.key(code), recipe, "edited-generator")
     # a file under the right name whose header names another instance is not trusted
     other = spec(2, cache)
     build_instance(other)
-    instance_cache.cache_path(cache, other.key(__version__)).replace(
-        instance_cache.cache_path(cache, base.key(__version__))
+    instance_cache.cache_path(cache, other.key(code)).replace(
+        instance_cache.cache_path(cache, base.key(code))
     )
-    assert not instance_cache.verify(cache, base.key(__version__), recipe, __version__)
+    assert not instance_cache.verify(cache, base.key(code), recipe, code)
 
 
 @pytest.mark.parametrize(
@@ -165,7 +169,7 @@ def test_corrupt_file_is_rebuilt(tmp_path, generated, damage):
     cache = tmp_path / "instances"
     cache.mkdir()  # as run_suite does: workers make no folder
     first = build_instance(spec(3, cache))
-    path = instance_cache.cache_path(cache, spec(3, cache).key(__version__))
+    path = instance_cache.cache_path(cache, spec(3, cache).key(instance_fingerprint("rar")))
     sound = path.read_bytes()
     path.write_bytes(damage(sound))
     build_instance.cache_clear()

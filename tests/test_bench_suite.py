@@ -63,11 +63,15 @@ def test_good_suite_expands_to_the_product(tmp_path):
     assert [t.key for t in expand(load_suite(write(tmp_path, GOOD)))] == [t.key for t in tasks]
 
 
-def test_key_depends_on_version_and_params(tmp_path):
+def test_key_depends_on_params_not_on_version_or_code(tmp_path):
     from dataclasses import replace
 
     task = expand(load_suite(write(tmp_path, GOOD)))[0]
-    assert replace(task, version="9.9.9").key != task.key
+    assert task.code_fingerprint  # which code ran is the row's fingerprint, not its key
+    assert replace(task, version="9.9.9").key == task.key
+    assert replace(task, code_fingerprint="edited").key == task.key
+    edited = replace(task, instance_code="edited")  # a new generator: a new instance
+    assert edited.key == task.key and edited.instance_key != task.instance_key
     assert replace(task, params_json='{"x": 1}').key != task.key
     assert replace(task, seed=7).key != task.key
     assert replace(task, kill_after_s=99.0).key == task.key  # limits of the platform only

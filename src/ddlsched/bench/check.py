@@ -163,8 +163,8 @@ def _build(spec: Any) -> bool:
     """Build (or load) the instance of ``spec`` as a worker would, and check it; an
     instance whose cache file checks out is not built again (module docstring).
     Whether it came from the cache."""
-    from ddlsched import __version__
     from ddlsched.bench import instance_cache
+    from ddlsched.bench.fingerprint import instance_fingerprint
     from ddlsched.bench.tasks import generated_instance
     from ddlsched.registry import get_family
 
@@ -172,15 +172,14 @@ def _build(spec: Any) -> bool:
     if spec.file is not None:
         instance, from_cache = fam.load(spec.file), False
     else:
+        code = instance_fingerprint(spec.family)
         if (
             spec.cache_dir is not None
             and fam.check_instance is None
-            and instance_cache.verify(
-                spec.cache_dir, spec.key(__version__), spec.recipe(), __version__
-            )
+            and instance_cache.verify(spec.cache_dir, spec.key(code), spec.recipe(), code)
         ):
             return True  # nothing to check on the instance itself: not even parsed
-        instance, from_cache = generated_instance(spec, __version__, make_dir=True)
+        instance, from_cache = generated_instance(spec, code, make_dir=True)
     if fam.check_instance is not None:
         fam.check_instance(instance)
     return from_cache

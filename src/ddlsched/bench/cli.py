@@ -5,7 +5,7 @@ Commands::
     ddlsched bench run SUITE [--workers N] [--dask local|tcp://HOST:PORT] [--out DIR]
                              [--retry failed|time_limit|error] [--no-cache]
     ddlsched bench table RESULTS [--format md|latex|csv] [--output FILE] [--pool-groups]
-                             [--version V | --mix-versions]
+                             [--version V] [--all-code]
     ddlsched bench verdict RESULTS... --claims FILE [--out DIR] [--format markdown|latex]
     ddlsched bench plot RESULTS [--out DIR] [--format png|pdf]
     ddlsched bench status RESULTS
@@ -117,6 +117,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
         f"{summary.failed} failed ({statuses or 'none run'}) in {summary.elapsed_s:.1f} s "
         f"on {summary.executor} x{summary.workers}"
     )
+    if summary.recomputed:
+        changed = ", ".join(sorted(summary.recomputed))
+        count = sum(summary.recomputed.values())
+        print(f"{count} row(s) recomputed: code of {changed} changed")
     print(f"results: {out}    table: ddlsched bench table {out}")
     return 0
 
@@ -124,6 +128,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
 def _cmd_table(args: argparse.Namespace) -> int:
     from ddlsched.bench import tables
     from ddlsched.bench.cli_verdict import mixed_rule
+    from ddlsched.bench.provenance import code_note
 
     frame = tables.load_results(args.results, version=args.version, mixed=mixed_rule(args))
     if frame.empty:
@@ -143,6 +148,11 @@ def _cmd_table(args: argparse.Namespace) -> int:
     else:
         summary = tables.summarize(rated, by_group=not args.pool_groups)
         note = tables.ratio_note(frame)
+        code = code_note(frame)
+        if code and args.format == "md":
+            note = f"{code}\n\n{note}"
+        elif code:
+            print(code, file=sys.stderr)
         if args.format == "md":
             text = tables.to_markdown(summary, note)
         elif args.format == "latex":

@@ -3,12 +3,13 @@
 ::
 
     ddlsched bench verdict RESULTS [RESULTS ...] --claims FILE [--out DIR]
-                           [--format markdown|latex] [--version V | --mix-versions]
+                           [--format markdown|latex] [--version V] [--all-code]
                            [--seeds FIRST-LAST]
 
 Reads the claims file (:func:`ddlsched.bench.claims.load_claims`), the rows
-of every results directory (:func:`ddlsched.bench.tables.load_results`: rows
-of several ddlsched versions are refused unless ``--mix-versions``), and
+of every results directory (:func:`ddlsched.bench.tables.load_results`: per
+method, the rows of its latest code fingerprint, across the directories too,
+unless ``--all-code``), and
 evaluates every claim (:mod:`ddlsched.bench.verdict`). Prints the verdict
 table (rich on a terminal, else ``--format``), writes ``verdict.md``,
 ``verdict.tex``, ``verdict.json`` and one figure per curve claim to
@@ -36,37 +37,35 @@ __all__ = ["add_mix_versions_flag", "add_verdict", "mixed_rule"]
 
 
 def add_mix_versions_flag(parser: argparse.ArgumentParser) -> None:
-    """``--version`` and ``--mix-versions`` (``bench table`` and ``bench verdict``)."""
+    """``--version`` and ``--all-code`` (``bench table`` and ``bench verdict``)."""
+    parser.add_argument("--version", help="only the rows of this ddlsched version")
     parser.add_argument(
-        "--version", help="rows of this ddlsched version (default: refuse rows of several)"
-    )
-    parser.add_argument(
-        "--mix-versions",
+        "--all-code",
         action="store_true",
-        help="use the rows of every ddlsched version in the results (refused by default: a new "
-        "version reruns every task, so mixing counts an instance twice)",
+        help="use every row, whichever version of its method's code made it (default: per "
+        "method, only the rows of its latest code fingerprint)",
     )
+    # Rows of several ddlsched versions used to be refused; rows are now chosen per method
+    # by their code fingerprint, so the old flag is accepted and changes nothing.
+    parser.add_argument("--mix-versions", action="store_true", help=argparse.SUPPRESS)
 
 
 def mixed_rule(args: argparse.Namespace) -> str:
     """The ``mixed`` argument of :func:`ddlsched.bench.tables.load_results` for these flags."""
-    return "mix" if args.mix_versions else "refuse"
+    return "mix" if args.all_code else "latest"
 
 
 def _load(args: argparse.Namespace) -> Any:
     import pandas as pd
 
+    from ddlsched.bench.provenance import latest_code
     from ddlsched.bench.tables import load_results
 
     frames = [load_results(d, version=args.version, mixed=mixed_rule(args)) for d in args.results]
     found = [f for f in frames if not f.empty]
     frame = pd.concat(found, ignore_index=True) if found else frames[0]
-    versions = set(frame["ddlsched_version"].dropna()) if not frame.empty else set()
-    if len(versions) > 1 and not args.mix_versions:
-        raise DdlschedError(
-            f"rows of ddlsched versions {', '.join(sorted(versions))} across "
-            f"{', '.join(args.results)}: choose one with --version, or pass --mix-versions"
-        )
+    if len(found) > 1 and not args.all_code:  # one method's code across directories too
+        frame = latest_code(frame)
     return frame
 
 

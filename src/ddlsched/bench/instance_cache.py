@@ -1,8 +1,10 @@
 """The instance cache: each generated instance of a run built once, then read back.
 
 A generated instance is identified by its key, the content hash of its
-recipe (family, preset, seed, generator parameters) and the ddlsched version
-(:attr:`ddlsched.bench.tasks.Task.instance_key`, the ``instance_key`` column
+recipe (family, preset, seed, generator parameters) and the fingerprint of
+its family's generator and loader code
+(:func:`ddlsched.bench.fingerprint.instance_fingerprint`;
+:attr:`ddlsched.bench.tasks.Task.instance_key`, the ``instance_key`` column
 of the rows). The cache keeps one file per instance in the ``instances/``
 folder of the results directory, ``<results>/instances/<key>.json``:
 
@@ -24,22 +26,21 @@ The file is one JSON object on two lines, written atomically
 none; not fsynced, since every read checks it)::
 
     {"header": {"format": "ddlsched-instance-cache/1", "key": ..., "recipe": ...,
-                "version": ..., "instance_sha256": ..., "instance_bytes": ...},
+                "code": ..., "instance_sha256": ..., "instance_bytes": ...},
     "instance": <the instance's to_dict(), compact JSON>}
 
 The header line is read alone; ``instance_sha256`` is the SHA-256 of the
 instance's JSON text, so that a truncated or corrupt file is found without
 parsing the instance (a 2 MB asrpt instance takes about a second to parse
 and rebuild, its hash a few milliseconds). A file is trusted only if its
-header parses, names the expected key (and recipe and version), its
+header parses, names the expected key (and recipe and code fingerprint), its
 instance text has the recorded length and hash, and (for :func:`load`) the
 family's ``from_dict`` accepts it; any other file is a miss, and is
 rebuilt and overwritten.
 
-Choices of ours: the key includes the package version, not the code: a
-generator changed without a version bump is served from the cache (as a
-stored row of that version is kept, :mod:`ddlsched.bench.tasks`); delete
-``<results>/instances/`` after such a change. An instance round-trips
+Choices of ours: the key includes the generator's code fingerprint, not the
+package version: an edited generator makes new keys (and new rows), a
+version bump alone changes nothing. An instance round-trips
 exactly through its ``to_dict``/``from_dict`` (floats are written by
 ``repr``; checked for every family by ``tests/test_bench_instance_cache.py``),
 so a method sees the same instance with or without the cache. An instance
@@ -75,7 +76,7 @@ log = logging.getLogger(__name__)
 #: The cache's folder inside a results directory.
 CACHE_DIRNAME = "instances"
 #: The format tag of a cache file's header.
-FORMAT = "ddlsched-instance-cache/1"
+FORMAT = "ddlsched-instance-cache/2"
 _HEAD = b'{"header": '
 _BODY = b'"instance": '
 _TAIL = b"}\n"
@@ -100,18 +101,18 @@ def cache_path(cache_dir: str | Path, key: str) -> Path:
     return Path(cache_dir) / f"{key}.json"
 
 
-def _header(key: str, recipe: dict[str, Any], version: str, body: bytes) -> dict[str, Any]:
+def _header(key: str, recipe: dict[str, Any], code: str, body: bytes) -> dict[str, Any]:
     return {
         "format": FORMAT,
         "key": key,
         "recipe": recipe,
-        "version": version,
+        "code": code,
         "instance_sha256": hashlib.sha256(body).hexdigest(),
         "instance_bytes": len(body),
     }
 
 
-def _read_body(path: Path, key: str, recipe: dict[str, Any], version: str) -> bytes | None:
+def _read_body(path: Path, key: str, recipe: dict[str, Any], code: str) -> bytes | None:
     """The instance JSON text of a cache file that checks out, or ``None`` (a miss)."""
     try:
         raw = path.read_bytes()
@@ -127,7 +128,7 @@ def _read_body(path: Path, key: str, recipe: dict[str, Any], version: str) -> by
         header = json.loads(head_line[:-1])
     except ValueError:
         return None
-    expected = {"format": FORMAT, "key": key, "recipe": recipe, "version": version}
+    expected = {"format": FORMAT, "key": key, "recipe": recipe, "code": code}
     if not isinstance(header, dict) or any(header.get(k) != v for k, v in expected.items()):
         return None
     rest = raw[first_line_end + 1 :]
@@ -141,17 +142,17 @@ def _read_body(path: Path, key: str, recipe: dict[str, Any], version: str) -> by
     return body
 
 
-def verify(cache_dir: str | Path, key: str, recipe: dict[str, Any], version: str) -> bool:
+def verify(cache_dir: str | Path, key: str, recipe: dict[str, Any], code: str) -> bool:
     """Whether the cache holds a sound file of this instance (header and hash; not parsed)."""
-    return _read_body(cache_path(cache_dir, key), key, recipe, version) is not None
+    return _read_body(cache_path(cache_dir, key), key, recipe, code) is not None
 
 
 def load(
-    cache_dir: str | Path, key: str, recipe: dict[str, Any], version: str, from_dict: Any
+    cache_dir: str | Path, key: str, recipe: dict[str, Any], code: str, from_dict: Any
 ) -> Any | None:
     """The cached instance, or ``None`` when there is no sound file of it (a miss)."""
     path = cache_path(cache_dir, key)
-    body = _read_body(path, key, recipe, version)
+    body = _read_body(path, key, recipe, code)
     if body is None:
         return None
     try:
@@ -165,7 +166,7 @@ def store(
     cache_dir: str | Path,
     key: str,
     recipe: dict[str, Any],
-    version: str,
+    code: str,
     instance: Any,
     *,
     make_dir: bool = True,
@@ -189,7 +190,7 @@ def store(
     except (TypeError, ValueError) as exc:
         log.debug("instance %s not cached: %s", key, exc)
         return False
-    header = json.dumps(_header(key, recipe, version, body), sort_keys=True).encode()
+    header = json.dumps(_header(key, recipe, code, body), sort_keys=True).encode()
     data = _HEAD + header + b",\n" + _BODY + body + _TAIL
     try:
         if make_dir:

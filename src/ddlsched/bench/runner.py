@@ -2,7 +2,9 @@
 
 :func:`run_suite` is what ``ddlsched bench run`` calls. Re-running a suite
 into the same results directory runs only the tasks whose key has no row
-yet, so an interrupted run (Ctrl-C, ``SIGTERM``, even ``kill -9``) resumes
+yet, or whose row was made by other code (its ``code_fingerprint`` is not
+the current one: an edited method, see :mod:`ddlsched.bench.fingerprint`),
+so an interrupted run (Ctrl-C, ``SIGTERM``, even ``kill -9``) resumes
 where it stopped: every row it had written is kept, a task that was running
 is run again. Workers read the instances from the results directory's
 instance cache (:mod:`ddlsched.bench.instance_cache`), which the suite's check
@@ -72,6 +74,8 @@ class RunSummary:
     workers: int
     status_counts: dict[str, int] = field(default_factory=dict)
     retried: int = 0  # tasks run again by ``retry`` (counted in ``done`` once run)
+    #: Tasks run again because their method's code changed, by method (``family.method``).
+    recomputed: dict[str, int] = field(default_factory=dict)
 
 
 def run_suite(
@@ -115,20 +119,36 @@ def run_suite(
         store.unlock()
 
 
+def _stale(task: Task, row: dict) -> bool:
+    """Whether the stored ``row`` of ``task`` was made by other code than the task's."""
+    return bool(task.code_fingerprint) and row.get("code_fingerprint") != task.code_fingerprint
+
+
 def _select(
     tasks: list[Task], latest: dict[str, dict], kinds: frozenset[str], limit: int | None
-) -> tuple[list[Task], int, int]:
-    """The tasks to run (no row yet, or a latest row to retry), how many retry, how many skip."""
+) -> tuple[list[Task], int, int, dict[str, int]]:
+    """The tasks to run (no row yet, a row of other code, or a latest row to retry),
+    how many retry, how many skip, and how many run again per method whose code changed."""
     pending = [
-        t for t in tasks if t.key not in latest or (kinds and wants_retry(latest[t.key], kinds))
+        t
+        for t in tasks
+        if t.key not in latest
+        or _stale(t, latest[t.key])
+        or (kinds and wants_retry(latest[t.key], kinds))
     ]
     skipped = len(tasks) - len(pending)
     if limit is not None:
         pending = pending[:limit]
+    recomputed: dict[str, int] = {}
+    for task in pending:
+        if task.key in latest and _stale(task, latest[task.key]):
+            name = f"{task.instance.family}.{task.method}"
+            recomputed[name] = recomputed.get(name, 0) + 1
+    retried = sum(1 for t in pending if t.key in latest and not _stale(t, latest[t.key]))
     # Longest first (LPT): exact formulations, then bounds, then heuristics,
     # so that a slow exact solve does not start last and leave a tail.
     pending.sort(key=lambda t: _KIND_PRIORITY.get(t.kind, 3))
-    return pending, sum(1 for t in pending if t.key in latest), skipped
+    return pending, retried, skipped, recomputed
 
 
 def _close(
@@ -171,7 +191,9 @@ def _run(
     kinds: frozenset[str],
 ) -> RunSummary:
     directory = store.directory
-    pending, retried, skipped = _select(tasks, store.latest(), kinds, limit)
+    pending, retried, skipped, recomputed = _select(tasks, store.latest(), kinds, limit)
+    for name, count in sorted(recomputed.items()):
+        log.info("%d row(s) of %s recomputed: its code changed", count, name)
     own_executor = executor is None
     stop = stop or threading.Event()
     progress = Progress(total=len(pending), skipped=skipped)
@@ -249,4 +271,5 @@ def _run(
         workers=nworkers,
         status_counts=counts,
         retried=retried,
+        recomputed=recomputed,
     )

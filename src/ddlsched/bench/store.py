@@ -109,6 +109,8 @@ SCHEMA = pa.schema(
         ("info", _STRING),
         ("versions", _STRING),
         ("ddlsched_version", _STRING),
+        ("code_fingerprint", _STRING),
+        ("code_origin", _STRING),
         ("worker", _STRING),
         ("finished_at", _STRING),
     ]
@@ -301,9 +303,17 @@ class ResultStore:
         return set(table.column("key").to_pylist())
 
     def latest(self) -> dict[str, dict[str, Any]]:
-        """The latest row of each stored key: its status, time-limit flag and limits."""
+        """The latest row of each stored key: its status, time-limit flag, limits and
+        code fingerprint."""
         table = read_rows(self.directory)
-        columns = ["key", "status", "time_limit_hit", "time_limit_s", "kill_after_s"]
+        columns = [
+            "key",
+            "status",
+            "time_limit_hit",
+            "time_limit_s",
+            "kill_after_s",
+            "code_fingerprint",
+        ]
         return {row["key"]: row for row in table.select(columns).to_pylist()}
 
     def add(self, row: dict[str, Any]) -> None:

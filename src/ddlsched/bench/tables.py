@@ -145,32 +145,28 @@ def _natural(label: str) -> list[Any]:
 
 
 def load_results(
-    directory: str | Path, version: str | None = None, mixed: str = "refuse"
+    directory: str | Path, version: str | None = None, mixed: str = "latest"
 ) -> pd.DataFrame:
-    """Rows of a results directory as a DataFrame, of one ddlsched version.
+    """Rows of a results directory as a DataFrame: per method, those of its latest code.
 
-    ``version``: keep the rows of that version. Rows of several versions (a new
-    version reruns every task: mixing would count an instance twice) are refused
-    with ``mixed = "refuse"`` (``bench table`` and ``bench verdict`` without
-    ``--mix-versions``), all kept with ``"mix"``, the newest kept with ``"newest"``.
+    Each method keeps the rows of its most recent code fingerprint
+    (:func:`ddlsched.bench.provenance.latest_code`: an edited method's old rows
+    never mix with its new ones); ``frame.attrs`` says what was left out.
+    ``version``: keep only rows of that ddlsched version. ``mixed="mix"`` keeps
+    every row (the history of every fingerprint, for diagnosis).
     """
+    from ddlsched.bench.provenance import latest_code
+
     frame = read_rows(directory).to_pandas()
     if frame.empty:
         return frame
-    versions = sorted(frame["ddlsched_version"].dropna().unique().tolist())
-    if version is None and len(versions) > 1 and mixed != "mix":
-        if mixed == "refuse":
-            raise DdlschedError(
-                f"{directory}: rows of ddlsched versions {', '.join(versions)}: choose one "
-                "with --version, or pass --mix-versions"
-            )
-        version = frame.sort_values("finished_at")["ddlsched_version"].iloc[-1]
-        log.warning("rows of versions %s: using %s", ", ".join(versions), version)
     if version is not None:
         frame = frame[frame["ddlsched_version"] == version]
         if frame.empty:
             raise DdlschedError(f"no rows of ddlsched version {version} in {directory}")
-    return frame.reset_index(drop=True)
+    if mixed == "mix":
+        return frame.reset_index(drop=True)
+    return latest_code(frame.reset_index(drop=True))
 
 
 def _none(value: Any) -> Any:

@@ -5,9 +5,16 @@
 row, a flat dict holding everything the tables and plots need (see
 :data:`ROW_FIELDS`). A task's :attr:`Task.key` is a content hash of the
 instance recipe (family, preset, parameters and seed, or the instance
-file's bytes), its group, the method, its parameters, seed and backend,
-and the ddlsched version, so a finished row is never recomputed by the same
-code and is recomputed by a new version.
+file's bytes), its group, the method, its parameters, seed and backend: what
+the experiment is. Which code ran it is the row's ``code_fingerprint``
+(:mod:`ddlsched.bench.fingerprint`: the method's own code, what it uses
+inside ddlsched, and for a plug-in its distribution, version and source
+hash); a stored row is reused only when its fingerprint is the current
+code's, so an edited method is run again (the new row replaces the old one
+in tables; the store's history keeps both) and a method whose code did not
+change is not, whatever the package version says. A generated instance's
+key (``instance_key``) holds the fingerprint of its family's generator, so
+a changed generator makes new instances.
 
 A row's identity leaves out the limits of the task (``time_limit_s``,
 ``kill_after_s``, ``memory_mb``): they bound how long and how large a run may
@@ -69,12 +76,12 @@ STATUS_TIME_LIMIT = "time_limit"
 
 #: The columns of a result row, in order (name, meaning).
 ROW_FIELDS: dict[str, str] = {
-    "key": "content hash of the task (instance recipe, group, method, params, seed, backend, version)",
+    "key": "content hash of the task (instance recipe, group, method, params, seed, backend)",
     "suite": "name of the suite that produced the row",
     "family": "problem family",
     "group": "instance group (table row group)",
     "instance_id": "readable instance name, unique within family and group",
-    "instance_key": "content hash of the instance recipe (rows of one instance share it)",
+    "instance_key": "content hash of the instance recipe and its generator's code (rows of one instance share it)",
     "instance_size": "number of jobs (or stage replicas) of the instance; null if never built",
     "preset": "generator preset (null for files)",
     "instance_seed": "generator seed (null for files)",
@@ -107,6 +114,8 @@ ROW_FIELDS: dict[str, str] = {
     "info": "method-specific information, JSON",
     "versions": "ddlsched, Python and solver versions of the worker, JSON",
     "ddlsched_version": "ddlsched version of the worker",
+    "code_fingerprint": "fingerprint of the code that made the row (the method, what it uses, a plug-in's source)",
+    "code_origin": "where that code came from, JSON: ddlsched or the plug-in (distribution, version, source hash), git commit and dirty flag",
     "worker": "host:pid of the worker process",
     "finished_at": "UTC time the row was produced, ISO 8601",
 }
@@ -149,9 +158,11 @@ class InstanceSpec:
     def params(self) -> dict[str, Any]:
         return json.loads(self.params_json)
 
-    def key(self, version: str) -> str:
-        """The instance's content hash under ddlsched ``version`` (rows' ``instance_key``)."""
-        return _digest({"instance": self.recipe(), "version": version})
+    def key(self, code: str) -> str:
+        """The instance's content hash (rows' ``instance_key``): its recipe, and ``code``,
+        the fingerprint of its family's generator and loader
+        (:func:`ddlsched.bench.fingerprint.instance_fingerprint`)."""
+        return _digest({"instance": self.recipe(), "code": code})
 
     def recipe(self) -> dict[str, Any]:
         if self.file is not None:
@@ -180,6 +191,15 @@ class Task:
     kill_after_s: float
     memory_mb: int | None
     version: str
+    #: The fingerprint of the method's code when the task was made (rows record the
+    #: worker's own, :func:`ddlsched.bench.fingerprint.method_fingerprint`).
+    code_fingerprint: str = ""
+    #: The fingerprint of the instance's generator and loader (in ``instance_key``).
+    instance_code: str = ""
+    #: A method registered in this session (a notebook cell), pickled for the worker
+    #: process, which does not import it (:mod:`ddlsched.bench.session`); ``None``:
+    #: the worker finds the method in its own registry.
+    session_method: bytes | None = field(default=None, compare=False, repr=False)
 
     @property
     def params(self) -> dict[str, Any]:
@@ -187,7 +207,7 @@ class Task:
 
     @property
     def instance_key(self) -> str:
-        return self.instance.key(self.version)
+        return self.instance.key(self.instance_code)
 
     @property
     def key(self) -> str:
@@ -199,7 +219,6 @@ class Task:
                 "params": self.params,
                 "seed": self.seed,
                 "backend": self.backend,
-                "version": self.version,
             }
         )
 
@@ -267,6 +286,8 @@ def expand(suite: Suite, cache_dir: str | os.PathLike[str] | None = None) -> lis
     ``None``: workers build every instance).
     """
     from ddlsched import __version__
+    from ddlsched.bench.fingerprint import instance_fingerprint, method_fingerprint
+    from ddlsched.bench.session import session_payload
     from ddlsched.registry import get_method
 
     suite.check_size()
@@ -281,6 +302,9 @@ def expand(suite: Suite, cache_dir: str | os.PathLike[str] | None = None) -> lis
                 if method_spec.groups and spec.group not in method_spec.groups:
                     continue
                 kind = get_method(spec.family, method_spec.name).kind
+                code = method_fingerprint(spec.family, method_spec.name).digest
+                instance_code = instance_fingerprint(spec.family)
+                payload = session_payload(spec.family, method_spec.name)
                 time_limit = method_spec.time_limit_s or suite.limits.time_limit_s
                 kill_after = method_spec.kill_after_s or suite.limits.kill_deadline(time_limit)
                 for label, params in method_spec.variants():
@@ -298,6 +322,9 @@ def expand(suite: Suite, cache_dir: str | os.PathLike[str] | None = None) -> lis
                             kill_after_s=float(kill_after),
                             memory_mb=suite.limits.memory_mb,
                             version=__version__,
+                            code_fingerprint=code,
+                            instance_code=instance_code,
+                            session_method=payload,
                         )
                         if task.key in seen:
                             if seen[task.key] == label:  # the same run listed twice
@@ -305,8 +332,8 @@ def expand(suite: Suite, cache_dir: str | os.PathLike[str] | None = None) -> lis
                             raise SuiteError(
                                 "methods",
                                 f"{seen[task.key]!r} and {label!r} run the same tasks (a row is "
-                                "identified by instance, method, parameters, seed, backend and "
-                                "version, not by limits): give them different parameters, or "
+                                "identified by instance, method, parameters, seed and backend, "
+                                "not by limits): give them different parameters, or "
                                 "run one of them into another results directory",
                                 suite.source,
                             )
@@ -319,12 +346,13 @@ def expand(suite: Suite, cache_dir: str | os.PathLike[str] | None = None) -> lis
 
 
 def generated_instance(
-    spec: InstanceSpec, version: str, *, make_dir: bool = False
+    spec: InstanceSpec, code: str, *, make_dir: bool = False
 ) -> tuple[Any, bool]:
     """The generated instance of ``spec`` and whether it was read from the cache.
 
-    Read from ``spec.cache_dir`` when that holds a sound file of it (the key of
-    ``version``), else built from its recipe and written there; ``make_dir``:
+    Read from ``spec.cache_dir`` when that holds a sound file of it (the key
+    under ``code``, the generator's fingerprint), else built from its recipe and
+    written there; ``make_dir``:
     create a missing cache folder (the suite's check does; a worker does not, so
     that a remote Dask worker makes no folder on its machine).
     """
@@ -334,26 +362,26 @@ def generated_instance(
     fam = get_family(spec.family)
     if spec.cache_dir is None:
         return fam.generate(spec.preset, spec.seed, **spec.params), False
-    key, recipe = spec.key(version), spec.recipe()
-    instance = instance_cache.load(spec.cache_dir, key, recipe, version, fam.from_dict)
+    key, recipe = spec.key(code), spec.recipe()
+    instance = instance_cache.load(spec.cache_dir, key, recipe, code, fam.from_dict)
     if instance is not None:
         return instance, True
     instance = fam.generate(spec.preset, spec.seed, **spec.params)
-    instance_cache.store(spec.cache_dir, key, recipe, version, instance, make_dir=make_dir)
+    instance_cache.store(spec.cache_dir, key, recipe, code, instance, make_dir=make_dir)
     return instance, False
 
 
 @functools.lru_cache(maxsize=64)
-def build_instance(spec: InstanceSpec, version: str | None = None) -> Any:
+def build_instance(spec: InstanceSpec, code: str | None = None) -> Any:
     """The instance of ``spec`` (kept per process: many methods share one instance):
-    its file loaded, or the generated instance (:func:`generated_instance`, under
-    ddlsched ``version``, default this one's)."""
-    from ddlsched import __version__
+    its file loaded, or the generated instance (:func:`generated_instance`, cached
+    under ``code``, default the fingerprint of this process's generator)."""
+    from ddlsched.bench.fingerprint import instance_fingerprint
     from ddlsched.registry import get_family
 
     if spec.file is not None:
         return get_family(spec.family).load(spec.file)
-    return generated_instance(spec, version or __version__)[0]
+    return generated_instance(spec, code or instance_fingerprint(spec.family))[0]
 
 
 def instance_size(instance: Any, family: str) -> int | None:
@@ -440,6 +468,8 @@ def _base_row(task: Task) -> dict[str, Any]:
         "info": "{}",
         "versions": "{}",
         "ddlsched_version": task.version,
+        "code_fingerprint": task.code_fingerprint or None,
+        "code_origin": None,
         "worker": None,
         "finished_at": None,
     }
@@ -492,13 +522,15 @@ def execute(task: Task, on_started: Callable[[int | None], None] | None = None) 
     before the method runs (the sandbox reports the size to its parent so
     that a later kill still records it).
     """
+    from ddlsched.bench.provenance import code_row
+    from ddlsched.bench.session import install_session_method
     from ddlsched.registry import RunOptions, run_method
 
     started = time.perf_counter()
     row = _base_row(task)
     row["worker"] = f"{socket.gethostname()}:{os.getpid()}"
     try:
-        instance = build_instance(task.instance, task.version)
+        instance = build_instance(task.instance, task.instance_code or None)
         row["instance_size"] = instance_size(instance, task.instance.family)
         if on_started is not None:
             on_started(row["instance_size"])
@@ -508,6 +540,8 @@ def execute(task: Task, on_started: Callable[[int | None], None] | None = None) 
             backend=task.backend,
             params=task.params,
         )
+        install_session_method(task)
+        row.update(code_row(task))
         result = run_method(task.instance.family, task.method, instance, options)
     except DdlschedError as exc:
         row["error"] = str(exc)

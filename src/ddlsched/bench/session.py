@@ -1,0 +1,63 @@
+"""Methods registered in the user's session run on the benchmark's worker processes.
+
+A method defined in a notebook cell (or a script) and registered there
+(:func:`ddlsched.api.register_method`; its origin is ``session``) is not
+importable by the worker processes of ``bench run`` / :func:`run_suite`,
+which are fresh interpreters. Its task therefore carries the method,
+pickled by value with ``cloudpickle`` (the adapter, its parameter class and
+what it reaches in ``__main__``; modules are pickled by reference), and the
+worker registers it before running the task. The task also carries the
+method's fingerprint, computed here where the source can be read.
+
+Methods of ddlsched and of installed plug-ins are never shipped: the worker
+imports them itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from typing import Any
+
+__all__ = ["install_session_method", "session_payload"]
+
+log = logging.getLogger(__name__)
+
+#: Payload hashes already registered in this (worker) process, by (family, method).
+_INSTALLED: dict[tuple[str, str], str] = {}
+
+
+def _is_session(method: Any) -> bool:
+    origin = getattr(method, "origin", None)
+    return origin is not None and getattr(origin, "group", None) == "session"
+
+
+def session_payload(family: str, name: str) -> bytes | None:
+    """The pickled method ``family.name`` if it was registered in this session, else ``None``."""
+    from ddlsched.registry import get_method
+
+    method = get_method(family, name)
+    if not _is_session(method):
+        return None
+    import cloudpickle
+
+    return cloudpickle.dumps(method)
+
+
+def install_session_method(task: Any) -> None:
+    """Register the session method ``task`` carries (once per payload) in this process."""
+    payload = task.session_method
+    if payload is None:
+        return
+    key = (task.instance.family, task.method)
+    digest = hashlib.sha256(payload).hexdigest()
+    if _INSTALLED.get(key) == digest:
+        return
+    import pickle
+
+    from ddlsched.registry import install_method
+
+    method = pickle.loads(payload)
+    install_method(method)
+    _INSTALLED[key] = digest
+    log.debug("session method %s.%s installed", *key)
