@@ -397,7 +397,9 @@ def test_claims_file_level_errors(tmp_path):
         load_claims(path)
 
 
-def test_rows_of_several_versions_are_chosen_per_method_by_latest_code(tmp_path, claims_path, capsys):
+def test_rows_of_several_versions_are_chosen_per_method_by_latest_code(
+    tmp_path, claims_path, capsys
+):
     out = tmp_path / "mixed"
     store = ResultStore(out)
     late = _row("g4", 0, "a", 10.0, version="2.0")

@@ -481,8 +481,7 @@ def install_method(method: Method) -> None:
     origin = getattr(existing, "origin", None)
     if existing is not None and (origin is None or getattr(origin, "group", None) != "session"):
         raise DdlschedError(
-            f"method {method.family}.{method.name} exists here: a session method may not "
-            "replace it"
+            f"method {method.family}.{method.name} exists here: a session method may not replace it"
         )
     get_family(method.family)
     _METHODS[(method.family, method.name)] = method

@@ -630,4 +630,3 @@ def changed_units(old: CodeFingerprint, new: CodeFingerprint) -> list[str]:
     a = {**old.units, **old.modules}
     b = {**new.units, **new.modules}
     return sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
-

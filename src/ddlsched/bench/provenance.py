@@ -29,6 +29,7 @@ __all__ = [
     "latest_code",
     "legacy_fingerprint",
     "row_fingerprints",
+    "run_code",
 ]
 
 
@@ -63,6 +64,28 @@ def code_row(task: Any) -> dict[str, Any]:
     if folder is not None:
         origin["git"] = git_state(folder)
     return {"code_fingerprint": digest, "code_origin": json.dumps(origin, sort_keys=True)}
+
+
+def run_code(tasks: Any) -> dict[str, Any]:
+    """What the manifest records of a run's code: per ``family.method``, the fingerprint
+    and its origin (ddlsched, a plug-in with its distribution, version and source hash,
+    or the session). The manifest's ``git`` holds the commit of ddlsched's tree."""
+    from ddlsched.bench.fingerprint import method_fingerprint
+
+    code: dict[str, Any] = {}
+    for task in tasks:
+        name = f"{task.instance.family}.{task.method}"
+        if name in code:
+            continue
+        if task.session_method is not None:
+            origin: dict[str, Any] = {"source": "session", "module": "__main__"}
+        else:
+            origin = method_fingerprint(task.instance.family, task.method).origin()
+        if origin.get("source") == "plugin":
+            folder = _folder_of(origin.get("module"))
+            origin["git"] = git_state(folder) if folder else None
+        code[name] = {"fingerprint": task.code_fingerprint, "origin": origin}
+    return code
 
 
 def legacy_fingerprint(version: Any) -> str:

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from ddlsched.bench.executors import Executor, make_executor
 from ddlsched.bench.instance_cache import cache_dir_of, make_cache_dir
+from ddlsched.bench.provenance import run_code
 from ddlsched.bench.retry import FAILED_STATUSES, parse_retry, wants_retry
 from ddlsched.bench.store import ResultStore
 from ddlsched.bench.suite_spec import Suite
@@ -205,7 +206,9 @@ def _run(
     name = executor.name if executor is not None else "none"
     nworkers = executor.workers if executor is not None else 0
     try:
-        store.begin_run(suite, name, nworkers, len(tasks), len(pending), kinds)
+        store.begin_run(
+            suite, name, nworkers, len(tasks), len(pending), kinds, code=run_code(tasks)
+        )
     except BaseException:
         if own_executor and executor is not None:
             executor.close()

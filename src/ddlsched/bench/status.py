@@ -8,7 +8,9 @@ the history), the suite's tasks without a row, how many rows each
 ``bench run --retry`` kind would run again, the last runs (a run killed
 with ``kill -9`` shows as ``interrupted (killed)`` with the time it last
 wrote, see :mod:`ddlsched.bench.runstate`), rows by method and status, and
-the first failures.
+the rows of each method by the code that made them (fingerprint, whether it is
+the current code's, ddlsched or a plug-in, git commit), the rows of the suite
+that other code made (``bench run`` recomputes them), and the first failures.
 """
 
 from __future__ import annotations
@@ -62,6 +64,52 @@ def _limits_changed(tasks: list, latest: dict[str, dict]) -> int:
     return changed
 
 
+def _stale_by_method(tasks: list, latest: dict[str, dict]) -> dict[str, int]:
+    """Stored rows of the suite's tasks made by other code than the current, by method."""
+    stale: dict[str, int] = {}
+    for task in tasks:
+        row = latest.get(task.key)
+        if row is not None and row.get("code_fingerprint") != task.code_fingerprint:
+            name = f"{task.instance.family}.{task.method}"
+            stale[name] = stale.get(name, 0) + 1
+    return stale
+
+
+def _code_table(frame: Any) -> Any:
+    """Rows by method and code fingerprint, against the current code's (Rich table)."""
+    import json
+
+    from rich.markup import escape
+    from rich.table import Table
+
+    from ddlsched.bench.provenance import current_fingerprints, row_fingerprints
+
+    frame = frame.assign(_code=row_fingerprints(frame))
+    groups = frame.groupby(["family", "method", "_code"], sort=True)
+    current = current_fingerprints({(f, m) for f, m, _ in groups.groups})
+    table = Table(title="rows by method and code (latest row of each task)")
+    for column in ("method", "code fingerprint", "rows", "current code", "origin"):
+        table.add_column(column, justify="right" if column == "rows" else "left")
+    for (family, method, code), rows in groups:
+        now = current.get((family, method))
+        state = "not registered here" if now is None else ("yes" if now == code else f"no ({now})")
+        origin = "-"
+        if "code_origin" in rows and rows["code_origin"].notna().any():
+            data = json.loads(rows["code_origin"].dropna().iloc[-1])
+            origin = data.get("source", "-")
+            if origin == "plugin":
+                origin = f"plugin {data.get('distribution')} {data.get('version')}"
+            commit = (data.get("git") or {}).get("commit")
+            if commit:
+                dirty = " dirty" if (data.get("git") or {}).get("dirty") else ""
+                origin += f" @{commit[:10]}{dirty}"
+        table.add_row(
+            escape(f"{family}.{method}"), escape(str(code)), str(len(rows)), escape(state),
+            escape(origin),
+        )  # fmt: skip
+    return table
+
+
 def show_status(directory: Path, console: Any, errors: int = 10) -> None:
     """Print the status of results directory ``directory`` on ``console`` (Rich)."""
     from rich.markup import escape
@@ -102,6 +150,13 @@ def show_status(directory: Path, console: Any, errors: int = 10) -> None:
         pending = sum(1 for t in tasks if t.key not in latest)
         say(f"  pending    {pending} task(s) of the suite have no row yet")
         mine = [latest[t.key] for t in tasks if t.key in latest]
+        stale = _stale_by_method(tasks, latest)
+        if stale:
+            listing = ", ".join(f"{name} {count}" for name, count in sorted(stale.items()))
+            say(
+                f"  code       {sum(stale.values())} row(s) made by other code than the "
+                f"current (bench run recomputes them): {escape(listing)}"
+            )
         changed = _limits_changed(tasks, latest)
         if changed:
             say(f"  limits     {changed} row(s) ran under other limits than the suite's now")
@@ -126,6 +181,7 @@ def show_status(directory: Path, console: Any, errors: int = 10) -> None:
     for (family, label), line in by_status.iterrows():
         table.add_row(escape(family), escape(label), *(str(int(v)) for v in line))
     say(table)
+    say(_code_table(frame))
     failed = frame[frame["status"].isin(sorted(FAILED_STATUSES))]
     for _, row in failed.head(errors).iterrows():
         say(escape(f"  {row['status']}: {row['label']} on {row['instance_id']}: {row['error']}"))

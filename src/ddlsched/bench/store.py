@@ -401,8 +401,10 @@ class ResultStore:
         tasks: int,
         pending: int,
         retry: Iterable[str] = (),
+        code: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
-        """Record the start of a run (versions, commit, machine, suite hash) in the manifest.
+        """Record the start of a run (versions, commit, machine, suite hash, and ``code``:
+        each method's code fingerprint and origin, by ``family.method``) in the manifest.
 
         Earlier runs still recorded as ``running`` died without recording
         their end (this run holds the lock): they are recorded as killed.
@@ -448,6 +450,7 @@ class ResultStore:
             "pid": os.getpid(),
             "host": socket.gethostname(),
             "suite_sha256": suite.sha256,
+            "code": code or {},
         }
         manifest.setdefault("runs", []).append(run)
         self.write_manifest(manifest)
