@@ -6,7 +6,8 @@ generate ``K`` instances (seeds ``0..K-1``) and run each method on each
 form (:meth:`CompareReport.frame`: group = the preset, label = the method),
 so that its ratio table is the one of ``bench table``: the same reference
 per instance, the same columns, the same code
-(:func:`ddlsched.bench.tables.summarize` and its renderers).
+(:func:`ddlsched.bench.tables.summarize` and its renderers). Each row
+carries its method's code fingerprint, as a stored row does.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 import pandas as pd
 
+from ddlsched.bench.fingerprint import method_fingerprint
 from ddlsched.bench.tables import rows_with_ratios, summarize
 from ddlsched.bench.tasks import instance_size
 from ddlsched.deadline import DEFAULT_TIME_LIMIT_S
@@ -35,6 +37,8 @@ class CompareRow:
     kind: str
     result: SolveResult
     instance_size: int | None = None
+    #: The fingerprint of the method's code (:mod:`ddlsched.bench.fingerprint`).
+    code_fingerprint: str | None = None
 
 
 @dataclass
@@ -65,6 +69,7 @@ class CompareReport:
                     "bound": row.result.bound,
                     "runtime_s": row.result.runtime_s,
                     "time_limit_hit": bool(row.result.time_limit_hit),
+                    "code_fingerprint": row.code_fingerprint,
                 }
                 for row in self.rows
             ]
@@ -98,6 +103,7 @@ def compare(
         if name not in available:
             get_method(family, name)  # raises the one-line error naming the choices
     report = CompareReport(family=family, sense=fam.sense, preset=preset, seeds=list(seeds))
+    codes = {name: method_fingerprint(family, name).digest for name in names}
     total = len(seeds) * len(names)
     done = 0
     for seed in seeds:
@@ -106,7 +112,8 @@ def compare(
         for name in names:
             options = RunOptions(time_limit_s=time_limit_s, seed=seed, backend=backend)
             result = run_method(family, name, instance, options)
-            report.rows.append(CompareRow(seed, name, available[name].kind, result, size))
+            kind = available[name].kind
+            report.rows.append(CompareRow(seed, name, kind, result, size, codes[name]))
             done += 1
             if on_progress:
                 on_progress(done, total, f"seed {seed}: {name}")
