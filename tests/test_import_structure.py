@@ -39,6 +39,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "ddlsched.progress",
             "ddlsched.cli_types",
             "ddlsched.memory",
+            "ddlsched.plugins",
         ),
     ),
     ("solvers", ("ddlsched.solvers",)),
@@ -53,7 +54,15 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("bench", ("ddlsched.bench",)),
     (
         "cli",
-        ("ddlsched.cli", "ddlsched.cli_listings", "ddlsched.cli_simulate", "ddlsched.conformance"),
+        (
+            "ddlsched.cli",
+            "ddlsched.cli_listings",
+            "ddlsched.cli_simulate",
+            "ddlsched.conformance",
+            "ddlsched.api",  # the public module of plug-ins: registry, families, conformance
+            "ddlsched.cli_new",
+            "ddlsched.templates",  # the scaffold's method modules (package data)
+        ),
     ),
 ]
 

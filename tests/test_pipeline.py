@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import pytest
 from debug_family import register_debug_like
 
+import ddlsched.plugins as plugins
 import ddlsched.registry as registry
 from ddlsched.deadline import DEFAULT_TIME_LIMIT_S, Deadline
 from ddlsched.errors import DdlschedError, SolverClaimError, TimeLimitReached
@@ -299,11 +300,12 @@ def test_an_installed_package_adds_a_family_through_an_entry_point(tmp_path, mon
         name, value = "broken", "no_such_module_anywhere"
 
     monkeypatch.setattr(
-        registry.metadata,
+        plugins.metadata,
         "entry_points",
         lambda group: [FakeEntryPoint, Broken] if group == registry.ENTRY_POINT_GROUP else [],
     )
     monkeypatch.setattr(registry, "_loaded", False)
+    monkeypatch.setattr(registry, "_BROKEN", [])
     try:
         assert "thirdparty" in {f.name for f in families()}  # the broken one is only logged
     finally:

@@ -11,6 +11,7 @@ Commands::
     ddlsched compare FAMILY --preset P --seeds K [--methods a,b] [--time-limit S]
     ddlsched bench run|table|plot|status|validate|worstcase ...
     ddlsched simulate FAMILY ...                    (e.g. simulate muri --trace trace3 --policy muri-l)
+    ddlsched new method FAMILY NAME [--out DIR]     write a method plug-in (ddlsched.cli_new)
 
 Help: ``ddlsched COMMAND --help`` lists the families (and, for ``solve`` and
 ``compare``, every family's methods; for ``instance generate`` its
@@ -347,6 +348,9 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
 
     add_bench_commands(sub)
     _add_simulate_command(sub, load_families=_command(argv) == "simulate")
+    from ddlsched.cli_new import add_new_command
+
+    add_new_command(sub)
     return parser
 
 

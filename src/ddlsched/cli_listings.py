@@ -1,8 +1,9 @@
 """``ddlsched methods`` and ``ddlsched presets``, and the Rich console the CLI prints with.
 
-``methods [FAMILY]`` lists the families, their methods and each method's
-typed parameters (:mod:`ddlsched.params`; with FAMILY also their help
-texts); ``presets [FAMILY]`` the presets and their parameters (``--set``).
+``methods [FAMILY]`` lists the families, their methods, where each comes
+from (built in, a plug-in's entry point and distribution, a session) and
+each method's typed parameters (:mod:`ddlsched.params`; with FAMILY also
+their help texts), then the plug-ins that failed to load, with why; ``presets [FAMILY]`` the presets and their parameters (``--set``).
 Rich is imported inside the functions: ``ddlsched --help`` stays fast.
 """
 
@@ -34,11 +35,12 @@ def list_methods(args: argparse.Namespace) -> int:
     """``ddlsched methods [FAMILY]``: families, methods and the methods' typed parameters."""
     from rich.table import Table
 
-    from ddlsched.registry import families, get_family, methods
+    from ddlsched.registry import broken_plugins, families, get_family, methods
 
     fams = [get_family(args.family)] if args.family else families()
     table = Table(title="ddlsched families and methods")
-    for col in ("family", "method", "kind", "parameters (--param NAME=VALUE)", "summary"):
+    columns = ("family", "method", "kind", "origin", "parameters (--param NAME=VALUE)", "summary")
+    for col in columns:
         table.add_column(col)
     for fam in fams:
         for m in methods(fam.name):
@@ -46,7 +48,8 @@ def list_methods(args: argparse.Namespace) -> int:
                 spec.describe() + (f"\n  {spec.help}" if args.family and spec.help else "")
                 for spec in m.param_specs()
             )
-            table.add_row(*map(cell, (fam.name, m.name, m.kind, params, m.summary)))
+            origin = "built in" if m.origin is None else m.origin.describe()
+            table.add_row(*map(cell, (fam.name, m.name, m.kind, origin, params, m.summary)))
     screen = console()
     screen.print(table)
     for fam in fams:
@@ -56,6 +59,8 @@ def list_methods(args: argparse.Namespace) -> int:
                 f"presets {', '.join(fam.presets)} (their parameters: ddlsched presets {fam.name})"
             )
         )
+    for plugin in broken_plugins():
+        screen.print(cell(f"not loaded: {plugin.describe()}"))
     return 0
 
 

@@ -26,6 +26,11 @@
 
 Another package that adds a family (entry point ``ddlsched.families``) can
 run the same checks: ``assert not check_family("myfam", tmp_path)``.
+:func:`check_method` runs them on one method (a plug-in's:
+``assert not check_method("rar", "my_lpt", tmp_path)``): checks 2, 3 and 5 on
+it, check 4 against the family's bound methods (and, for a bound or exact
+method, against the family's heuristics), and 7: the same seed gives the
+same schedule.
 """
 
 from __future__ import annotations
@@ -43,7 +48,7 @@ from ddlsched.pipeline import objective_tolerance
 from ddlsched.registry import RunOptions, get_family, methods, run_method
 from ddlsched.solvers.result import SolveResult, Status
 
-__all__ = ["check_family"]
+__all__ = ["check_family", "check_method"]
 
 _VALID = {str(s) for s in Status}
 
@@ -211,4 +216,55 @@ def check_family(
         results.append(result)
     _check_chain(fam, results, problems)
     _check_bad_files(fam, runnable[0].name, directory, problems)
+    return problems
+
+
+def _decisions(data: Any) -> Any:
+    """A schedule's JSON without what a run measured about itself (``runtime_s`` keys)."""
+    if isinstance(data, dict):
+        return {k: _decisions(v) for k, v in data.items() if "runtime" not in str(k)}
+    if isinstance(data, list):
+        return [_decisions(v) for v in data]
+    return data
+
+
+def check_method(
+    family: str, name: str, directory: Path, time_limit_s: float = DEFAULT_TIME_LIMIT_S
+) -> list[str]:
+    """Run the conformance checks on one method of ``family``; the problems found (empty: conforms).
+
+    The method runs twice on the family's smoke instance (same seed: the
+    same schedule, rendered to JSON, wall times left out); its result is checked like every
+    method's in :func:`check_family`; its bound and objective are checked
+    against the family's bound methods (a ``bound`` or ``exact`` method also
+    against its heuristics); a bad instance file gets one error line and
+    exit 2 from ``ddlsched solve --method NAME``. ``directory`` is scratch.
+    """
+    fam = get_family(family)
+    method = next((m for m in methods(family) if m.name == name), None)
+    if method is None:
+        return [f"{family}.{name}: no such method (is the plug-in installed?)"]
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    problems: list[str] = []
+    preset, params = fam.smoke
+    instance = fam.generate(preset, 0, **dict(params))
+    reloaded = _check_round_trip(fam, instance, directory, problems)
+    options = RunOptions(time_limit_s=time_limit_s)
+    first = run_method(family, name, instance, options)
+    _check_result(fam, reloaded, first, problems)
+    again = run_method(family, name, instance, options)
+    rendered = [
+        json.dumps(_decisions(fam.schedule_json(r)), sort_keys=True) for r in (first, again)
+    ]
+    if (first.status, first.objective, rendered[0]) != (again.status, again.objective, rendered[1]):
+        problems.append(f"{family}.{name}: two runs with seed 0 gave different results")
+    partners = {"bound"} | ({"heuristic"} if method.kind != "heuristic" else set())
+    results = [first] + [
+        run_method(family, other.name, instance, options)
+        for other in methods(family)
+        if other.kind in partners and other.name != name and not other.hazardous
+    ]
+    _check_chain(fam, results, problems)
+    _check_bad_files(fam, name, directory, problems)
     return problems

@@ -10,7 +10,15 @@ look everything up here, so adding a family touches none of them.
 Discovery, on the first lookup: every module of the package
 :mod:`ddlsched.families` (no hand-kept list), then every entry point of the
 group ``ddlsched.families`` (how another installed package adds a family:
-``[project.entry-points."ddlsched.families"] myfam = "mypkg.myfam"``).
+``[project.entry-points."ddlsched.families"] myfam = "mypkg.myfam"``), then
+every entry point of the group ``ddlsched.methods`` (a package adding
+methods to existing families). Each plug-in loads all or nothing and may
+not shadow a method or name an unknown family (:mod:`ddlsched.plugins`:
+the rules, and where a method comes from, ``Method.origin``); a broken one
+is listed by :func:`broken_plugins` and breaks only the commands naming it.
+A method registered outside any entry point (a notebook cell) is a
+``session`` method: registering it again replaces it. Plug-ins import from
+:mod:`ddlsched.api` only.
 
 Every method runs through :func:`run_method`: parameters are validated
 against the method's parameter class (:mod:`ddlsched.params`), a
@@ -23,6 +31,7 @@ adapter's :class:`~ddlsched.solvers.result.Outcome` becomes a
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import importlib.util
 import logging
@@ -31,8 +40,7 @@ import pkgutil
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib import metadata
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ddlsched import progress
 from ddlsched.cli_types import MAX_SEED
@@ -47,10 +55,22 @@ from ddlsched.errors import (
 from ddlsched.memory import budget_bytes, format_bytes
 from ddlsched.params import NoParams, ParamSpec, build_params, defaults, param_specs
 from ddlsched.pipeline import finish
+from ddlsched.plugins import (
+    FAMILIES_GROUP,
+    METHODS_GROUP,
+    SESSION_GROUP,
+    BrokenPlugin,
+    PluginOrigin,
+    Staging,
+    active_staging,
+    load_group,
+)
+from ddlsched.rng import make_rng
 from ddlsched.solvers.result import BACKENDS, Outcome, SolveResult, Status
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "METHODS_ENTRY_POINT_GROUP",
     "METHOD_KINDS",
     "Family",
     "Method",
@@ -58,6 +78,7 @@ __all__ = [
     "RunOptions",
     "Simulation",
     "WorstCaseSpace",
+    "broken_plugins",
     "families",
     "get_family",
     "get_method",
@@ -68,12 +89,18 @@ __all__ = [
     "run_method",
     "simulate",
     "unregister_family",
+    "unregister_method",
 ]
+
+if TYPE_CHECKING:
+    import numpy as np
 
 log = logging.getLogger(__name__)
 
 #: Entry-point group through which installed packages add families.
-ENTRY_POINT_GROUP = "ddlsched.families"
+ENTRY_POINT_GROUP = FAMILIES_GROUP
+#: Entry-point group through which installed packages add methods to existing families.
+METHODS_ENTRY_POINT_GROUP = METHODS_GROUP
 _FAMILY_PACKAGE = "ddlsched.families"
 #: ``heuristic``: a schedule, no proof; ``exact``: a schedule and, when it
 #: finishes, a proof of optimality; ``bound``: a valid bound (perhaps a schedule).
@@ -81,6 +108,7 @@ METHOD_KINDS = ("heuristic", "exact", "bound")
 
 _FAMILIES: dict[str, Family] = {}
 _METHODS: dict[tuple[str, str], Method] = {}
+_BROKEN: list[BrokenPlugin] = []
 _loaded = False
 
 
@@ -120,6 +148,10 @@ class RunContext:
     backend: str
     deadline: Deadline
 
+    def rng(self) -> np.random.Generator:
+        """A fresh ``numpy.random.Generator`` seeded with :attr:`seed` (same seed, same draws)."""
+        return make_rng(self.seed)
+
 
 Adapter = Callable[[Any, Any, RunContext], Outcome]
 
@@ -129,7 +161,9 @@ class Method:
     """A named method of a family: ``run(instance, params, context) -> Outcome``.
 
     ``params_type`` is the method's frozen parameter dataclass
-    (:mod:`ddlsched.params`); ``params`` its defaults by name.
+    (:mod:`ddlsched.params`); ``params`` its defaults by name. ``origin``
+    says where it comes from (:class:`~ddlsched.plugins.PluginOrigin`;
+    ``None``: built in).
     """
 
     family: str
@@ -140,6 +174,7 @@ class Method:
     params_type: type = NoParams
     hazardous: bool = False  # fails on purpose: hangs, crashes or raises (platform tests)
     interruptible: bool = False  # pure Python throughout: interrupted at the deadline
+    origin: PluginOrigin | None = None
 
     @property
     def params(self) -> dict[str, Any]:
@@ -279,17 +314,78 @@ def _load_plugins() -> None:
     for info in pkgutil.iter_modules(spec.submodule_search_locations, _FAMILY_PACKAGE + "."):
         if not info.name.rsplit(".", 1)[-1].startswith("_"):
             _import_family(info.name)
-    for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
-        try:
-            _import_family(entry.value)
-        except Exception as exc:  # a broken third-party family must not break the others
-            log.warning("family plug-in %s (%s) failed to load: %s", entry.name, entry.value, exc)
+    for group in (FAMILIES_GROUP, METHODS_GROUP):  # families first: methods may need them
+        _BROKEN.extend(load_group(group, _import_family, _commit))
+
+
+def _commit(stage: Staging) -> None:
+    """Register what a plug-in staged (it imported cleanly and nothing clashed)."""
+    _FAMILIES.update(stage.families)
+    _METHODS.update(stage.methods)
+
+
+def _described(method: Method) -> str:
+    return "built in" if method.origin is None else f"from {method.origin.describe()}"
 
 
 def register_family(family: Family) -> Family:
-    """Add ``family`` to the registry (called by its wiring module)."""
-    _FAMILIES[family.name] = family
+    """Add ``family`` to the registry (called by its wiring module).
+
+    While a plug-in loads, the family is staged (:mod:`ddlsched.plugins`);
+    a plug-in may not replace an existing family.
+    """
+    stage = active_staging()
+    if stage is None:
+        _FAMILIES[family.name] = family
+    elif family.name in _FAMILIES or family.name in stage.families:
+        stage.clashes.append(f"it registers family {family.name!r}, which already exists")
+    else:
+        stage.families[family.name] = family
     return family
+
+
+def _session_origin(family: str, name: str, module: str) -> PluginOrigin:
+    """Check a session registration of ``family.name`` (see :mod:`ddlsched.plugins`)."""
+    _load_plugins()
+    if family not in _FAMILIES:
+        choices = ", ".join(f.name for f in families(include_internal=True))
+        raise UnknownMethodError(
+            f"cannot register method {family}.{name}: unknown family {family!r} "
+            f"(choose from {choices})"
+        )
+    existing = _METHODS.get((family, name))
+    if existing is not None and (existing.origin is None or existing.origin.group != SESSION_GROUP):
+        raise DdlschedError(
+            f"cannot register method {family}.{name}: a method of that name is "
+            f"{_described(existing)}; a session method may not shadow it (choose another name)"
+        )
+    return PluginOrigin(SESSION_GROUP, name, module, None, None)
+
+
+def _register(method: Method) -> None:
+    """File ``method`` as built in, staged for a loading plug-in, or as a session method."""
+    key = (method.family, method.name)
+    stage = active_staging()
+    if stage is not None:
+        method = dataclasses.replace(method, origin=stage.origin)
+        if method.family not in _FAMILIES and method.family not in stage.families:
+            stage.clashes.append(
+                f"it registers {method.family}.{method.name} for an unknown family "
+                f"{method.family!r}"
+            )
+        elif key in stage.methods or key in _METHODS:
+            where = "twice" if key in stage.methods else _described(_METHODS[key])
+            stage.clashes.append(f"it registers {method.family}.{method.name}, which is {where}")
+        stage.methods[key] = method
+        return
+    module = getattr(method.run, "__module__", None) or "__main__"
+    if module == "ddlsched" or module.startswith("ddlsched."):
+        _METHODS[key] = method  # built in (origin None)
+        return
+    origin = _session_origin(method.family, method.name, module)
+    if key in _METHODS:
+        log.info("session method %s.%s replaced", method.family, method.name)
+    _METHODS[key] = dataclasses.replace(method, origin=origin)
 
 
 def register_method(
@@ -312,18 +408,28 @@ def register_method(
     e.g. networkx's matching): :func:`run_method` interrupts it at the
     deadline (:meth:`~ddlsched.deadline.Deadline.interrupting`), and it
     reports ``time_limit_no_solution``. Others check the deadline themselves.
+
+    Where the method comes from decides the rules (:mod:`ddlsched.plugins`):
+    a built-in module registers directly; a loading plug-in stages it; from
+    anywhere else it is a session method, which may replace a session method
+    of the same name but raises :class:`~ddlsched.errors.DdlschedError` when it
+    would shadow a built-in or plug-in method, and
+    :class:`~ddlsched.errors.UnknownMethodError` for an unknown family.
     """
     if kind not in METHOD_KINDS:
         raise ValueError(f"unknown method kind {kind!r}")
     param_specs(params)  # a bad parameter class fails at registration, not at run time
 
     def decorate(run: Adapter) -> Adapter:
-        _METHODS[(family, name)] = Method(
-            family, name, kind, run, summary, params, hazardous, interruptible
-        )
+        _register(Method(family, name, kind, run, summary, params, hazardous, interruptible))
         return run
 
     return decorate
+
+
+def unregister_method(family: str, name: str) -> None:
+    """Remove one method, whatever its origin (tests and sessions); unknown names are ignored."""
+    _METHODS.pop((family, name), None)
 
 
 def unregister_family(name: str) -> None:
@@ -331,6 +437,21 @@ def unregister_family(name: str) -> None:
     _FAMILIES.pop(name, None)
     for key in [k for k in _METHODS if k[0] == name]:
         del _METHODS[key]
+
+
+def broken_plugins() -> list[BrokenPlugin]:
+    """The plug-ins that failed to load or were rejected, each with its one-line reason."""
+    _load_plugins()
+    return list(_BROKEN)
+
+
+def _why_missing(family: str, name: str | None) -> str | None:
+    """Why ``family.name`` (or the family, ``name`` None) is missing, if a broken plug-in had it."""
+    for plugin in _BROKEN:
+        if (name is None and family in plugin.families) or (family, name) in plugin.methods:
+            what = f"family {family!r}" if name is None else f"method {family}.{name}"
+            return f"{what} is not available: {plugin.describe()}"
+    return None
 
 
 def families(include_internal: bool = False) -> list[Family]:
@@ -344,24 +465,33 @@ def families(include_internal: bool = False) -> list[Family]:
 
 
 def get_family(name: str) -> Family:
+    """The family ``name``; :class:`~ddlsched.errors.UnknownMethodError` names the known ones."""
     _load_plugins()
     try:
         return _FAMILIES[name]
     except KeyError:
+        why = _why_missing(name, None)
+        if why:
+            raise UnknownMethodError(why) from None
         choices = ", ".join(f.name for f in families())
         raise UnknownMethodError(f"unknown family {name!r} (choose from {choices})") from None
 
 
 def methods(family: str) -> list[Method]:
+    """The methods of ``family``, by name."""
     get_family(family)
     return [m for (f, _), m in sorted(_METHODS.items()) if f == family]
 
 
 def get_method(family: str, name: str) -> Method:
+    """The method ``family.name``; a missing one is one line saying why (a broken plug-in)."""
     get_family(family)
     try:
         return _METHODS[(family, name)]
     except KeyError:
+        why = _why_missing(family, name)
+        if why:
+            raise UnknownMethodError(why) from None
         names = ", ".join(m.name for m in methods(family))
         raise UnknownMethodError(
             f"unknown method {name!r} for family {family!r} (choose from {names})"

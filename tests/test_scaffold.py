@@ -1,0 +1,83 @@
+"""``ddlsched new method``: the package it writes installs, registers and conforms, unedited.
+
+For every family with a template, the scaffold is generated, installed into a
+throw-away directory (``plugin_install``; never into the environment) and,
+in a subprocess that sees it: ``ddlsched methods FAMILY`` lists the method
+with its distribution, the plug-in's own test (the conformance kit) passes,
+and its suite validates. Bad names are one line and exit 2.
+"""
+
+from __future__ import annotations
+
+import tomllib
+
+import pytest
+from plugin_install import install, run
+
+from ddlsched.cli_new import SUITE_PLANS, template_text
+from ddlsched.registry import families, methods
+
+
+def test_every_public_family_has_a_template_and_a_suite_plan():
+    assert set(SUITE_PLANS) == {f.name for f in families()}
+    for family, plan in SUITE_PLANS.items():
+        names = {m.name for m in methods(family)}
+        assert plan.paper in names and set(plan.reference) <= names, family
+        kinds = {m.name: m.kind for m in methods(family)}
+        exact = [m for m in plan.reference if kinds[m] == "exact"]
+        # the reference starts with the family's exact method when it has one
+        assert plan.reference[:1] == tuple(exact[:1]) or not exact, family
+        assert "my_method" in template_text(family)
+
+
+@pytest.mark.parametrize("family", sorted(SUITE_PLANS))
+def test_the_scaffold_installs_and_passes_its_own_test(family, tmp_path, cli):
+    name = f"mine_{family}"
+    package = tmp_path / "pkg"
+    code, _, err = cli("new", "method", family, name, "--out", str(package))
+    assert code == 0, err
+    project = tomllib.loads((package / "pyproject.toml").read_text())["project"]
+    assert project["entry-points"]["ddlsched.methods"] == {name: f"ddlsched_{family}_{name}.method"}
+    assert any(dep.startswith("ddlsched>=") for dep in project["dependencies"])
+    site = tmp_path / "site"
+    install(package, site)
+
+    listing = run(["-m", "ddlsched.cli", "methods", family], site, tmp_path)
+    assert listing.returncode == 0, listing.stderr
+    dist = project["name"]
+    assert name in listing.stdout and dist in listing.stdout and "not loaded" not in listing.stdout
+
+    own_test = run(["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], site, package)
+    assert own_test.returncode == 0, own_test.stdout + own_test.stderr
+    assert "2 passed" in own_test.stdout
+
+    suite = run(["-m", "ddlsched.cli", "bench", "validate", f"suites/{name}.toml"], site, package)
+    assert suite.returncode == 0, suite.stdout + suite.stderr
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["rar", "2fast"], "not a Python identifier"),
+        (["rar", "class"], "not a Python identifier"),
+        (["rar", "sjf_bco"], "already has a method 'sjf_bco'"),
+        (["nope", "mine"], "unknown family 'nope'"),
+        (["debug", "mine"], "unknown family 'debug'"),
+    ],
+)
+def test_bad_names_are_one_line_and_exit_2(argv, message, tmp_path, cli):
+    code, _, err = cli("new", "method", *argv, "--out", str(tmp_path / "pkg"))
+    assert code == 2 and len(err.strip().splitlines()) == 1 and message in err, err
+    assert not (tmp_path / "pkg").exists()
+
+
+def test_an_existing_non_empty_out_directory_is_refused(tmp_path, cli):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "keep.txt").write_text("mine")
+    code, _, err = cli("new", "method", "rar", "mine", "--out", str(tmp_path / "pkg"))
+    assert code == 2 and "not an empty directory" in err
+    assert sorted(p.name for p in (tmp_path / "pkg").iterdir()) == ["keep.txt"]
+    code, _, err = cli("new", "method", "rar", "mine", "--out", str(tmp_path / "pkg" / "keep.txt"))
+    assert code == 2 and "not an empty directory" in err
+    (tmp_path / "empty").mkdir()
+    assert cli("new", "method", "rar", "mine", "--out", str(tmp_path / "empty"))[0] == 0
