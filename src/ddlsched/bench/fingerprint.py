@@ -110,6 +110,8 @@ class CodeFingerprint:
         """What a row records beside the digest: the plug-in, or ``{"source": "ddlsched"}``."""
         if self.plugin is None:
             return {"source": "ddlsched"}
+        if self.plugin.get("group") == "session":
+            return {"source": "session", **self.plugin}
         return {"source": "plugin", **self.plugin}
 
 
@@ -459,7 +461,9 @@ def _reach_object(walk: _Walk, value: Any, where: str, depth: int = 0) -> None:
     module = getattr(value, "__module__", None) or "__main__"
     qualname = getattr(value, "__qualname__", "") or ""
     top_name = qualname.split(".")[0]
-    if _module_file(module) is not None and top_name and top_name != "<lambda>":
+    # ``__main__`` is read at run time: in a notebook its file is the kernel's launcher.
+    static = module != "__main__" and _module_file(module) is not None
+    if static and top_name and top_name != "<lambda>":
         walk.add_unit(module, top_name)
         for cell in getattr(value, "__closure__", None) or ():  # a factory's arguments
             try:

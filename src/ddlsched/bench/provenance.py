@@ -54,7 +54,7 @@ def code_row(task: Any) -> dict[str, Any]:
 
     family, method = task.instance.family, task.method
     if task.session_method is not None:  # the worker cannot read a notebook's source
-        origin: dict[str, Any] = {"source": "session", "module": "__main__"}
+        origin: dict[str, Any] = json.loads(task.session_origin or '{"source": "session"}')
         digest = task.code_fingerprint
         folder = None
     else:
@@ -78,7 +78,7 @@ def run_code(tasks: Any) -> dict[str, Any]:
         if name in code:
             continue
         if task.session_method is not None:
-            origin: dict[str, Any] = {"source": "session", "module": "__main__"}
+            origin: dict[str, Any] = json.loads(task.session_origin or '{"source": "session"}')
         else:
             origin = method_fingerprint(task.instance.family, task.method).origin()
         if origin.get("source") == "plugin":

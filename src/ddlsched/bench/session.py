@@ -5,8 +5,9 @@ A method defined in a notebook cell (or a script) and registered there
 importable by the worker processes of ``bench run`` / :func:`run_suite`,
 which are fresh interpreters. Its task therefore carries the method,
 pickled by value with ``cloudpickle`` (the adapter, its parameter class and
-what it reaches in ``__main__``; modules are pickled by reference), and the
-worker registers it before running the task. The task also carries the
+what it reaches in its own module, ``__main__`` or a script's; ddlsched and
+other installed modules are pickled by reference), and the worker registers
+it before running the task. The task also carries the
 method's fingerprint, computed here where the source can be read.
 
 Methods of ddlsched and of installed plug-ins are never shipped: the worker
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import sys
 from typing import Any
 
 __all__ = ["install_session_method", "session_payload"]
@@ -41,7 +43,15 @@ def session_payload(family: str, name: str) -> bytes | None:
         return None
     import cloudpickle
 
-    return cloudpickle.dumps(method)
+    module = sys.modules.get(getattr(method.run, "__module__", "") or "")
+    by_value = module is not None and module.__name__ != "__main__"
+    if by_value:  # a script or test module the workers may not import: ship its code too
+        cloudpickle.register_pickle_by_value(module)
+    try:
+        return cloudpickle.dumps(method)
+    finally:
+        if by_value:
+            cloudpickle.unregister_pickle_by_value(module)
 
 
 def install_session_method(task: Any) -> None:

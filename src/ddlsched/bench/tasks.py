@@ -200,6 +200,8 @@ class Task:
     #: process, which does not import it (:mod:`ddlsched.bench.session`); ``None``:
     #: the worker finds the method in its own registry.
     session_method: bytes | None = field(default=None, compare=False, repr=False)
+    #: The origin of that session method (JSON, with the hash of its source), made here.
+    session_origin: str | None = field(default=None, compare=False, repr=False)
 
     @property
     def params(self) -> dict[str, Any]:
@@ -302,9 +304,11 @@ def expand(suite: Suite, cache_dir: str | os.PathLike[str] | None = None) -> lis
                 if method_spec.groups and spec.group not in method_spec.groups:
                     continue
                 kind = get_method(spec.family, method_spec.name).kind
-                code = method_fingerprint(spec.family, method_spec.name).digest
+                fingerprint = method_fingerprint(spec.family, method_spec.name)
+                code = fingerprint.digest
                 instance_code = instance_fingerprint(spec.family)
                 payload = session_payload(spec.family, method_spec.name)
+                origin = _canonical(fingerprint.origin()) if payload is not None else None
                 time_limit = method_spec.time_limit_s or suite.limits.time_limit_s
                 kill_after = method_spec.kill_after_s or suite.limits.kill_deadline(time_limit)
                 for label, params in method_spec.variants():
@@ -325,6 +329,7 @@ def expand(suite: Suite, cache_dir: str | os.PathLike[str] | None = None) -> lis
                             code_fingerprint=code,
                             instance_code=instance_code,
                             session_method=payload,
+                            session_origin=origin,
                         )
                         if task.key in seen:
                             if seen[task.key] == label:  # the same run listed twice
