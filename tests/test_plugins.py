@@ -248,3 +248,14 @@ def test_the_context_rng_is_seeded():
     draws = first.integers(0, 2**62, 4)
     assert (draws == again.integers(0, 2**62, 4)).all()
     assert not (draws == other.integers(0, 2**62, 4)).all()
+
+
+def test_a_plugin_that_exits_at_import_is_only_broken(fresh_registry, installed):
+    installed(
+        "ddlsched-exit",
+        "exit_plugin",
+        _methods_code(("rar", "quits", "ff")) + "raise SystemExit(3)\n",
+    )
+    [broken] = broken_plugins()
+    assert broken.reason == "failed to load: SystemExit: 3"
+    assert broken.methods == (("rar", "quits"),)

@@ -175,7 +175,7 @@ def load_group(
         with staging(origin) as stage:
             try:
                 import_module(origin.module)
-            except Exception as exc:  # a broken plug-in must not break the others
+            except (Exception, SystemExit) as exc:  # a broken plug-in breaks nothing else
                 text = " ".join(str(exc).split()) or "(no message)"
                 reason = f"failed to load: {type(exc).__name__}: {text}"
         if reason is None and stage.clashes:

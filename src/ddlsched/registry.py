@@ -379,8 +379,10 @@ def _register(method: Method) -> None:
         stage.methods[key] = method
         return
     module = getattr(method.run, "__module__", None) or "__main__"
-    if module == "ddlsched" or module.startswith("ddlsched."):
-        _METHODS[key] = method  # built in (origin None)
+    if module == "ddlsched" or module.startswith("ddlsched."):  # built in (origin None)
+        if key in _METHODS and _METHODS[key].origin is not None:
+            raise DdlschedError(f"method {key[0]}.{key[1]} is {_described(_METHODS[key])}")
+        _METHODS[key] = method
         return
     origin = _session_origin(method.family, method.name, module)
     if key in _METHODS:
