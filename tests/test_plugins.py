@@ -222,3 +222,40 @@ def test_a_session_method_may_not_shadow_nor_name_an_unknown_family(fresh_regist
         register_method("rarr", "x", "heuristic", "mine")(adapter)
     assert get_method("rar", "ff").origin is None
     assert get_method("rar", "my_lpt").origin.group == "ddlsched.methods"
+
+
+def test_the_public_module_exports_what_a_plugin_needs():
+    import doctest
+
+    import ddlsched.api as api
+
+    assert doctest.testmod(api).failed == 0
+    assert all(hasattr(api, name) for name in api.__all__)
+    exported = {getattr(api, name) for name in api.__all__}
+    for family in registry.families():  # every public family's instance type
+        instance_type = family.load.__self__
+        assert instance_type in exported, family.name
+    for name in ("register_method", "Outcome", "Status", "RunContext", "param", "NoParams"):
+        assert name in api.__all__
+
+
+def test_the_context_rng_is_seeded():
+    from ddlsched.deadline import Deadline
+
+    first = registry.RunContext(seed=7, backend="highs", deadline=Deadline(10)).rng()
+    again = registry.RunContext(seed=7, backend="highs", deadline=Deadline(10)).rng()
+    other = registry.RunContext(seed=8, backend="highs", deadline=Deadline(10)).rng()
+    draws = first.integers(0, 2**62, 4)
+    assert (draws == again.integers(0, 2**62, 4)).all()
+    assert not (draws == other.integers(0, 2**62, 4)).all()
+
+
+def test_a_plugin_that_exits_at_import_is_only_broken(fresh_registry, installed):
+    installed(
+        "ddlsched-exit",
+        "exit_plugin",
+        _methods_code(("rar", "quits", "ff")) + "raise SystemExit(3)\n",
+    )
+    [broken] = broken_plugins()
+    assert broken.reason == "failed to load: SystemExit: 3"
+    assert broken.methods == (("rar", "quits"),)

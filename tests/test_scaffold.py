@@ -4,7 +4,7 @@ For every family with a template, the scaffold is generated, installed into a
 throw-away directory (``plugin_install``; never into the environment) and,
 in a subprocess that sees it: ``ddlsched methods FAMILY`` lists the method
 with its distribution, the plug-in's own test (the conformance kit) passes,
-and its suite validates. Bad names are one line and exit 2.
+and its suite validates (``bench validate``). Bad names are one line and exit 2.
 """
 
 from __future__ import annotations
@@ -42,17 +42,19 @@ def test_the_scaffold_installs_and_passes_its_own_test(family, tmp_path, cli):
     site = tmp_path / "site"
     install(package, site)
 
-    listing = run(["-m", "ddlsched.cli", "methods", family], site, tmp_path)
-    assert listing.returncode == 0, listing.stderr
+    # one interpreter (start-up and imports once): `ddlsched methods FAMILY`, `ddlsched bench
+    # validate` of the suite, then the plug-in's own tests
+    script = (
+        "import pytest; from ddlsched.cli import main\n"
+        f"print('exit', main(['methods', '{family}']))\n"
+        f"print('exit', main(['bench', 'validate', 'suites/{name}.toml']))\n"
+        "raise SystemExit(pytest.main(['-q', '-p', 'no:cacheprovider', 'tests']))\n"
+    )
+    done = run(["-c", script], site, package)
+    assert done.returncode == 0 and done.stdout.count("exit 0") == 2, done.stdout + done.stderr
     dist = project["name"]
-    assert name in listing.stdout and dist in listing.stdout and "not loaded" not in listing.stdout
-
-    own_test = run(["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], site, package)
-    assert own_test.returncode == 0, own_test.stdout + own_test.stderr
-    assert "2 passed" in own_test.stdout
-
-    suite = run(["-m", "ddlsched.cli", "bench", "validate", f"suites/{name}.toml"], site, package)
-    assert suite.returncode == 0, suite.stdout + suite.stderr
+    assert name in done.stdout and dist in done.stdout and "not loaded" not in done.stdout
+    assert "2 passed" in done.stdout
 
 
 @pytest.mark.parametrize(

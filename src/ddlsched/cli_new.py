@@ -64,14 +64,14 @@ SUITE_PLANS: dict[str, SuitePlan] = {
         "rounding",
         ("ilp", "lp"),
         f"PD-ORS's G_delta rounding; {_PROVEN}",
-        params=(("jobs", 11), ("machines", 8), ("slots", 5), ("load", 0.0)),
+        params=(("jobs", 11), ("machines", 8), ("slots", 5), ("load", 0.0), ("demand_share", 0.1)),
     ),
     "muri_sim": SuitePlan(
         "trace",
         "muri-s",
         (),
-        "Muri-S. muri_sim has no exact method and no bound: the table compares each "
-        "policy with the best of its instance (not a proven ratio); with --metrics "
+        "Muri-S. muri_sim has no exact method and no bound: each ratio is [lo, no bound], lo "
+        "against the best policy found on the instance (not a proven ratio); with --metrics "
         "average_jct_s,makespan_s --relative-to muri-s, the metrics against Muri-S",
         params=(("trace", "tiresias"), ("limit", 30)),
         time_limit_s=120,

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any
@@ -51,6 +51,7 @@ __all__ = [
     "load_group",
     "origin_of_entry_point",
     "staging",
+    "why_missing",
 ]
 
 log = logging.getLogger(__name__)
@@ -174,7 +175,7 @@ def load_group(
         with staging(origin) as stage:
             try:
                 import_module(origin.module)
-            except Exception as exc:  # a broken plug-in must not break the others
+            except (Exception, SystemExit) as exc:  # a broken plug-in breaks nothing else
                 text = " ".join(str(exc).split()) or "(no message)"
                 reason = f"failed to load: {type(exc).__name__}: {text}"
         if reason is None and stage.clashes:
@@ -186,3 +187,16 @@ def load_group(
         log.warning("%s", plugin.describe())
         broken.append(plugin)
     return broken
+
+
+def why_missing(broken: Iterable[BrokenPlugin], family: str, name: str | None) -> str | None:
+    """Why method ``family.name`` (the family itself when ``name`` is None) is missing.
+
+    One line naming the broken plug-in that registered it, or ``None`` when
+    no broken plug-in did.
+    """
+    for plugin in broken:
+        if (name is None and family in plugin.families) or (family, name) in plugin.methods:
+            what = f"family {family!r}" if name is None else f"method {family}.{name}"
+            return f"{what} is not available: {plugin.describe()}"
+    return None

@@ -64,6 +64,7 @@ from ddlsched.plugins import (
     Staging,
     active_staging,
     load_group,
+    why_missing,
 )
 from ddlsched.rng import make_rng
 from ddlsched.solvers.result import BACKENDS, Outcome, SolveResult, Status
@@ -379,8 +380,10 @@ def _register(method: Method) -> None:
         stage.methods[key] = method
         return
     module = getattr(method.run, "__module__", None) or "__main__"
-    if module == "ddlsched" or module.startswith("ddlsched."):
-        _METHODS[key] = method  # built in (origin None)
+    if module == "ddlsched" or module.startswith("ddlsched."):  # built in (origin None)
+        if key in _METHODS and _METHODS[key].origin is not None:
+            raise DdlschedError(f"method {key[0]}.{key[1]} is {_described(_METHODS[key])}")
+        _METHODS[key] = method
         return
     origin = _session_origin(method.family, method.name, module)
     if key in _METHODS:
@@ -445,15 +448,6 @@ def broken_plugins() -> list[BrokenPlugin]:
     return list(_BROKEN)
 
 
-def _why_missing(family: str, name: str | None) -> str | None:
-    """Why ``family.name`` (or the family, ``name`` None) is missing, if a broken plug-in had it."""
-    for plugin in _BROKEN:
-        if (name is None and family in plugin.families) or (family, name) in plugin.methods:
-            what = f"family {family!r}" if name is None else f"method {family}.{name}"
-            return f"{what} is not available: {plugin.describe()}"
-    return None
-
-
 def families(include_internal: bool = False) -> list[Family]:
     """Registered families by name; internal ones (``debug``) only on request."""
     _load_plugins()
@@ -470,7 +464,7 @@ def get_family(name: str) -> Family:
     try:
         return _FAMILIES[name]
     except KeyError:
-        why = _why_missing(name, None)
+        why = why_missing(_BROKEN, name, None)
         if why:
             raise UnknownMethodError(why) from None
         choices = ", ".join(f.name for f in families())
@@ -489,7 +483,7 @@ def get_method(family: str, name: str) -> Method:
     try:
         return _METHODS[(family, name)]
     except KeyError:
-        why = _why_missing(family, name)
+        why = why_missing(_BROKEN, family, name)
         if why:
             raise UnknownMethodError(why) from None
         names = ", ".join(m.name for m in methods(family))

@@ -1,4 +1,4 @@
-"""rar.my_method: longest job first, each job on the first free GPUs in server order.
+"""rar.my_method: longest job first, each on the GPUs queued least recently (server order).
 
 Instance (RarInstance): servers (GPUs per server), a network, jobs (gpus, iterations,
 grad_size, batch, fwd_per_sample, bwd) and a horizon in slots. A schedule gives each job
