@@ -33,6 +33,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "ddlsched.rng",
             "ddlsched.textin",
             "ddlsched.jsonio",
+            "ddlsched.fieldspec",
             "ddlsched.datadir",
             "ddlsched.deadline",
             "ddlsched.params",
@@ -53,7 +54,14 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("bench", ("ddlsched.bench",)),
     (
         "cli",
-        ("ddlsched.cli", "ddlsched.cli_listings", "ddlsched.cli_simulate", "ddlsched.conformance"),
+        (
+            "ddlsched.cli",
+            "ddlsched.cli_listings",
+            "ddlsched.cli_simulate",
+            "ddlsched.cli_instance",
+            "ddlsched.instance_check",
+            "ddlsched.conformance",
+        ),
     ),
 ]
 
