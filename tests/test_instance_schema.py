@@ -23,7 +23,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ddlsched.errors import DdlschedError
-from ddlsched.instance_check import check_data, instance_schema, schema_violations
+from ddlsched.instance_check import (
+    check_data,
+    field_spec,
+    instance_schema,
+    schema_violations,
+    spec_violations,
+)
 from ddlsched.registry import families, get_family
 
 FAMILIES = sorted(f.name for f in families() if f.name != "debug")
@@ -396,7 +402,12 @@ def test_loader_accepts_implies_schema_accepts(family, pick, actions):
     for step, (action, value) in enumerate(actions):
         where = _locations(data)
         data = _mutate(data, where[(pick + 7919 * step) % len(where)], action, value)
-    schema_ok = not schema_violations(instance_schema(family), data)
+    schema = instance_schema(family)
+    found = schema_violations(schema, data)
+    schema_ok = not found
+    spec = field_spec(get_family(family))
+    assert spec.accepts(data) == schema_ok  # the fast answer is the schema's
+    assert spec_violations(spec, schema, data) == found
     if _loader_accepts(family, data):
         assert schema_ok, (data, schema_violations(instance_schema(family), data))
     if not schema_ok:
@@ -407,3 +418,21 @@ def test_loader_accepts_implies_schema_accepts(family, pick, actions):
 @pytest.mark.parametrize("family", FAMILIES)
 def test_valid_smoke_instance_has_no_violation(family):
     assert check_data(_smoke(family), family).ok
+
+
+def test_long_lists_are_checked_item_by_item_fast_and_alike():
+    fam = get_family("dmlrs")
+    data = fam.generate("paper", 0, jobs=3000, machines=2, slots=20).to_dict()
+    data["jobs"][10]["gamma"] = 0
+    data["jobs"][9]["tau_s"] = "slow"
+    data["jobs"][2999]["worker"] = [1.0, -2.0]
+    data["resources"] = ["gpu", "gpu", "mem_gb", "storage_gb"]
+    schema = instance_schema("dmlrs")
+    found = spec_violations(field_spec(fam), schema, data)
+    assert found == schema_violations(schema, data)
+    assert [v.path for v in found] == [
+        "$.jobs[9].tau_s",
+        "$.jobs[10].gamma",
+        "$.jobs[2999].worker[1]",
+        "$.resources",
+    ]

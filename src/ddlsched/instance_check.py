@@ -43,6 +43,7 @@ __all__ = [
     "field_spec",
     "instance_schema",
     "schema_violations",
+    "spec_violations",
 ]
 
 #: Items of one list checked one at a time by the loader, at most (each check loads the
@@ -187,11 +188,59 @@ def _describe(error: Any) -> list[Violation]:
 
 def schema_violations(schema: Mapping[str, Any], data: Any) -> list[Violation]:
     """Every violation of ``schema`` by ``data``, in document order, with its JSON path."""
-    errors = sorted(_validator(schema).iter_errors(data), key=lambda e: list(map(str, e.path)))
     out: list[Violation] = []
-    for error in errors:
+    for error in _validator(schema).iter_errors(data):
         out.extend(v for v in _describe(error) if v not in out)
-    return out
+    return sorted(out, key=lambda v: _path_key(v.path))
+
+
+def spec_violations(spec: Obj, schema: Mapping[str, Any], data: Any) -> list[Violation]:
+    """:func:`schema_violations` of a family's file, fast on long lists.
+
+    The items of each top-level list that the spec accepts (:meth:`Node.accepts`, the
+    schema's answer in a fraction of the time) are left out of the validation: a
+    100,000-job file with three bad jobs is checked in seconds, not a minute.
+    """
+    if not isinstance(data, Mapping) or spec.accepts(data):
+        return [] if isinstance(data, Mapping) else schema_violations(schema, data)
+    reduced, kept = dict(data), {}
+    for name, spec_field in spec.fields.items():
+        items = data.get(name)
+        if isinstance(spec_field.node, Arr) and isinstance(items, list):
+            kept[name] = [
+                i for i, item in enumerate(items) if not spec_field.node.items.accepts(item)
+            ]
+            reduced[name] = [items[i] for i in kept[name]]
+    lists = {
+        name: {k: v for k, v in schema["properties"][name].items() if k != "items"} for name in kept
+    }
+    items_only = {
+        **schema,
+        "properties": {
+            **schema["properties"],
+            **{name: {"items": schema["properties"][name]["items"]} for name in kept},
+        },
+    }
+    found = []
+    for violation in schema_violations(items_only, reduced):
+        match = re.match(r"\$\.(\w+)\[(\d+)\]", violation.path)
+        if match and match[1] in kept:
+            index = kept[match[1]][int(match[2])]
+            violation = Violation(
+                f"$.{match[1]}[{index}]" + violation.path[match.end() :], violation.message
+            )
+        found.append(violation)
+    for name, list_schema in lists.items():  # the lists' own keywords, on the whole list
+        found.extend(
+            Violation(f"$.{name}" + v.path[1:], v.message)
+            for v in schema_violations(list_schema, data[name])
+        )
+    return sorted(found, key=lambda v: _path_key(v.path))
+
+
+def _path_key(path: str) -> list[Any]:
+    """A JSON path's parts, indices as numbers: ``$.jobs[10]`` after ``$.jobs[9]``."""
+    return [(0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.findall(r"\w+", path)]
 
 
 # --------------------------------------------------------------------------- the loader
@@ -309,7 +358,7 @@ def check_data(data: Any, family: str, source: str = "") -> CheckReport:
     if error is None:
         return CheckReport(fam.name, ())
     spec = field_spec(fam)
-    found = schema_violations(instance_schema(fam.name), data) if spec is not None else []
+    found = spec_violations(spec, instance_schema(fam.name), data) if spec is not None else []
     if not found:
         bare = error.removeprefix(f"{source}: ") if source else error
         found = [_locate(bare, data)]
