@@ -290,6 +290,23 @@ def test_a_semantic_violation_outside_the_items_is_reported(tmp_path, cli):
     assert code == 2 and out.startswith("$.network.b_i: intra-server bandwidth 0.5"), out
 
 
+@pytest.mark.parametrize(
+    ("change", "where", "needle"),
+    [
+        ({"knobs": {"packing_num": 5}}, "$.knobs.packing_num", "packing_num <= 4"),
+        ({"seed": 2**40}, "$.seed", "must be <= 2147483647"),
+        ({"trace": "/nonexistent/mine.csv"}, "$.trace", "trace file not found"),
+    ],
+)
+def test_muri_sim_violations_name_the_setting(tmp_path, cli, change, where, needle):
+    path = _write(tmp_path, {**_smoke("muri_sim"), **change})
+    code, out, _ = cli("instance", "check", path)
+    assert code == 2
+    first, count = out.splitlines()
+    assert first.startswith(f"{where}: ") and needle in first, out
+    assert count == f"{path}: 1 violation (muri_sim format)"
+
+
 def test_the_older_form_and_the_file_s_own_family_agree(tmp_path, cli):
     data = _smoke("rar")
     _rar_structural(data)

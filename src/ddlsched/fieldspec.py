@@ -10,7 +10,10 @@ checks, with a title and a description per field. Two readers use it:
   the format is added in one place;
 * :func:`json_schema` turns it into a JSON Schema (draft 2020-12), printed
   by ``ddlsched instance schema FAMILY`` and used by ``ddlsched instance
-  check`` to report every structural violation with its JSON path.
+  check`` to report every structural violation with its JSON path;
+  :meth:`Node.accepts` gives the schema's yes/no answer quickly (the tests
+  hold it equal to the schema's on random mutations), so that only the
+  items of a long list it refuses are validated for messages.
 
 The ranges of a node are the loader's own constants (``MAX_GPUS``,
 ``RATE_RANGE``, ...), imported where the spec is declared. A spec states
