@@ -32,6 +32,7 @@ general validator takes over the whole file.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -119,15 +120,20 @@ def instance_schema(family: str) -> dict[str, Any]:
 # --------------------------------------------------------------------------- schema
 
 
-def _validator(schema: Mapping[str, Any]) -> Any:
-    """A draft 2020-12 validator whose integers are JSON integers only (``4.0`` is not)."""
+@functools.cache
+def _validator_class() -> Any:
+    """Draft 2020-12 whose integers are JSON integers only (``4.0`` is not, as for the
+    loaders)."""
     from jsonschema import Draft202012Validator, validators
 
     checker = Draft202012Validator.TYPE_CHECKER.redefine(
         "integer", lambda _checker, value: isinstance(value, int) and not isinstance(value, bool)
     )
-    cls = validators.extend(Draft202012Validator, type_checker=checker)
-    return cls(schema)
+    return validators.extend(Draft202012Validator, type_checker=checker)
+
+
+def _validator(schema: Mapping[str, Any]) -> Any:
+    return _validator_class()(schema)
 
 
 def json_path(parts: Iterable[Any]) -> str:
