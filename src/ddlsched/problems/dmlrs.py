@@ -175,7 +175,8 @@ DEFAULT_RESOURCES = ("gpu", "cpu", "mem_gb", "storage_gb")
 
 
 def _demand_list(title: str, description: str) -> Field:
-    return Field(Arr(Num(0.0)), title, description + ", one per resource (>= 0)")
+    cells = Arr(Num(0.0, DEMAND_RANGE[1]))
+    return Field(cells, title, description + f", one per resource (0 or >= {DEMAND_RANGE[0]:g})")
 
 
 def _capacity(description: str) -> Field:
@@ -184,22 +185,23 @@ def _capacity(description: str) -> Field:
 
 
 POSITIVE = Num(0.0, exclusive=True)
+THETA = Num(0.0, MAX_THETA, exclusive=True)
 UTILITY_SPEC = Obj(
     {
-        "theta1": Field(POSITIVE, "theta1", "utility of an immediate completion"),
-        "theta2": Field(POSITIVE, "theta2", "steepness of the sigmoid"),
-        "theta3": Field(Num(), "theta3", "delay (slots) at half utility"),
+        "theta1": Field(THETA, "theta1", "utility of an immediate completion"),
+        "theta2": Field(THETA, "theta2", "steepness of the sigmoid"),
+        "theta3": Field(Num(-MAX_THETA, MAX_THETA), "theta3", "delay (slots) at half utility"),
     }
 )
 JOB_SPEC = Obj(
     {
         "arrival_slot": Field(Int(1, MAX_SLOTS), "a_i", "arrival slot, 1..slots"),
-        "epochs": Field(Int(1), "E_i", "training epochs"),
-        "samples": Field(Int(1), "K_i", "samples per epoch"),
+        "epochs": Field(Int(1, MAX_WORKLOAD), "E_i", "training epochs; E_i K_i <= 1e15"),
+        "samples": Field(Int(1, MAX_WORKLOAD), "K_i", "samples per epoch"),
         "grad_bytes": Field(POSITIVE, "gradient bytes", "model/gradient size (bytes)"),
         "tau_s": Field(POSITIVE, "tau_i", "time per sample on one worker (s)"),
         "gamma": Field(Int(1, MAX_GAMMA), "gamma_i", "workers per parameter server"),
-        "global_batch": Field(Int(1), "F_i", "global batch: most concurrent workers"),
+        "global_batch": Field(Int(1, MAX_WORKERS), "F_i", "most concurrent workers"),
         "worker": _demand_list("alpha_i", "demand of one worker"),
         "ps": _demand_list("beta_i", "demand of one parameter server"),
         "utility": Field(UTILITY_SPEC, "utility", "sigmoid utility of the completion delay"),

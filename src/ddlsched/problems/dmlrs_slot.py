@@ -124,6 +124,7 @@ MACHINE_SPEC = Obj(
     }
 )
 _WORKERS = Int(1, MAX_WORKERS)
+_DEMANDS = Arr(Num(0.0, DEMAND_RANGE[1]))  # 0, or in DEMAND_RANGE
 #: The JSON format of a ``dmlrs_slot`` instance (``ddlsched instance schema dmlrs_slot``).
 FIELD_SPEC = Obj(
     {
@@ -132,8 +133,8 @@ FIELD_SPEC = Obj(
         "resources": Field(
             Arr(Str(non_empty=True), min_items=1, unique=True), "resources", "resource names"
         ),
-        "worker": Field(Arr(Num(0.0)), "alpha", "demand of one worker, one per resource"),
-        "ps": Field(Arr(Num(0.0)), "beta", "demand of one parameter server, one per resource"),
+        "worker": Field(_DEMANDS, "alpha", "demand of one worker, one per resource"),
+        "ps": Field(_DEMANDS, "beta", "demand of one parameter server, one per resource"),
         "gamma": Field(Int(1, MAX_GAMMA), "gamma", "workers per parameter server"),
         "global_batch": Field(_WORKERS, "F", "most workers (Eq. 25)"),
         "demand": Field(_WORKERS, "D", "workers to place (Eq. 26)"),
