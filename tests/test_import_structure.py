@@ -33,6 +33,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "ddlsched.rng",
             "ddlsched.textin",
             "ddlsched.jsonio",
+            "ddlsched.fieldspec",
             "ddlsched.datadir",
             "ddlsched.deadline",
             "ddlsched.params",
@@ -58,6 +59,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "ddlsched.cli",
             "ddlsched.cli_listings",
             "ddlsched.cli_simulate",
+            "ddlsched.cli_instance",
+            "ddlsched.instance_check",
             "ddlsched.conformance",
             "ddlsched.api",  # the public module of plug-ins: registry, families, conformance
             "ddlsched.cli_new",

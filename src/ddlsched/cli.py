@@ -5,7 +5,8 @@ Commands::
     ddlsched methods [FAMILY]                       list families and methods (typed parameters)
     ddlsched presets [FAMILY]                       list presets and their typed parameters
     ddlsched instance generate FAMILY --preset P --seed N -o FILE [--set K=V ...]
-    ddlsched instance check FAMILY FILE             validate an instance file
+    ddlsched instance check FILE [--family F]       every violation, with its JSON path
+    ddlsched instance schema FAMILY                 the JSON Schema of FAMILY's instance file
     ddlsched solve FAMILY FILE --method M [--time-limit S] [--seed N]
                   [--backend highs|scip] [--param K=V ...] [--json] [--quiet]
     ddlsched compare FAMILY --preset P --seeds K [--methods a,b] [--time-limit S]
@@ -20,7 +21,8 @@ types, ranges and help texts, ``ddlsched presets FAMILY`` the presets'
 (``--set``); ``ddlsched bench table --help`` explains the table's columns.
 
 Modules: this one builds the parser (one function per command) and runs
-``instance``, ``solve`` and ``compare``; ``methods`` and ``presets`` are
+``instance generate``, ``solve`` and ``compare``; ``instance check`` and
+``instance schema`` are :mod:`ddlsched.cli_instance`'s; ``methods`` and ``presets`` are
 :mod:`ddlsched.cli_listings`'s, ``simulate`` :mod:`ddlsched.cli_simulate`'s
 (one command for every family with a :class:`~ddlsched.registry.Simulation`),
 ``bench`` :mod:`ddlsched.bench.cli`'s.
@@ -58,6 +60,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from ddlsched import __version__, cli_types
+from ddlsched.cli_instance import add_instance_check_commands
 from ddlsched.cli_listings import cell, console, list_methods, list_presets
 from ddlsched.cli_types import lazy_help
 from ddlsched.deadline import DEFAULT_TIME_LIMIT_S
@@ -90,17 +93,6 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     instance = fam.generate(args.preset, args.seed, **params)
     instance.save(args.output)  # jsonio.JsonInstance: atomic, one line if it cannot write
     print(f"wrote {args.output} ({fam.name}, preset {args.preset}, seed {args.seed})")
-    return 0
-
-
-def _cmd_check(args: argparse.Namespace) -> int:
-    from ddlsched.registry import get_family
-
-    fam = get_family(args.family)
-    instance = fam.load(args.file)
-    if fam.check_instance is not None:  # what a method reads first (muri_sim: its trace)
-        fam.check_instance(instance)
-    print(f"{args.file}: valid {fam.name} instance")
     return 0
 
 
@@ -398,10 +390,7 @@ def _add_instance_commands(sub: Any) -> None:
         help="preset parameter, VALUE in JSON (repeatable; ddlsched presets FAMILY lists them)",
     )
     p.set_defaults(func=_cmd_generate)
-    p = inst_sub.add_parser("check", help="validate an instance file")
-    _family_argument(p)
-    p.add_argument("file", metavar="FILE", help="instance file (JSON) of that family")
-    p.set_defaults(func=_cmd_check)
+    add_instance_check_commands(inst_sub)  # check and schema: ddlsched.cli_instance
 
 
 def _add_solve_command(sub: Any) -> None:

@@ -44,6 +44,7 @@ __all__ = [
     "check_header",
     "gc_paused",
     "load_instance",
+    "other_family_message",
     "read_json",
     "read_meta",
     "read_names",
@@ -166,17 +167,34 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def load_instance(from_dict: Callable[[Any], T], path: str | Path) -> T:
+def load_instance(from_dict: Callable[[Any], T], path: str | Path, family: str = "") -> T:
     """Read an instance file with ``from_dict``; every error is one line naming the file.
 
-    Runs with the garbage collector paused (:func:`gc_paused`).
+    With ``family``, a file whose ``family`` field names another family is
+    refused as such (``this is a rar instance, not asrpt``), not for the
+    fields it has that ``family`` does not know. Runs with the garbage
+    collector paused (:func:`gc_paused`).
     """
     with gc_paused():
-        return _load_instance(from_dict, path)
+        return _load_instance(from_dict, path, family)
 
 
-def _load_instance(from_dict: Callable[[Any], T], path: str | Path) -> T:
+def other_family_message(data: Any, family: str) -> str | None:
+    """``this is a rar instance, not asrpt`` when ``data`` names another family, else ``None``."""
+    named = data.get("family") if isinstance(data, Mapping) else None
+    if not family or not isinstance(named, str) or not named or named == family:
+        return None
+    return (
+        f"this is a {named} instance, not {family} (its 'family' field; "
+        f"'ddlsched instance check FILE' and 'ddlsched solve {named} FILE' read it)"
+    )
+
+
+def _load_instance(from_dict: Callable[[Any], T], path: str | Path, family: str = "") -> T:
     data = read_json(path)  # its errors already name the file
+    other = other_family_message(data, family)
+    if other is not None:
+        raise InvalidInstanceError(f"{path}: {other}")
     try:
         return from_dict(data)
     except InvalidInstanceError as exc:
@@ -273,7 +291,8 @@ class JsonInstance:
     @classmethod
     def load(cls: type[T], path: str | Path) -> T:
         """Read an instance file (JSON), with one-line errors naming the file."""
-        return load_instance(cls.from_dict, path)  # type: ignore[attr-defined]
+        family = getattr(cls, "family", "")
+        return load_instance(cls.from_dict, path, family if isinstance(family, str) else "")  # type: ignore[attr-defined]
 
     def save(self, path: str | Path) -> None:
         """Write the instance file (JSON), atomically."""

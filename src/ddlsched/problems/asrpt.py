@@ -53,6 +53,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ddlsched.errors import InfeasibleScheduleError, InvalidInstanceError
+from ddlsched.fieldspec import Arr, Const, Field, FreeObj, Int, Map, Num, Obj, Str
 from ddlsched.jsonio import (
     JsonInstance,
     check_fields,
@@ -62,6 +63,7 @@ from ddlsched.jsonio import (
 )
 from ddlsched.problems.placement import (
     ALLREDUCE_KINDS,
+    STAGE_SPEC,
     Placement,
     PlacementInstance,
     Stage,
@@ -103,6 +105,61 @@ def _in_range(value: float, where: str, low: float, high: float) -> None:
             f"{where}: {value:.6g} is outside [{low:g}, {high:g}], the range the evaluator and "
             "the exact model hold (ddlsched.problems.asrpt, 'Numeric ranges')"
         )
+
+
+CLUSTER_SPEC = Obj(
+    {
+        "servers": Field(Int(1), "M", f"servers; M g <= {MAX_CLUSTER_GPUS:,} GPUs"),
+        "gpus_per_server": Field(Int(1), "g", "GPUs per server"),
+        "b_inter": Field(Num(0.0, exclusive=True), "B_inter", "NIC bandwidth (bytes/s)"),
+        "b_intra": Field(
+            Num(0.0, exclusive=True), "B_intra", "intra-server bandwidth (bytes/s), >= B_inter / g"
+        ),
+    }
+)
+CONFIG_SPEC = Obj(
+    {
+        "allreduce": Field(Str(choices=ALLREDUCE_KINDS), "AllReduce", "rar: ring; tar: tree"),
+        "stages": Field(Arr(STAGE_SPEC, min_items=1), "stages", "pipeline stages (placement's)"),
+        "description": Field(Str(), "description", "where it comes from", required=False),
+    }
+)
+JOB_SPEC = Obj(
+    {
+        "id": Field(Str(non_empty=True), "job id", "unique among the jobs"),
+        "arrival_s": Field(Num(0.0, MAX_JOB_NUMBER), "r_i", "arrival time (s)"),
+        "config": Field(Str(non_empty=True), "configuration", "a name of configs"),
+        "iterations": Field(
+            Int(1, int(MAX_JOB_NUMBER)), "n_i", "true iterations (revealed at completion)"
+        ),
+        "predicted_iterations": Field(
+            Num(0.0, MAX_JOB_NUMBER), "predicted n_i", "the scheduler's prediction of n_i"
+        ),
+        "group": Field(Str(), "group", "prediction group key (provenance)", required=False),
+        "features": Field(FreeObj(), "features", "meta-features (provenance)", required=False),
+        "model": Field(Str(), "model", "model name (provenance)", required=False),
+    }
+)
+#: The JSON format of an ``asrpt`` instance (``ddlsched instance schema asrpt``).
+FIELD_SPEC = Obj(
+    {
+        "family": Field(Const("asrpt"), "family", "the problem family of the file"),
+        "schema_version": Field(Const(SCHEMA_VERSION), "schema version", "format version"),
+        "cluster": Field(CLUSTER_SPEC, "cluster", "M servers of g GPUs"),
+        "time_unit_s": Field(
+            Num(*TIME_UNIT_RANGE),
+            "time unit",
+            "the exact model's integer time grid (s)",
+            required=False,
+            default=0.001,
+        ),
+        "configs": Field(
+            Map(CONFIG_SPEC, min_items=1), "configurations", "named job configurations"
+        ),
+        "jobs": Field(Arr(JOB_SPEC, min_items=1, independent=True), "jobs", "in arrival order"),
+        "provenance": Field(FreeObj(), "provenance", "trace, window, predictor", required=False),
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -175,9 +232,7 @@ class JobConfig:
 
     @classmethod
     def from_dict(cls, data: Any, where: str) -> JobConfig:
-        data = check_fields(
-            data, where, required=("allreduce", "stages"), optional=("description",)
-        )
+        data = check_fields(data, where, *CONFIG_SPEC.field_names)
         stages = stages_from_json(data["stages"], f"{where}.stages")
         description = data.get("description", "")
         if not isinstance(description, str):
@@ -218,10 +273,6 @@ class Job:
         return out
 
 
-_JOB_REQUIRED = ("id", "arrival_s", "config", "iterations", "predicted_iterations")
-_JOB_OPTIONAL = ("group", "features", "model")
-
-
 @dataclass(frozen=True)
 class AsrptInstance(JsonInstance):
     """A cluster, named configurations and jobs (spec ``asrpt.md``, "Instance").
@@ -238,6 +289,7 @@ class AsrptInstance(JsonInstance):
     provenance: Mapping[str, Any] = field(default_factory=dict)
 
     family: ClassVar[str] = "asrpt"
+    FIELD_SPEC: ClassVar[Obj] = FIELD_SPEC
     __hash__ = None  # equality by value; configs and provenance are dicts
 
     def __post_init__(self) -> None:
@@ -349,18 +401,9 @@ class AsrptInstance(JsonInstance):
     @classmethod
     def from_dict(cls, data: Any) -> AsrptInstance:
         """Build an instance from the spec's JSON format; unknown fields are an error."""
-        data = check_fields(
-            data,
-            "asrpt instance",
-            required=("family", "schema_version", "cluster", "configs", "jobs"),
-            optional=("time_unit_s", "provenance"),
-        )
+        data = check_fields(data, "asrpt instance", *FIELD_SPEC.field_names)
         check_header(data, "asrpt", SCHEMA_VERSION)
-        raw = check_fields(
-            data["cluster"],
-            "cluster",
-            required=("servers", "gpus_per_server", "b_inter", "b_intra"),
-        )
+        raw = check_fields(data["cluster"], "cluster", *CLUSTER_SPEC.field_names)
         cluster = Cluster(
             servers=raw["servers"],
             gpus_per_server=raw["gpus_per_server"],
@@ -377,9 +420,7 @@ class AsrptInstance(JsonInstance):
             raise InvalidInstanceError("jobs: expected a list of job objects")
         jobs = []
         for i, raw_job in enumerate(data["jobs"]):
-            fields = check_fields(
-                raw_job, f"jobs[{i}]", required=_JOB_REQUIRED, optional=_JOB_OPTIONAL
-            )
+            fields = check_fields(raw_job, f"jobs[{i}]", *JOB_SPEC.field_names)
             jobs.append(
                 Job(
                     id=fields["id"],

@@ -89,6 +89,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ddlsched.errors import InvalidInstanceError
+from ddlsched.fieldspec import AnyOf, Arr, Const, Field, Int, Num, Obj, Scalars, Str
 from ddlsched.jsonio import (
     JsonInstance,
     check_fields,
@@ -173,6 +174,73 @@ DEFAULT_RESOURCES = ("gpu", "cpu", "mem_gb", "storage_gb")
 # --------------------------------------------------------------------------- instance
 
 
+def _demand_list(title: str, description: str) -> Field:
+    cells = Arr(Num(0.0, DEMAND_RANGE[1]))
+    return Field(cells, title, description + f", one per resource (0 or >= {DEMAND_RANGE[0]:g})")
+
+
+def _capacity(description: str) -> Field:
+    cells = Arr(Num(MIN_CAPACITY, MAX_CAPACITY), min_items=1)
+    return Field(cells, "capacity", description + ", one per resource")
+
+
+POSITIVE = Num(0.0, exclusive=True)
+THETA = Num(0.0, MAX_THETA, exclusive=True)
+UTILITY_SPEC = Obj(
+    {
+        "theta1": Field(THETA, "theta1", "utility of an immediate completion"),
+        "theta2": Field(THETA, "theta2", "steepness of the sigmoid"),
+        "theta3": Field(Num(-MAX_THETA, MAX_THETA), "theta3", "delay (slots) at half utility"),
+    }
+)
+JOB_SPEC = Obj(
+    {
+        "arrival_slot": Field(Int(1, MAX_SLOTS), "a_i", "arrival slot, 1..slots"),
+        "epochs": Field(Int(1, MAX_WORKLOAD), "E_i", "training epochs; E_i K_i <= 1e15"),
+        "samples": Field(Int(1, MAX_WORKLOAD), "K_i", "samples per epoch"),
+        "grad_bytes": Field(POSITIVE, "gradient bytes", "model/gradient size (bytes)"),
+        "tau_s": Field(POSITIVE, "tau_i", "time per sample on one worker (s)"),
+        "gamma": Field(Int(1, MAX_GAMMA), "gamma_i", "workers per parameter server"),
+        "global_batch": Field(Int(1, MAX_WORKERS), "F_i", "most concurrent workers"),
+        "worker": _demand_list("alpha_i", "demand of one worker"),
+        "ps": _demand_list("beta_i", "demand of one parameter server"),
+        "utility": Field(UTILITY_SPEC, "utility", "sigmoid utility of the completion delay"),
+    }
+)
+IDENTICAL_MACHINES_SPEC = Obj(
+    {
+        "count": Field(Int(1, MAX_MACHINES), "count", "identical machines"),
+        "capacity": _capacity("each machine's capacity"),
+    }
+)
+MACHINE_SPEC = Obj({"capacity": _capacity("the machine's capacity")})
+#: The JSON format of a ``dmlrs`` instance (``ddlsched instance schema dmlrs``).
+FIELD_SPEC = Obj(
+    {
+        "family": Field(Const("dmlrs"), "family", "the problem family of the file"),
+        "schema_version": Field(Const(SCHEMA_VERSION), "schema version", "format version"),
+        "slots": Field(Int(1, MAX_SLOTS), "T", "time slots of the horizon"),
+        "slot_s": Field(POSITIVE, "slot length", "seconds per slot"),
+        "b_int": Field(POSITIVE, "b_int", "intra-machine bandwidth (bytes/s), >= b_ext"),
+        "b_ext": Field(POSITIVE, "b_ext", "inter-machine bandwidth (bytes/s)"),
+        "resources": Field(
+            Arr(Str(non_empty=True), min_items=1, unique=True), "resources", "resource names"
+        ),
+        "machines": Field(
+            AnyOf(
+                (IDENTICAL_MACHINES_SPEC, Arr(MACHINE_SPEC, min_items=1, max_items=MAX_MACHINES))
+            ),
+            "machines",
+            "a list of machines, or a count of identical ones and their capacity",
+        ),
+        "jobs": Field(
+            Arr(JOB_SPEC, max_items=MAX_JOBS, independent=True), "jobs", "in arrival order"
+        ),
+        "meta": Field(Scalars(), "meta", "generator facts (no formula)", required=False),
+    }
+)
+
+
 @dataclass(frozen=True)
 class Utility:
     """The sigmoid utility ``u(d) = theta1 / (1 + exp(theta2 (d - theta3)))`` of a delay ``d``."""
@@ -229,6 +297,7 @@ class DmlrsInstance(JsonInstance):
     meta: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     family: ClassVar[str] = "dmlrs"
+    FIELD_SPEC: ClassVar[Obj] = FIELD_SPEC
 
     def __post_init__(self) -> None:
         validate(self)
@@ -307,8 +376,7 @@ class DmlrsInstance(JsonInstance):
 
     @classmethod
     def from_dict(cls, data: Any) -> DmlrsInstance:
-        fields = ("slots", "slot_s", "b_int", "b_ext", "resources", "machines", "jobs")
-        data = check_fields(data, "dmlrs", ("family", "schema_version", *fields), ("meta",))
+        data = check_fields(data, "dmlrs", *FIELD_SPEC.field_names)
         meta = read_meta(data)
         check_header(data, "dmlrs", SCHEMA_VERSION)
         resources = read_names(data["resources"], "resources")
@@ -343,7 +411,7 @@ def _demands(value: Any, where: str, n_res: int) -> tuple[float, ...]:
 
 def _read_machines(data: Any, n_res: int) -> tuple[tuple[float, ...], ...]:
     if isinstance(data, Mapping):
-        data = check_fields(data, "machines", ("count", "capacity"))
+        data = check_fields(data, "machines", *IDENTICAL_MACHINES_SPEC.field_names)
         count = require_int(data["count"], "machines.count", minimum=1)
         if count > MAX_MACHINES:
             raise InvalidInstanceError(f"machines.count: {count}, at most {MAX_MACHINES}")
@@ -357,18 +425,13 @@ def _read_machines(data: Any, n_res: int) -> tuple[tuple[float, ...], ...]:
         raise InvalidInstanceError(f"machines: {len(data)} machines, at most {MAX_MACHINES}")
     out = []
     for h, machine in enumerate(data):
-        machine = check_fields(machine, f"machines[{h}]", ("capacity",))
+        machine = check_fields(machine, f"machines[{h}]", *MACHINE_SPEC.field_names)
         out.append(_demands(machine["capacity"], f"machines[{h}].capacity", n_res))
     return tuple(out)
 
 
-_JOB_FIELDS = frozenset(
-    (
-        "arrival_slot", "epochs", "samples", "grad_bytes", "tau_s", "gamma", "global_batch",
-        "worker", "ps", "utility",
-    )
-)  # fmt: skip
-_UTILITY_FIELDS = frozenset(("theta1", "theta2", "theta3"))
+_JOB_FIELDS = frozenset(JOB_SPEC.fields)
+_UTILITY_FIELDS = frozenset(UTILITY_SPEC.fields)
 _INT_FIELDS = ("arrival_slot", "epochs", "samples", "gamma", "global_batch")
 
 
@@ -439,20 +502,8 @@ def _read_jobs_fast(data: list[Any], n_res: int) -> tuple[DmlrsJob, ...] | None:
 
 
 def _read_job(data: Any, where: str, n_res: int) -> DmlrsJob:
-    fields = (
-        "arrival_slot",
-        "epochs",
-        "samples",
-        "grad_bytes",
-        "tau_s",
-        "gamma",
-        "global_batch",
-        "worker",
-        "ps",
-        "utility",
-    )
-    data = check_fields(data, where, fields)
-    util = check_fields(data["utility"], f"{where}.utility", ("theta1", "theta2", "theta3"))
+    data = check_fields(data, where, *JOB_SPEC.field_names)
+    util = check_fields(data["utility"], f"{where}.utility", *UTILITY_SPEC.field_names)
     return DmlrsJob(
         arrival_slot=require_int(data["arrival_slot"], f"{where}.arrival_slot", minimum=1),
         epochs=require_int(data["epochs"], f"{where}.epochs", minimum=1),

@@ -71,6 +71,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ddlsched.errors import InfeasibleScheduleError, InvalidInstanceError
+from ddlsched.fieldspec import AnyOf, Arr, Const, Field, Int, Null, Num, Obj, Scalars, Str
 from ddlsched.jsonio import (
     JsonInstance,
     check_fields,
@@ -110,6 +111,46 @@ PRICE_RANGE = (1e-150, 1e100)
 MAX_PRICE_SPREAD = 1e40
 
 
+_PRICE = Num(0.0, PRICE_RANGE[1])
+MACHINE_SPEC = Obj(
+    {
+        "worker_price": Field(
+            _PRICE, "pw[h]", "price of one worker on the machine (0 or >= 1e-150)"
+        ),
+        "ps_price": Field(_PRICE, "ps[h]", "price of one parameter server (0 or >= 1e-150)"),
+        "residual": Field(
+            Arr(Num(0.0, MAX_CAPACITY)), "C^[h]", "residual capacity, one per resource"
+        ),
+    }
+)
+_WORKERS = Int(1, MAX_WORKERS)
+_DEMANDS = Arr(Num(0.0, DEMAND_RANGE[1]))  # 0, or in DEMAND_RANGE
+#: The JSON format of a ``dmlrs_slot`` instance (``ddlsched instance schema dmlrs_slot``).
+FIELD_SPEC = Obj(
+    {
+        "family": Field(Const("dmlrs_slot"), "family", "the problem family of the file"),
+        "schema_version": Field(Const(SCHEMA_VERSION), "schema version", "format version"),
+        "resources": Field(
+            Arr(Str(non_empty=True), min_items=1, unique=True), "resources", "resource names"
+        ),
+        "worker": Field(_DEMANDS, "alpha", "demand of one worker, one per resource"),
+        "ps": Field(_DEMANDS, "beta", "demand of one parameter server, one per resource"),
+        "gamma": Field(Int(1, MAX_GAMMA), "gamma", "workers per parameter server"),
+        "global_batch": Field(_WORKERS, "F", "most workers (Eq. 25)"),
+        "demand": Field(_WORKERS, "D", "workers to place (Eq. 26)"),
+        "demand_internal": Field(
+            AnyOf((_WORKERS, Null())), "internal demand", "D of the PS row", required=False
+        ),
+        "machines": Field(
+            Arr(MACHINE_SPEC, min_items=1, max_items=MAX_MACHINES, independent=True),
+            "machines",
+            "prices and residual capacities",
+        ),
+        "meta": Field(Scalars(), "meta", "generator facts (no formula)", required=False),
+    }
+)
+
+
 @dataclass(frozen=True)
 class SlotInstance(JsonInstance):
     """One Problem (23) with its PS row (module docstring); validated on construction.
@@ -133,6 +174,7 @@ class SlotInstance(JsonInstance):
     meta: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
 
     family: ClassVar[str] = "dmlrs_slot"
+    FIELD_SPEC: ClassVar[Obj] = FIELD_SPEC
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -200,10 +242,7 @@ class SlotInstance(JsonInstance):
     @classmethod
     def from_dict(cls, data: Any) -> SlotInstance:
         """Read the JSON object of a file (strict: unknown fields are refused)."""
-        fields = ("resources", "worker", "ps", "gamma", "global_batch", "demand", "machines")
-        data = check_fields(
-            data, "dmlrs_slot", ("family", "schema_version", *fields), ("meta", "demand_internal")
-        )
+        data = check_fields(data, "dmlrs_slot", *FIELD_SPEC.field_names)
         meta = read_meta(data)
         check_header(data, "dmlrs_slot", SCHEMA_VERSION)
         resources = read_names(data["resources"], "resources")
@@ -236,7 +275,7 @@ class SlotInstance(JsonInstance):
         worker_price, ps_price, residual = [], [], []
         for h, machine in enumerate(machines):
             where = f"machines[{h}]"
-            machine = check_fields(machine, where, ("worker_price", "ps_price", "residual"))
+            machine = check_fields(machine, where, *MACHINE_SPEC.field_names)
             worker_price.append(
                 require_number(machine["worker_price"], f"{where}.worker_price", minimum=0.0)
             )
@@ -252,7 +291,7 @@ class SlotInstance(JsonInstance):
         )
 
 
-_MACHINE_FIELDS = frozenset(("worker_price", "ps_price", "residual"))
+_MACHINE_FIELDS = frozenset(MACHINE_SPEC.fields)
 _NUMBER_TYPES = frozenset((int, float))
 
 

@@ -55,6 +55,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ddlsched.errors import InfeasibleScheduleError, InvalidInstanceError
+from ddlsched.fieldspec import AnyOf, Arr, Const, Field, Int, Null, Num, Obj, Str
 from ddlsched.jsonio import (
     JsonInstance,
     check_fields,
@@ -121,6 +122,35 @@ class MuriJob:
         return float(sum(self.times))
 
 
+JOB_SPEC = Obj(
+    {
+        "id": Field(Str(non_empty=True), "job id", "unique among the jobs"),
+        "gpus": Field(Int(1), "GPUs", "GPU count, a power of two (only equal counts group)"),
+        "times": Field(
+            Arr(Num(0.0), min_items=1),
+            "resource times",
+            "time per iteration on each resource (num_resources of them, not all 0)",
+        ),
+    }
+)
+#: The JSON format of a ``muri`` instance (``ddlsched instance schema muri``).
+FIELD_SPEC = Obj(
+    {
+        "family": Field(Const("muri"), "family", "the problem family of the file"),
+        "schema_version": Field(Const(SCHEMA_VERSION), "schema version", "format version"),
+        "name": Field(Str(), "name", "free text", required=False, default=""),
+        "num_resources": Field(Int(1), "k", "resources a job's iteration cycles through"),
+        "max_group_size": Field(
+            AnyOf((Int(1), Null())),
+            "max group size",
+            "most jobs in a group, <= num_resources (default: num_resources)",
+            required=False,
+        ),
+        "jobs": Field(Arr(JOB_SPEC, min_items=1, independent=True), "jobs", "the jobs to group"),
+    }
+)
+
+
 @dataclass(frozen=True)
 class MuriGroupingInstance(JsonInstance):
     """Jobs to group; ``num_resources`` is ``k``; groups hold at most ``max_group_size`` jobs."""
@@ -131,6 +161,7 @@ class MuriGroupingInstance(JsonInstance):
     name: str = ""
 
     family: ClassVar[str] = "muri"
+    FIELD_SPEC: ClassVar[Obj] = FIELD_SPEC
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "jobs", tuple(self.jobs))
@@ -200,18 +231,13 @@ class MuriGroupingInstance(JsonInstance):
     @classmethod
     def from_dict(cls, data: Any) -> MuriGroupingInstance:
         """Build an instance from its JSON form; unknown fields are an error."""
-        data = check_fields(
-            data,
-            "muri instance",
-            required=("family", "schema_version", "num_resources", "jobs"),
-            optional=("max_group_size", "name"),
-        )
+        data = check_fields(data, "muri instance", *FIELD_SPEC.field_names)
         check_header(data, "muri", SCHEMA_VERSION)
         if not isinstance(data["jobs"], list):
             raise InvalidInstanceError("jobs: expected a list of job objects")
         jobs = []
         for i, raw in enumerate(data["jobs"]):
-            fields = check_fields(raw, f"jobs[{i}]", required=("id", "gpus", "times"))
+            fields = check_fields(raw, f"jobs[{i}]", *JOB_SPEC.field_names)
             if not isinstance(fields["times"], list):
                 raise InvalidInstanceError(f"jobs[{i}].times: expected a list of numbers")
             jobs.append(MuriJob(id=fields["id"], gpus=fields["gpus"], times=tuple(fields["times"])))

@@ -62,6 +62,7 @@ from ddlsched.errors import (
     InvalidInstanceError,
     UnknownMethodError,
 )
+from ddlsched.fieldspec import AnyOf, Const, Field, Int, Null, Obj, Str, dataclass_spec
 from ddlsched.jsonio import JsonInstance, check_fields, check_header
 
 __all__ = [
@@ -111,6 +112,8 @@ def _finite_tuple(name: str, value: object, length: int) -> tuple[float, ...]:
 class SimConfig:
     """Every knob of the simulator; the defaults are the spec's ``reference`` model.
 
+    ``num_nodes``: nodes of the simulated cluster (at most 100,000).
+    ``gpus_per_node``: GPUs per node, a power of two (at most 1,024).
     ``solo_slowdown``: factor on the trace's iteration time (1.015).
     ``start_overhead``: charge the start overhead at every event.
     ``interference``: period factors of groups of 2, 3, 4 jobs.
@@ -249,6 +252,31 @@ class SimConfig:
 # --------------------------------------------------------------------------- instance
 
 
+#: The JSON format of a ``muri_sim`` instance (``ddlsched instance schema muri_sim``); the
+#: knobs are :class:`SimConfig`'s fields (but ``mode``), derived from the dataclass.
+FIELD_SPEC = Obj(
+    {
+        "family": Field(Const("muri_sim"), "family", "the problem family of the file"),
+        "schema_version": Field(Const(SCHEMA_VERSION), "schema version", "format version"),
+        "trace": Field(
+            Str(non_empty=True),
+            "trace",
+            "trace1..trace4, trace1_pr.., philly, itp:NAME, tiresias, or a CSV path "
+            "(columns: docs/instances.md)",
+        ),
+        "mode": Field(Str(choices=MODES), "mode", "simulator model", False, "reference"),
+        "seed": Field(Int(0, MAX_SEED), "seed", "profile assignment seed", False, 0),
+        "limit": Field(AnyOf((Int(1), Null())), "limit", "first N jobs only", required=False),
+        "knobs": Field(
+            AnyOf((dataclass_spec(SimConfig, exclude=("mode",)), Null())),
+            "knobs",
+            "simulator knob overrides",
+            required=False,
+        ),
+    }
+)
+
+
 @dataclass(frozen=True)
 class TraceRun(JsonInstance):
     """One trace under one simulator configuration (see the module docstring)."""
@@ -260,6 +288,7 @@ class TraceRun(JsonInstance):
     knobs_json: str = "{}"  # canonical JSON of the knob overrides (hashable)
 
     family: ClassVar[str] = "muri_sim"
+    FIELD_SPEC: ClassVar[Obj] = FIELD_SPEC
     _config: Any = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -331,19 +360,14 @@ class TraceRun(JsonInstance):
 
     @classmethod
     def from_dict(cls, data: Any) -> TraceRun:
-        check_fields(
-            data,
-            "muri_sim",
-            ("family", "schema_version", "trace"),
-            ("mode", "seed", "limit", "knobs"),
-        )
+        check_fields(data, "muri_sim", *FIELD_SPEC.field_names)
         check_header(data, "muri_sim", SCHEMA_VERSION)
         return cls.create(
             trace=data["trace"],
             mode=data.get("mode", "reference"),
             seed=data.get("seed", 0),
             limit=data.get("limit"),
-            knobs=data.get("knobs") or {},
+            knobs={} if data.get("knobs") is None else data["knobs"],
         )
 
 

@@ -60,6 +60,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ddlsched.errors import InfeasibleScheduleError, InvalidInstanceError
+from ddlsched.fieldspec import Arr, Const, Field, Int, Num, Obj, Str
 from ddlsched.jsonio import (
     JsonInstance,
     check_fields,
@@ -98,7 +99,18 @@ _BOUNDARY_ATOL = 1e-6
 # alpha reaches 1e5-1e8 s.
 _MAX_TIME_S = 1e5
 
-_STAGE_FIELDS = ("replicas", "fwd_s", "bwd_s", "in_bytes", "out_bytes", "param_bytes")
+#: One stage's JSON object (:mod:`ddlsched.fieldspec`; also the asrpt configurations').
+STAGE_SPEC = Obj(
+    {
+        "replicas": Field(Int(1), "k_s", "replicas of the stage (GPUs)"),
+        "fwd_s": Field(Num(0.0), "pf_s", "forward time per mini-batch per replica (s)"),
+        "bwd_s": Field(Num(0.0), "pb_s", "backward time per mini-batch per replica (s)"),
+        "in_bytes": Field(Num(0.0), "din_s", "activation bytes in, per replica and iteration"),
+        "out_bytes": Field(Num(0.0), "dout_s", "activation bytes out, per replica and iteration"),
+        "param_bytes": Field(Num(0.0), "h_s", "parameter bytes of the stage"),
+    }
+)
+_STAGE_FIELDS = STAGE_SPEC.required
 
 
 # --------------------------------------------------------------------------- instance
@@ -129,6 +141,24 @@ class Stage:
         return self.fwd_s + self.bwd_s
 
 
+#: The JSON format of a ``placement`` instance (``ddlsched instance schema placement``).
+FIELD_SPEC = Obj(
+    {
+        "family": Field(Const("placement"), "family", "the problem family of the file"),
+        "schema_version": Field(Const(SCHEMA_VERSION), "schema version", "format version"),
+        "gpus_per_server": Field(Int(1), "g", "GPUs per server"),
+        "b_inter": Field(Num(0.0, exclusive=True), "B_inter", "NIC bandwidth (bytes/s)"),
+        "b_intra": Field(Num(0.0, exclusive=True), "B_intra", "intra-server bandwidth (bytes/s)"),
+        "available": Field(
+            Arr(Int(1), min_items=1), "available", "free GPUs per server, <= gpus_per_server"
+        ),
+        "allreduce": Field(Str(choices=ALLREDUCE_KINDS), "AllReduce", "rar: ring; tar: tree"),
+        "stages": Field(Arr(STAGE_SPEC, min_items=1), "stages", "the job's pipeline stages"),
+        "description": Field(Str(), "description", "free text", required=False),
+    }
+)
+
+
 @dataclass(frozen=True)
 class PlacementInstance(JsonInstance):
     """One job (its stages) and the servers given to it.
@@ -147,6 +177,7 @@ class PlacementInstance(JsonInstance):
     description: str = ""
 
     family: ClassVar[str] = "placement"
+    FIELD_SPEC: ClassVar[Obj] = FIELD_SPEC
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "available", tuple(self.available))
@@ -270,21 +301,7 @@ class PlacementInstance(JsonInstance):
     @classmethod
     def from_dict(cls, data: Any) -> PlacementInstance:
         """Build an instance from the spec's JSON format; unknown fields are an error."""
-        data = check_fields(
-            data,
-            "placement instance",
-            required=(
-                "family",
-                "schema_version",
-                "gpus_per_server",
-                "b_inter",
-                "b_intra",
-                "available",
-                "allreduce",
-                "stages",
-            ),
-            optional=("description",),
-        )
+        data = check_fields(data, "placement instance", *FIELD_SPEC.field_names)
         check_header(data, "placement", SCHEMA_VERSION)
         if not isinstance(data["available"], list):
             raise InvalidInstanceError("available: expected a list of free-GPU counts")

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ddlsched.errors import InvalidInstanceError
+from ddlsched.fieldspec import Arr, Const, Field, Int, Num, Obj, Str
 from ddlsched.jsonio import (
     JsonInstance,
     check_fields,
@@ -137,6 +138,60 @@ class RarJob:
             _in_range(getattr(self, name), f"{where}.{name}", (0.0, MAX_JOB_NUMBER))
 
 
+def _rate(title: str, description: str) -> Field:
+    return Field(Num(RATE_RANGE[0], RATE_RANGE[1]), title, description)
+
+
+def _job_number(title: str, description: str, exclusive: bool = False) -> Field:
+    return Field(Num(0.0, MAX_JOB_NUMBER, exclusive=exclusive), title, description)
+
+
+NETWORK_SPEC = Obj(
+    {
+        "b_e": _rate("b_e", "inter-server bandwidth (data per slot); b_i >= b_e"),
+        "b_i": _rate("b_i", "intra-server bandwidth (data per slot)"),
+        "C": _rate("C", "GPU reduction speed (data per slot)"),
+        "alpha": Field(Num(0.0, MAX_ALPHA), "alpha", "contention degradation (Eq. 7)"),
+        "xi1": Field(Num(0.0, 1.0, exclusive=True), "xi1", "contention scale in (0, 1] (Eq. 7)"),
+        "xi2": Field(Num(0.0, 1.0, exclusive=True), "xi2", "overhead per server in (0, 1]"),
+    }
+)
+JOB_SPEC = Obj(
+    {
+        "id": Field(Str(non_empty=True), "job id", "unique among the jobs"),
+        "gpus": Field(Int(1), "GPUs", "gang size: workers of the ring, at most the cluster's"),
+        "iterations": Field(Int(1), "iterations", "training iterations to run"),
+        "grad_size": _job_number("m_j", "gradient size (data)"),
+        "batch": _job_number("M_j", "mini-batch size (samples), > 0", exclusive=True),
+        "fwd_per_sample": _job_number("df_j", "forward time per sample (slots)"),
+        "bwd": _job_number("db_j", "backward time per mini-batch (slots)"),
+    }
+)
+#: The JSON format of a ``rar`` instance (:mod:`ddlsched.fieldspec`): the loader's field
+#: names and ranges; ``ddlsched instance schema rar`` prints it as a JSON Schema.
+FIELD_SPEC = Obj(
+    {
+        "family": Field(Const("rar"), "family", "the problem family of the file"),
+        "schema_version": Field(Const(SCHEMA_VERSION), "schema version", "format version"),
+        "servers": Field(
+            Arr(Int(1, MAX_GPUS), min_items=1),
+            "servers",
+            f"GPUs per server (O_s); at most {MAX_GPUS:,} GPUs in all",
+        ),
+        "network": Field(NETWORK_SPEC, "network", "cluster network and GPU parameters (slots)"),
+        "jobs": Field(Arr(JOB_SPEC, min_items=1, independent=True), "jobs", "the jobs to schedule"),
+        "horizon": Field(Int(1), "horizon", "T: the number of time slots"),
+        "progress": Field(
+            Str(choices=PROGRESS_RULES),
+            "progress rule",
+            "floor: whole iterations per slot; fractional: fractions count",
+            required=False,
+            default="floor",
+        ),
+    }
+)
+
+
 @dataclass(frozen=True)
 class RarInstance(JsonInstance):
     """A RAR-DDLS instance: servers, network, jobs, horizon ``T`` and progress rule."""
@@ -148,6 +203,7 @@ class RarInstance(JsonInstance):
     progress: str = "floor"
 
     family: ClassVar[str] = "rar"
+    FIELD_SPEC: ClassVar[Obj] = FIELD_SPEC
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "servers", tuple(self.servers))
@@ -236,36 +292,17 @@ class RarInstance(JsonInstance):
     @classmethod
     def from_dict(cls, data: Any) -> RarInstance:
         """Build an instance from the spec's JSON format; unknown fields are an error."""
-        data = check_fields(
-            data,
-            "rar instance",
-            required=("family", "schema_version", "servers", "network", "jobs", "horizon"),
-            optional=("progress",),
-        )
+        data = check_fields(data, "rar instance", *FIELD_SPEC.field_names)
         check_header(data, "rar", SCHEMA_VERSION)
         if not isinstance(data["servers"], list):
             raise InvalidInstanceError("servers: expected a list of GPU counts")
-        net = check_fields(
-            data["network"], "network", required=("b_e", "b_i", "C", "alpha", "xi1", "xi2")
-        )
+        net = check_fields(data["network"], "network", *NETWORK_SPEC.field_names)
         network = Network(**{k: require_number(net[k], f"network.{k}") for k in net})
         if not isinstance(data["jobs"], list):
             raise InvalidInstanceError("jobs: expected a list of job objects")
         jobs = []
         for i, raw in enumerate(data["jobs"]):
-            fields = check_fields(
-                raw,
-                f"jobs[{i}]",
-                required=(
-                    "id",
-                    "gpus",
-                    "iterations",
-                    "grad_size",
-                    "batch",
-                    "fwd_per_sample",
-                    "bwd",
-                ),
-            )
+            fields = check_fields(raw, f"jobs[{i}]", *JOB_SPEC.field_names)
             jobs.append(RarJob(**fields))
         return cls(
             servers=tuple(data["servers"]),

@@ -23,8 +23,11 @@ Spec ``shared/specs/dmlrs.md`` ("Workloads and presets").
   ``tiny``: small enough for a brute force over every allocation.
 * ``trace`` (ours): the arrival process of a window of ``jobs``
   consecutive jobs of the Philly or ITP trace (``trace = philly | itp |
-  itp:clusterNN``; the window starts at a seeded row), submit times mapped
-  linearly onto slots ``1..T``; every other parameter as ``paper``.
+  itp:clusterNN``), or of one's own trace (a path ending in ``.csv``, read
+  as a Muri-format trace: :func:`ddlsched.workloads.traces.read_muri`; only
+  its ``submit_time`` column, ms, is used); the window starts at a seeded
+  row, submit times mapped linearly onto slots ``1..T``; every other
+  parameter as ``paper``.
 
 Every generated instance records in ``meta`` its preset, seed and the
 share of jobs that cannot finish by ``T`` even alone at their fastest
@@ -40,6 +43,7 @@ and its siblings: 100,000 jobs take about 1.5 s).
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -247,7 +251,7 @@ def trace(
     trace: str = "philly",
 ) -> DmlrsInstance:
     """The ``trace`` preset: a Philly or ITP window's arrivals, ``paper`` everything else."""
-    from ddlsched.workloads.traces import ITP_CLUSTERS, read_itp, read_philly
+    from ddlsched.workloads.traces import ITP_CLUSTERS, read_itp, read_muri, read_philly
 
     n, machines, slots = _sizes(jobs, machines, slots)
     name = trace
@@ -257,9 +261,12 @@ def trace(
         raw = read_itp()
     elif isinstance(name, str) and name.startswith("itp:"):
         raw = read_itp(name.partition(":")[2])
+    elif isinstance(name, str) and name.endswith(".csv"):  # one's own, in the Muri format
+        raw = read_muri(Path(name))
     else:
         raise InvalidInstanceError(
-            f"trace: expected philly, itp or itp:clusterNN ({', '.join(ITP_CLUSTERS)}), got {name!r}"
+            f"trace: expected philly, itp, itp:clusterNN ({', '.join(ITP_CLUSTERS)}) or a "
+            f"Muri-format .csv path, got {name!r}"
         )
     submit = np.sort(np.asarray(raw.submit_s, dtype=float))
     if len(submit) < n:
@@ -299,7 +306,10 @@ PRESET_PARAMS = {
     "trace": signature_params(
         trace,
         "DmlrsTraceParams",
-        {**_SIZES, "trace": declare("arrivals of philly, itp or itp:clusterNN")},
+        {
+            **_SIZES,
+            "trace": declare("arrivals of philly, itp, itp:clusterNN or a Muri-format .csv"),
+        },
     ),
 }
 
