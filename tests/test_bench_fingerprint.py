@@ -19,6 +19,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from ddlsched.bench import code_units
 from ddlsched.bench import fingerprint as fp
 
 UTIL = '''
@@ -77,9 +78,9 @@ def demo(tmp_path, monkeypatch):
 
 
 def _clear() -> None:
-    fp._module_info.cache_clear()
-    fp._module_file.cache_clear()
-    fp._top_dir.cache_clear()
+    code_units._parse_cached.cache_clear()
+    code_units.module_file.cache_clear()
+    code_units._top_dirs.cache_clear()
 
 
 def _digests(package: Path) -> dict[str, str]:
@@ -125,9 +126,14 @@ def test_a_constant_a_name_reaches_is_part_of_it(demo):
     assert after["m1"] != before["m1"] and after["m2"] == before["m2"]
 
 
-def test_comments_blank_lines_and_unreached_code_change_nothing(demo):
+def test_comments_blank_lines_docstrings_and_unreached_code_change_nothing(demo):
     before = _digests(demo)
     _edit(demo / "util.py", '"""Helpers."""', '"""Helpers."""\n# a comment\n\n')
+    _edit(
+        demo / "util.py",
+        "    return x + LIMIT",
+        '    """Add."""\n    # why\n\n    return (x + LIMIT)',
+    )
     (demo / "util.py").write_text((demo / "util.py").read_text() + "\n\ndef unused():\n    pass\n")
     assert _digests(demo) == before
 
@@ -195,3 +201,86 @@ def test_every_builtin_method_has_a_fingerprint_of_its_own():
                 family.name, method.name
             ).digest
     assert len(set(digests.values())) == len(digests)
+
+
+EXTRA = {
+    "fast.py": "def pick(x):\n    return x\n",
+    "slow.py": "def pick(x):\n    return -x\n",
+    "table.py": (
+        "from fpdemo.util import other, shared\n\nTABLE = {}\nTABLE['a'] = shared\n"
+        "TABLE.update(b=other)\n\n\ndef run(instance, params, ctx):\n"
+        "    return TABLE['a'](instance)\n"
+    ),
+    "fallback.py": (
+        "try:\n    from fpdemo.fast import pick\nexcept ImportError:\n"
+        "    from fpdemo.slow import pick\n\n\ndef run(instance, params, ctx):\n"
+        "    return pick(instance)\n"
+    ),
+    "byname.py": (
+        "from ddlsched.registry import run_method\n\n\ndef run(instance, params, ctx):\n"
+        "    return run_method('rar', 'sjf_bco', instance)\n"
+    ),
+}
+
+
+def _one(module: str) -> str:
+    import importlib
+
+    _clear()
+    origin = SimpleNamespace(
+        group="session", name="x", module=module, distribution=None, version=None
+    )
+    return fp._fingerprint([importlib.import_module(module).run], (), origin).digest
+
+
+def test_tables_filled_after_their_definition_and_import_fallbacks_are_followed(demo):
+    for name, text in EXTRA.items():
+        (demo / name).write_text(text)
+    table, fallback = _one("fpdemo.table"), _one("fpdemo.fallback")
+    _edit(demo / "util.py", "return np.sqrt(x)", "return np.sqrt(x) + 1")  # TABLE.update(b=other)
+    assert _one("fpdemo.table") != table
+    _edit(demo / "slow.py", "return -x", "return -2 * x")  # the except arm of the import
+    assert _one("fpdemo.fallback") != fallback
+
+
+def test_a_method_run_by_name_counts(demo):
+    (demo / "byname.py").write_text(EXTRA["byname.py"])
+    result = fp._fingerprint(
+        [__import__("fpdemo.byname").byname.run], (), SimpleNamespace(
+            group="session", name="x", module="fpdemo.byname", distribution=None, version=None
+        )
+    )  # fmt: skip
+    assert result.called == {"rar.sjf_bco": fp.method_fingerprint("rar", "sjf_bco").digest}
+
+
+def test_constants_are_hashed_whatever_the_hash_seed():
+    script = (
+        "from ddlsched.bench import fingerprint as f; "
+        "v = {frozenset({'fast', 'slow', 'exact'}): {(1, 'a'): {2, 'b'}}, 3: 'x'}; "
+        "print(f._value_digest(v))"
+    )
+    found = set()
+    for seed in ("1", "2", "3"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        out = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True
+        )
+        found.add(out.stdout.strip())
+    assert len(found) == 1
+
+
+def test_session_functions_follow_module_aliases_and_arrays():
+    import numpy as np
+
+    import ddlsched.heuristics.sjf_bco as sb
+
+    weights = np.arange(3.0)
+
+    def run(instance, params, ctx):
+        return sb.check_u(float(weights.sum()))
+
+    result = fp._fingerprint([run], (), None)
+    assert "ddlsched.heuristics.sjf_bco:check_u" in result.units
+    before = result.digest
+    weights[0] = 7.0
+    assert fp._fingerprint([run], (), None).digest != before
