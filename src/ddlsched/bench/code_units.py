@@ -125,23 +125,11 @@ def _dotted(node: ast.AST) -> str | None:
     return None
 
 
-def loads(node: ast.AST) -> set[str]:
-    """Dotted names loaded inside ``node`` (``np.zeros``, ``check_u``)."""
-    names: set[str] = set()
-    for sub in ast.walk(node):
-        if isinstance(sub, ast.Attribute) and isinstance(sub.ctx, ast.Load):
-            dotted = _dotted(sub)
-            if dotted:
-                names.add(dotted)
-        elif isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
-            names.add(sub.id)
-    return names
-
-
-def method_calls(node: ast.AST) -> set[tuple[str, str]]:
-    """``(family, method)`` of the calls in ``node`` that name a method by literal strings."""
+def method_calls(node: ast.AST, walk: bool = True) -> set[tuple[str, str]]:
+    """``(family, method)`` of the calls in ``node`` (``walk=False``: of ``node`` itself, a
+    call) that name a method by literal strings."""
     found = set()
-    for sub in ast.walk(node):
+    for sub in ast.walk(node) if walk else (node,):
         if not isinstance(sub, ast.Call) or len(sub.args) < 2:
             continue
         callee = _dotted(sub.func) or ""
@@ -214,14 +202,33 @@ class ModuleInfo:
 
 
 def _add(info: ModuleInfo, name: str, node: ast.AST, module: str, is_package: bool) -> None:
+    """Add ``node`` to unit ``name``: one walk of its tree collects the names it loads,
+    the imports inside it and the methods it calls by name, and strips its docstrings."""
     unit = info.units.setdefault(name, UnitInfo())
-    unit.digests.append(node_digest(node))
-    unit.names |= loads(node)
-    unit.methods |= method_calls(node)
     for sub in ast.walk(node):
-        if isinstance(sub, (ast.Import, ast.ImportFrom)):
+        if isinstance(sub, ast.Name):
+            if isinstance(sub.ctx, ast.Load):
+                unit.names.add(sub.id)
+        elif isinstance(sub, ast.Attribute):
+            if isinstance(sub.ctx, ast.Load):
+                dotted = _dotted(sub)
+                if dotted:
+                    unit.names.add(dotted)
+        elif isinstance(sub, ast.Call):
+            unit.methods |= method_calls(sub, walk=False)
+        elif isinstance(sub, (ast.Import, ast.ImportFrom)):
             for alias, binding in import_bindings(sub, module, is_package):
                 unit.imports.setdefault(alias, []).append(binding)
+        elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            body = sub.body
+            if (
+                body
+                and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)
+            ):
+                sub.body = body[1:] or [ast.Pass()]
+    unit.digests.append(_sha(ast.dump(node, include_attributes=False).encode()))
 
 
 def _stored_bases(node: ast.AST) -> set[str]:
@@ -282,11 +289,14 @@ def _parse(module: str, path: Path, raw: bytes) -> ModuleInfo | None:
                     _add(info, name, node, module, is_package)
 
     visit(tree.body)
-    info.strings = {
-        sub.value
-        for sub in ast.walk(tree)
-        if isinstance(sub, ast.Constant) and isinstance(sub.value, str) and sub.value.isidentifier()
-    }
+    if "__getattr__" in info.units:  # a lazy package: the names its strings give
+        info.strings = {
+            sub.value
+            for sub in ast.walk(tree)
+            if isinstance(sub, ast.Constant)
+            and isinstance(sub.value, str)
+            and sub.value.isidentifier()
+        }
     return info
 
 

@@ -73,7 +73,14 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any
 
-from ddlsched.bench.code_units import Unit, Walk, is_module, method_calls, node_digest
+from ddlsched.bench.code_units import (
+    Unit,
+    Walk,
+    is_module,
+    method_calls,
+    module_file,
+    node_digest,
+)
 
 __all__ = [
     "CodeFingerprint",
@@ -399,8 +406,28 @@ _FAMILY_HOOKS = (
     "size",
 )
 
-#: (family, method) -> (the adapter fingerprinted, its fingerprint); see method_fingerprint.
-_METHOD_CACHE: dict[tuple[str, str], tuple[Any, CodeFingerprint]] = {}
+#: (family, method) -> (the adapter fingerprinted, the state of the files it reached, its
+#: fingerprint); see method_fingerprint.
+_METHOD_CACHE: dict[tuple[str, str], tuple[Any, tuple[Any, ...], CodeFingerprint]] = {}
+
+
+def _file_states(fingerprint: CodeFingerprint) -> tuple[Any, ...]:
+    """(path, modification time, size) of every module file a fingerprint read."""
+    modules = {key.split(":", 1)[0] for key in (*fingerprint.units, *fingerprint.modules)}
+    states = []
+    for module in sorted(modules):
+        path = module_file(module)
+        if path is None:
+            continue
+        try:
+            stat = path.stat()
+        except OSError:
+            states.append((str(path), None, None))
+            continue
+        states.append((str(path), stat.st_mtime_ns, stat.st_size))
+    return tuple(states)
+
+
 #: Methods whose fingerprint is being computed (a method that runs itself by name).
 _IN_PROGRESS: set[tuple[str, str]] = set()
 
@@ -429,8 +456,8 @@ def method_fingerprint(family: str, name: str) -> CodeFingerprint:
 
     method = get_method(family, name)
     cached = _METHOD_CACHE.get((family, name))
-    if cached is not None and cached[0] is method.run:
-        return cached[1]
+    if cached is not None and cached[0] is method.run and _file_states(cached[2]) == cached[1]:
+        return cached[2]
     fam = get_family(family)
     hooks = [getattr(fam, h) for h in _FAMILY_HOOKS if callable(getattr(fam, h, None))]
     _IN_PROGRESS.add((family, name))
@@ -443,15 +470,24 @@ def method_fingerprint(family: str, name: str) -> CodeFingerprint:
         )
     finally:
         _IN_PROGRESS.discard((family, name))
-    _METHOD_CACHE[(family, name)] = (method.run, fingerprint)
+    _METHOD_CACHE[(family, name)] = (method.run, _file_states(fingerprint), fingerprint)
     return fingerprint
+
+
+#: family -> (its generator, the fingerprint of its generator and loader).
+_INSTANCE_CACHE: dict[str, tuple[Any, CodeFingerprint]] = {}
 
 
 def _instance_fingerprint(family: str) -> CodeFingerprint:
     from ddlsched.registry import get_family
 
     fam = get_family(family)
-    return _fingerprint([fam.generate, fam.from_dict, fam.load], (), None, extra=family)
+    cached = _INSTANCE_CACHE.get(family)
+    if cached is not None and cached[0] is fam.generate:
+        return cached[1]
+    fingerprint = _fingerprint([fam.generate, fam.from_dict, fam.load], (), None, extra=family)
+    _INSTANCE_CACHE[family] = (fam.generate, fingerprint)
+    return fingerprint
 
 
 def instance_fingerprint(family: str) -> str:

@@ -295,6 +295,7 @@ def expand(suite: Suite, cache_dir: str | os.PathLike[str] | None = None) -> lis
     suite.check_size()
     tasks: list[Task] = []
     seen: dict[str, str] = {}  # key -> label
+    code_of: dict[tuple[str, str], tuple[Any, ...]] = {}
     for inst_set in suite.instances:
         specs = instance_specs(suite, inst_set, cache_dir)
         for spec in specs:
@@ -303,12 +304,18 @@ def expand(suite: Suite, cache_dir: str | os.PathLike[str] | None = None) -> lis
                     continue
                 if method_spec.groups and spec.group not in method_spec.groups:
                     continue
-                kind = get_method(spec.family, method_spec.name).kind
-                fingerprint = method_fingerprint(spec.family, method_spec.name)
-                code = fingerprint.digest
-                instance_code = instance_fingerprint(spec.family)
-                payload = session_payload(spec.family, method_spec.name)
-                origin = _canonical(fingerprint.origin()) if payload is not None else None
+                pair = (spec.family, method_spec.name)
+                if pair not in code_of:  # once per method: fingerprints, a session's pickle
+                    fingerprint = method_fingerprint(*pair)
+                    payload = session_payload(*pair)
+                    code_of[pair] = (
+                        get_method(*pair).kind,
+                        fingerprint.digest,
+                        instance_fingerprint(spec.family),
+                        payload,
+                        _canonical(fingerprint.origin()) if payload is not None else None,
+                    )
+                kind, code, instance_code, payload, origin = code_of[pair]
                 time_limit = method_spec.time_limit_s or suite.limits.time_limit_s
                 kill_after = method_spec.kill_after_s or suite.limits.kill_deadline(time_limit)
                 for label, params in method_spec.variants():
