@@ -14,7 +14,8 @@ included) and the table lines of the edited methods before and after.
 
 ``--edit tie-break`` changes SJF-BCO's LBSGF server order (ties to the
 highest-numbered server instead of the lowest: ``heuristics/sjf_bco.py``);
-``--edit comment`` adds a comment there (nothing may run).
+``--edit comment`` edits the docstring of the same method and adds a comment and a
+blank line inside it (nothing may run).
 """
 
 from __future__ import annotations
@@ -36,8 +37,11 @@ EDITS = {
         "        cumulative = np.cumsum(data.capacity[order])\n",
     ),
     "comment": (
-        "class Lbsgf:\n",
-        "# an edit that changes no code\nclass Lbsgf:\n",
+        '        """Line 2: servers sorted by mean ``U`` per GPU, the fewest leading ones."""\n'
+        "        mean_load = np.add.reduceat(state.accumulated, data.server_start) / data.capacity\n",
+        '        """Line 2 of Algorithm 3: the fewest least-busy servers (docstring edited)."""\n'
+        "        # a comment and a blank line inside the function: no code changed\n\n"
+        "        mean_load = np.add.reduceat(state.accumulated, data.server_start) / data.capacity\n",
     ),
 }
 
