@@ -121,6 +121,8 @@ def _cmd_fetch(args: argparse.Namespace) -> int:
         transient=True,
         disable=not sys.stderr.isatty(),
     ) as progress:
+        # one terminal for both: the lines go above the bar (through its console)
+        printer = progress.console if sys.stdout.isatty() and sys.stderr.isatty() else out
         for name in datasets:
             summary = fetch_dataset(name, root, lambda what: _RichBar(progress, what))
             kept = summary.files - summary.downloaded
@@ -129,7 +131,7 @@ def _cmd_fetch(args: argparse.Namespace) -> int:
                 if summary.downloaded
                 else "nothing to fetch"
             )
-            out.print(
+            printer.print(
                 cell(f"{name}: {summary.files} files, {got}, {kept} already present -> {root}")
             )
     return 0
