@@ -6,7 +6,7 @@ The data is never copied into the repository. A file is looked up, in this order
    writes there);
 2. ``../shared/data`` next to the repository root (the development layout; off with
    ``DDLSCHED_DEV_DATA=0``);
-3. the fetch cache, ``pooch.os_cache("ddlsched")`` (``~/.cache/ddlsched`` on Linux, below
+3. the fetch cache, the folder ``pooch.os_cache("ddlsched")`` names (``~/.cache/ddlsched`` on Linux, below
    ``$XDG_CACHE_HOME`` when set), filled by ``ddlsched data fetch``.
 
 :func:`data_file` checks a file the registry knows (:mod:`ddlsched.data.registry`) against its
@@ -17,6 +17,7 @@ hash for the results (:mod:`ddlsched.data.provenance`).
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 __all__ = [
@@ -48,12 +49,15 @@ def _dev_data_dir() -> Path | None:
 
 
 def cache_dir() -> Path:
-    """The fetch cache: ``pooch.os_cache("ddlsched")`` (it may not exist yet)."""
+    """The fetch cache, the folder ``pooch.os_cache("ddlsched")`` names (it may not exist yet).
+
+    Computed with platformdirs, as pooch does, without importing pooch (0.4 s of start-up for
+    every process that reads a trace)."""
     try:
-        import pooch
+        import platformdirs
     except ImportError:  # an environment installed before pooch was a dependency: its place
         return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ddlsched"
-    return Path(pooch.os_cache("ddlsched"))
+    return Path(platformdirs.user_cache_dir("ddlsched"))
 
 
 def fetch_target() -> Path:
@@ -62,19 +66,29 @@ def fetch_target() -> Path:
     return Path(env) if env else cache_dir()
 
 
-def search_roots() -> list[Path]:
-    """The existing data directories, in lookup order (see the module docstring)."""
+def _roots() -> Iterator[Path]:
+    """The existing data directories in lookup order, each computed only when reached."""
     env = os.environ.get(DATA_ENV)
     if env:
-        return [Path(env)] if Path(env).is_dir() else []
-    roots = [root for root in (_dev_data_dir(), cache_dir()) if root is not None and root.is_dir()]
-    return roots
+        if Path(env).is_dir():
+            yield Path(env)
+        return
+    dev = _dev_data_dir()
+    if dev is not None:
+        yield dev
+    cache = cache_dir()
+    if cache.is_dir():
+        yield cache
+
+
+def search_roots() -> list[Path]:
+    """The existing data directories, in lookup order (see the module docstring)."""
+    return list(_roots())
 
 
 def data_dir() -> Path | None:
     """The first existing data directory (:func:`search_roots`), or ``None`` when there is none."""
-    roots = search_roots()
-    return roots[0] if roots else None
+    return next(_roots(), None)
 
 
 def data_file(*parts: str) -> Path:
@@ -91,14 +105,18 @@ def data_file(*parts: str) -> Path:
     relative = "/".join(parts)
     entry = registry.file_by_path(relative)
     fix = f" or run 'ddlsched data fetch {entry.dataset}'" if entry is not None else ""
-    roots = search_roots()
-    if not roots:
-        raise DdlschedError(
-            f"no data directory for {relative}: set {DATA_ENV} to the folder holding traces/ "
-            f"and profiles/{fix}"
-        )
-    path = next((p for p in (root.joinpath(*parts) for root in roots) if p.exists()), None)
-    if path is None:
+    roots: list[Path] = []
+    for root in _roots():  # the cache's place is computed only when the file is not found before
+        roots.append(root)
+        if root.joinpath(*parts).exists():
+            path = root.joinpath(*parts)
+            break
+    else:
+        if not roots:
+            raise DdlschedError(
+                f"no data directory for {relative}: set {DATA_ENV} to the folder holding "
+                f"traces/ and profiles/{fix}"
+            )
         others = "".join(f" (also looked in {root})" for root in roots[1:])
         raise DdlschedError(f"data file not found: {roots[0].joinpath(*parts)}{others}{fix}")
     if entry is not None and path.is_file() and verify.verification_enabled():
