@@ -19,6 +19,7 @@ Shared fixtures (use them instead of writing a private helper):
   A Hypothesis test whose strategies are positional maps them to its last arguments:
   put fixtures first (``def test_x(solve, seed, k)``).
 - ``shared_data``: the shared data directory; the test is skipped without it.
+- every test starts with an empty record of the data files read (``info["data_sha256"]``).
 
 The tests run in parallel (pytest-xdist, ``-n auto``): a test writes only
 under ``tmp_path``, opens no fixed port, and leaves no registration behind it.
@@ -95,3 +96,13 @@ def shared_data():
     if root is None:
         pytest.skip("shared data directory absent")
     return root
+
+
+@pytest.fixture(autouse=True)
+def _fresh_data_record():
+    """Each test starts with an empty record of the data files read
+    (:mod:`ddlsched.data.provenance`), so that a result's ``info`` does not depend on what
+    an earlier test of the same worker process read."""
+    from ddlsched.data import provenance
+
+    provenance.forget()

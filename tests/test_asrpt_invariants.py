@@ -120,6 +120,7 @@ def test_malformed_philly_rows_name_file_and_line(tmp_path, monkeypatch, row, wh
     path = root / "traces" / "philly" / "philly.csv"
     path.write_text("timestamp,duration,num_gpus,gpu_time,cluster\n" + good * 3 + bad + good)
     monkeypatch.setenv("DDLSCHED_DATA", str(root))
+    monkeypatch.setenv("DDLSCHED_DATA_VERIFY", "0")  # a malformed copy: no hash check
     from ddlsched.workloads.traces import read_philly
 
     with pytest.raises(DdlschedError, match=rf"philly.csv, line 5: .*{where}"):

@@ -35,6 +35,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "ddlsched.jsonio",
             "ddlsched.fieldspec",
             "ddlsched.datadir",
+            "ddlsched.data",  # the data registry, hash checks, fetching (pooch)
             "ddlsched.deadline",
             "ddlsched.params",
             "ddlsched.progress",
@@ -64,6 +65,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "ddlsched.conformance",
             "ddlsched.api",  # the public module of plug-ins: registry, families, conformance
             "ddlsched.cli_new",
+            "ddlsched.cli_data",
             "ddlsched.templates",  # the scaffold's method modules (package data)
         ),
     ),

@@ -13,6 +13,7 @@ Commands::
     ddlsched bench run|table|plot|status|validate|worstcase ...
     ddlsched simulate FAMILY ...                    (e.g. simulate muri --trace trace3 --policy muri-l)
     ddlsched new method FAMILY NAME [--out DIR]     write a method plug-in (ddlsched.cli_new)
+    ddlsched data fetch|status [NAME ...]          fetch and check the public data (ddlsched.cli_data)
 
 Help: ``ddlsched COMMAND --help`` lists the families (and, for ``solve`` and
 ``compare``, every family's methods; for ``instance generate`` its
@@ -343,6 +344,9 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     from ddlsched.cli_new import add_new_command
 
     add_new_command(sub)
+    from ddlsched.cli_data import add_data_command
+
+    add_data_command(sub)
     return parser
 
 

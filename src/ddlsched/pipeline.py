@@ -12,7 +12,8 @@
 2. a solver's :class:`~ddlsched.solvers.result.Claim` is checked against
    the evaluation: the schedule may not be worse than the solver claims,
    and a proven optimum must match (relative tolerance :data:`REL_TOL`);
-3. the family's headline metrics of the evaluation are added to ``info``;
+3. the family's headline metrics of the evaluation are added to ``info``, and the SHA-256 of
+   the data files the process read (``info["data_sha256"]``, :mod:`ddlsched.data.provenance`);
 4. the bound is checked against the evaluated objective (a lower bound
    above the objective of a schedule, when minimising, is a bug) and
    clipped to it within the tolerance; a proven optimum without a bound
@@ -28,6 +29,7 @@ from __future__ import annotations
 import math
 from typing import Any, Protocol
 
+from ddlsched.data.provenance import read_so_far
 from ddlsched.errors import InfeasibleScheduleError, InvalidInstanceError, SolverClaimError
 from ddlsched.solvers.result import Claim, Outcome, SolveResult, Status
 
@@ -112,6 +114,8 @@ def finish(
             f"not {type(outcome).__name__}"
         )
     info = dict(outcome.info)
+    if data_read := read_so_far():  # the data files' hashes (ddlsched.data.provenance)
+        info.setdefault("data_sha256", data_read)
     schedule = outcome.schedule
     status = outcome.status or (Status.FEASIBLE if schedule is not None else Status.ERROR)
     if status is Status.NO_SOLUTION and schedule is not None:
