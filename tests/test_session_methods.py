@@ -8,17 +8,21 @@ replaced this way.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from types import SimpleNamespace
 
+import cloudpickle
 import pytest
 
 from ddlsched import api
 from ddlsched.bench.runner import run_suite
+from ddlsched.bench.session import install_session_method, session_payload
 from ddlsched.bench.suite import parse_suite
 from ddlsched.bench.tables import load_results
 from ddlsched.errors import DdlschedError
 from ddlsched.problems.debug import DebugSchedule
-from ddlsched.registry import get_method, install_method
+from ddlsched.registry import get_method
 
 
 def _register(scale: float) -> None:
@@ -70,7 +74,20 @@ def test_a_session_method_runs_on_workers_and_is_recomputed_when_edited(tmp_path
     assert set(frame.loc[frame["method"] == "exact", "code_fingerprint"]) == exact_fingerprint
 
 
-def test_a_session_method_cannot_replace_a_builtin_on_a_worker():
-    builtin = get_method("debug", "heur")
-    with pytest.raises(DdlschedError, match="a session method may not replace it"):
-        install_method(builtin)
+def _task(payload: bytes, method: str) -> SimpleNamespace:
+    return SimpleNamespace(
+        session_method=payload, method=method, instance=SimpleNamespace(family="debug")
+    )
+
+
+def test_a_worker_installs_a_session_method_but_never_over_a_builtin(session_method):
+    assert session_payload("debug", "heur") is None  # built in: the worker imports it
+    payload = session_payload("debug", "mine")
+    assert payload is not None
+    api.unregister_method("debug", "mine")
+    install_session_method(_task(payload, "mine"))  # as the worker does
+    assert get_method("debug", "mine").origin.group == "session"
+    forged = cloudpickle.dumps(dataclasses.replace(get_method("debug", "mine"), name="heur"))
+    with pytest.raises(DdlschedError, match="may not shadow"):
+        install_session_method(_task(forged, "heur"))
+    assert get_method("debug", "heur").origin is None  # the built-in is still there

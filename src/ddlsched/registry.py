@@ -83,7 +83,6 @@ __all__ = [
     "families",
     "get_family",
     "get_method",
-    "install_method",
     "methods",
     "register_family",
     "register_method",
@@ -595,17 +594,3 @@ def simulate(
         raise DdlschedError(f"unknown policy {policy!r} (choose from {', '.join(policies)})")
     options = RunOptions(time_limit_s=time_limit_s, seed=seed, params=params or {})
     return run_method(family, policy, instance, options, raise_errors=raise_errors)
-
-
-def install_method(method: Method) -> None:
-    """Register ``method``, a method of this session shipped to a worker process
-    (:mod:`ddlsched.bench.session`); a method of ddlsched or of an installed plug-in
-    is never replaced this way."""
-    existing = _METHODS.get((method.family, method.name))
-    origin = getattr(existing, "origin", None)
-    if existing is not None and (origin is None or getattr(origin, "group", None) != "session"):
-        raise DdlschedError(
-            f"method {method.family}.{method.name} exists here: a session method may not replace it"
-        )
-    get_family(method.family)
-    _METHODS[(method.family, method.name)] = method

@@ -12,18 +12,15 @@ Commands::
     ddlsched bench validate SUITE [--out DIR] [--no-cache]
 
 ``run`` and ``validate`` build each generated instance once per results
-directory (the instance cache, :mod:`ddlsched.bench.instance_cache`:
-``RESULTS/instances/<key>.json``; ``validate`` fills the cache of the suite's
-output directory, or of ``--out``, the directory ``run`` will use; a later
-``validate``, the run and a resumed run read it); ``--no-cache`` builds
-every instance and touches no cache.
+directory (:mod:`ddlsched.bench.instance_cache`; ``validate`` fills the cache
+of the directory ``run`` will use); ``--no-cache`` builds every instance and
+touches no cache. ``run`` recomputes the rows whose code changed
+(:mod:`ddlsched.bench.fingerprint`) and says so.
 
-Errors are :class:`~ddlsched.errors.DdlschedError` lines (exit status 2),
-like the rest of the CLI: a fault of the result store (a full disk, a
-directory made read-only) and a corrupt results file too, naming the file;
+Errors are :class:`~ddlsched.errors.DdlschedError` lines (exit status 2): a
+fault of the result store and a corrupt results file too, naming the file;
 flags are checked by :mod:`ddlsched.cli_types`. ``bench table --help``
-explains every column of the ratio table
-(:data:`ddlsched.bench.tables.COLUMN_HELP`).
+explains every column (:data:`ddlsched.bench.tables.COLUMN_HELP`).
 """
 
 from __future__ import annotations
@@ -118,9 +115,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         f"on {summary.executor} x{summary.workers}"
     )
     if summary.recomputed:
-        changed = ", ".join(sorted(summary.recomputed))
-        count = sum(summary.recomputed.values())
-        print(f"{count} row(s) recomputed: code of {changed} changed")
+        print(summary.recomputed_line())
     print(f"results: {out}    table: ddlsched bench table {out}")
     return 0
 
@@ -148,11 +143,10 @@ def _cmd_table(args: argparse.Namespace) -> int:
     else:
         summary = tables.summarize(rated, by_group=not args.pool_groups)
         note = tables.ratio_note(frame)
-        code = code_note(frame)
-        if code and args.format == "md":
-            note = f"{code}\n\n{note}"
-        elif code:
+        code = code_note(frame)  # rows of other code: above the legend, or on stderr
+        if code and args.format != "md":
             print(code, file=sys.stderr)
+        note = f"{code}\n\n{note}" if code and args.format == "md" else note
         if args.format == "md":
             text = tables.to_markdown(summary, note)
         elif args.format == "latex":

@@ -78,6 +78,11 @@ class RunSummary:
     #: Tasks run again because their method's code changed, by method (``family.method``).
     recomputed: dict[str, int] = field(default_factory=dict)
 
+    def recomputed_line(self) -> str:
+        """``160 row(s) recomputed: code of rar.exact, rar.sjf_bco changed``."""
+        changed = ", ".join(sorted(self.recomputed))
+        return f"{sum(self.recomputed.values())} row(s) recomputed: code of {changed} changed"
+
 
 def run_suite(
     suite: Suite,

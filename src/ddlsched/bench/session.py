@@ -65,9 +65,19 @@ def install_session_method(task: Any) -> None:
         return
     import pickle
 
-    from ddlsched.registry import install_method
+    from ddlsched.registry import register_method
 
     method = pickle.loads(payload)
-    install_method(method)
+    # The session's rules apply here too: it may replace a session method of its name,
+    # never a method of ddlsched or of an installed plug-in.
+    register_method(
+        method.family,
+        method.name,
+        method.kind,
+        method.summary,
+        method.params_type,
+        hazardous=method.hazardous,
+        interruptible=method.interruptible,
+    )(method.run)
     _INSTALLED[key] = digest
     log.debug("session method %s.%s installed", *key)
