@@ -197,11 +197,13 @@ def _reap(pid: int, wait: bool) -> int | None:
 def _collect(pid: int, wait: bool) -> int | None:
     if wait:
         end = time.monotonic() + _EXIT_WAIT_S
+        pause = 1e-4  # the child exits right after its answer: poll fast, then slower
         while time.monotonic() < end:
             done, status = os.waitpid(pid, os.WNOHANG)
             if done:
                 return status
-            time.sleep(0.005)
+            time.sleep(pause)
+            pause = min(2 * pause, 0.005)
     try:
         os.kill(pid, signal.SIGKILL)
     except ProcessLookupError:  # pragma: no cover - already reaped by someone else
