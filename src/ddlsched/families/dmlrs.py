@@ -124,6 +124,7 @@ import sys
 from dataclasses import fields
 from typing import Any
 
+from ddlsched.deadline import import_within
 from ddlsched.errors import TimeLimitReached
 from ddlsched.families._dmlrs_params import (
     ColgenParams,
@@ -383,11 +384,14 @@ PYOMO_IMPORT_S = 1.0
 
 def _need_pyomo(ctx: RunContext, what: str) -> None:
     """Refuse to start an import of Pyomo that the time left cannot hold (no interrupt can
-    stop an import): :class:`~ddlsched.errors.TimeLimitReached` naming ``what``."""
+    stop an import): :class:`~ddlsched.errors.TimeLimitReached` naming ``what``. With more
+    left, the import runs in the background and is waited for until the deadline
+    (:func:`ddlsched.deadline.import_within`: under load it took more than 5 s)."""
     if "pyomo.environ" not in sys.modules and ctx.deadline.remaining_s() < PYOMO_IMPORT_S:
         raise TimeLimitReached(
             f"time limit of {ctx.deadline.limit_s:g} s: too little left to import Pyomo for {what}"
         )
+    import_within("pyomo.environ", ctx.deadline, what)
 
 
 def _dorm_seed(instance: DmlrsInstance, ctx: RunContext) -> Any:

@@ -199,28 +199,35 @@ class _Model:
         self.row_upper.append(upper)
         return r
 
-    def _matrix(self):
-        import scipy.sparse as sp
-
+    def _matrix(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(start, index, value)``: the rows in compressed column form, entries ordered by
+        column then row, duplicates summed (numpy only: importing scipy.sparse, seconds
+        under load, could not be interrupted)."""
         num_cols, num_rows = len(self.cost), len(self.row_lower)
-        matrix = sp.csc_matrix(
-            (self.vals, (self.rows, self.cols)), shape=(num_rows, num_cols), dtype=float
+        key = np.asarray(self.cols, dtype=np.int64) * num_rows + np.asarray(
+            self.rows, dtype=np.int64
         )
-        matrix.sort_indices()
-        return matrix
+        unique, inverse = np.unique(key, return_inverse=True)
+        value = np.bincount(inverse.reshape(-1), weights=self.vals, minlength=unique.size)
+        start = np.searchsorted(unique // max(1, num_rows), np.arange(num_cols + 1))
+        return (
+            start.astype(np.int32),
+            (unique % max(1, num_rows)).astype(np.int32),
+            value.astype(float),
+        )
 
     def mip_arrays(self, options, maximize: bool = True) -> MipArrays:
         """The model as plain arrays, for :func:`~ddlsched.solvers.highs_server.solve_mip`."""
-        matrix = self._matrix()
+        start, index, value = self._matrix()
         return MipArrays(
             cost=np.asarray(self.cost, dtype=float),
             col_lower=np.zeros(len(self.cost)),
             col_upper=np.asarray(self.upper, dtype=float),
             row_lower=np.asarray(self.row_lower, dtype=float),
             row_upper=np.asarray(self.row_upper, dtype=float),
-            start=np.asarray(matrix.indptr, dtype=np.int32),
-            index=np.asarray(matrix.indices, dtype=np.int32),
-            value=np.asarray(matrix.data, dtype=float),
+            start=start,
+            index=index,
+            value=value,
             integer=np.asarray(self.integer, dtype=bool),
             maximize=maximize,
             options=tuple(options),
@@ -228,7 +235,7 @@ class _Model:
 
     def to_highs(self, hs, maximize: bool = True):
         num_cols, num_rows = len(self.cost), len(self.row_lower)
-        matrix = self._matrix()
+        start, index, value = self._matrix()
         lp = hs.HighsLp()
         lp.num_col_ = num_cols
         lp.num_row_ = num_rows
@@ -238,9 +245,9 @@ class _Model:
         lp.row_lower_ = np.asarray(self.row_lower, dtype=float)
         lp.row_upper_ = np.asarray(self.row_upper, dtype=float)
         lp.a_matrix_.format_ = hs.MatrixFormat.kColwise
-        lp.a_matrix_.start_ = np.asarray(matrix.indptr, dtype=np.int32)
-        lp.a_matrix_.index_ = np.asarray(matrix.indices, dtype=np.int32)
-        lp.a_matrix_.value_ = np.asarray(matrix.data, dtype=float)
+        lp.a_matrix_.start_ = start
+        lp.a_matrix_.index_ = index
+        lp.a_matrix_.value_ = value
         lp.sense_ = hs.ObjSense.kMaximize if maximize else hs.ObjSense.kMinimize
         if any(self.integer):
             lp.integrality_ = [
@@ -340,7 +347,16 @@ class SingleJobPricer:
 
     # ---------------------------------------------------------------- the MILP
 
-    def _build_milp(self, worker_cost: np.ndarray, ps_cost: np.ndarray, rank: np.ndarray) -> None:
+    def _build_milp(
+        self,
+        worker_cost: np.ndarray,
+        ps_cost: np.ndarray,
+        rank: np.ndarray,
+        end: float = math.inf,
+    ) -> bool:
+        """Build the MILP at these prices; ``False`` if ``time.perf_counter()`` passed
+        ``end`` first (checked per slot: a build takes a second on 100 machines under
+        load)."""
         d, hs = self.data, self._hs
         inf = hs.kHighsInf
         num_k = d.num_slots
@@ -374,6 +390,8 @@ class SingleJobPricer:
         gamma, cap_f = float(d.gamma), float(d.worker_cap)
         slot_samples = []
         for k in range(num_k):
+            if time.perf_counter() > end:
+                return False
             keys = np.column_stack([self._type_of, worker_cost[:, k], ps_cost[:, k]])
             _, label = np.unique(keys, axis=0, return_inverse=True)
             label = np.asarray(label).reshape(-1)
@@ -413,6 +431,7 @@ class SingleJobPricer:
             ):
                 model.row(slot_samples[k] + [(col, -v) for col, v in slot_samples[k + 1]], 0.0, inf)
         self._mip = model.mip_arrays(self._options)  # a fresh Highs, and clock, per MILP
+        return True
 
     def _decode_milp(self, x: np.ndarray):
         d = self.data
@@ -473,9 +492,9 @@ class SingleJobPricer:
             values = -np.concatenate([worker_cost.ravel(), ps_cost.ravel()])
             highs.changeColsCost(len(index), index, values)
         else:
-            self._build_milp(worker_cost, ps_cost, rank)
+            built = self._build_milp(worker_cost, ps_cost, rank, started + time_limit_s)
             left = time_limit_s - (time.perf_counter() - started)
-            if not left > 1e-3:
+            if not (built and left > 1e-3):
                 seconds = time.perf_counter() - started
                 return PricingSolution("time_limit", None, None, None, None, None, None, seconds)
             time_limit_s = left

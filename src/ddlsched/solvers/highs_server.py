@@ -26,7 +26,10 @@ terminal); it exits when its request pipe closes (the parent exited or
 called :func:`shutdown`).
 
 One worker per process, used under a lock (a Dask worker's threads take
-turns); a platform without ``fork`` solves in-process.
+turns); a platform without ``fork`` solves in-process. The deadline's
+interrupt (``SIGALRM``) is held during a call (which ends by its limit on its
+own): an interrupt inside ``fork`` or half-way through a request would leave
+the worker out of step; a request cut short otherwise (Ctrl-C) kills it.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ import logging
 import math
 import os
 import pickle
+import signal
 import struct
 import threading
 import time
@@ -46,7 +50,7 @@ from typing import Any
 import numpy as np
 
 from ddlsched.errors import SolverError
-from ddlsched.solvers.highs_worker import _detach, _reap
+from ddlsched.solvers.highs_worker import _describe, _detach, _reap
 
 __all__ = ["DirectRun", "MipArrays", "shutdown", "solve_mip"]
 
@@ -200,14 +204,16 @@ class _Worker:
         os.close(answer_w)
         self.pid, self.to_child, self.from_child = pid, request_w, answer_r
 
-    def stop(self, wait: bool) -> None:
+    def stop(self, wait: bool) -> int | None:
+        """Close the pipes, end the child (killed unless ``wait``) and reap it: its status."""
         if self.pid is None:
-            return
+            return None
         for fd in (self.to_child, self.from_child):
             with contextlib.suppress(OSError):
                 os.close(fd)
-        _reap(self.pid, wait=wait)
+        status = _reap(self.pid, wait=wait)
         self.pid = None
+        return status
 
     def solve(self, mip: MipArrays, seconds: float) -> DirectRun:
         if self.pid is None:
@@ -220,6 +226,9 @@ class _Worker:
             answer = _read_message(self.from_child, started + seconds)
         except OSError:  # the child died (killed by the kernel): a new one next time
             answer = b""
+        except BaseException:  # interrupted (the deadline's interrupt, Ctrl-C) mid-request:
+            self.stop(wait=False)  # its answer would come to the next request
+            raise
         if answer is None:  # the limit came first: kill it, nothing is known of the MIP
             self.stop(wait=False)
             import highspy
@@ -227,8 +236,8 @@ class _Worker:
             status = highspy.HighsModelStatus.kInterrupt
             return DirectRun(status, math.nan, math.inf, False, None, killed=True)
         if not answer:
-            self.stop(wait=False)
-            raise SolverError("a HiGHS worker process died before answering")
+            how = _describe(self.stop(wait=True))
+            raise SolverError(f"a HiGHS worker process {how} before answering")
         kind, value = pickle.loads(answer)
         if kind != "ok":
             raise SolverError(f"a HiGHS worker process failed: {value}")
@@ -297,15 +306,22 @@ def solve_mip(mip: MipArrays, seconds: float, *, in_worker: bool = True) -> Dire
     """
     if not (in_worker and math.isfinite(seconds) and hasattr(os, "fork")):
         return _run(mip, seconds)
-    with _WORKER.lock:
-        if _WORKER.pid is not None and os.getpid() != _owner[0]:  # pragma: no cover
-            _WORKER.pid = None  # a forked copy of a parent that had a worker: not ours
-        _owner[0] = os.getpid()
-        try:
-            return _WORKER.solve(mip, seconds)
-        except OSError as exc:  # no memory or process slot for a child
-            log.warning("cannot fork a HiGHS worker (%s); solving in-process", exc)
-            return _run(mip, seconds)
+    # The deadline's interrupt (SIGALRM) is held meanwhile: this call ends by ``seconds``
+    # on its own, and an interrupt inside ``fork`` (its at-fork handlers) or half-way
+    # through a request would leave the worker out of step; it is delivered on return.
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+    try:
+        with _WORKER.lock:
+            if _WORKER.pid is not None and os.getpid() != _owner[0]:  # pragma: no cover
+                _WORKER.pid = None  # a forked copy of a parent that had a worker: not ours
+            _owner[0] = os.getpid()
+            try:
+                return _WORKER.solve(mip, seconds)
+            except OSError as exc:  # no memory or process slot for a child
+                log.warning("cannot fork a HiGHS worker (%s); solving in-process", exc)
+                return _run(mip, seconds)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 _owner = [os.getpid()]
