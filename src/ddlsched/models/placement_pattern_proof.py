@@ -232,8 +232,8 @@ def pattern_proof(
     the threshold search (skipped above :data:`THRESHOLD_TUPLE_LIMIT` triples)
     :data:`THRESHOLD_WORK` units of CP-SAT's deterministic time, and at most
     half of the wall time left after the pattern search: what it needs, not a
-    share that grows with the deadline (it took 6 s at a 10 s limit and 62 s
-    at 120 s for the same optimum), and the same work on a loaded machine.
+    share that grows with the deadline (each solve was given all that was left
+    of half the time), and the same work on a loaded machine.
     """
     deadline = deadline or Deadline.unlimited()
     remaining = deadline.remaining_s()
