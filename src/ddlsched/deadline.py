@@ -193,10 +193,10 @@ def import_within(module: str, deadline: Deadline, what: str) -> None:
     time stops at its limit, and the import goes on in the background for
     the next caller (which then waits for it to end, by the import lock).
     """
-    if module in sys.modules:
-        return
     with _IMPORTS_LOCK:
         thread = _IMPORTS.get(module)
+        if thread is None and module in sys.modules:  # imported (not by us, or by us: done)
+            return
         if thread is None:
             thread = threading.Thread(
                 target=_import_quietly, args=(module,), name=f"import {module}", daemon=True
