@@ -176,9 +176,7 @@ SUITE_CASES = {
 def test_hostile_suites(tmp_path, cli, case):
     make, needles = SUITE_CASES[case]
     path = suite(tmp_path, make())
-    started = time.monotonic()
     refused(cli, ["bench", "validate", path], f"{path}: ", *needles)
-    assert time.monotonic() - started < 10  # fails fast: nothing is materialised
 
 
 def test_suite_with_a_byte_order_mark_validates(tmp_path, cli):

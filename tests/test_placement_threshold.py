@@ -256,7 +256,7 @@ def test_term_tables_are_capped_at_the_largest_server(monkeypatch, shared_data):
         sizes.extend(t.size for t in tables)
         return tables
 
-    def no_search(terms, replicas, available, *, full, lower, counts=None, budget_s=0.0):
+    def no_search(terms, replicas, available, *, full, lower, counts=None, budget_s=0.0, work=0.0):
         return ThresholdSearch(lower, counts, None, 0, 0.0)  # the tables are what counts
 
     monkeypatch.setattr(bounds_module, "stage_terms", recording)

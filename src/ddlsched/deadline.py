@@ -31,7 +31,7 @@ from types import FrameType
 
 from ddlsched.errors import TimeLimitReached
 
-__all__ = ["DEFAULT_TIME_LIMIT_S", "Deadline"]
+__all__ = ["DEFAULT_TIME_LIMIT_S", "Deadline", "import_within"]
 
 #: Longest single arming of the interrupt timer (``setitimer`` overflows near 1e10 s).
 _ARM_MAX_S = 1e6
@@ -174,6 +174,49 @@ class Deadline:
 
     def __repr__(self) -> str:
         return f"Deadline(limit_s={self.limit_s:g}, remaining_s={self.remaining_s():.3f})"
+
+
+#: Background imports started by :func:`import_within` (module name -> thread).
+_IMPORTS: dict[str, threading.Thread] = {}
+_IMPORTS_LOCK = threading.Lock()
+
+
+def import_within(module: str, deadline: Deadline, what: str) -> None:
+    """Import ``module`` if the deadline lets it finish; else raise
+    :class:`~ddlsched.errors.TimeLimitReached` at the deadline, naming ``what``.
+
+    An import cannot be interrupted (one cut half-way leaves the module broken
+    for the rest of the process), and how long it takes depends on the
+    machine's load (Pyomo: 0.8 s cold on a quiet machine, more than 5 s at
+    load 12). So it runs in a background (daemon) thread, and the caller waits
+    for it only until the deadline: a method that cannot have the module in
+    time stops at its limit, and the import goes on in the background for
+    the next caller (which then waits for it to end, by the import lock).
+    """
+    with _IMPORTS_LOCK:
+        thread = _IMPORTS.get(module)
+        if thread is None and module in sys.modules:  # imported (not by us, or by us: done)
+            return
+        if thread is None:
+            thread = threading.Thread(
+                target=_import_quietly, args=(module,), name=f"import {module}", daemon=True
+            )
+            _IMPORTS[module] = thread
+            thread.start()
+    remaining = deadline.remaining_s()
+    thread.join(None if not math.isfinite(remaining) else remaining)
+    if thread.is_alive():
+        raise TimeLimitReached(
+            f"time limit of {deadline.limit_s:g} s reached in importing {module} for {what}"
+        )
+
+
+def _import_quietly(module: str) -> None:
+    import contextlib
+    import importlib
+
+    with contextlib.suppress(Exception):  # the caller's own import raises it again
+        importlib.import_module(module)
 
 
 #: The standard library's weakref modules: their callbacks (``WeakSet._remove``, a

@@ -89,8 +89,11 @@ the answer, and ``info['stopped']`` says what stopped):
   (``time_limit_no_solution``; an online schedule cut at some arrival is
   no answer);
 * ``improve``: a start the limit stops is skipped (none left:
-  ``time_limit_no_solution``); a search cut by the limit returns its best
-  schedule (``time_limit_hit``, ``stopped = time limit``);
+  ``time_limit_no_solution``), one that cannot run on the instance (OASiS
+  refusing ``U^r <= L``) is skipped and named in ``info['starts_refused']``
+  (none left at all: ``no_solution`` with the reasons); a search cut by the
+  limit returns its best schedule (``time_limit_hit``, ``stopped = time
+  limit``);
 * ``dorm``: a slot's MILP stopped at its share of the time (or at
   ``slot_time_limit_s``) keeps its incumbent (or the greedy allocation):
   a schedule, ``time_limit_hit``;
@@ -103,15 +106,20 @@ the answer, and ``info['stopped']`` says what stopped):
 * ``dorm``, ``exact`` (and ``colgen``'s Dorm seed): with less than
   :data:`PYOMO_IMPORT_S` left and Pyomo not yet imported, they stop at once
   (``time_limit_no_solution``) rather than start an import no interrupt
-  can cut (0.8 s cold at low load, 2 s and more under load);
+  can cut (0.8 s cold at low load, 5 s and more under load); with more
+  left, Pyomo is imported in the background and waited for only until the
+  deadline (:func:`ddlsched.deadline.import_within`);
 * ``ub_prices``: PD-ORS must finish (else ``time_limit_no_solution``);
   a job whose pricing MILP stopped at its limit contributes its dual
   bound, one not priced in time ``u_i(d_min_i - 1)``: the bound stays
   valid and gets weaker (``time_limit_hit``, ``info['pricing_status']``);
-* ``colgen``: the best ``UB(p)`` of the rounds done
-  (``info['stopped']``: ``time_limit`` when a round was cut, ``stalled``
-  when a pricing stopped at its share; both ``time_limit_hit``), the
-  restricted MILP's schedule at the limit, or the best seed schedule. Its
+* ``colgen``: the best ``UB(p)`` of the rounds done (``time_limit_hit``
+  when a round was cut, a pricing stopped at its share, the restricted MILP
+  stopped or a seed heuristic was cut; ``info['stopped']`` names each, and
+  ``info['rounds_stopped']`` says why the rounds ended: ``time_limit``,
+  ``stalled``, ``converged``, ...), the restricted MILP's schedule at the
+  limit, or the best seed schedule. A pricing MILP runs in the HiGHS worker
+  process and is killed at its limit (the job then gets its trivial bound). Its
   answer depends on the machine's speed; ``--param max_rounds=N`` stops
   after ``N`` pricing rounds instead (``stopped = iteration_limit``, not
   a time limit), which with a limit it does not reach gives the same bound
@@ -124,6 +132,7 @@ import sys
 from dataclasses import fields
 from typing import Any
 
+from ddlsched.deadline import import_within
 from ddlsched.errors import TimeLimitReached
 from ddlsched.families._dmlrs_params import (
     ColgenParams,
@@ -383,11 +392,14 @@ PYOMO_IMPORT_S = 1.0
 
 def _need_pyomo(ctx: RunContext, what: str) -> None:
     """Refuse to start an import of Pyomo that the time left cannot hold (no interrupt can
-    stop an import): :class:`~ddlsched.errors.TimeLimitReached` naming ``what``."""
+    stop an import): :class:`~ddlsched.errors.TimeLimitReached` naming ``what``. With more
+    left, the import runs in the background and is waited for until the deadline
+    (:func:`ddlsched.deadline.import_within`: under load it took more than 5 s)."""
     if "pyomo.environ" not in sys.modules and ctx.deadline.remaining_s() < PYOMO_IMPORT_S:
         raise TimeLimitReached(
             f"time limit of {ctx.deadline.limit_s:g} s: too little left to import Pyomo for {what}"
         )
+    import_within("pyomo.environ", ctx.deadline, what)
 
 
 def _dorm_seed(instance: DmlrsInstance, ctx: RunContext) -> Any:

@@ -64,7 +64,7 @@ from typing import Any
 import numpy as np
 
 from ddlsched.deadline import Deadline
-from ddlsched.errors import TimeLimitReached
+from ddlsched.errors import DdlschedError, NoScheduleFound, SolverError, TimeLimitReached
 from ddlsched.heuristics.dmlrs_baselines import FIT_RTOL
 from ddlsched.params import parse_name_list
 from ddlsched.problems.dmlrs import (
@@ -272,18 +272,30 @@ class _Search:
 
 def _starts(
     instance: DmlrsInstance, settings: ImproveSettings, run_start: StartRunner, deadline: Deadline
-) -> tuple[dict[str, DmlrsSchedule], dict[str, float], list[str]]:
+) -> tuple[dict[str, DmlrsSchedule], dict[str, float], list[str], dict[str, str]]:
+    """Every start's schedule and utility, the starts the limit stopped, and those that
+    cannot run on ``instance`` (name -> why: OASiS refuses price parameters with
+    ``U^r <= L``; recorded, not fatal, as long as one start ran)."""
     schedules: dict[str, DmlrsSchedule] = {}
     skipped = []
+    refused: dict[str, str] = {}
     for name in settings.starts:
         try:
             schedules[name] = run_start(name, deadline.sub(0.5))
         except TimeLimitReached:
             skipped.append(name)
+        except SolverError:  # the software or a solver failed: not the instance's doing
+            raise
+        except DdlschedError as exc:  # this start cannot run on this instance
+            refused[name] = str(exc)
+            log.info("dmlrs improve: start %s skipped: %s", name, exc)
     if not schedules:
-        raise TimeLimitReached("the time limit stopped every start of improve")
+        if skipped:
+            raise TimeLimitReached("the time limit stopped every start of improve")
+        reasons = "; ".join(f"{name}: {why}" for name, why in refused.items())
+        raise NoScheduleFound(f"no start of improve can run on this instance ({reasons})")
     utility = {name: evaluate(instance, s).total_utility for name, s in schedules.items()}
-    return schedules, utility, skipped
+    return schedules, utility, skipped, refused
 
 
 def improve(
@@ -295,7 +307,7 @@ def improve(
     cannot import it) and raises :class:`~ddlsched.errors.TimeLimitReached` at the
     deadline.
     """
-    schedules, start_utility, skipped = _starts(instance, settings, run_start, deadline)
+    schedules, start_utility, skipped, refused = _starts(instance, settings, run_start, deadline)
     best_start = max(start_utility, key=lambda name: (start_utility[name], -STARTS.index(name)))
     search = _Search(instance, schedules[best_start], settings.seed)
     search.first_pass()
@@ -319,5 +331,7 @@ def improve(
     }
     if skipped:
         info["starts_skipped"] = skipped
+    if refused:
+        info["starts_refused"] = refused
     log.info("dmlrs improve: %s (%s)", winner, stopped)
     return schedule, info, stopped == "time limit"

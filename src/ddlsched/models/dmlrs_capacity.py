@@ -347,23 +347,30 @@ def solve_highs(model: CapacityModel, time_limit_s: float) -> tuple[str, float |
     """``(status, bound)`` of ``model`` in HiGHS: ``optimal`` with the optimum (an LP) or the
     proven dual bound (a MILP), ``time_limit`` with a MILP's dual bound (``None`` if none
     yet; an LP stopped early gives ``None``), or ``error``. A model without a completion
-    column is optimal with 0."""
+    column is optimal with 0. A MILP under a finite limit runs in the HiGHS worker process,
+    killed at the limit (:mod:`ddlsched.solvers.highs_server`; no bound then)."""
     import highspy
 
     from ddlsched.solvers.highs_lp import new_highs
+    from ddlsched.solvers.highs_server import MipArrays, solve_mip
 
     if not model.completion:  # no job can finish by T: nothing to earn
         return "optimal", 0.0
     integral = any(model.integer)
     options = [("output_flag", False), ("threads", 1), ("mip_rel_gap", 1e-6)]
-    highs = new_highs(options)
-    highs.passModel(_to_highs(model, highspy))
-    if math.isfinite(time_limit_s):
-        highs.setOptionValue("time_limit", max(1e-3, float(time_limit_s)))
-    highs.run()
-    status = highs.getModelStatus()
+    lp = _to_highs(model, highspy)
+    if integral:  # in the HiGHS worker process, killed at the limit (solvers/highs_server.py)
+        run = solve_mip(MipArrays.from_lp(lp, options), float(time_limit_s))
+        status, objective, dual_bound = run.model_status, run.objective, run.mip_dual_bound
+    else:
+        highs = new_highs(options)
+        highs.passModel(lp)
+        if math.isfinite(time_limit_s):
+            highs.setOptionValue("time_limit", max(1e-3, float(time_limit_s)))
+        highs.run()
+        status, objective = highs.getModelStatus(), highs.getInfo().objective_function_value
+        dual_bound = math.inf
     ms = highspy.HighsModelStatus
-    info = highs.getInfo()
     if status == ms.kOptimal:
         kind = "optimal"
     elif status in (ms.kTimeLimit, ms.kIterationLimit, ms.kInterrupt):
@@ -371,8 +378,8 @@ def solve_highs(model: CapacityModel, time_limit_s: float) -> tuple[str, float |
     else:
         return "error", None
     if not integral:
-        return kind, float(info.objective_function_value) if kind == "optimal" else None
-    bound = float(info.mip_dual_bound)
+        return kind, float(objective) if kind == "optimal" else None
+    bound = float(dual_bound)
     return kind, bound if math.isfinite(bound) else None
 
 

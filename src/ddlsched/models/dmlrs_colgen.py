@@ -64,13 +64,16 @@ Algorithm (:func:`colgen`):
 The method ``colgen`` (:func:`solve_colgen`, its strategy) seeds the
 master with the schedules of the seed heuristics the family passes (PD-ORS
 with the run's seed, FIFO, DRF, Dorm; each within its share of the time
-limit; one that fails or runs out of time is skipped and, if the time cut
-it, named in ``seed_columns_cut``) and reports the restricted MILP's
-schedule with the bound (``feasible``), or the bound alone without one.
-The limit changed the answer (``time_limit_hit``) when a round was cut
+limit; one that runs out of time is skipped and named in
+``seed_columns_cut``, one that cannot run on the instance is skipped and
+named with its error in ``seed_columns_refused``) and reports the restricted
+MILP's schedule with the bound (``feasible``), or the bound alone without
+one. The limit changed the answer (``time_limit_hit``) when a round was cut
 (``time_limit``), a pricing stopped at its share (``stalled``), the
-restricted MILP stopped or a seed schedule was left out. An instance
-without jobs gives the empty schedule with the bound 0.
+restricted MILP stopped or a seed schedule was left out; ``info['stopped']``
+then names each of these, else it says why the rounds ended (``converged``,
+``iteration_limit``, ``master_error``; always in ``info['rounds_stopped']``).
+An instance without jobs gives the empty schedule with the bound 0.
 
 Choices (ours): the tolerance; ``master_share`` (default 0.2); the
 pricing time per job (an equal share of what remains of the round's
@@ -485,18 +488,32 @@ def colgen(
 SeedRun = tuple[str, Callable[[], DmlrsSchedule]]
 
 
-def _seed_schedules(seeds: Sequence[SeedRun]) -> tuple[list[DmlrsSchedule], list[str]]:
-    """The seed schedules (a seed heuristic that fails or runs out of time is skipped), and
-    the names of those the time cut short."""
-    out, cut = [], []
+def _seed_schedules(
+    seeds: Sequence[SeedRun],
+) -> tuple[list[DmlrsSchedule], list[str], dict[str, str]]:
+    """The seed schedules (a seed heuristic that fails or runs out of time is skipped), the
+    names of those the time cut short, and why the others could not run (name -> error)."""
+    out, cut, refused = [], [], {}
     for name, run in seeds:
         try:
             out.append(run())
         except TimeLimitReached:
             cut.append(name)
-        except DdlschedError:
-            pass
-    return out, cut
+        except DdlschedError as exc:
+            refused[name] = str(exc)
+    return out, cut, refused
+
+
+def _what_the_limit_stopped(rounds_stopped: str, mip_cut: bool, seeds_cut: list[str]) -> str:
+    """``info['stopped']`` of ``colgen``: what the time limit stopped ("" if nothing)."""
+    parts = []
+    if rounds_stopped in ("time_limit", "stalled"):
+        parts.append(rounds_stopped)
+    if mip_cut:
+        parts.append("the restricted MILP at its time limit")
+    if seeds_cut:
+        parts.append("seed heuristics cut by the time limit: " + ", ".join(seeds_cut))
+    return "; ".join(parts)
 
 
 def solve_colgen(
@@ -514,7 +531,7 @@ def solve_colgen(
     if not instance.jobs:  # the empty schedule, and the bound 0 (module docstring)
         return Outcome(DmlrsSchedule(accepted=()), Status.FEASIBLE, bound=0.0)
     started = time.perf_counter()
-    initial, seeds_cut = _seed_schedules(seeds)
+    initial, seeds_cut, seeds_refused = _seed_schedules(seeds)
     seeded_s = time.perf_counter() - started
     result = colgen(
         instance,
@@ -527,20 +544,24 @@ def solve_colgen(
         max_rounds=max_rounds,
     )
     mip_cut = result.info.get("restricted_mip", {}).get("status") == "time_limit"
+    # the limit changed the answer: a round cut (time_limit), a pricing stopped at its share
+    # (stalled), the restricted MILP stopped, or a seed schedule left out
+    limit_stopped = _what_the_limit_stopped(result.stopped, mip_cut, seeds_cut)
+    cut = bool(limit_stopped)
     info = {
         "pricing": pricing,
         "iterations": result.iterations,
-        "stopped": result.stopped,
+        # what the time limit stopped when it changed the answer, else why the rounds ended
+        "stopped": limit_stopped or result.stopped,
+        "rounds_stopped": result.stopped,
         "seed_columns_cut": seeds_cut,
+        "seed_columns_refused": seeds_refused,
         "master_value": result.master_value,
         "schedule_value": result.schedule_value,
         "history": [asdict(h) for h in result.history],
         "seed_columns_s": seeded_s,
         **result.info,
     }
-    # the limit changed the answer: a round cut (time_limit), a pricing stopped at its share
-    # (stalled), the restricted MILP stopped, or a seed schedule left out
-    cut = result.stopped in ("time_limit", "stalled") or mip_cut or bool(seeds_cut)
     if result.schedule is None:
         return Outcome(None, Status.BOUND_ONLY, bound=result.bound, info=info, time_limit_hit=cut)
     return Outcome(

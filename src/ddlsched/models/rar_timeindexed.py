@@ -474,13 +474,33 @@ def _pass_status(
         return Status.INFEASIBLE
     if bound is not None:
         return Status.BOUND_ONLY
-    if contention == "worst" and any(solve.status is Status.ERROR for solve in solves):
+    if contention == "worst":
+        return _worst_status(H, relaxation_infeasible, solves, info)
+    return Status.TIME_LIMIT_NO_SOLUTION if solves else Status.ERROR
+
+
+def _worst_status(
+    H: int, no_column: bool, solves: Sequence[ModelSolve], info: dict[str, Any]
+) -> Status:
+    """The status of a worst-contention pass without a schedule (it has no bound).
+
+    A solve the time limit cut is never "no schedule exists"; a model that
+    was not built because a job fits in no column within the horizon, or an
+    infeasible worst-contention model, proves nothing about the instance: the
+    method found no schedule (a result, not a failure), and says why.
+    """
+    if any(solve.status is Status.ERROR for solve in solves):
         info["error"] = "a solve of the worst-contention model failed"
         return Status.ERROR
-    if contention == "worst" and "stopped" not in info and solves:
-        # An infeasible worst-contention model proves nothing about the instance: the
-        # method found no schedule (a result, not a failure).
+    cut = any(
+        solve.time_limit_hit or solve.status is Status.TIME_LIMIT_NO_SOLUTION for solve in solves
+    )
+    if "stopped" in info or cut:
+        info.setdefault("stopped", "the worst-contention model's solve at the time limit")
+        return Status.TIME_LIMIT_NO_SOLUTION
+    if no_column and not solves:
+        why = f"a job's worst-contention duration does not fit the model horizon T = {H}"
+    else:
         why = info.get("schedule_rejected", "the model has no schedule within the horizon")
-        info["reason"] = f"no schedule found with worst-contention durations: {why}"
-        return Status.NO_SOLUTION
-    return Status.TIME_LIMIT_NO_SOLUTION if solves else Status.ERROR
+    info["reason"] = f"no schedule found with worst-contention durations: {why}"
+    return Status.NO_SOLUTION

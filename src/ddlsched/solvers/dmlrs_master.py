@@ -38,6 +38,7 @@ import numpy as np
 
 from ddlsched.errors import SolverError
 from ddlsched.solvers.highs_lp import new_highs
+from ddlsched.solvers.highs_server import MipArrays, solve_mip
 
 __all__ = ["ColumnMaster", "MasterSolution"]
 
@@ -149,9 +150,10 @@ class ColumnMaster:
         self.integral.append(bool(integral))
         return self.num_columns - 1
 
-    def _status(self, highs=None) -> str:
+    def _status(self, status=None) -> str:
+        """``optimal``, ``time_limit`` or ``error`` of a HiGHS model status (default: the LP's)."""
         ms = self._hs.HighsModelStatus
-        status = (highs or self._highs).getModelStatus()
+        status = self._highs.getModelStatus() if status is None else status
         if status == ms.kOptimal:
             return "optimal"
         if status in (ms.kTimeLimit, ms.kIterationLimit, ms.kInterrupt):
@@ -211,8 +213,10 @@ class ColumnMaster:
         """The master with integral ``x`` over the integral columns (others fixed at 0).
 
         Solved on a copy (a fresh Highs object: its clock starts at 0, and the
-        LP's basis stays intact). ``start`` (0/1 per column) is offered to
-        HiGHS as a starting solution.
+        LP's basis stays intact), under a finite limit in the HiGHS worker process
+        that is killed at the limit (:mod:`ddlsched.solvers.highs_server`: no
+        schedule then). ``start`` (0/1 per column) is offered to HiGHS as a
+        starting solution.
         """
         hs = self._hs
         n = self.num_columns
@@ -221,21 +225,11 @@ class ColumnMaster:
         lp = self._highs.getLp()
         lp.col_upper_ = np.asarray(self.integral, dtype=float)
         lp.integrality_ = [hs.HighsVarType.kInteger] * n
-        highs = new_highs(self._options)
-        highs.passModel(lp)
-        if start is not None:
-            solution = hs.HighsSolution()
-            solution.col_value = np.asarray(start, dtype=float).tolist()
-            solution.value_valid = True
-            highs.setSolution(solution)
-        limit = max(1e-3, float(time_limit_s)) if math.isfinite(time_limit_s) else hs.kHighsInf
-        highs.setOptionValue("time_limit", limit)
-        highs.run()
-        status = self._status(highs)
-        info = highs.getInfo()
-        has = status == "optimal" or info.primal_solution_status == 2
-        value = float(info.objective_function_value) if has else None
-        raw = float(info.mip_dual_bound)
-        bound = raw if math.isfinite(raw) else None
-        x = np.rint(np.asarray(highs.getSolution().col_value)) if has else None
+        # in the HiGHS worker process, killed at the limit (solvers/highs_server.py)
+        run = solve_mip(MipArrays.from_lp(lp, self._options, start), float(time_limit_s))
+        status = self._status(run.model_status)
+        has = status == "optimal" or run.primal_valid
+        value = run.objective if has else None
+        bound = run.mip_dual_bound if math.isfinite(run.mip_dual_bound) else None
+        x = np.rint(np.asarray(run.col_value)) if has else None
         return MasterSolution(status, value, bound, x, {}, None)

@@ -78,6 +78,18 @@ HiGHS options: no output, one thread, presolve off (the direct loops' setting,
 :mod:`ddlsched.solvers.backends`), the MIP gaps given
 to the constructor. A MILP stopped by its time limit reports HiGHS's
 ``mip_dual_bound`` (valid whatever the gap).
+
+Time: HiGHS does not stop inside every phase of a MIP at its ``time_limit``
+(one pricing MILP of ``colgen`` on a ``paper`` instance of 100 machines ran
+more than 330 s at a 3.34 s limit). A MILP under a finite limit therefore
+runs in the HiGHS worker process (:mod:`ddlsched.solvers.highs_server`),
+which is killed at the limit: the MILP then reports ``time_limit`` with
+neither a column nor a bound, and the job contributes its trivial bound
+(:mod:`ddlsched.models.dmlrs_dual`), so ``UB(p)`` stays valid. The cost,
+one round trip of plain arrays per MILP, is in ``benchmarks/RESULTS.md``
+(``benchmarks/pricing_worker_cost.py``); :data:`IN_WORKER` false solves
+in-process. The LP (``relax=True``) stays in-process: its basis is kept
+between calls, and the simplex checks its clock every few iterations.
 """
 
 from __future__ import annotations
@@ -96,8 +108,13 @@ from ddlsched.solvers.dmlrs_machine import (
     split_totals,
 )
 from ddlsched.solvers.highs_lp import new_highs
+from ddlsched.solvers.highs_server import DirectRun, MipArrays, solve_mip
 
-__all__ = ["PricingSolution", "SingleJobData", "SingleJobPricer"]
+__all__ = ["IN_WORKER", "PricingSolution", "SingleJobData", "SingleJobPricer"]
+
+#: Whether a pricing MILP under a finite limit runs in a forked worker killed at its limit
+#: (module docstring); ``benchmarks/pricing_worker_cost.py`` measures the cost.
+IN_WORKER = True
 
 
 @dataclass(frozen=True, eq=False)
@@ -182,14 +199,43 @@ class _Model:
         self.row_upper.append(upper)
         return r
 
-    def to_highs(self, hs, maximize: bool = True):
-        import scipy.sparse as sp
-
+    def _matrix(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(start, index, value)``: the rows in compressed column form, entries ordered by
+        column then row, duplicates summed (numpy only: importing scipy.sparse, seconds
+        under load, could not be interrupted)."""
         num_cols, num_rows = len(self.cost), len(self.row_lower)
-        matrix = sp.csc_matrix(
-            (self.vals, (self.rows, self.cols)), shape=(num_rows, num_cols), dtype=float
+        key = np.asarray(self.cols, dtype=np.int64) * num_rows + np.asarray(
+            self.rows, dtype=np.int64
         )
-        matrix.sort_indices()
+        unique, inverse = np.unique(key, return_inverse=True)
+        value = np.bincount(inverse.reshape(-1), weights=self.vals, minlength=unique.size)
+        start = np.searchsorted(unique // max(1, num_rows), np.arange(num_cols + 1))
+        return (
+            start.astype(np.int32),
+            (unique % max(1, num_rows)).astype(np.int32),
+            value.astype(float),
+        )
+
+    def mip_arrays(self, options, maximize: bool = True) -> MipArrays:
+        """The model as plain arrays, for :func:`~ddlsched.solvers.highs_server.solve_mip`."""
+        start, index, value = self._matrix()
+        return MipArrays(
+            cost=np.asarray(self.cost, dtype=float),
+            col_lower=np.zeros(len(self.cost)),
+            col_upper=np.asarray(self.upper, dtype=float),
+            row_lower=np.asarray(self.row_lower, dtype=float),
+            row_upper=np.asarray(self.row_upper, dtype=float),
+            start=start,
+            index=index,
+            value=value,
+            integer=np.asarray(self.integer, dtype=bool),
+            maximize=maximize,
+            options=tuple(options),
+        )
+
+    def to_highs(self, hs, maximize: bool = True):
+        num_cols, num_rows = len(self.cost), len(self.row_lower)
+        start, index, value = self._matrix()
         lp = hs.HighsLp()
         lp.num_col_ = num_cols
         lp.num_row_ = num_rows
@@ -199,9 +245,9 @@ class _Model:
         lp.row_lower_ = np.asarray(self.row_lower, dtype=float)
         lp.row_upper_ = np.asarray(self.row_upper, dtype=float)
         lp.a_matrix_.format_ = hs.MatrixFormat.kColwise
-        lp.a_matrix_.start_ = np.asarray(matrix.indptr, dtype=np.int32)
-        lp.a_matrix_.index_ = np.asarray(matrix.indices, dtype=np.int32)
-        lp.a_matrix_.value_ = np.asarray(matrix.data, dtype=float)
+        lp.a_matrix_.start_ = start
+        lp.a_matrix_.index_ = index
+        lp.a_matrix_.value_ = value
         lp.sense_ = hs.ObjSense.kMaximize if maximize else hs.ObjSense.kMinimize
         if any(self.integer):
             lp.integrality_ = [
@@ -301,7 +347,16 @@ class SingleJobPricer:
 
     # ---------------------------------------------------------------- the MILP
 
-    def _build_milp(self, worker_cost: np.ndarray, ps_cost: np.ndarray, rank: np.ndarray) -> None:
+    def _build_milp(
+        self,
+        worker_cost: np.ndarray,
+        ps_cost: np.ndarray,
+        rank: np.ndarray,
+        end: float = math.inf,
+    ) -> bool:
+        """Build the MILP at these prices; ``False`` if ``time.perf_counter()`` passed
+        ``end`` first (checked per slot: a build takes a second on 100 machines under
+        load)."""
         d, hs = self.data, self._hs
         inf = hs.kHighsInf
         num_k = d.num_slots
@@ -335,6 +390,8 @@ class SingleJobPricer:
         gamma, cap_f = float(d.gamma), float(d.worker_cap)
         slot_samples = []
         for k in range(num_k):
+            if time.perf_counter() > end:
+                return False
             keys = np.column_stack([self._type_of, worker_cost[:, k], ps_cost[:, k]])
             _, label = np.unique(keys, axis=0, return_inverse=True)
             label = np.asarray(label).reshape(-1)
@@ -373,8 +430,8 @@ class SingleJobPricer:
                 ps_cost[:, k], ps_cost[:, k + 1]
             ):
                 model.row(slot_samples[k] + [(col, -v) for col, v in slot_samples[k + 1]], 0.0, inf)
-        self._highs = self._new_highs()  # a fresh clock for every MILP
-        self._highs.passModel(model.to_highs(hs))
+        self._mip = model.mip_arrays(self._options)  # a fresh Highs, and clock, per MILP
+        return True
 
     def _decode_milp(self, x: np.ndarray):
         d = self.data
@@ -435,47 +492,43 @@ class SingleJobPricer:
             values = -np.concatenate([worker_cost.ravel(), ps_cost.ravel()])
             highs.changeColsCost(len(index), index, values)
         else:
-            self._build_milp(worker_cost, ps_cost, rank)
-            highs = self._highs
+            built = self._build_milp(worker_cost, ps_cost, rank, started + time_limit_s)
             left = time_limit_s - (time.perf_counter() - started)
-            if not left > 1e-3:
+            if not (built and left > 1e-3):
                 seconds = time.perf_counter() - started
                 return PricingSolution("time_limit", None, None, None, None, None, None, seconds)
             time_limit_s = left
-        # HiGHS 1.14's simplex compares ``time_limit`` with the run clock of the Highs
-        # object, which adds up over its runs (the persistent LP: the limit is that clock
-        # plus the budget); a MIP is timed from its own start (and gets a fresh object).
-        if not math.isfinite(time_limit_s):
-            limit = hs.kHighsInf
-        elif self.relax:
+        if self.relax:
+            # HiGHS 1.14's simplex compares ``time_limit`` with the run clock of the Highs
+            # object, which adds up over its runs (the persistent LP: the limit is that
+            # clock plus the budget). The LP stays in-process: its basis is kept between
+            # calls, and the simplex checks its clock every few iterations.
             limit = highs.getRunTime() + float(time_limit_s)
-        else:
-            limit = float(time_limit_s)
-        highs.setOptionValue("time_limit", limit)
-        highs.run()
-        status = highs.getModelStatus()
-        info = highs.getInfo()
+            highs.setOptionValue("time_limit", limit if math.isfinite(limit) else hs.kHighsInf)
+            highs.run()
+            run = _read_lp(highs)
+        else:  # in the worker process, killed at its limit (module docstring)
+            run = solve_mip(self._mip, float(time_limit_s), in_worker=IN_WORKER)
         ms = hs.HighsModelStatus
-        if status == ms.kOptimal:
+        if run.model_status == ms.kOptimal:
             kind = "optimal"
-        elif status in (ms.kTimeLimit, ms.kIterationLimit, ms.kInterrupt):
+        elif run.model_status in (ms.kTimeLimit, ms.kIterationLimit, ms.kInterrupt):
             kind = "time_limit"
         else:
             seconds = time.perf_counter() - started
             return PricingSolution("error", None, None, None, None, None, None, seconds)
-        has_solution = kind == "optimal" or (not self.relax and info.primal_solution_status == 2)
-        objective = float(info.objective_function_value) if has_solution else None
+        has_solution = kind == "optimal" or (not self.relax and run.primal_valid)
+        objective = run.objective if has_solution else None
         if self.relax:
             bound = objective if kind == "optimal" else None
         else:
-            raw = float(info.mip_dual_bound)
-            bound = raw if math.isfinite(raw) else None
+            bound = run.mip_dual_bound if math.isfinite(run.mip_dual_bound) else None
             if bound is not None and objective is not None:
                 bound = max(bound, objective)
         if not has_solution:
             seconds = time.perf_counter() - started
             return PricingSolution(kind, None, bound, None, None, None, None, seconds)
-        x = np.asarray(highs.getSolution().col_value)
+        x = np.asarray(run.col_value)
         completion = np.zeros(d.num_slots)
         for k, col in self.c_index.items():
             completion[k] = x[col]
@@ -490,3 +543,19 @@ class SingleJobPricer:
     def __repr__(self) -> str:  # pragma: no cover - debugging aid
         kind = "LP" if self.relax else "MILP"
         return f"SingleJobPricer({kind}, H={self.data.num_machines}, K={self.data.num_slots})"
+
+
+def _read_lp(highs) -> DirectRun:
+    """The persistent LP's answer, read in-process."""
+    import highspy
+
+    info = highs.getInfo()
+    status = highs.getModelStatus()
+    optimal = status == highspy.HighsModelStatus.kOptimal
+    return DirectRun(
+        model_status=status,
+        objective=float(info.objective_function_value),
+        mip_dual_bound=math.inf,
+        primal_valid=optimal,
+        col_value=highs.getSolution().col_value if optimal else None,
+    )

@@ -282,8 +282,6 @@ def solve_formulation(
     }
     if report is not None:
         info["cross_check"] = report
-    if solve.stopped:  # a solve the solver could not report on (solvers/backends.py)
-        info["stopped"] = solve.stopped
     if status is Status.ERROR:  # say why: the solver's own words
         info["error"] = f"{solve.backend} ended the {formulation.name} model with: {solve.message}"
     if status is Status.INFEASIBLE and formulation.always_feasible:
@@ -311,11 +309,9 @@ def solve_formulation(
             status = Status.FEASIBLE
         bound = None
     solver_time = first.solve.runtime_s + (second.solve.runtime_s if second is not None else 0.0)
-    stopped = (
-        first.solve.time_limit_hit
-        or (second is not None and second.solve.time_limit_hit)
-        or (report or {}).get("status") == _NOT_RUN
-    )
+    stopped = _what_the_limit_stopped(formulation, first, second, report)
+    if stopped:
+        info["stopped"] = stopped
     return Outcome(
         schedule=kept.schedule,
         status=status,
@@ -325,6 +321,34 @@ def solve_formulation(
         backend_version=solve.backend_version,
         model_size=solve.model_size,
         solver_time_s=solver_time,
-        time_limit_hit=stopped,
+        time_limit_hit=bool(stopped),
         info=info,
     )
+
+
+def _what_the_limit_stopped(
+    formulation: Formulation, first: _Solved, second: _Solved | None, report: dict | None
+) -> str:
+    """``info['stopped']``: what the time limit stopped ("" if nothing).
+
+    The first solve (the worker killed, or HiGHS/SCIP at its limit), and the
+    cross-check: a cross-check the limit cut or did not let run leaves the
+    first answer standing, unconfirmed (``info['cross_check']['agree']`` is
+    ``None``); it is named here so that ``time_limit_hit`` never comes
+    without a reason.
+    """
+    parts = []
+    if first.solve.stopped:  # a solve the solver could not report on (solvers/backends.py)
+        parts.append(first.solve.stopped)
+    elif first.solve.time_limit_hit:
+        parts.append(f"the {first.solve.backend} solve of {formulation.name} at the time limit")
+    cross_cut = (second is not None and second.solve.time_limit_hit) or (report or {}).get(
+        "status"
+    ) == _NOT_RUN
+    if cross_cut:
+        other = (report or {}).get("backend", "the other backend")
+        parts.append(
+            f"the cross-check with {other} at the time limit "
+            f"({first.solve.backend}'s answer stands, unconfirmed)"
+        )
+    return "; ".join(parts)

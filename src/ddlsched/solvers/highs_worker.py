@@ -26,14 +26,18 @@ loader is Pyomo's own (:func:`results_from`), so the values are loaded into
 the model by the same code, in the same order, as in-process: same values,
 same decoded schedule (``tests/test_solver_worker.py``).
 
-Which solves (:func:`use_worker`): MILPs (at least one integer column) of
-at least :data:`WORKER_MIN_COLUMNS` columns, under a finite time limit,
-single-threaded, on a platform with ``fork``. Everything else runs
-in-process as before. The threshold: forking costs milliseconds (the page
-tables of the parent; ``benchmarks/RESULTS.md``, "A HiGHS MILP in a
-worker"), but a killed child's incumbent is lost where in-process HiGHS
-would have returned it late, so only models of the size where HiGHS was
-seen to overrun are sent (60,000 columns overran 120 s by 5.9 s). Memory:
+Which solves (:func:`use_worker`): every MILP (at least one integer
+column; :data:`WORKER_MIN_COLUMNS`), under a finite time limit,
+single-threaded, on a platform with ``fork``. LPs and solves without a
+finite limit run in-process. Forking costs milliseconds (the page tables
+of the parent; ``benchmarks/RESULTS.md``, "A HiGHS MILP in a worker"), and
+a killed child's incumbent is lost where in-process HiGHS would have
+returned it late; but HiGHS was seen to overrun on models of every size
+(the ``dmlrs_slot`` ILP of 60,000 columns by 5.9 s at 120 s; a ``placement
+exact`` ILP by 67 s at 10 s), and an answer that comes back after the
+limit is no answer for a suite. Direct highspy MIPs in loops (thousands of
+small ones) use one long-lived worker instead of a fork each
+(:mod:`ddlsched.solvers.highs_server`). Memory:
 the child allocates what HiGHS would have in-process; the model it
 inherits is shared with the parent until written. When ``fork`` fails (no
 memory or process slot) the solve runs in-process, with a warning.
@@ -88,11 +92,13 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-#: Columns (variables) from which a HiGHS MILP under a finite limit runs in a worker.
-#: The ``dmlrs_slot`` ILP overran in-process by 6-16 s at 200,000 columns (60 s) and by
-#: 5.9 s at 60,000 (120 s); the worker cost 2-36 ms of ``fork`` on 4,000-60,000 columns
-#: (``benchmarks/RESULTS.md``, "A HiGHS MILP in a worker").
-WORKER_MIN_COLUMNS = 50_000
+#: Columns (variables) from which a HiGHS MILP under a finite limit runs in a worker:
+#: every MILP. It was 50,000 (the ``dmlrs_slot`` ILP overran in-process by 6-16 s at
+#: 200,000 columns and by 5.9 s at 60,000), until the ``placement exact`` ILP of BERT-24 on
+#: 4,096 GPUs (seed 1, far fewer columns) ran 77 s at a 10 s limit in-process. The worker
+#: costs one ``fork`` per solve, 2-36 ms on 4,000-60,000 columns (``benchmarks/
+#: RESULTS.md``, "A HiGHS MILP in a worker"), little beside Pyomo's hand-over of the model.
+WORKER_MIN_COLUMNS = 1
 
 #: How long the parent waits for a child that closed its pipe to exit before killing it.
 _EXIT_WAIT_S = 1.0
@@ -197,11 +203,13 @@ def _reap(pid: int, wait: bool) -> int | None:
 def _collect(pid: int, wait: bool) -> int | None:
     if wait:
         end = time.monotonic() + _EXIT_WAIT_S
+        pause = 1e-4  # the child exits right after its answer: poll fast, then slower
         while time.monotonic() < end:
             done, status = os.waitpid(pid, os.WNOHANG)
             if done:
                 return status
-            time.sleep(0.005)
+            time.sleep(pause)
+            pause = min(2 * pause, 0.005)
     try:
         os.kill(pid, signal.SIGKILL)
     except ProcessLookupError:  # pragma: no cover - already reaped by someone else

@@ -59,7 +59,7 @@ class ThresholdSearch:
     ``value``: the best placement known (``counts[s][m]``) and its largest
     term, or ``None`` if the search found none and was given none; ``closed``:
     ``bound >= value`` (the placement is optimal); ``solves``: CP-SAT calls;
-    ``runtime_s``: their total time.
+    ``runtime_s``: their total time; ``work``: their deterministic time.
     """
 
     bound: float
@@ -67,6 +67,7 @@ class ThresholdSearch:
     value: float | None
     solves: int
     runtime_s: float
+    work: float = 0.0
 
     @property
     def closed(self) -> bool:
@@ -81,9 +82,11 @@ def _feasible(
     cap: float,
     seconds: float,
     seed: int,
-) -> tuple[bool | None, tuple[tuple[int, ...], ...] | None]:
+    work: float = math.inf,
+) -> tuple[bool | None, tuple[tuple[int, ...], ...] | None, float]:
     """Is there a placement whose terms are all ``<= cap``? ``(True, counts)``,
-    ``(False, None)``, or ``(None, None)`` when CP-SAT did not decide in ``seconds``."""
+    ``(False, None)``, or ``(None, None)`` when CP-SAT did not decide in ``seconds`` (wall)
+    or ``work`` (CP-SAT's deterministic time); then the deterministic time it used."""
     from ortools.sat.python import cp_model
 
     num_stages, num_servers = len(replicas), len(available)
@@ -114,15 +117,17 @@ def _feasible(
             left = x[s - 1][m] if s > 0 else zero
             right = x[s + 1][m] if s < num_stages - 1 else zero
             model.add_allowed_assignments([left, x[s][m], right], tuples)
-    run = solve_cpsat(model, None, CpsatOptions(seed=seed), time_limit_s=max(1e-3, seconds))
+    options = CpsatOptions(seed=seed, deterministic_time_s=work if math.isfinite(work) else None)
+    run = solve_cpsat(model, None, options, time_limit_s=max(1e-3, seconds))
+    used = float(run.solver.deterministic_time) if run.solver is not None else 0.0
     if run.status is Status.INFEASIBLE:
-        return False, None
+        return False, None, used
     if run.has_solution:
         counts = tuple(
             tuple(run.value(x[s][m]) for m in range(num_servers)) for s in range(num_stages)
         )
-        return True, counts
-    return None, None
+        return True, counts, used
+    return None, None, used
 
 
 def _value(terms: Sequence[np.ndarray], counts) -> float:
@@ -147,6 +152,7 @@ def threshold_search(
     lower: float,
     counts: tuple[tuple[int, ...], ...] | None = None,
     budget_s: float = math.inf,
+    work: float = math.inf,
     seed: int = 0,
 ) -> ThresholdSearch:
     """The smallest ``T`` with a placement of ``alpha <= T`` (module docstring).
@@ -161,7 +167,9 @@ def threshold_search(
     relative: the first candidate is the smallest term value not below
     ``lower`` minus that); ``counts``: a known
     placement (its value is the search's upper end), or ``None`` to search up to
-    the largest term. Stops when ``budget_s`` seconds are spent.
+    the largest term. Stops when ``budget_s`` seconds are spent, or ``work``
+    units of CP-SAT's deterministic time (a budget that does not depend on the
+    machine's speed nor on the time limit: the search gets what it needs).
     """
     started = time.perf_counter()
     from ortools.sat.python import cp_model  # noqa: F401  (first import ~0.6 s: counted here)
@@ -173,7 +181,7 @@ def threshold_search(
     candidates = values[(values >= lower - 1e-9 * max(1.0, abs(lower))) & (values <= upper)]
     # invariant: every candidate below index lo is infeasible (proven); the one at
     # index hi is feasible if best is not None (best's value is a term value <= upper)
-    lo, hi, solves = 0, candidates.size - 1, 0
+    lo, hi, solves, spent = 0, candidates.size - 1, 0, 0.0
 
     def index_of(placement) -> int:
         return min(int(np.searchsorted(candidates, _value(terms, placement))), candidates.size - 1)
@@ -184,14 +192,15 @@ def threshold_search(
     while True:
         top = hi if best is None else hi - 1  # the largest index still undecided
         left = budget_s - (time.perf_counter() - started)
-        if lo > top or left <= 1e-3:
+        if lo > top or left <= 1e-3 or not work - spent > 1e-3:
             break
         probe = (lo + top) // 2 if bisect else min(lo + step - 1, top)
         step *= 2
         solves += 1
-        answer, found = _feasible(
-            terms, replicas, available, full, float(candidates[probe]), left, seed
+        answer, found, used = _feasible(
+            terms, replicas, available, full, float(candidates[probe]), left, seed, work - spent
         )
+        spent += used
         if answer is None:  # undecided within the budget: keep what is proven
             break
         if answer:
@@ -207,4 +216,5 @@ def threshold_search(
         value=value,
         solves=solves,
         runtime_s=time.perf_counter() - started,
+        work=spent,
     )
