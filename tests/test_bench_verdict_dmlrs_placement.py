@@ -159,6 +159,17 @@ def test_placement_sample_verdicts():
     }
     assert verdicts["vgg19-paper"].numbers["mean_lo"] == pytest.approx(1.392, abs=1e-3)
     assert verdicts["gpt175b-paper-every"].numbers == {"inside": 3, "outside": 2, "units": 5}
+    # The availability patterns repeat: distinct (Heavy-Edge, optimum) pairs per point, from
+    # the rows (GPT-175B, our profile: seeds 0-3 all give the same instance).
+    rows = read_rows(SAMPLES / "placement").to_pandas()
+    rows = rows.assign(model=rows["instance_params"].map(lambda t: json.loads(t)["model"]))
+    pairs = rows.pivot_table(
+        index=["group", "model", "instance_seed"], columns="label", values="objective"
+    ).round(12)
+    distinct = pairs.groupby(level=["group", "model"]).apply(lambda p: len(p.drop_duplicates()))
+    assert verdicts["gpt175b-default"].instances == (5, distinct["table2", "gpt175b"]) == (5, 2)
+    assert verdicts["vgg19-paper"].instances == (5, distinct["table2-paper", "vgg16"])
+    assert "2 distinct instances among 5" in verdicts["gpt175b-default"].note
 
 
 def test_placement_perturbed_sample_changes_verdicts(tmp_path):

@@ -34,6 +34,8 @@ __all__ = [
     "MISSING",
     "NOT_REPRODUCED",
     "REPRODUCED",
+    "VACUOUS",
+    "VERDICTS",
     "Curve",
     "Verdict",
     "evaluate_claim",
@@ -46,6 +48,11 @@ REPRODUCED = "reproduced"
 NOT_REPRODUCED = "not reproduced"
 DEPENDS = "depends on seeds"
 MISSING = "missing"
+#: A bound that held with so much room (its closest approach, the largest ``lhs / rhs`` over
+#: the rows, below the claim's ``vacuous_below``) that the comparison could not have failed.
+VACUOUS = "vacuous"
+#: Every verdict word, in the order of the per-paper count line.
+VERDICTS = (REPRODUCED, NOT_REPRODUCED, DEPENDS, VACUOUS, MISSING)
 
 #: Columns that identify an instance within a claim's groups (the pairing unit).
 _UNIT = ["group", "preset", "instance_params", "instance_seed"]
@@ -74,13 +81,23 @@ class Verdict:
     note: str = ""
     numbers: dict[str, Any] = field(default_factory=dict)
     curve: Curve | None = None
+    #: (units, distinct instances among them): units whose every label has the same
+    #: objective count once (a generator that repeats an instance under several seeds).
+    instances: tuple[int, int] | None = None
 
     @property
     def shown(self) -> str:
-        """The verdict as printed: ``incomplete (n/N seeds): ...`` when seeds are missing."""
+        """The verdict as printed: a bound's closest approach beside it (``reproduced (closest
+        lhs/rhs 0.97)``, ``vacuous (holds; closest lhs/rhs 0.0036)``), and ``incomplete:
+        n/N seeds`` when seeds are missing."""
+        word = self.verdict
+        closest = self.numbers.get("closest")
+        if closest is not None and word in (REPRODUCED, VACUOUS, NOT_REPRODUCED):
+            held = "holds; " if word == VACUOUS else ""
+            word = f"{word} ({held}closest lhs/rhs {closest:.3g})"
         if self.incomplete and self.verdict != MISSING:
-            return f"{self.verdict} (incomplete: {len(self.seeds)}/{len(self.claim.seeds)} seeds)"
-        return self.verdict
+            return f"{word} (incomplete: {len(self.seeds)}/{len(self.claim.seeds)} seeds)"
+        return word
 
 
 def t_interval(values: Any, confidence: float = 0.95) -> tuple[float, float]:
@@ -228,6 +245,8 @@ def _paired(claim: Claim, rows: pd.DataFrame) -> Verdict:
     if isinstance(both, Verdict):
         return both
     diffs = (both["mine"] - both["theirs"]).to_numpy()
+    if claim.option("relative"):  # per unit method / against - 1: units of any size weigh alike
+        diffs = (both["mine"] / both["theirs"] - 1).to_numpy()
     mean, half = t_interval(diffs, claim.option("confidence"))
     tie = claim.option("tie_tol")
     lower, higher = int((diffs < -tie).sum()), int((diffs > tie).sum())
@@ -399,8 +418,10 @@ def _ratio_units(claim: Claim, rows: pd.DataFrame) -> pd.DataFrame | str:
         out = out.rename(columns={"ratio_lo": "lo", "ratio_hi": "hi"})[["lo", "hi"]]
     else:
         mine = _values(_label_rows(rows, claim.method), claim.metric, _UNIT)
-        theirs = _values(_label_rows(rows, against), claim.metric, _UNIT)
-        if mine.empty or theirs.empty:
+        labels = against if isinstance(against, list) else [against]
+        found = [_values(_label_rows(rows, label), claim.metric, _UNIT) for label in labels]
+        theirs = pd.concat(found, axis=1, join="inner").max(axis=1)  # against_worst: the largest
+        if mine.empty or any(part.empty for part in found):
             return f"{claim.method} and {against} with {claim.metric}"
         ratio = (mine / theirs).dropna()
         out = pd.DataFrame({"lo": ratio, "hi": ratio})
@@ -428,12 +449,15 @@ def _ratio(claim: Claim, rows: pd.DataFrame) -> Verdict:
         outside = (units["hi"] < units["bottom"]) | (units["lo"] > units["top"])
         verdict = REPRODUCED if inside.all() else NOT_REPRODUCED if outside.any() else DEPENDS
         ours = (
-            f"ratio {units['lo'].min():.3g}-{units['hi'].max():.3g}; within on "
+            f"ratio {units['lo'].min():.4g}-{units['hi'].max():.4g}; within on "
             f"{int(inside.sum())}/{len(units)} seeds, outside on {int(outside.sum())}"
         )
+        numbers = {"inside": int(inside.sum()), "outside": int(outside.sum()), "units": len(units)}
         if isinstance(high, str):
             ours += f" (high end {units['top'].min():.3g}-{units['top'].max():.3g})"
-        numbers = {"inside": int(inside.sum()), "outside": int(outside.sum()), "units": len(units)}
+            closest = float((units["hi"] / units["top"]).max())
+            numbers["closest"] = closest
+            verdict = _tightness(claim, verdict, closest)
     else:
         lo_mean, lo_half = t_interval(units["lo"], claim.option("confidence"))
         hi_mean, hi_half = t_interval(units["hi"], claim.option("confidence"))
@@ -448,6 +472,15 @@ def _ratio(claim: Claim, rows: pd.DataFrame) -> Verdict:
         ours = f"mean {mean}, {claim.option('confidence'):.0%} CI [{ci[0]:.3g}, {ci[1]:.3g}]"
         numbers = {"mean_lo": lo_mean, "mean_hi": hi_mean, "ci": list(ci), "units": len(units)}
     return _decide(claim, _seeds(units.index), verdict, ours, numbers=numbers)
+
+
+def _tightness(claim: Claim, verdict: str, closest: float) -> str:
+    """A bound that held on every row: *vacuous* when its closest approach (the largest
+    ``lhs / rhs``) is below the claim's ``vacuous_below`` (default 0.5: the bound was more
+    than twice every observed value), else the verdict as it was."""
+    if verdict == REPRODUCED and closest < claim.option("vacuous_below"):
+        return VACUOUS
+    return verdict
 
 
 def _best_per_unit(rows: pd.DataFrame) -> pd.DataFrame:
@@ -478,34 +511,34 @@ def _operand(rows: pd.DataFrame, mine: pd.DataFrame, spec: Any) -> pd.Series:
     return pd.to_numeric(mine[column].map(lambda t: _json_field(t, key)), "coerce")
 
 
-def _inequality(claim: Claim, rows: pd.DataFrame, mine: pd.DataFrame) -> tuple[pd.Series, str]:
-    """Per row of ``mine`` whether ``lhs <= (offset + factor * reference) (1 + rel_tol)``
-    (NaN where an operand is undefined), and the largest ``lhs / rhs`` in words."""
-    lhs, offset, factor, reference = (
+def _inequality(
+    claim: Claim, rows: pd.DataFrame, mine: pd.DataFrame
+) -> tuple[pd.Series, float | None]:
+    """Per row of ``mine`` whether ``lhs <= ((offset + factor * reference) / divisor) (1 +
+    rel_tol)`` (NaN where an operand is undefined), and the largest ``lhs / rhs`` (the
+    closest approach; None when no row is defined)."""
+    lhs, offset, factor, reference, divisor = (
         _operand(rows, mine, claim.option(name))
-        for name in ("lhs", "offset", "factor", "reference")
+        for name in ("lhs", "offset", "factor", "reference", "divisor")
     )
-    rhs = offset + factor * reference
+    rhs = (offset + factor * reference) / divisor
     flags = (
         (lhs <= rhs * (1 + claim.option("rel_tol"))).astype(float).where(lhs.notna() & rhs.notna())
     )
     ratio = (lhs / rhs).where(flags.notna())
-    return flags, f"; lhs / rhs at most {ratio.max():.4g}" if ratio.notna().any() else ""
+    return flags, float(ratio.max()) if ratio.notna().any() else None
 
 
 def _holds(claim: Claim, rows: pd.DataFrame) -> Verdict:
     """Kind ``holds``: the flag ``info.KEY``, or the inequality ``lhs <= offset + factor *
     reference``, on every row of the method (module docstring of :mod:`ddlsched.bench.claims`)."""
     mine = _label_rows(rows, claim.method)
+    closest = None
     if claim.option("flag"):
         key = claim.option("flag")[len("info.") :]
-        flags, extra, what = (
-            mine["info"].map(lambda t: _json_field(t, key)),
-            "",
-            claim.option("flag"),
-        )
+        flags, what = mine["info"].map(lambda t: _json_field(t, key)), claim.option("flag")
     else:
-        (flags, extra), what = _inequality(claim, rows, mine), "every operand"
+        (flags, closest), what = _inequality(claim, rows, mine), "every operand"
     defined = mine[flags.notna()]
     if defined.empty:
         return _missing(claim, f"{claim.method} with {what} defined")
@@ -513,8 +546,14 @@ def _holds(claim: Claim, rows: pd.DataFrame) -> Verdict:
     failed, undefined = int((~held).sum()), int(flags.isna().sum())
     verdict = REPRODUCED if failed == 0 else NOT_REPRODUCED
     ours = f"holds on {int(held.sum())} of {len(held)} row(s), fails on {failed}"
-    ours += (f"; undefined on {undefined}" if undefined else "") + extra
+    ours += f"; undefined on {undefined}" if undefined else ""
     numbers = {"rows": len(held), "failed": failed, "undefined": undefined}
+    if closest is not None:
+        ours += f"; lhs / rhs at most {closest:.4g}"
+        numbers["closest"] = closest
+        verdict = _tightness(claim, verdict, closest)
+    else:
+        ours += "; a flag: its slack is not recorded"
     seeds = tuple(sorted({int(s) for s in defined["instance_seed"]}))
     return _decide(claim, seeds, verdict, ours, numbers=numbers)
 
@@ -534,7 +573,12 @@ def evaluate_claim(frame: pd.DataFrame, claim: Claim) -> Verdict:
     rows = _claim_rows(frame, claim) if not frame.empty else frame
     if rows.empty:
         return _missing(claim, "its group")
-    return _EVALUATORS[claim.kind](claim, rows)
+    from ddlsched.bench.verdict_lowest import distinct_instances, lowest
+
+    verdict = (
+        lowest(claim, rows) if claim.kind == "lowest" else _EVALUATORS[claim.kind](claim, rows)
+    )
+    return distinct_instances(rows, verdict)
 
 
 def evaluate_claims(frame: pd.DataFrame, claims: Any) -> list[Verdict]:
