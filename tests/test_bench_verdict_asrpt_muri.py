@@ -173,23 +173,55 @@ def _check_asrpt_predictors(claims: dict) -> None:
         assert (numbers["better"], numbers["worse"]) == counted == expected
 
 
+#: The paper's printed gains per class and metric (Sec. 6.2): durations known (Muri-S against
+#: SRTF, SRSF) and unknown (Muri-L against Tiresias, AntMan, Themis).
+MURI_RANGES = {
+    "muri-s": {
+        "average_jct_s": (1.13, 2.26),
+        "makespan_s": (1.00, 1.65),
+        "p99_jct_s": (1.36, 4.57),
+    },
+    "muri-l": {
+        "average_jct_s": (1.53, 6.15),
+        "makespan_s": (1.00, 1.55),
+        "p99_jct_s": (1.21, 5.37),
+    },
+}
+MURI_CLASSES = {"srtf": "muri-s", "srsf": "muri-s", "tiresias": "muri-l", "antman": "muri-l",
+                "themis": "muri-l"}  # fmt: skip
+MURI_TAGS = {"average_jct_s": "average-jct", "makespan_s": "makespan", "p99_jct_s": "p99-jct"}
+
+
 def test_muri_sample_verdicts(tmp_path, capsys):
     claims = _verdicts(tmp_path, "muri", ["muri-grouping", "muri-traces"], capsys)
     gains = {k: c["verdict"] for k, c in claims.items() if k.startswith("gain-")}
-    # RESULTS (muri): on traces 1-4 every baseline / Muri ratio lies in the paper's ranges.
-    assert gains and set(gains.values()) == {"reproduced"}
     assert len(gains) == 15
+    # Every gain straight from the rows: baseline / Muri per trace, within the class's printed
+    # range on every trace (no widening: SRSF's 1.1296 is below 1.13).
+    rows = read_rows(DATA / "muri-traces").to_pandas()
+    metrics = rows.set_index(["group", "label"])["metrics"].map(json.loads)
+    expected = {}
+    for baseline, muri in MURI_CLASSES.items():
+        for metric, (low, high) in MURI_RANGES[muri].items():
+            ratios = [
+                metrics[(t, baseline)][metric] / metrics[(t, muri)][metric]
+                for t in ("trace1", "trace2", "trace3", "trace4")
+            ]
+            inside = all(low <= r <= high for r in ratios)
+            expected[f"gain-{MURI_TAGS[metric]}-{baseline}"] = (
+                "reproduced" if inside else "not reproduced"
+            )
+    assert gains == expected
+    failed = {k for k, v in gains.items() if v == "not reproduced"}
+    assert failed == {"gain-average-jct-srsf", "gain-p99-jct-srtf", "gain-p99-jct-tiresias",
+                      "gain-p99-jct-antman"}  # fmt: skip
+    assert all("no fresh seeds" in claims[k]["confirmation"] for k in gains)
     # RESULTS (muri, grouping): k = 3 multi-round equals the optimum; k = 4 ratio 1.28-1.36
     # on average; trace-1 sets 1.04.
     assert claims["grouping-k3-optimal"]["verdict"] == "reproduced"
     assert claims["grouping-k4-near"]["verdict"] == "not reproduced"
     assert claims["grouping-trace1-near"]["verdict"] == "reproduced"
 
-    # The average-JCT gains straight from the rows: SRTF / Muri-S on the four traces.
-    rows = read_rows(DATA / "muri-traces").to_pandas()
-    jct = rows.set_index(["group", "label"])["objective"]
-    srtf = [jct[(t, "srtf")] / jct[(t, "muri-s")] for t in ("trace1", "trace2", "trace3", "trace4")]
-    assert all(1.125 <= r <= 6.155 for r in srtf)
     # k = 4: the optimum over multi-round, from the objectives of the rows, above 1.1 on average.
     grouping = read_rows(DATA / "muri-grouping").to_pandas()
     k4 = grouping[grouping["group"] == "k4"].pivot_table(

@@ -339,6 +339,8 @@ def _curve(claim: Claim, rows: pd.DataFrame) -> tuple[Curve, tuple[int, ...]] | 
     if isinstance(table, str):
         return table
     table = table[sorted(table.columns, key=float)].dropna()
+    if len(table.columns) < 2:  # one point is no curve
+        return f"{claim.method} at two values of {over} at least"
     if table.empty:
         against = f" and {claim.option('against')}" if claim.option("against") else ""
         return f"{claim.method}{against} on every point of {over} for one seed"
