@@ -136,6 +136,10 @@ def test_rule_written_needs_a_confirmation_after_the_rows(tmp_path):
     assert (claim.rule_written, claim.confirmation) == ("after", "confirmed: seeds 4-7, 2026-11-28")
     (claim,) = _claims(tmp_path, body + 'no_fresh_seeds = "a fixed trace"\n')
     assert claim.confirmation == "no fresh seeds: a fixed trace"
+    (claim,) = _claims(tmp_path, body + 'unconfirmed = "run seeds 4-7"\n')
+    assert claim.confirmation == "NOT confirmed yet: run seeds 4-7"
+    with pytest.raises(ClaimsError, match="give one of"):
+        _claims(tmp_path, body + 'unconfirmed = "x"\nno_fresh_seeds = "y"\n')
     with pytest.raises(ClaimsError, match="before, after"):
         _claims(tmp_path, body.replace('"after"', '"later"'))
 

@@ -84,8 +84,8 @@ worst baseline per instance instead. A bound (``holds`` inequality, ``ratio_with
 with an ``info.KEY`` high end) records its closest approach, the largest ``lhs / rhs``,
 and is *vacuous* when that stays below ``vacuous_below`` (default 0.5).
 ``rule_written`` (``before`` / ``after`` the claim's rows were read) and, after,
-``confirmation`` (fresh seeds: command, seeds, date) or ``no_fresh_seeds`` (why none
-exist) say where the rule comes from.
+``confirmation`` (fresh seeds: command, seeds, date), ``no_fresh_seeds`` (why none
+exist) or ``unconfirmed`` (the confirming run, not yet made) say where the rule comes from.
 
 A claim whose needed seeds are not all in the rows is evaluated on the seeds
 that are there and marked *incomplete*; one without rows is *missing* and
@@ -124,7 +124,7 @@ RULE_WRITTEN = ("before", "after")
 _COMMON = {
     "id", "text", "paper_value", "figure", "kind", "suite", "family", "group", "preset",
     "params", "metric", "seeds", "method", "confidence", "rule_written", "confirmation",
-    "no_fresh_seeds",
+    "no_fresh_seeds", "unconfirmed",
 }  # fmt: skip
 #: Kinds whose ``against`` may be a list: the claim is expanded into one claim per baseline.
 _EXPANDED = ("paired_difference", "pointwise", "ratio_within")
@@ -415,31 +415,34 @@ def _claim(table: Any, where: str, defaults: Mapping[str, Any]) -> Claim:
 
 def _rule_history(where: str, merged: Mapping[str, Any], own: Mapping[str, Any]) -> tuple[str, str]:
     """``rule_written`` (``before`` / ``after`` its rows were read; empty: not stated) and, for
-    a rule written after, its confirmation on fresh seeds or why no fresh seeds exist (the
-    claim's own ``confirmation`` or ``no_fresh_seeds`` replaces the other one's default)."""
+    a rule written after, one of: its ``confirmation`` on fresh seeds, ``no_fresh_seeds`` (why
+    none exist), or ``unconfirmed`` (the run that would confirm it, not yet made). A claim's
+    own field replaces the others' defaults."""
+    names = ("confirmation", "no_fresh_seeds", "unconfirmed")
     written = merged.get("rule_written", "")
-    if "confirmation" in own or "no_fresh_seeds" in own:
-        merged = {**merged, "confirmation": own.get("confirmation"),
-                  "no_fresh_seeds": own.get("no_fresh_seeds")}  # fmt: skip
     if written and written not in RULE_WRITTEN:
         raise ClaimsError(
             f"{where}.rule_written", f"expected one of {', '.join(RULE_WRITTEN)}, got {written!r}"
         )
-    confirmed, no_fresh = merged.get("confirmation"), merged.get("no_fresh_seeds")
-    for name, value in (("confirmation", confirmed), ("no_fresh_seeds", no_fresh)):
-        if value is not None:
-            _text(f"{where}.{name}", value)
-    if confirmed is not None and no_fresh is not None:
-        raise ClaimsError(f"{where}.confirmation", "give confirmation or no_fresh_seeds, not both")
-    if written == "after" and confirmed is None and no_fresh is None:
+    if any(name in own for name in names):
+        merged = {**merged, **{name: own.get(name) for name in names}}
+    elif written == "before":  # the file's default confirmation is about its later rules
+        return written, ""
+    given = {name: merged.get(name) for name in names if merged.get(name) is not None}
+    for name, value in given.items():
+        _text(f"{where}.{name}", value)
+    if len(given) > 1:
+        raise ClaimsError(f"{where}.confirmation", f"give one of {', '.join(names)}")
+    if written == "after" and not given:
         raise ClaimsError(
             f"{where}.confirmation",
             "a rule written after its rows needs its confirmation on fresh instance seeds "
-            "(command, seeds, date) or no_fresh_seeds (why none exist)",
+            "(command, seeds, date), no_fresh_seeds (why none exist) or unconfirmed (the run "
+            "that would confirm it)",
         )
-    if confirmed is not None:
-        return written, f"confirmed: {confirmed}"
-    return written, f"no fresh seeds: {no_fresh}" if no_fresh is not None else ""
+    prefix = {"confirmation": "confirmed", "no_fresh_seeds": "no fresh seeds",
+              "unconfirmed": "NOT confirmed yet"}  # fmt: skip
+    return written, "".join(f"{prefix[name]}: {value}" for name, value in given.items())
 
 
 def _expand(claim: Claim) -> tuple[Claim, ...]:
