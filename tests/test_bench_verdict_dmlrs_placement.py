@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 
 import pytest
+from scipy import stats
 
 from ddlsched.bench.claims import load_claims
 from ddlsched.bench.store import ResultStore, read_rows
@@ -182,6 +183,19 @@ def test_placement_sample_verdicts():
     assert verdicts["gpt175b-default"].instances == (5, distinct["table2", "gpt175b"]) == (5, 2)
     assert verdicts["vgg19-paper"].instances == (5, distinct["table2-paper", "vgg16"])
     assert "2 distinct instances among 5" in verdicts["gpt175b-default"].note
+    # Three mean-ratio verdicts from the rows: Heavy-Edge over the proven optimum per seed.
+    ratios = pairs["heavy_edge"] / pairs["exact"]
+    for claim, group, model, high in (
+        ("vgg19-paper", "table2-paper", "vgg16", 1.112),
+        ("gpt175b-default", "table2", "gpt175b", 1.05),
+        ("vgg19-paper-cut-cost", "table2-paper-cut-cost", "vgg16", 1.112),
+    ):
+        values = ratios.loc[group, model]
+        half = stats.t.ppf(0.975, len(values) - 1) * values.std(ddof=1) / len(values) ** 0.5
+        ci = [values.mean() - half, values.mean() + half]
+        assert verdicts[claim].numbers["ci"] == pytest.approx(ci)
+        word = REPRODUCED if ci[1] <= high else NOT_REPRODUCED if ci[0] > high else DEPENDS
+        assert verdicts[claim].verdict == word
 
 
 def test_placement_perturbed_sample_changes_verdicts(tmp_path):
