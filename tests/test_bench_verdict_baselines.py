@@ -133,7 +133,10 @@ def test_rule_written_needs_a_confirmation_after_the_rows(tmp_path):
     with pytest.raises(ClaimsError, match="confirmation"):
         _claims(tmp_path, body)
     (claim,) = _claims(tmp_path, body + 'confirmation = "seeds 4-7, 2026-11-28"\n')
-    assert (claim.rule_written, claim.confirmation) == ("after", "confirmed: seeds 4-7, 2026-11-28")
+    assert (claim.rule_written, claim.confirmation) == (
+        "after",
+        "on fresh seeds: seeds 4-7, 2026-11-28",
+    )
     (claim,) = _claims(tmp_path, body + 'no_fresh_seeds = "a fixed trace"\n')
     assert claim.confirmation == "no fresh seeds: a fixed trace"
     (claim,) = _claims(tmp_path, body + 'unconfirmed = "run seeds 4-7"\n')

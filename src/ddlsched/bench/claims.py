@@ -440,7 +440,7 @@ def _rule_history(where: str, merged: Mapping[str, Any], own: Mapping[str, Any])
             "(command, seeds, date), no_fresh_seeds (why none exist) or unconfirmed (the run "
             "that would confirm it)",
         )
-    prefix = {"confirmation": "confirmed", "no_fresh_seeds": "no fresh seeds",
+    prefix = {"confirmation": "on fresh seeds", "no_fresh_seeds": "no fresh seeds",
               "unconfirmed": "NOT confirmed yet"}  # fmt: skip
     return written, "".join(f"{prefix[name]}: {value}" for name, value in given.items())
 
