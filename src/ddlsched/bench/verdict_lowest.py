@@ -33,7 +33,7 @@ import pandas as pd
 
 from ddlsched.bench.aggregate import solved_rows
 from ddlsched.bench.claims import Claim
-from ddlsched.bench.verdict import (
+from ddlsched.bench.verdict_base import (
     _UNIT,
     DEPENDS,
     MISSING,
