@@ -3,7 +3,8 @@
 Issue 26 item 4: a test runs ``ddlsched bench verdict`` on a small committed
 results sample per paper (``tests/test_bench_verdict_asrpt_muri.py``). This script cuts
 one out of a real run: the latest rows of the chosen groups and method labels
-(optionally some instance seeds), unchanged, written through the store API
+(optionally some instance seeds), unchanged but for ``info`` when
+``--info-keys`` cuts it to the keys the claims read, written through the store API
 (:class:`ddlsched.bench.store.ResultStore`) as one Parquet part, with the
 source's manifest (its suite, suite file hash, versions, git commit, machine
 and run dates) plus ``sample_of``: the source directory and the selection.
@@ -19,10 +20,28 @@ The samples in ``tests/data/verdict`` and the commands that wrote them:
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 from ddlsched.bench.store import ResultStore, read_manifest, read_rows
 from ddlsched.errors import DdlschedError
+
+
+def slim_info(text: str | None, keys: list[str]) -> str:
+    """The row's ``info`` JSON cut to the dotted ``keys`` (``theory.rho``) the claims read."""
+    info = json.loads(text or "{}")
+    kept: dict = {}
+    for key in keys:
+        value, parts = info, key.split(".")
+        for part in parts:
+            value = value.get(part) if isinstance(value, dict) else None
+        if value is None:
+            continue
+        target = kept
+        for part in parts[:-1]:
+            target = target.setdefault(part, {})
+        target[parts[-1]] = value
+    return json.dumps(kept)
 
 
 def sample_rows(
@@ -60,9 +79,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--groups", nargs="+", required=True)
     parser.add_argument("--labels", nargs="+", required=True)
     parser.add_argument("--seeds", nargs="+", type=int, help="instance seeds (default: all)")
+    parser.add_argument(
+        "--info-keys",
+        nargs="+",
+        help="keep only these dotted keys of each row's info (default: the whole info)",
+    )
     args = parser.parse_args(argv)
     rows = sample_rows(args.source, args.groups, args.labels, args.seeds)
-    selection = {"groups": args.groups, "labels": args.labels, "seeds": args.seeds}
+    if args.info_keys:
+        for row in rows:
+            row["info"] = slim_info(row["info"], args.info_keys)
+    selection = {"groups": args.groups, "labels": args.labels, "seeds": args.seeds,
+                 "info_keys": args.info_keys}  # fmt: skip
     write_sample(args.source, args.out, rows, selection)
     print(f"{args.out}: {len(rows)} rows of {args.source}")
     return 0

@@ -15,11 +15,12 @@ import json
 from pathlib import Path
 
 import pytest
+from scipy import stats
 
 from ddlsched.bench.claims import load_claims
 from ddlsched.bench.store import ResultStore, read_rows
 from ddlsched.bench.tables import load_results
-from ddlsched.bench.verdict import DEPENDS, NOT_REPRODUCED, REPRODUCED, evaluate_claims
+from ddlsched.bench.verdict import DEPENDS, MISSING, NOT_REPRODUCED, REPRODUCED, evaluate_claims
 from ddlsched.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -77,6 +78,17 @@ def test_dmlrs_sample_verdicts():
     # C3: medians 4.0 / 3.0 / 3.0 h against OASiS's 11.0 / 14.0 / 16.5 h: lower on all three.
     assert verdicts["c3-median-oasis"].verdict == REPRODUCED
     assert verdicts["c3-median-oasis"].seeds == (0, 1, 2)
+    # Figs. 6-7's trends from the rows: PD-ORS's utility (mean over its seeds) per point.
+    rows = read_rows(SAMPLES / "dmlrs").to_pandas()
+    pd_ors = rows[(rows["label"] == "pd_ors") & (rows["group"] == "fig6-machines")]
+    machines = pd_ors["instance_params"].map(lambda t: json.loads(t)["machines"])
+    curve = pd_ors.groupby([machines, "instance_seed"])["objective"].mean().unstack()
+    assert verdicts["trend-fig6-machines"].numbers["means"] == pytest.approx(
+        list(curve.mean(axis=1))
+    )
+    assert (curve.loc[100] > curve.loc[10]).all()
+    assert verdicts["trend-fig6-machines"].verdict == REPRODUCED
+    assert verdicts["trend-fig8-jobs"].verdict == MISSING  # one point of Fig. 8 in the sample
 
 
 def test_dmlrs_perturbed_sample_changes_verdicts(tmp_path):
@@ -108,7 +120,8 @@ def test_dmlrs_sample_from_the_cli(tmp_path, capsys):
     args = ["bench", "verdict", str(SAMPLES / "dmlrs"), "--claims", str(CLAIMS / "dmlrs.toml")]
     assert main([*args, "--out", str(out), "--format", "markdown"]) == 0
     printed = capsys.readouterr().out
-    assert printed.count("| reproduced |") == 5
+    assert printed.count("| reproduced |") == 7  # C1-C3 and the trends of Figs. 6-7
+    assert "dmlrs: reproduced 7 / not 0 / depends 0 / vacuous 0 / missing 2 (9 claims)" in printed
     assert "ddlsched 0.3.0 at commit 17501615c7d1" in printed  # the real run's manifest
     assert json.loads((out / "verdict.json").read_text())["verdicts"]
 
@@ -159,6 +172,30 @@ def test_placement_sample_verdicts():
     }
     assert verdicts["vgg19-paper"].numbers["mean_lo"] == pytest.approx(1.392, abs=1e-3)
     assert verdicts["gpt175b-paper-every"].numbers == {"inside": 3, "outside": 2, "units": 5}
+    # The availability patterns repeat: distinct (Heavy-Edge, optimum) pairs per point, from
+    # the rows (GPT-175B, our profile: seeds 0-3 all give the same instance).
+    rows = read_rows(SAMPLES / "placement").to_pandas()
+    rows = rows.assign(model=rows["instance_params"].map(lambda t: json.loads(t)["model"]))
+    pairs = rows.pivot_table(
+        index=["group", "model", "instance_seed"], columns="label", values="objective"
+    ).round(12)
+    distinct = pairs.groupby(level=["group", "model"]).apply(lambda p: len(p.drop_duplicates()))
+    assert verdicts["gpt175b-default"].instances == (5, distinct["table2", "gpt175b"]) == (5, 2)
+    assert verdicts["vgg19-paper"].instances == (5, distinct["table2-paper", "vgg16"])
+    assert "2 distinct instances among 5" in verdicts["gpt175b-default"].note
+    # Three mean-ratio verdicts from the rows: Heavy-Edge over the proven optimum per seed.
+    ratios = pairs["heavy_edge"] / pairs["exact"]
+    for claim, group, model, high in (
+        ("vgg19-paper", "table2-paper", "vgg16", 1.112),
+        ("gpt175b-default", "table2", "gpt175b", 1.05),
+        ("vgg19-paper-cut-cost", "table2-paper-cut-cost", "vgg16", 1.112),
+    ):
+        values = ratios.loc[group, model]
+        half = stats.t.ppf(0.975, len(values) - 1) * values.std(ddof=1) / len(values) ** 0.5
+        ci = [values.mean() - half, values.mean() + half]
+        assert verdicts[claim].numbers["ci"] == pytest.approx(ci)
+        word = REPRODUCED if ci[1] <= high else NOT_REPRODUCED if ci[0] > high else DEPENDS
+        assert verdicts[claim].verdict == word
 
 
 def test_placement_perturbed_sample_changes_verdicts(tmp_path):

@@ -61,6 +61,18 @@ def _lemma_by_pandas(frame: pd.DataFrame, reference: str) -> pd.Series:
     return (h["objective"] <= rhs).where(x.notna())
 
 
+def _closest_by_pandas(frame: pd.DataFrame, reference: str) -> float:
+    """The largest lhs / rhs over h's rows where x is defined (the closest approach)."""
+    column = "objective" if reference == "best_schedule" else "bound"
+    per_seed = frame.groupby("instance_seed")[column]
+    best = per_seed.min() if reference == "best_schedule" else per_seed.max()
+    h = frame[frame["label"] == "h"]
+    info = h["info"].map(json.loads)
+    x = info.map(lambda d: d.get("x")).astype(float)
+    rhs = x + info.map(lambda d: d["rho"]) * h["instance_seed"].map(best)
+    return float((h["objective"] / rhs)[x.notna()].max())
+
+
 @pytest.mark.parametrize("reference", ["best_schedule", "best_bound"])
 def test_holds_inequality(tmp_path, reference):
     """Seed 2's h = 30 exceeds 1 + 2 * 9 (best schedule), and 1 + 2 * 6 (best bound); with
@@ -72,8 +84,10 @@ def test_holds_inequality(tmp_path, reference):
         verdict = evaluate_claim(frame, claim)
         assert verdict.verdict == expected
         failed = int((flags == False).sum())  # noqa: E712 (NaN is neither)
-        assert verdict.numbers == {"rows": int(flags.notna().sum()), "failed": failed,
-                                   "undefined": int(flags.isna().sum())}  # fmt: skip
+        counts = {k: verdict.numbers[k] for k in ("rows", "failed", "undefined")}
+        assert counts == {"rows": int(flags.notna().sum()), "failed": failed,
+                          "undefined": int(flags.isna().sum())}  # fmt: skip
+        assert verdict.numbers["closest"] == pytest.approx(_closest_by_pandas(frame, reference))
         assert (verdict.numbers["rows"], verdict.numbers["undefined"]) == (6, 2)
         assert verdict.incomplete  # seed 3 has no defined row
     # the best schedule is any method's: without o, seed 0's best is h's own 9
@@ -90,7 +104,9 @@ def test_holds_inequality_numbers_as_operands(tmp_path):
     body = 'kind = "holds"\ngroup = "g"\nmethod = "h"\nlhs = "metrics.jct"\nreference = 5.5\n'
     verdict = evaluate_claim(_lemma_rows(30.0), _claim(tmp_path, body))
     assert verdict.verdict == NOT_REPRODUCED
-    assert verdict.numbers == {"rows": 8, "failed": 4, "undefined": 0}  # seeds 2, 3 both rows
+    counts = {k: verdict.numbers[k] for k in ("rows", "failed", "undefined")}
+    assert counts == {"rows": 8, "failed": 4, "undefined": 0}  # seeds 2, 3 both rows
+    assert verdict.numbers["closest"] == pytest.approx(50 / 2 / 5.5)  # seed 3's h = 50
 
 
 #: Ratios m / w per share (0, 0.5, 1) and seed: rising on seeds 0-2, falling on seed 3.

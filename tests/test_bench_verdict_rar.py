@@ -44,7 +44,9 @@ DECIDED = {
     "fig4-rand-jct-paper": "reproduced",
     "fig5-paper": "reproduced",
     "fig7-paper": "reproduced",
-    "theorem5-paper": "reproduced",
+    # Theorem 5's bound n_g phi u / l is 38-39 (paper) and 500-551 (contention) where the
+    # ratio is at most 1.6 and 2.1: it holds with room to spare, vacuous at these sizes.
+    "theorem5-paper": "vacuous",
     "fig4-ff-makespan-contention": "depends on seeds",
     "fig4-ff-jct-contention": "depends on seeds",
     "fig4-ls-makespan-contention": "not reproduced",
@@ -53,7 +55,23 @@ DECIDED = {
     "fig4-rand-jct-contention": "reproduced",
     "fig5-contention": "not reproduced",
     "fig7-contention": "depends on seeds",
-    "theorem5-contention": "reproduced",
+    "theorem5-contention": "vacuous",
+    # Lemmas 2-4 per run (kind holds): W_max <= theta~ holds (0.74-0.79 of it) but theta~ is
+    # not tight (theta~ = 600 on every seed: the kept pair's limit), so Lemma 2's equality
+    # and Lemma 4 read with theta~ fail on `paper`; Lemma 3 and Lemma 4 with W_max hold with
+    # room (n_g = 32 makes n_g W_max 25-30 times the makespan).
+    "lemma2-paper": "reproduced",
+    "lemma2-tight-paper": "not reproduced",
+    "lemma3-paper": "vacuous",
+    "lemma3-plan-paper": "vacuous",
+    "lemma4-paper": "not reproduced",
+    "lemma4-wmax-paper": "reproduced",
+    "lemma2-contention": "reproduced",
+    "lemma2-tight-contention": "not reproduced",
+    "lemma3-contention": "vacuous",
+    "lemma3-plan-contention": "vacuous",
+    "lemma4-contention": "vacuous",
+    "lemma4-wmax-contention": "vacuous",
 }
 
 
@@ -129,6 +147,7 @@ def test_rar_sample_numbers_from_the_rows(claims, rows):
     ]
     assert claims["fig7-contention"]["numbers"]["means"] == pytest.approx(lam)
     assert lam[3] > lam[2]
+    _check_rar_lemmas(claims, rows)
     # Theorem 5: SJF-BCO's makespan over the load bound stays within n_g phi u / l.
     for preset in ("paper", "paper-contention"):
         picked = rows[rows["preset"] == preset].set_index(["instance_seed", "label"])
@@ -136,3 +155,27 @@ def test_rar_sample_numbers_from_the_rows(claims, rows):
             sjf = picked.loc[(seed, "sjf_bco")]
             bound = json.loads(sjf["info"])["theorem5"]["bound"]
             assert 1 <= sjf["objective"] / picked.loc[(seed, "load_lb"), "bound"] <= bound
+
+
+def _check_rar_lemmas(claims: dict, rows: pd.DataFrame) -> None:
+    """Lemmas 3-4 and Theorem 5's closest approach straight from the rows (pandas)."""
+    sjf = rows[rows["label"] == "sjf_bco"].set_index(["preset", "instance_seed"])
+    info = sjf["info"].map(json.loads)
+    n_g = info.map(lambda i: i["theorem5"]["n_g"])
+    w_max = info.map(lambda i: i["max_accumulated"])
+    theta = info.map(lambda i: i["theta"])
+    best = rows[rows["status"].isin(["optimal", "feasible"])]
+    best = best.groupby(["preset", "instance_seed"])["objective"].min()
+    factor = info.map(lambda i: i["theorem5"]["bound"]) / n_g
+    for preset, tag in (("paper", "paper"), ("paper-contention", "contention")):
+        lemma3 = (sjf["objective"] / (n_g * w_max)).loc[preset]
+        assert claims[f"lemma3-{tag}"]["numbers"]["closest"] == pytest.approx(lemma3.max())
+        lemma4 = (theta / (factor * best.reindex(sjf.index))).loc[preset]
+        numbers = claims[f"lemma4-{tag}"]["numbers"]
+        assert numbers["closest"] == pytest.approx(lemma4.max())
+        assert numbers["failed"] == int((lemma4 > 1 + 1e-9).sum())
+        lo = rows[(rows["preset"] == preset) & (rows["label"] == "load_lb")]
+        ratio = sjf.loc[preset, "objective"] / lo.set_index("instance_seed")["bound"]
+        bound = info.loc[preset].map(lambda i: i["theorem5"]["bound"])
+        closest = claims[f"theorem5-{tag}"]["numbers"]["closest"]
+        assert closest == pytest.approx((ratio / bound).max()) and closest < 0.5

@@ -70,6 +70,23 @@ Kinds (``kind``):
   reproduced* when it fails on one; *missing* when it is defined on none
   (the undefined rows are counted).
 
+* ``lowest``: the method below every baseline of ``against`` (a list) on every
+  instance (``expect = "above"``: above every one): *reproduced* when it is so on
+  every instance but ``misses_allowed`` (default 0), *not reproduced* when some
+  baseline's t-interval of the mean difference lies wholly on the wrong side of 0 or
+  the method is best on at most ``share_not`` of the instances
+  (:mod:`ddlsched.bench.verdict_lowest`).
+
+``against`` as a list in ``paired_difference``, ``pointwise`` and ``ratio_within``
+expands the claim into one claim per baseline (id ``ID.BASELINE``; ``{against}`` in the
+text names it); ``ratio_within`` with ``against_worst = true`` reads the ratio to the
+worst baseline per instance instead. A bound (``holds`` inequality, ``ratio_within``
+with an ``info.KEY`` high end) records its closest approach, the largest ``lhs / rhs``,
+and is *vacuous* when that stays below ``vacuous_below`` (default 0.5).
+``rule_written`` (``before`` / ``after`` the claim's rows were read) and, after,
+``confirmation`` (fresh seeds: command, seeds, date), ``no_fresh_seeds`` (why none
+exist) or ``unconfirmed`` (the confirming run, not yet made) say where the rule comes from.
+
 A claim whose needed seeds are not all in the rows is evaluated on the seeds
 that are there and marked *incomplete*; one without rows is *missing* and
 names the command that runs its suite. Our choices: the pairing unit is the
@@ -87,32 +104,44 @@ import hashlib
 import itertools
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from ddlsched.bench.suite import _read_toml
 from ddlsched.bench.suite_values import SuiteError, check_name, check_seeds, is_number
 
-__all__ = ["KINDS", "OPERANDS", "Claim", "ClaimsError", "ClaimsFile", "load_claims"]
+__all__ = [
+    "KINDS", "OPERANDS", "RULE_WRITTEN", "Claim", "ClaimsError", "ClaimsFile", "load_claims",
+]  # fmt: skip
 
-KINDS = ("paired_difference", "pointwise", "monotone", "shaped", "ratio_within", "holds")
+KINDS = ("paired_difference", "pointwise", "monotone", "shaped", "ratio_within", "holds", "lowest")
+
+#: When a claim's rule was written: before its rows were read, or after (then a confirmation
+#: on fresh instance seeds, or the reason no fresh seeds exist, is required).
+RULE_WRITTEN = ("before", "after")
 
 _COMMON = {
     "id", "text", "paper_value", "figure", "kind", "suite", "family", "group", "preset",
-    "params", "metric", "seeds", "method", "confidence",
+    "params", "metric", "seeds", "method", "confidence", "rule_written", "confirmation",
+    "no_fresh_seeds", "unconfirmed",
 }  # fmt: skip
+#: Kinds whose ``against`` may be a list: the claim is expanded into one claim per baseline.
+_EXPANDED = ("paired_difference", "pointwise", "ratio_within")
 # fmt: off
 _BY_KIND = {
-    "paired_difference": {"against", "against_params", "expect", "share_not", "tie_tol"},
+    "paired_difference": {"against", "against_params", "expect", "share_not", "tie_tol",
+                          "relative"},
     "pointwise": {"against", "expect", "misses_allowed", "share_not", "tie_tol"},
     "monotone": {
         "over", "against", "direction", "mean_strict", "seed_test", "rank_at_least", "flat_tol",
         "share_reproduced", "share_not",
     },
     "shaped": {"over", "against", "moves", "flat_tol", "share_reproduced", "share_not"},
-    "ratio_within": {"against", "range", "statistic"},
-    "holds": {"flag", "lhs", "offset", "factor", "reference", "rel_tol"},
+    "ratio_within": {"against", "range", "statistic", "vacuous_below", "against_worst"},
+    "holds": {"flag", "lhs", "offset", "factor", "reference", "divisor", "rel_tol",
+              "vacuous_below"},
+    "lowest": {"against", "expect", "misses_allowed", "share_not", "tie_tol"},
 }
 #: Operands of a ``holds`` inequality that are not a number, ``info.KEY`` or ``metrics.KEY``:
 #: the row's own objective and bound, the instance's best schedule and best bound (any label).
@@ -128,13 +157,16 @@ _DEFAULTS: dict[str, Any] = {
     "flat_tol": 0.005,
     "direction": "decreasing",
     "mean_strict": False,
+    "relative": False,
     "seed_test": "monotone",
     "rank_at_least": 0.8,
     "statistic": "mean",
     "misses_allowed": 1,
     "offset": 0.0,
     "factor": 1.0,
+    "divisor": 1.0,
     "rel_tol": 1e-9,
+    "vacuous_below": 0.5,
 }
 _CHOICES = {
     "expect": ("below", "above"),
@@ -166,6 +198,8 @@ class Claim:
     preset: str | None = None
     params: Mapping[str, Any] = field(default_factory=dict)
     options: Mapping[str, Any] = field(default_factory=dict)
+    rule_written: str = ""
+    confirmation: str = ""
 
     def option(self, name: str) -> Any:
         """A kind-specific field (the rule), with its default."""
@@ -227,7 +261,7 @@ def _check_option(where: str, name: str, value: Any) -> Any:
     if name in _CHOICES:
         if value not in _CHOICES[name]:
             raise ClaimsError(at, f"expected one of {', '.join(_CHOICES[name])}, got {value!r}")
-    elif name in ("share_not", "share_reproduced", "rank_at_least"):
+    elif name in ("share_not", "share_reproduced", "rank_at_least", "vacuous_below"):
         _share(at, value)
     elif name in ("flat_tol", "tie_tol", "rel_tol"):
         if not is_number(value) or not 0 <= value < math.inf:
@@ -238,7 +272,7 @@ def _check_option(where: str, name: str, value: Any) -> Any:
     elif name == "flag":
         if not isinstance(value, str) or not value.startswith("info.") or len(value) <= 5:
             raise ClaimsError(at, f"expected 'info.KEY', got {value!r}")
-    elif name == "mean_strict":
+    elif name in ("mean_strict", "against_worst", "relative"):
         if not isinstance(value, bool):
             raise ClaimsError(at, f"expected true or false, got {value!r}")
     elif name == "moves":
@@ -252,11 +286,16 @@ def _check_option(where: str, name: str, value: Any) -> Any:
             raise ClaimsError(at, "equal neighbouring moves merge: write each run once")
     elif name == "range":
         _check_range(at, value)
-    elif name in ("lhs", "offset", "factor", "reference"):
+    elif name in ("lhs", "offset", "factor", "reference", "divisor"):
         _check_operand(at, value)
     elif name == "against_params":
         if not isinstance(value, Mapping) or not value:
             raise ClaimsError(at, f"expected a table of instance parameters, got {value!r}")
+    elif name == "against" and isinstance(value, list):
+        if not value or len(set(value)) != len(value):
+            raise ClaimsError(at, f"expected distinct method labels, got {value!r}")
+        for label in value:
+            _text(at, label)
     elif name in ("against", "over"):
         _text(at, value)
     return value
@@ -284,6 +323,10 @@ def _check_alternatives(where: str, kind: str, merged: Mapping[str, Any]) -> Non
             raise ClaimsError(f"{where}.flag", "give either flag or lhs (an inequality)")
         if "lhs" in merged and "reference" not in merged:
             raise ClaimsError(f"{where}.reference", "missing (lhs <= offset + factor * reference)")
+    if merged.get("against_worst") and not isinstance(merged.get("against"), list):
+        raise ClaimsError(f"{where}.against_worst", "needs a list of methods in against")
+    if isinstance(merged.get("against"), list) and kind not in (*_EXPANDED, "lowest"):
+        raise ClaimsError(f"{where}.against", f"a {kind} claim compares with one method label")
     swap = merged.get("against_params")
     if isinstance(swap, Mapping):
         params = merged.get("params", {})
@@ -323,11 +366,13 @@ def _claim(table: Any, where: str, defaults: Mapping[str, Any]) -> Claim:
     required = ["id", "text", "paper_value", "suite", "group", "method", "seeds"]
     required += {"paired_difference": [] if "against_params" in merged else ["against"],
                  "pointwise": ["against"], "monotone": ["over"], "shaped": ["over", "moves"],
-                 "ratio_within": ["against", "range"], "holds": []}[kind]  # fmt: skip
+                 "ratio_within": ["against", "range"], "holds": [],
+                 "lowest": ["against"]}[kind]  # fmt: skip
     for name in required:
         if name not in merged:
             raise ClaimsError(f"{where}.{name}", "missing")
     _check_alternatives(where, kind, merged)
+    rule_written, confirmation = _rule_history(where, merged, table)
     params = merged.get("params", {})
     if not isinstance(params, Mapping):
         raise ClaimsError(
@@ -363,7 +408,61 @@ def _claim(table: Any, where: str, defaults: Mapping[str, Any]) -> Claim:
         preset=optional.get("preset"),
         params=dict(params),
         options={**options, "confidence": float(confidence)},
+        rule_written=rule_written,
+        confirmation=confirmation,
     )
+
+
+def _rule_history(where: str, merged: Mapping[str, Any], own: Mapping[str, Any]) -> tuple[str, str]:
+    """``rule_written`` (``before`` / ``after`` its rows were read; empty: not stated) and, for
+    a rule written after, one of: its ``confirmation`` on fresh seeds, ``no_fresh_seeds`` (why
+    none exist), or ``unconfirmed`` (the run that would confirm it, not yet made). A claim's
+    own field replaces the others' defaults."""
+    names = ("confirmation", "no_fresh_seeds", "unconfirmed")
+    written = merged.get("rule_written", "")
+    if written and written not in RULE_WRITTEN:
+        raise ClaimsError(
+            f"{where}.rule_written", f"expected one of {', '.join(RULE_WRITTEN)}, got {written!r}"
+        )
+    if any(name in own for name in names):
+        merged = {**merged, **{name: own.get(name) for name in names}}
+    elif written == "before":  # the file's default confirmation is about its later rules
+        return written, ""
+    given = {name: merged.get(name) for name in names if merged.get(name) is not None}
+    for name, value in given.items():
+        _text(f"{where}.{name}", value)
+    if len(given) > 1:
+        raise ClaimsError(f"{where}.confirmation", f"give one of {', '.join(names)}")
+    if written == "after" and not given:
+        raise ClaimsError(
+            f"{where}.confirmation",
+            "a rule written after its rows needs its confirmation on fresh instance seeds "
+            "(command, seeds, date), no_fresh_seeds (why none exist) or unconfirmed (the run "
+            "that would confirm it)",
+        )
+    prefix = {"confirmation": "on fresh seeds", "no_fresh_seeds": "no fresh seeds",
+              "unconfirmed": "NOT confirmed yet"}  # fmt: skip
+    return written, "".join(f"{prefix[name]}: {value}" for name, value in given.items())
+
+
+def _expand(claim: Claim) -> tuple[Claim, ...]:
+    """A claim whose ``against`` is a list (kinds :data:`_EXPANDED`): one claim per baseline,
+    id ``ID.BASELINE``, ``{against}`` in its text replaced by the baseline."""
+    against = claim.options.get("against")
+    if (
+        claim.kind not in _EXPANDED
+        or not isinstance(against, list)
+        or claim.options.get("against_worst")
+    ):
+        return (claim,)
+    out = []
+    for label in against:
+        text = claim.text.replace("{against}", label)
+        if text == claim.text:
+            text = f"{claim.text} (against {label})"
+        options = {**claim.options, "against": label}
+        out.append(replace(claim, id=f"{claim.id}.{label}", text=text, options=options))
+    return tuple(out)
 
 
 def load_claims(path: str | Path) -> ClaimsFile:
@@ -389,11 +488,15 @@ def load_claims(path: str | Path) -> ClaimsFile:
         tables = data.get("claims")
         if not isinstance(tables, list) or not tables:
             raise ClaimsError("claims", "missing: give at least one [[claims]] table")
-        claims = tuple(_claim(t, f"claims[{i}]", defaults) for i, t in enumerate(tables))
+        claims = tuple(
+            expanded
+            for i, t in enumerate(tables)
+            for expanded in _expand(_claim(t, f"claims[{i}]", defaults))
+        )
         seen: set[str] = set()
-        for i, claim in enumerate(claims):
+        for claim in claims:
             if claim.id in seen:
-                raise ClaimsError(f"claims[{i}].id", f"{claim.id!r} is used twice")
+                raise ClaimsError(f"claims ({claim.id})", f"{claim.id!r} is used twice")
             seen.add(claim.id)
     except ClaimsError as exc:
         raise ClaimsError(exc.field_path, exc.message, str(path)) from None

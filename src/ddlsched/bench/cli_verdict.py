@@ -106,7 +106,7 @@ def _cmd_verdict(args: argparse.Namespace) -> int:
     frame = _load(args)
     verdicts = evaluate_claims(frame, claims.claims)
     prov = provenance(args.results, frame, claims)
-    markdown = to_markdown(verdicts, prov, claims.title)
+    markdown = to_markdown(verdicts, prov, claims.title, claims.paper)
     latex = to_latex(verdicts, prov, claims.title)
     out = Path(args.out) if args.out else Path(args.results[0]) / "verdict"
     try:

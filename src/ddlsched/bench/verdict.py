@@ -10,30 +10,56 @@ instance parameters when the claim's rows vary one), at the claim's
 is infinite, so no such claim is decided by its interval. The shape tests
 mirror ``benchmarks/rar_section7.py`` (the rules of RESULTS.md, rar
 Section 7): moves of a seed's curve are exact, moves of the mean curve
-within ``flat_tol`` times its first value are flat. Rendering:
+within ``flat_tol`` times its first value are flat. Shared pieces (the verdict
+words, :class:`Verdict`, t-intervals, reading a claim's rows):
+:mod:`ddlsched.bench.verdict_base`; kind ``lowest`` and the count of distinct
+instances: :mod:`ddlsched.bench.verdict_lowest`. Rendering:
 :mod:`ddlsched.bench.verdict_report`.
 """
 
 from __future__ import annotations
 
 import itertools
-import json
 import math
-from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from ddlsched.bench.aggregate import instance_ratios, solved_rows
 from ddlsched.bench.claims import Claim
 from ddlsched.bench.tables import rows_with_ratios
+from ddlsched.bench.verdict_base import (
+    _UNIT,
+    DEPENDS,
+    MISSING,
+    NOT_REPRODUCED,
+    REPRODUCED,
+    VACUOUS,
+    VERDICTS,
+    Curve,
+    Verdict,
+    _claim_rows,
+    _decide,
+    _drop_params,
+    _json_field,
+    _label_rows,
+    _missing,
+    _seeds,
+    _spearman,
+    _values,
+    _with_params,
+    move_signs,
+    t_interval,
+)
+from ddlsched.bench.verdict_lowest import distinct_instances, lowest
 
 __all__ = [
     "DEPENDS",
     "MISSING",
     "NOT_REPRODUCED",
     "REPRODUCED",
+    "VACUOUS",
+    "VERDICTS",
     "Curve",
     "Verdict",
     "evaluate_claim",
@@ -41,163 +67,6 @@ __all__ = [
     "move_signs",
     "t_interval",
 ]
-
-REPRODUCED = "reproduced"
-NOT_REPRODUCED = "not reproduced"
-DEPENDS = "depends on seeds"
-MISSING = "missing"
-
-#: Columns that identify an instance within a claim's groups (the pairing unit).
-_UNIT = ["group", "preset", "instance_params", "instance_seed"]
-
-
-@dataclass(frozen=True)
-class Curve:
-    """A claim's curve: x values, one curve per unit (label: its seed) and the mean."""
-
-    over: str
-    xs: tuple[float, ...]
-    curves: dict[str, tuple[float, ...]]
-    means: tuple[float, ...]
-    halves: tuple[float, ...]
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """The outcome of one claim: verdict, our value as text, seeds, and the numbers."""
-
-    claim: Claim
-    verdict: str
-    ours: str
-    seeds: tuple[int, ...] = ()
-    incomplete: bool = False
-    note: str = ""
-    numbers: dict[str, Any] = field(default_factory=dict)
-    curve: Curve | None = None
-
-    @property
-    def shown(self) -> str:
-        """The verdict as printed: ``incomplete (n/N seeds): ...`` when seeds are missing."""
-        if self.incomplete and self.verdict != MISSING:
-            return f"{self.verdict} (incomplete: {len(self.seeds)}/{len(self.claim.seeds)} seeds)"
-        return self.verdict
-
-
-def t_interval(values: Any, confidence: float = 0.95) -> tuple[float, float]:
-    """Mean and half-width of the Student t-interval (half-width inf below two values)."""
-    from scipy.stats import t as student
-
-    data = np.asarray(list(values), dtype=float)
-    if data.size == 0:
-        return math.nan, math.inf
-    mean = float(data.mean())
-    if data.size < 2:
-        return mean, math.inf
-    spread = float(data.std(ddof=1))
-    half = float(student.ppf((1 + confidence) / 2, data.size - 1)) * spread / math.sqrt(data.size)
-    return mean, half
-
-
-def move_signs(curve: Any, tol: float = 0.0) -> list[int]:
-    """Signs of consecutive moves (within ``tol``: flat, dropped), equal signs merged."""
-    out: list[int] = []
-    for before, after in itertools.pairwise(curve):
-        move = after - before
-        sign = 0 if abs(move) <= tol else (1 if move > 0 else -1)
-        if sign and (not out or out[-1] != sign):
-            out.append(sign)
-    return out
-
-
-def _spearman(xs: Any, ys: Any) -> float:
-    from scipy.stats import spearmanr
-
-    if len(set(ys)) < 2:
-        return 0.0
-    return float(spearmanr(xs, ys).statistic)
-
-
-def _json_field(text: Any, key: str) -> Any:
-    """The value at ``key`` of a JSON object; a dotted key walks nested objects
-    (``theory.theorem1_bound``); None when absent."""
-    try:
-        value = json.loads(text or "{}")
-    except (TypeError, ValueError):
-        return None
-    for part in key.split("."):
-        value = value.get(part) if isinstance(value, dict) else None
-    return value
-
-
-def _with_params(rows: pd.DataFrame, params: Any) -> pd.DataFrame:
-    """The rows whose instance has every generator parameter of ``params`` at its value."""
-    for name, value in params.items():
-        rows = rows[rows["instance_params"].map(lambda t, n=name: _json_field(t, n)) == value]
-    return rows
-
-
-def _drop_params(rows: pd.DataFrame, names: Any) -> pd.DataFrame:
-    """The rows with the generator parameters ``names`` taken out of ``instance_params`` (so
-    that instances differing only in them pair up)."""
-    names = set(names)
-    rest = rows["instance_params"].map(
-        lambda t: json.dumps({k: v for k, v in json.loads(t or "{}").items() if k not in names})
-    )
-    return rows.assign(instance_params=rest)
-
-
-def _claim_rows(frame: pd.DataFrame, claim: Claim) -> pd.DataFrame:
-    """Rows of the claim's suites, group, family, preset, instance parameters and seeds (and,
-    with ``against_params``, of the instances at those parameters)."""
-    keep = frame["suite"].isin(claim.suites) & frame["group"].isin(claim.groups)
-    keep &= frame["instance_seed"].isin(claim.seeds)
-    if claim.family:
-        keep &= frame["family"] == claim.family
-    if claim.preset:
-        keep &= frame["preset"] == claim.preset
-    rows = _with_params(frame[keep], claim.params)
-    swap = claim.option("against_params")
-    if swap and not rows.empty:
-        rows = pd.concat([rows, _with_params(frame[keep], {**claim.params, **swap})])
-    return rows
-
-
-def _label_rows(rows: pd.DataFrame, label: str, swept: bool = False) -> pd.DataFrame:
-    """Rows of a method label (``swept``: also its sweep points ``label[...]``)."""
-    match = rows["label"] == label
-    if swept:
-        match |= rows["label"].str.startswith(f"{label}[")
-    return rows[match]
-
-
-def _values(rows: pd.DataFrame, metric: str, by: list[str]) -> pd.Series:
-    """The metric per ``by`` key, mean over method seeds, of the rows with a schedule."""
-    solved = solved_rows(rows)
-    if metric == "objective":
-        value = solved["objective"].astype(float)
-    else:
-        value = pd.to_numeric(solved["metrics"].map(lambda t: _json_field(t, metric)), "coerce")
-    solved = solved.assign(value=value).dropna(subset=["value"])
-    if solved.empty:
-        return pd.Series(dtype=float)
-    return solved.groupby(by, sort=False)["value"].mean()
-
-
-def _missing(claim: Claim, what: str) -> Verdict:
-    where = f"suite {' or '.join(claim.suites)}, group {' or '.join(claim.groups)}"
-    if claim.preset:
-        where += f", preset {claim.preset}"
-    note = f"no rows of {what} ({where}); run: {claim.run_command}"
-    return Verdict(claim, MISSING, "-", note=note)
-
-
-def _seeds(index: pd.Index) -> tuple[int, ...]:
-    return tuple(sorted({int(s) for s in index.get_level_values("instance_seed")}))
-
-
-def _decide(claim: Claim, seeds: tuple[int, ...], verdict: str, ours: str, **extra: Any) -> Verdict:
-    incomplete = not set(claim.seeds) <= set(seeds)
-    return Verdict(claim, verdict, ours, seeds, incomplete, **extra)
 
 
 def _pairs(claim: Claim, rows: pd.DataFrame) -> pd.DataFrame | Verdict:
@@ -228,6 +97,8 @@ def _paired(claim: Claim, rows: pd.DataFrame) -> Verdict:
     if isinstance(both, Verdict):
         return both
     diffs = (both["mine"] - both["theirs"]).to_numpy()
+    if claim.option("relative"):  # per unit method / against - 1: units of any size weigh alike
+        diffs = (both["mine"] / both["theirs"] - 1).to_numpy()
     mean, half = t_interval(diffs, claim.option("confidence"))
     tie = claim.option("tie_tol")
     lower, higher = int((diffs < -tie).sum()), int((diffs > tie).sum())
@@ -320,6 +191,8 @@ def _curve(claim: Claim, rows: pd.DataFrame) -> tuple[Curve, tuple[int, ...]] | 
     if isinstance(table, str):
         return table
     table = table[sorted(table.columns, key=float)].dropna()
+    if len(table.columns) < 2:  # one point is no curve
+        return f"{claim.method} at two values of {over} at least"
     if table.empty:
         against = f" and {claim.option('against')}" if claim.option("against") else ""
         return f"{claim.method}{against} on every point of {over} for one seed"
@@ -399,8 +272,10 @@ def _ratio_units(claim: Claim, rows: pd.DataFrame) -> pd.DataFrame | str:
         out = out.rename(columns={"ratio_lo": "lo", "ratio_hi": "hi"})[["lo", "hi"]]
     else:
         mine = _values(_label_rows(rows, claim.method), claim.metric, _UNIT)
-        theirs = _values(_label_rows(rows, against), claim.metric, _UNIT)
-        if mine.empty or theirs.empty:
+        labels = against if isinstance(against, list) else [against]
+        found = [_values(_label_rows(rows, label), claim.metric, _UNIT) for label in labels]
+        theirs = pd.concat(found, axis=1, join="inner").max(axis=1)  # against_worst: the largest
+        if mine.empty or any(part.empty for part in found):
             return f"{claim.method} and {against} with {claim.metric}"
         ratio = (mine / theirs).dropna()
         out = pd.DataFrame({"lo": ratio, "hi": ratio})
@@ -428,12 +303,15 @@ def _ratio(claim: Claim, rows: pd.DataFrame) -> Verdict:
         outside = (units["hi"] < units["bottom"]) | (units["lo"] > units["top"])
         verdict = REPRODUCED if inside.all() else NOT_REPRODUCED if outside.any() else DEPENDS
         ours = (
-            f"ratio {units['lo'].min():.3g}-{units['hi'].max():.3g}; within on "
+            f"ratio {units['lo'].min():.4g}-{units['hi'].max():.4g}; within on "
             f"{int(inside.sum())}/{len(units)} seeds, outside on {int(outside.sum())}"
         )
+        numbers = {"inside": int(inside.sum()), "outside": int(outside.sum()), "units": len(units)}
         if isinstance(high, str):
             ours += f" (high end {units['top'].min():.3g}-{units['top'].max():.3g})"
-        numbers = {"inside": int(inside.sum()), "outside": int(outside.sum()), "units": len(units)}
+            closest = float((units["hi"] / units["top"]).max())
+            numbers["closest"] = closest
+            verdict = _tightness(claim, verdict, closest)
     else:
         lo_mean, lo_half = t_interval(units["lo"], claim.option("confidence"))
         hi_mean, hi_half = t_interval(units["hi"], claim.option("confidence"))
@@ -448,6 +326,15 @@ def _ratio(claim: Claim, rows: pd.DataFrame) -> Verdict:
         ours = f"mean {mean}, {claim.option('confidence'):.0%} CI [{ci[0]:.3g}, {ci[1]:.3g}]"
         numbers = {"mean_lo": lo_mean, "mean_hi": hi_mean, "ci": list(ci), "units": len(units)}
     return _decide(claim, _seeds(units.index), verdict, ours, numbers=numbers)
+
+
+def _tightness(claim: Claim, verdict: str, closest: float) -> str:
+    """A bound that held on every row: *vacuous* when its closest approach (the largest
+    ``lhs / rhs``) is below the claim's ``vacuous_below`` (default 0.5: the bound was more
+    than twice every observed value), else the verdict as it was."""
+    if verdict == REPRODUCED and closest < claim.option("vacuous_below"):
+        return VACUOUS
+    return verdict
 
 
 def _best_per_unit(rows: pd.DataFrame) -> pd.DataFrame:
@@ -478,34 +365,34 @@ def _operand(rows: pd.DataFrame, mine: pd.DataFrame, spec: Any) -> pd.Series:
     return pd.to_numeric(mine[column].map(lambda t: _json_field(t, key)), "coerce")
 
 
-def _inequality(claim: Claim, rows: pd.DataFrame, mine: pd.DataFrame) -> tuple[pd.Series, str]:
-    """Per row of ``mine`` whether ``lhs <= (offset + factor * reference) (1 + rel_tol)``
-    (NaN where an operand is undefined), and the largest ``lhs / rhs`` in words."""
-    lhs, offset, factor, reference = (
+def _inequality(
+    claim: Claim, rows: pd.DataFrame, mine: pd.DataFrame
+) -> tuple[pd.Series, float | None]:
+    """Per row of ``mine`` whether ``lhs <= ((offset + factor * reference) / divisor) (1 +
+    rel_tol)`` (NaN where an operand is undefined), and the largest ``lhs / rhs`` (the
+    closest approach; None when no row is defined)."""
+    lhs, offset, factor, reference, divisor = (
         _operand(rows, mine, claim.option(name))
-        for name in ("lhs", "offset", "factor", "reference")
+        for name in ("lhs", "offset", "factor", "reference", "divisor")
     )
-    rhs = offset + factor * reference
+    rhs = (offset + factor * reference) / divisor
     flags = (
         (lhs <= rhs * (1 + claim.option("rel_tol"))).astype(float).where(lhs.notna() & rhs.notna())
     )
     ratio = (lhs / rhs).where(flags.notna())
-    return flags, f"; lhs / rhs at most {ratio.max():.4g}" if ratio.notna().any() else ""
+    return flags, float(ratio.max()) if ratio.notna().any() else None
 
 
 def _holds(claim: Claim, rows: pd.DataFrame) -> Verdict:
     """Kind ``holds``: the flag ``info.KEY``, or the inequality ``lhs <= offset + factor *
     reference``, on every row of the method (module docstring of :mod:`ddlsched.bench.claims`)."""
     mine = _label_rows(rows, claim.method)
+    closest = None
     if claim.option("flag"):
         key = claim.option("flag")[len("info.") :]
-        flags, extra, what = (
-            mine["info"].map(lambda t: _json_field(t, key)),
-            "",
-            claim.option("flag"),
-        )
+        flags, what = mine["info"].map(lambda t: _json_field(t, key)), claim.option("flag")
     else:
-        (flags, extra), what = _inequality(claim, rows, mine), "every operand"
+        (flags, closest), what = _inequality(claim, rows, mine), "every operand"
     defined = mine[flags.notna()]
     if defined.empty:
         return _missing(claim, f"{claim.method} with {what} defined")
@@ -513,8 +400,14 @@ def _holds(claim: Claim, rows: pd.DataFrame) -> Verdict:
     failed, undefined = int((~held).sum()), int(flags.isna().sum())
     verdict = REPRODUCED if failed == 0 else NOT_REPRODUCED
     ours = f"holds on {int(held.sum())} of {len(held)} row(s), fails on {failed}"
-    ours += (f"; undefined on {undefined}" if undefined else "") + extra
+    ours += f"; undefined on {undefined}" if undefined else ""
     numbers = {"rows": len(held), "failed": failed, "undefined": undefined}
+    if closest is not None:
+        ours += f"; lhs / rhs at most {closest:.4g}"
+        numbers["closest"] = closest
+        verdict = _tightness(claim, verdict, closest)
+    else:
+        ours += "; a flag: its slack is not recorded"
     seeds = tuple(sorted({int(s) for s in defined["instance_seed"]}))
     return _decide(claim, seeds, verdict, ours, numbers=numbers)
 
@@ -534,7 +427,10 @@ def evaluate_claim(frame: pd.DataFrame, claim: Claim) -> Verdict:
     rows = _claim_rows(frame, claim) if not frame.empty else frame
     if rows.empty:
         return _missing(claim, "its group")
-    return _EVALUATORS[claim.kind](claim, rows)
+    verdict = (
+        lowest(claim, rows) if claim.kind == "lowest" else _EVALUATORS[claim.kind](claim, rows)
+    )
+    return distinct_instances(rows, verdict)
 
 
 def evaluate_claims(frame: pd.DataFrame, claims: Any) -> list[Verdict]:

@@ -26,10 +26,11 @@ import pandas as pd
 from ddlsched.bench.claims import ClaimsFile
 from ddlsched.bench.store import read_manifest
 from ddlsched.bench.tables import markdown_lines, tex_escape
-from ddlsched.bench.verdict import Verdict
+from ddlsched.bench.verdict import VERDICTS, Verdict
 
 __all__ = [
     "HEADERS",
+    "count_line",
     "figures",
     "provenance",
     "rich_table",
@@ -39,7 +40,25 @@ __all__ = [
 ]
 
 #: The columns of the verdict table.
-HEADERS = ("claim", "paper's value", "ours", "seeds", "verdict")
+HEADERS = ("claim", "paper's value", "ours", "seeds", "rule", "verdict")
+
+_SHORT = {"not reproduced": "not", "depends on seeds": "depends"}
+
+
+def count_line(paper: str, verdicts: Sequence[Verdict]) -> str:
+    """One line: the paper and its count of verdicts, ``reproduced 12 / not 5 / depends 3 /
+    vacuous 4 / missing 0`` (incomplete ones counted by their verdict)."""
+    counts = {word: sum(v.verdict == word for v in verdicts) for word in VERDICTS}
+    parts = " / ".join(f"{_SHORT.get(word, word)} {n}" for word, n in counts.items())
+    return f"{paper}: {parts} ({len(verdicts)} claims)"
+
+
+def _rule_text(verdict: Verdict) -> str:
+    """When the claim's rule was written (before / after its rows) and its confirmation."""
+    claim = verdict.claim
+    if not claim.rule_written:
+        return "-"
+    return claim.rule_written + (f"; {claim.confirmation}" if claim.confirmation else "")
 
 
 def _seed_text(seeds: Sequence[int]) -> str:
@@ -54,7 +73,8 @@ def _cells(verdict: Verdict) -> list[str]:
     claim = verdict.claim
     name = f"{claim.id}: {claim.text}"
     ours = verdict.ours if not verdict.note else f"{verdict.ours}; {verdict.note}"
-    return [name, claim.paper_value, ours, _seed_text(verdict.seeds), verdict.shown]
+    return [name, claim.paper_value, ours, _seed_text(verdict.seeds), _rule_text(verdict),
+            verdict.shown]  # fmt: skip
 
 
 def provenance(
@@ -113,9 +133,12 @@ def _provenance_lines(prov: dict[str, Any]) -> list[str]:
     return lines
 
 
-def to_markdown(verdicts: Sequence[Verdict], prov: dict[str, Any], title: str) -> str:
-    """The verdict table as Markdown, with the provenance and the rules' source below."""
-    lines = [f"# Verdicts: {title}", ""]
+def to_markdown(
+    verdicts: Sequence[Verdict], prov: dict[str, Any], title: str, paper: str = ""
+) -> str:
+    """The verdict table as Markdown under the per-paper count line (:func:`count_line`),
+    with the provenance and the rules' source below."""
+    lines = [f"# Verdicts: {title}", "", count_line(paper or title, verdicts), ""]
     lines += markdown_lines(list(HEADERS), [_cells(v) for v in verdicts], left=len(HEADERS))
     lines += ["", "Provenance:", ""]
     lines += [f"* {line}" for line in _provenance_lines(prov)]
@@ -131,9 +154,10 @@ def to_latex(verdicts: Sequence[Verdict], prov: dict[str, Any], title: str) -> s
     """The verdict table as a booktabs ``table`` (needs ``\\usepackage{booktabs}``)."""
     lines = [f"% {line}" for line in _provenance_lines(prov)]
     lines += [r"\begin{table}[t]", r"\centering", r"\small"]
-    caption = f"{title}: verdicts on the paper's claims ({_provenance_lines(prov)[0]})"
+    caption = f"{title}: verdicts on the paper's claims, {count_line('', verdicts)[2:]} "
+    caption += f"({_provenance_lines(prov)[0]})"
     lines += [rf"\caption{{{tex_escape(caption)}}}"]
-    lines += [r"\begin{tabular}{p{4.5cm}p{2.5cm}p{5cm}lp{2.2cm}}", r"\toprule"]
+    lines += [r"\begin{tabular}{p{4.5cm}p{2.2cm}p{4.5cm}lp{1.6cm}p{2.2cm}}", r"\toprule"]
     lines.append(" & ".join(tex_escape(h) for h in HEADERS) + r" \\")
     lines.append(r"\midrule")
     for verdict in verdicts:
@@ -149,27 +173,36 @@ def to_json(verdicts: Sequence[Verdict], prov: dict[str, Any], paper: str) -> st
         {
             "claim": v.claim.id,
             "verdict": v.verdict,
+            "shown": v.shown,
+            "rule_written": v.claim.rule_written,
+            "confirmation": v.claim.confirmation,
             "incomplete": v.incomplete,
             "ours": v.ours,
             "note": v.note,
             "seeds": list(v.seeds),
             "numbers": v.numbers,
+            "instances": list(v.instances) if v.instances else None,
             "rule": dataclasses.asdict(v.claim),
         }
         for v in verdicts
     ]
-    body = {"paper": paper, "provenance": prov, "verdicts": records}
+    counts = {word: sum(v.verdict == word for v in verdicts) for word in VERDICTS}
+    body = {"paper": paper, "counts": counts, "provenance": prov, "verdicts": records}
     return json.dumps(body, indent=1, default=str) + "\n"
 
 
-_STYLE = {"reproduced": "green", "not reproduced": "red", "depends on seeds": "yellow"}
+_STYLE = {"reproduced": "green", "not reproduced": "red", "depends on seeds": "yellow",
+          "vacuous": "magenta"}  # fmt: skip
 
 
 def rich_table(verdicts: Sequence[Verdict], prov: dict[str, Any], title: str) -> Any:
     """A :class:`rich.table.Table` of the verdicts (the terminal's view)."""
     from rich.table import Table
 
-    table = Table(title=f"Verdicts: {title}", caption="\n".join(_provenance_lines(prov)))
+    table = Table(
+        title=f"Verdicts: {title}\n{count_line('', verdicts)[2:]}",
+        caption="\n".join(_provenance_lines(prov)),
+    )
     for header in HEADERS:
         table.add_column(header, overflow="fold")
     for verdict in verdicts:
