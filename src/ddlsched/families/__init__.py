@@ -19,8 +19,9 @@ Modules of the shared core:
   :mod:`ddlsched.solvers.limits` (solve settings without Pyomo),
   :mod:`ddlsched.solvers.result` (statuses, claims, results),
   :mod:`ddlsched.solvers.highs_lp` (many small LPs and MILPs in highspy),
-  :mod:`ddlsched.solvers.highs_worker` (a large HiGHS MILP in a process the
-  deadline kills) and
+  :mod:`ddlsched.solvers.highs_worker` (a Pyomo HiGHS MILP in a process the
+  deadline kills), :mod:`ddlsched.solvers.highs_server` (direct highspy MIPs
+  in one long-lived process the deadline kills) and
   :mod:`ddlsched.solvers.cpsat` (CP-SAT: status mapping, limits, seed,
   workers; asrpt's ``exact`` and placement's threshold search).
 """
