@@ -19,12 +19,12 @@ The time a solve may take is what remains of the method's
 :class:`~ddlsched.deadline.Deadline` (capped by ``SolveLimits.time_limit_s``
 when that is set); a solve that would get no time is not started.
 
-Every HiGHS MILP (:data:`~ddlsched.solvers.highs_worker.WORKER_MIN_COLUMNS`)
-under a finite limit runs in a forked worker process that is killed at the
-limit (:mod:`ddlsched.solvers.highs_worker`): HiGHS 1.16 does not check its
-clock during a presolve pass or its root heuristics, which ran the
-``dmlrs_slot`` ILP of 100,000 machines 6.7-15.7 s past a 60 s limit, and a
-``placement exact`` ILP 67 s past a 10 s limit. A killed worker's solve is ``time_limit_no_solution``
+A HiGHS MILP of at least
+:data:`~ddlsched.solvers.highs_worker.WORKER_MIN_COLUMNS` columns under a
+finite limit runs in a forked worker process that is killed at the limit
+(:mod:`ddlsched.solvers.highs_worker`): HiGHS 1.16 does not check its clock
+during a presolve pass or its root heuristics, which ran the ``dmlrs_slot``
+ILP of 100,000 machines 6.7-15.7 s past a 60 s limit. A killed worker's solve is ``time_limit_no_solution``
 with ``time_limit_hit`` true and :attr:`ModelSolve.stopped` saying so: the
 incumbent HiGHS had is lost. An answer in time is loaded into the model by
 Pyomo's own loader, as in-process. LPs and solves without a finite limit
