@@ -234,7 +234,9 @@ def test_unwritable_out_directory_is_one_line(tmp_path, capsys, monkeypatch):
     blocker.write_text("x")
     assert main(["bench", "run", str(suite), "--out", str(blocker / "out"), "-q"]) == 2
     line = one_line_error(capsys.readouterr().err)
-    assert line == f"ddlsched: error: {blocker}/out/rows: cannot create (Not a directory)"
+    assert line == (
+        f"ddlsched: error: {blocker}/out: cannot create the results directory (Not a directory)"
+    )  # before any instance is built or cached: no warning per instance first
 
     # An existing directory the user may not write to (root ignores chmod: simulated).
     out = tmp_path / "ro"
@@ -555,3 +557,18 @@ def test_corrupt_results_files_are_one_line_errors_naming_them(tmp_path, capsys,
         line = one_line_error(capsys.readouterr().err)
         assert line.startswith(f"ddlsched: error: {path}: "), line
     assert json.loads(json.dumps(line))  # printable
+
+
+def test_a_results_directory_that_cannot_be_made_is_one_line_before_any_instance(
+    tmp_path, capsys
+):
+    suite = tmp_path / "rar.toml"
+    suite.write_text(
+        '[suite]\nname = "r"\n\n[[instances]]\nfamily = "rar"\npreset = "small"\n'
+        "seeds = { first = 0, count = 6 }\n\n[[methods]]\nname = \"ff\"\n"
+    )
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert main(["bench", "run", str(suite), "--out", str(blocker / "out"), "-q"]) == 2
+    line = one_line_error(capsys.readouterr().err)  # no warning per instance cached first
+    assert line.endswith("cannot create the results directory (Not a directory)")

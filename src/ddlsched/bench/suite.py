@@ -69,6 +69,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 import re
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
@@ -267,6 +268,18 @@ def _read_toml(path: Path) -> tuple[dict[str, Any], bytes]:
     return data, raw
 
 
+def _make_results_dir(directory: Path) -> None:
+    """Create the results directory, or raise a one-line :class:`StoreError` naming it."""
+    from ddlsched.bench.files import store_error
+
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise store_error(directory, exc, "cannot create the results directory") from None
+    if not os.access(directory, os.W_OK):
+        raise store_error(directory, PermissionError("not writable"), "results directory")
+
+
 def load_suite(
     path: str | Path,
     *,
@@ -300,6 +313,8 @@ def load_suite(
         from ddlsched.bench.check import check_suite
 
         suite.validate_against_registry()
+        if cache:  # a results directory that cannot be made is one line, before any instance
+            _make_results_dir(Path(out or suite.output_dir()))
         cache_dir = cache_dir_of(out or suite.output_dir()) if cache else None
         report = check_suite(
             suite, budget_s=instance_budget_s, cache_dir=cache_dir, on_instance=on_instance
