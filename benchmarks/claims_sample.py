@@ -10,7 +10,7 @@ source's manifest (its suite, suite file hash, versions, git commit, machine
 and run dates) plus ``sample_of``: the source directory and the selection.
 The instance cache is not copied (``bench verdict`` does not read it).
 
-    python benchmarks/claims_sample.py /work/runs/paper/asrpt tests/data/verdict/asrpt \\
+    python benchmarks/claims_sample.py runs/paper/asrpt tests/data/verdict/asrpt \\
         --groups jobs-itp jobs-muri2 --labels asrpt wcs_duration lb_sum lb_srpt
 
 The samples in ``tests/data/verdict`` and the commands that wrote them:

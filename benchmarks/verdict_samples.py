@@ -1,6 +1,6 @@
 """Small committed results samples for the verdict tests (issue 26, item 4).
 
-    python benchmarks/verdict_samples.py dmlrs /work/runs/dmlrs tests/data/verdict/dmlrs
+    python benchmarks/verdict_samples.py dmlrs runs/dmlrs tests/data/verdict/dmlrs
     python benchmarks/verdict_samples.py placement results/placement tests/data/verdict/placement
 
 Copies a handful of instances' rows of a real ``bench run`` results directory
