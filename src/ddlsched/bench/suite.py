@@ -268,16 +268,27 @@ def _read_toml(path: Path) -> tuple[dict[str, Any], bytes]:
     return data, raw
 
 
-def _make_results_dir(directory: Path) -> None:
-    """Create the results directory, or raise a one-line :class:`StoreError` naming it."""
+def _make_results_dir(directory: Path) -> list[Path]:
+    """Create the results directory, or raise a one-line :class:`StoreError` naming it;
+    the folders made, outermost first (removed again when the check refuses the suite)."""
     from ddlsched.bench.files import store_error
 
+    missing = [p for p in (directory, *directory.parents) if not p.exists()][::-1]
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise store_error(directory, exc, "cannot create the results directory") from None
     if not os.access(directory, os.W_OK):
         raise store_error(directory, PermissionError("not writable"), "results directory")
+    return missing
+
+
+def _remove_if_empty(folders: list[Path]) -> None:
+    for folder in reversed(folders):
+        try:
+            folder.rmdir()
+        except OSError:  # not empty (the check cached an instance): keep it
+            return
 
 
 def load_suite(
@@ -313,14 +324,19 @@ def load_suite(
         from ddlsched.bench.check import check_suite
 
         suite.validate_against_registry()
-        if cache:  # a results directory that cannot be made is one line, before any instance
-            _make_results_dir(Path(out or suite.output_dir()))
+        # A results directory that cannot be made is one line, before any instance is built;
+        # one made here for a suite the check then refuses is removed again.
+        made = _make_results_dir(Path(out or suite.output_dir())) if cache else []
         cache_dir = cache_dir_of(out or suite.output_dir()) if cache else None
-        report = check_suite(
-            suite, budget_s=instance_budget_s, cache_dir=cache_dir, on_instance=on_instance
-        )
-        if report.problems:
-            raise SuiteCheckError(report)
+        try:
+            report = check_suite(
+                suite, budget_s=instance_budget_s, cache_dir=cache_dir, on_instance=on_instance
+            )
+            if report.problems:
+                raise SuiteCheckError(report)
+        except BaseException:
+            _remove_if_empty(made)
+            raise
         object.__setattr__(suite, "checked", report)
     return suite
 
