@@ -1,0 +1,120 @@
+"""The repository stands on its own: no committed file points outside it.
+
+Every committed ``*.py``, ``*.md``, ``*.toml``, ``*.ipynb`` and ``*.json`` file (``git
+ls-files``) is read line by line for two kinds of reference a reader of a clone cannot follow:
+
+* a path outside the repository: a sibling ``shared/`` folder of the development machine (its
+  specs, papers, design or style notes) or an absolute path of that machine (``/work/``). What
+  those notes said lives in ``docs/`` (``docs/architecture.md``, ``docs/contributing.md``,
+  ``docs/families/``) and in the module docstrings;
+* an issue number of the project's own tracker (``issue 25``, ``issues 11 and 22``): name the
+  thing itself ("the certified intervals", "the column-generation bound"). An issue of another
+  project is a reference a reader can look up and is written with its repository, as in
+  ``ERGO-Code/HiGHS issue 2957``; that form passes.
+
+The allow-list is one entry: the development data directory ``../shared/data``, the documented
+second place of the data lookup (``docs/data.md``), may be named by the files that implement or
+document that lookup, and by nothing else.
+
+A failure names every offending ``file:line``.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SUFFIXES = (".py", ".md", ".toml", ".ipynb", ".json")
+
+#: A path that leaves the repository: the development machine's shared folder or its root.
+OUTSIDE_RE = re.compile(
+    r"\.\./shared|shared/specs|shared/papers|shared/DESIGN|shared/STYLE|shared/data|/work/"
+)
+#: An issue number (``issue 25``, ``Issues 13 and 23``, ``issue #7``).
+ISSUE_RE = re.compile(r"\b[Ii]ssues?\s+#?\d+")
+#: What may stand right before an issue number of another project: its ``owner/repository``.
+FOREIGN_REPO_RE = re.compile(r"[\w.-]+/[\w.-]+\s+$")
+
+#: The one allowed outside path and the files that may name it: the development data
+#: directory is the documented second step of the data lookup (``ddlsched.datadir``).
+DEV_DATA = "../shared/data"
+DEV_DATA_FILES = frozenset(
+    {
+        "src/ddlsched/datadir.py",  # the lookup itself
+        "src/ddlsched/cli_data.py",  # ``ddlsched data`` prints the lookup order
+        "docs/data.md",  # the lookup order, documented
+        "tests/test_data_fetch.py",  # switches the lookup off to test the others
+        "README.md",  # may state the lookup order
+    }
+)
+
+
+def _committed_files() -> list[str]:
+    """The committed text files this test reads (paths relative to the repository root)."""
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout: the committed files are unknown")
+    listed = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split("\0")
+    return sorted(name for name in listed if name.endswith(SUFFIXES) and (ROOT / name).is_file())
+
+
+def outside_references(name: str, line: str) -> list[str]:
+    """The paths leaving the repository on ``line`` of file ``name`` (allow-list applied)."""
+    if name in DEV_DATA_FILES:
+        line = line.replace(DEV_DATA, "")
+    return [match.group(0) for match in OUTSIDE_RE.finditer(line)]
+
+
+def internal_issues(line: str) -> list[str]:
+    """The issue numbers on ``line`` that do not name another project's repository."""
+    return [
+        match.group(0)
+        for match in ISSUE_RE.finditer(line)
+        if not FOREIGN_REPO_RE.search(line[: match.start()])
+    ]
+
+
+def _offences(check) -> list[str]:
+    found = []
+    for name in _committed_files():
+        text = (ROOT / name).read_text(encoding="utf-8", errors="replace")
+        for number, line in enumerate(text.splitlines(), start=1):
+            hits = check(name, line)
+            if hits:
+                found.append(f"{name}:{number}: {', '.join(hits)}: {line.strip()[:120]}")
+    return found
+
+
+def test_the_checks_catch_what_they_are_for() -> None:
+    """The patterns find the references they exist for and pass the allowed forms."""
+    assert outside_references("src/x.py", "spec ``shared/specs/rar.md``") == ["shared/specs"]
+    assert outside_references("x.md", "see ../shared/DESIGN.md") == ["../shared"]
+    assert outside_references("x.json", '"directory": "/work/runs/asrpt"') == ["/work/"]
+    assert outside_references("x.md", "else ../shared/data") == ["../shared"]
+    assert outside_references("docs/data.md", "2. `../shared/data` beside the repository") == []
+    assert outside_references("docs/data.md", "the notes in ../shared/specs") == ["../shared"]
+    assert outside_references("x.py", "the data directory (docs/data.md)") == []
+    assert internal_issues("(ours, issue 25; a bound)") == ["issue 25"]
+    assert internal_issues("Fuzzing (issues 13 and 23)") == ["issues 13"]
+    assert internal_issues("Issue 23, item 3: an interrupt") == ["Issue 23"]
+    assert internal_issues("see issue #7") == ["issue #7"]
+    assert internal_issues("(ERGO-Code/HiGHS issues 1501, 2226)") == []
+    assert internal_issues("the issue of the week, 3 items") == []
+
+
+def test_no_file_points_outside_the_repository() -> None:
+    """No committed file names a path outside the repository (the data fallback aside)."""
+    found = _offences(outside_references)
+    assert not found, "paths outside the repository:\n" + "\n".join(found)
+
+
+def test_no_file_names_an_internal_issue_number() -> None:
+    """No committed file names work by an internal issue number."""
+    found = _offences(lambda name, line: internal_issues(line))
+    assert not found, "internal issue numbers (name the thing itself):\n" + "\n".join(found)
