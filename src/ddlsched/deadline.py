@@ -115,7 +115,7 @@ class Deadline:
         finite deadline, or when a timer is already running (an outer block
         then interrupts).
 
-        An interrupt cannot be lost (issue 23): once the deadline has passed it
+        An interrupt cannot be lost: once the deadline has passed it
         fires again every :data:`_REFIRE_S` until the block is left, so a
         library that catches it, or a callback where Python swallows it,
         only delays it. It is never raised where Python would only print it

@@ -1,4 +1,4 @@
-"""A paper's claims as data: ``benchmarks/claims/<paper>.toml`` (issue 26, item 1).
+"""A paper's claims as data: ``benchmarks/claims/<paper>.toml``.
 
 Each claim names the rows it reads (suite, instance group, preset, instance
 parameters, method labels, metric, instance seeds), the comparison, and the

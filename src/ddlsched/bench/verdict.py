@@ -1,4 +1,4 @@
-"""Verdicts on a paper's claims from stored rows (issue 26, item 2).
+"""Verdicts on a paper's claims from stored rows.
 
 :func:`evaluate_claims` reads each :class:`~ddlsched.bench.claims.Claim`'s
 rows out of a results frame (:func:`ddlsched.bench.tables.load_results`),

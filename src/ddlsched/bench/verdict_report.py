@@ -2,7 +2,7 @@
 
 One line per claim: its id, the paper's value, ours (with its interval and
 seed count) and the verdict (:mod:`ddlsched.bench.verdict`). Every file
-carries the provenance of the rows (issue 26, item 3): per results
+carries the provenance of the rows: per results
 directory, the suite, its file and SHA-256, the ddlsched version and git
 commit recorded in the manifest, the machine and the run dates; the solver
 versions found in the rows' ``versions``; the claims file and its SHA-256;

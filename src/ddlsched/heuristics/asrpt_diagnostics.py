@@ -1,7 +1,7 @@
 """Where an A-SRPT run's flow time goes: the diagnostics of every A-SRPT run's ``info``.
 
-Spec ``shared/specs/asrpt.md``, "Revision 2026-11-25: what the measurements
-asked for" (paper seed 004, Algorithm 1, Line 2: a job joins
+Spec ``docs/families/asrpt.md``, "Revision 2026-11-25: what the measurements
+asked for" (A-SRPT paper, Algorithm 1, Line 2: a job joins
 ``pending_queue`` at its virtual completion). Written by
 :meth:`ddlsched.heuristics.asrpt.AsrptPolicy.diagnostics` at the end of a run
 (the simulator hands it each job's start and finish); nothing here changes

@@ -1,7 +1,7 @@
 """Lower bounds of family ``asrpt``: ``alpha_lb``, ``lb_sum`` and ``lb_srpt``.
 
-Paper seed 004: Problem (8) under Eqs. (1)-(3), the per-iteration time of
-Eqs. (4)-(7), Lemma 1 (Appendix A); spec ``shared/specs/asrpt.md``, "Offline
+A-SRPT paper: Problem (8) under Eqs. (1)-(3), the per-iteration time of
+Eqs. (4)-(7), Lemma 1 (Appendix A); spec ``docs/families/asrpt.md``, "Offline
 optimum and lower bounds" (the spec wins over the paper). The offline
 optimum ``exact`` is :mod:`ddlsched.models.asrpt_exact`.
 

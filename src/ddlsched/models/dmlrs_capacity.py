@@ -1,9 +1,9 @@
 """``ub_capacity`` (ours): an upper bound of family ``dmlrs`` that sees the cluster's capacity.
 
-Paper: Yu et al., IEEE TNSE 2022 (reading notes, seed 002): DMLRS (Eqs.
-3-7), the rate model of Eq. 3 with Fact 1. Spec ``shared/specs/dmlrs.md``,
+Paper: Yu et al., IEEE TNSE 2022 (reading notes of the paper): DMLRS (Eqs.
+3-7), the rate model of Eq. 3 with Fact 1. Spec ``docs/families/dmlrs.md``,
 "Instance", "Rate model", "DMLRS". The bound and its relaxation are ours
-(issue 25: ``ub_trivial`` ignores the capacities, ``colgen`` does not run
+(a bound between the others: ``ub_trivial`` ignores the capacities, ``colgen`` does not run
 at the sizes of Figs. 8-10).
 
 The relaxation (a time-indexed LP over the whole cluster; per job ``i``

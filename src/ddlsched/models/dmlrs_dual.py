@@ -1,7 +1,7 @@
 """Family ``dmlrs``: the single-job pricing of R-DMLRS's dual (Eqs. 10-11) and ``UB(p)``.
 
-Paper: Yu et al., IEEE TNSE 2022 (reading notes, seed 002): R-DMLRS (Eq.
-8) and its dual (Eqs. 10-11). Spec ``shared/specs/dmlrs.md``, "R-DMLRS and
+Paper: Yu et al., IEEE TNSE 2022 (reading notes of the paper): R-DMLRS (Eq.
+8) and its dual (Eqs. 10-11). Spec ``docs/families/dmlrs.md``, "R-DMLRS and
 its dual", "Exact and bounding formulations" (3, ``colgen``) and "Beyond
 the paper" (``ub_prices``). Column generation
 (:mod:`ddlsched.models.dmlrs_colgen`) prices with :class:`PricingSession`;

@@ -1,4 +1,4 @@
-"""Exact placement ILPs for family ``placement`` (spec ``shared/specs/placement.md``).
+"""Exact placement ILPs for family ``placement`` (spec ``docs/families/placement.md``).
 
 Formulations of ``min alpha`` (Eq. 7) subject to Eq. (2)
 ``sum_m x[s,m] = k_s`` and the servers' free GPUs ``sum_s x[s,m] <= avail_m``:

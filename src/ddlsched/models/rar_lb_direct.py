@@ -1,4 +1,4 @@
-"""The LP of ``lb_timeindexed`` built directly as a sparse matrix for highspy (rar, issue 25).
+"""The LP of ``lb_timeindexed`` built directly as a sparse matrix for highspy (rar).
 
 The statement of record is the Pyomo model of
 :func:`ddlsched.models.rar_lb_columns.build_pyomo_lb`; at paper size it has

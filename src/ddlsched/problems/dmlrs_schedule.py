@@ -1,7 +1,7 @@
 """Family ``dmlrs``: the rate model (Eq. 3, Fact 1), the schedule and the evaluator (Eqs. 3-7).
 
-Paper: Yu, Liu, Wu, Ji, Bentley, IEEE TNSE 2022 (reading notes, seed 002);
-spec ``shared/specs/dmlrs.md`` ("Rate model", "DMLRS: schedule and
+Paper: Yu, Liu, Wu, Ji, Bentley, IEEE TNSE 2022 (reading notes of the paper);
+spec ``docs/families/dmlrs.md`` ("Rate model", "DMLRS: schedule and
 evaluator"). The instance and the model this module implements are
 described in :mod:`ddlsched.problems.dmlrs` (its sections "Rate model" and
 "Evaluator"), which re-exports every name here.

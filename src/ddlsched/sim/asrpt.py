@@ -1,8 +1,8 @@
 """The event-driven simulator of family ``asrpt``: one event loop for A-SRPT and the baselines.
 
 Paper: "Prediction-Assisted Online Distributed Deep Learning Workload
-Scheduling in GPU Clusters" (seed 004), Sec. IV-C (Algorithm 1) and
-Sec. V-A-1-d; spec ``shared/specs/asrpt.md``, sections "A-SRPT (Algorithm
+Scheduling in GPU Clusters" (Luo, Liu, Lee, Shroff), Sec. IV-C (Algorithm 1) and
+Sec. V-A-1-d; spec ``docs/families/asrpt.md``, sections "A-SRPT (Algorithm
 1), event-driven", "Baselines" and "Schedule and evaluator". The policies
 are plug-ins (:mod:`ddlsched.heuristics.asrpt`); this module runs them.
 

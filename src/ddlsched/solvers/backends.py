@@ -43,7 +43,7 @@ force) under these settings and under presolve and restarts on or off:
   cross-check of the asrpt worst-case search; ``exact_gpu_level
   --param cross_check=false``) and on integer columns with fractional
   upper bounds (the dmlrs slot ILP).
-* highspy 1.15.1 returns the same wrong answers on all but issue 2957's
+* highspy 1.15.1 returns the same wrong answers on all but ERGO-Code/HiGHS issue 2957's
   model, and cannot share a process with OR-Tools: both wheels ship a
   ``libhighs.so.1`` of their own version and the dynamic loader reuses the
   first one loaded, so whichever of ``highspy`` and ``ortools`` (CP-SAT,

@@ -1,6 +1,6 @@
 """The single-job pricing problem of family ``dmlrs``, solved directly in highspy.
 
-Spec ``shared/specs/dmlrs.md``, "Exact and bounding formulations" (3,
+Spec ``docs/families/dmlrs.md``, "Exact and bounding formulations" (3,
 ``dmlrs.colgen``) and "Beyond the paper" (``ub_prices``): for prices
 ``p[h, r, t] >= 0`` and one job ``i``, the inner maximum of the dual of
 R-DMLRS (the paper's Eqs. 10-11),

@@ -1,7 +1,7 @@
 """Instance generators for family ``rar`` (presets ``small``, ``contention``, ``paper``, ``paper-contention``).
 
 ``paper`` reproduces the setting of Section 7 of the SJF-BCO paper (spec
-``shared/specs/rar.md``): 160 jobs (80 x 1 GPU, 14 x 2, 26 x 4, 30 x 8,
+``docs/families/rar.md``): 160 jobs (80 x 1 GPU, 14 x 2, 26 x 4, 30 x 8,
 8 x 16, 2 x 32), ``F_j`` uniform in [1000, 6000], 20 servers whose GPU
 counts are drawn uniformly from {4, 8, 16, 32}, ``T = 1200``, ``xi1 = xi2``,
 ``lambda_j = 1``. The generator calibrates ``m_j, b_e, b_i, C, df_j, db_j,
@@ -24,7 +24,7 @@ few per cent of ``tau >= 0.01`` for ``n`` up to 20 servers), and with
 job pays the slower inter-server link and the per-server overhead, but
 contention itself has no effect. Pass ``xi1=...`` to study contention.
 
-``paper-contention`` (issue #14) is the Section 7 setting with contention
+``paper-contention`` is the Section 7 setting with contention
 that acts. It makes the same seeded draws as ``paper`` in the same order, so
 one seed gives both presets the same 20 servers, job sizes, ``F_j``, batch
 sizes and nominal ``tau_j`` (paired comparisons); only the split of each
