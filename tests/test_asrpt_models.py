@@ -1,6 +1,6 @@
 """Family ``asrpt``: offline optimum, lower bounds and per-instance theory.
 
-Spec ``shared/specs/asrpt.md`` ("Offline optimum and lower bounds", "Theory,
+Spec ``docs/families/asrpt.md`` ("Offline optimum and lower bounds", "Theory,
 per instance"). The brute force here is independent of the models: its
 ``alpha*(u)`` enumerates every placement (scored by the ``placement``
 evaluator) and its schedules are built in continuous time by serial

@@ -1,4 +1,4 @@
-"""Result-store faults and recovery (issue 13, item 6).
+"""Result-store faults and recovery.
 
 Store write faults (a full disk, permissions) are one-line errors with exit
 status 2 that keep every flushed row; leftover temporary files of killed

@@ -1,4 +1,4 @@
-"""Suites and traces through the input gate, tried as a hostile user would (issue 13).
+"""Suites and traces through the input gate, tried as a hostile user would.
 
 Every case goes through the CLI in-process: a refused file is exit status 2
 and exactly one ``ddlsched: error:`` line naming the file, the field (or the

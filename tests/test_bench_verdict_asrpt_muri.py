@@ -1,4 +1,4 @@
-"""``bench verdict`` on the committed results samples of asrpt and Muri (issue 26, item 4).
+"""``bench verdict`` on the committed results samples of asrpt and Muri.
 
 The samples in ``tests/data/verdict`` are real rows of the suites' runs, cut
 with ``benchmarks/claims_sample.py`` (the commands: ``tests/data/verdict/README.md``).

@@ -1,4 +1,4 @@
-"""``bench verdict`` on small committed samples of real runs, one per paper (issue 26, item 4).
+"""``bench verdict`` on small committed samples of real runs, one per paper.
 
 ``tests/data/verdict/<paper>`` holds a handful of instances' rows of a real
 ``bench run`` of the paper's suite (written by ``benchmarks/verdict_samples.py``

@@ -1,4 +1,4 @@
-"""``bench verdict`` on the committed results sample of rar Section 7 (issue 26, item 4).
+"""``bench verdict`` on the committed results sample of rar Section 7.
 
 ``tests/data/verdict/rar-section7`` holds the ``fig4`` rows (both presets) of
 instance seeds 0-3 of a real run of ``benchmarks/suites/rar-section7.toml``

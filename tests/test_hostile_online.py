@@ -1,4 +1,4 @@
-"""Issue 23: the hostile cases found on the online families, each answered with one line
+"""The hostile cases found on the online families, each answered with one line
 ``ddlsched: error: ...`` and exit 2, or an answer (never a traceback, a hang or "failed
 without saying why"); numeric ranges; empty job lists; paths in parameters."""
 
@@ -479,7 +479,7 @@ def test_colgen_and_ub_prices_do_not_import_pyomo():
 
 def test_every_integer_method_parameter_has_a_maximum():
     """A parameter that becomes a loop bound (quanta, draws, rounds, trials, patterns) is
-    refused above its stated maximum before anything runs (issue 23, item 2)."""
+    refused above its stated maximum before anything runs."""
     missing = [
         f"{fam.name}.{method.name}.{spec.name}"
         for fam in families()

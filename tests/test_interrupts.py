@@ -1,4 +1,4 @@
-"""Issue 23, item 3: an interrupt that cannot be lost. Whatever swallows the deadline's
+"""An interrupt that cannot be lost. Whatever swallows the deadline's
 interrupt (a library that catches everything and goes on, a gc callback, a destructor), it
 fires again until the block is left, within a bounded delay; it is never raised where
 Python would only print it ("Exception ignored"), nor into the cleanup its own exception

@@ -1,4 +1,4 @@
-"""Size, memory and time guards (issue 13, items 2 and 3): refusals before allocating,
+"""Size, memory and time guards: refusals before allocating,
 interruption at the deadline, no non-finite number in a result."""
 
 from __future__ import annotations

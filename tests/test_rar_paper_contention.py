@@ -1,4 +1,4 @@
-"""The ``paper-contention`` preset of family ``rar`` (issue #14): contention that acts.
+"""The ``paper-contention`` preset of family ``rar``: contention that acts.
 
 Pins the calibration (module docstring of ``ddlsched.workloads.rar``): the
 same seeded draws as ``paper`` (paired presets), the paper's nominal ranges,

@@ -16,7 +16,8 @@ The allow-list is one entry: the development data directory ``../shared/data``, 
 second place of the data lookup (``docs/data.md``), may be named by the files that implement or
 document that lookup, and by nothing else.
 
-A failure names every offending ``file:line``.
+This file itself is not read: it spells the patterns it looks for. A failure names every
+offending ``file:line``.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SUFFIXES = (".py", ".md", ".toml", ".ipynb", ".json")
+#: This file, which has to spell the patterns (relative to the repository root).
+SELF = Path(__file__).resolve().relative_to(ROOT).as_posix()
 
 #: A path that leaves the repository: the development machine's shared folder or its root.
 OUTSIDE_RE = re.compile(
@@ -61,7 +64,11 @@ def _committed_files() -> list[str]:
     listed = subprocess.run(
         ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout.split("\0")
-    return sorted(name for name in listed if name.endswith(SUFFIXES) and (ROOT / name).is_file())
+    return sorted(
+        name
+        for name in listed
+        if name.endswith(SUFFIXES) and name != SELF and (ROOT / name).is_file()
+    )
 
 
 def outside_references(name: str, line: str) -> list[str]:
