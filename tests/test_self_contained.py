@@ -4,13 +4,17 @@ Every committed ``*.py``, ``*.md``, ``*.toml``, ``*.ipynb`` and ``*.json`` file 
 ls-files``) is read line by line for two kinds of reference a reader of a clone cannot follow:
 
 * a path outside the repository: a sibling ``shared/`` folder of the development machine (its
-  specs, papers, design or style notes) or an absolute path of that machine (``/work/``). What
+  specs, papers, design or style notes, also when named bare as ``DESIGN.md`` or ``STYLE.md``,
+  files this repository does not have) or an absolute path of that machine (``/work/``). What
   those notes said lives in ``docs/`` (``docs/architecture.md``, ``docs/contributing.md``,
   ``docs/families/``) and in the module docstrings;
 * an issue number of the project's own tracker (``issue 25``, ``issues 11 and 22``): name the
   thing itself ("the certified intervals", "the column-generation bound"). An issue of another
   project is a reference a reader can look up and is written with its repository, as in
   ``ERGO-Code/HiGHS issue 2957``; that form passes.
+
+Every page of ``docs/`` that a committed file cites (``docs/families/rar.md``) exists, so that
+the pointers that replaced the outside ones lead somewhere.
 
 The allow-list is one entry: the development data directory ``../shared/data``, the documented
 second place of the data lookup (``docs/data.md``), may be named by the files that implement or
@@ -37,6 +41,7 @@ SELF = Path(__file__).resolve().relative_to(ROOT).as_posix()
 #: A path that leaves the repository: the development machine's shared folder or its root.
 OUTSIDE_RE = re.compile(
     r"\.\./shared|shared/specs|shared/papers|shared/DESIGN|shared/STYLE|shared/data|/work/"
+    r"|\b(?:DESIGN|STYLE)\.md"
 )
 #: An issue number (``issue 25``, ``Issues 13 and 23``, ``issue #7``).
 ISSUE_RE = re.compile(r"\b[Ii]ssues?\s+#?\d+")
@@ -101,12 +106,14 @@ def _offences(check) -> list[str]:
 def test_the_checks_catch_what_they_are_for() -> None:
     """The patterns find the references they exist for and pass the allowed forms."""
     assert outside_references("src/x.py", "spec ``shared/specs/rar.md``") == ["shared/specs"]
-    assert outside_references("x.md", "see ../shared/DESIGN.md") == ["../shared"]
+    assert outside_references("x.md", "see ../shared/DESIGN.md") == ["../shared", "DESIGN.md"]
     assert outside_references("x.json", '"directory": "/work/runs/asrpt"') == ["/work/"]
     assert outside_references("x.md", "else ../shared/data") == ["../shared"]
     assert outside_references("docs/data.md", "2. `../shared/data` beside the repository") == []
     assert outside_references("docs/data.md", "the notes in ../shared/specs") == ["../shared"]
     assert outside_references("x.py", "the data directory (docs/data.md)") == []
+    assert outside_references("x.py", "(DESIGN.md: 1e-6)") == ["DESIGN.md"]
+    assert outside_references("x.md", "docs/architecture.md") == []
     assert internal_issues("(ours, issue 25; a bound)") == ["issue 25"]
     assert internal_issues("Fuzzing (issues 13 and 23)") == ["issues 13"]
     assert internal_issues("Issue 23, item 3: an interrupt") == ["Issue 23"]
@@ -125,3 +132,16 @@ def test_no_file_names_an_internal_issue_number() -> None:
     """No committed file names work by an internal issue number."""
     found = _offences(lambda name, line: internal_issues(line))
     assert not found, "internal issue numbers (name the thing itself):\n" + "\n".join(found)
+
+
+#: A page of ``docs/`` named in a file (``docs/families/rar.md``, ``docs/data.md``).
+DOCS_PAGE_RE = re.compile(r"\bdocs/[\w./-]+\.md\b")
+
+
+def test_every_cited_docs_page_exists() -> None:
+    """Every ``docs/....md`` page a committed file names is in the repository."""
+    committed = set(_committed_files())
+    found = _offences(
+        lambda name, line: [page for page in DOCS_PAGE_RE.findall(line) if page not in committed]
+    )
+    assert not found, "pages of docs/ that do not exist:\n" + "\n".join(found)

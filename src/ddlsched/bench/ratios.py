@@ -1,6 +1,6 @@
 """Approximation ratios against an optimum, or certified intervals against bounds.
 
-DESIGN.md: minimisation ratio = heuristic / optimum (>= 1), maximisation
+``docs/architecture.md``: minimisation ratio = heuristic / optimum (>= 1), maximisation
 ratio = optimum / heuristic (>= 1). When the optimum is not proven, the
 best known numbers bracket it: the best evaluated schedule (``primal``) and
 the tightest valid solver bound (``dual``). For minimisation

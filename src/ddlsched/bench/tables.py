@@ -8,7 +8,7 @@ or the bound). Each row gets the certified interval ``[ratio_lo, ratio_hi]``
 of its ratio (a point when the optimum is proven). A method's ratio on an
 instance is its ratio of expectations (:func:`ddlsched.bench.aggregate.instance_ratios`):
 with several seeds, the ratio of the mean objective over its seeds
-(DESIGN.md, "Ratios"); with one row, that row's ratio. The ratio columns
+(``docs/architecture.md``, "Ratios"); with one row, that row's ratio. The ratio columns
 are statistics over instances.
 
 Summary columns (one line per family, group and method label):

@@ -5,7 +5,7 @@ The statement of record is the Pyomo model of
 too many nonzeros for Pyomo's hand-over (each column sits in the capacity
 rows of its ``D`` windows and the tail rows of its ``ceil(f / w)``
 windows), so this module writes the *same LP* with cumulative auxiliary
-columns (DESIGN.md, "Solvers": a direct highspy path, with a test that it
+columns (``docs/architecture.md``, "Solvers": a direct highspy path, with a test that it
 returns the Pyomo model's optimum, ``tests/test_rar_lb_timeindexed.py``):
 
 * ``S[i] = S[i-1] + x[i]`` along the starts of a pair (``S`` at the first

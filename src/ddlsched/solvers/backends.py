@@ -11,7 +11,7 @@ Backends:
 ``scip``
     SCIP through OR-Tools (``ortools.linear_solver.python.model_builder``):
     Pyomo writes the model as MPS, OR-Tools reads it and runs SCIP. This is
-    the second opinion for MILPs (DESIGN.md: never hand a MILP with
+    the second opinion for MILPs (``docs/architecture.md``: never hand a MILP with
     fractional coefficients to CP-SAT).
 
 Both run single-threaded with a fixed seed, so a solve is reproducible.

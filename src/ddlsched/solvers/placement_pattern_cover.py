@@ -29,7 +29,7 @@ summing to ``a``, or at most ``a``): ``C(a + S - 1, S - 1)`` of them for
 one availability, 12,869 for 8-GPU servers and 8 stages. Above
 :data:`PATTERN_LIMIT` patterns the bound is not computed (``None``).
 
-Direct highspy (DESIGN.md, "Solvers": a loop of small LPs): each LP has one
+Direct highspy (``docs/architecture.md``, "Solvers": a loop of small LPs): each LP has one
 row per stage and per availability value, one column per allowed pattern;
 infeasibility is read from HiGHS's model status (presolve off, as
 everywhere in the toolkit). ``tests/test_placement_scaling.py`` checks the
