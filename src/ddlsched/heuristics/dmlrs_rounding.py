@@ -2,8 +2,12 @@
 
 Paper: Yu et al., IEEE TNSE 2022 (reading notes of the paper), Algorithm 4,
 Problem (23) with rows (24)-(26), the rounding of Eqs. 27-28; spec
-``docs/families/dmlrs.md`` ("PD-ORS", Algorithm 4 "Rounding, revised
-2026-11-25", "Draws", "``G_delta``"). No solver is imported here: the LPs
+``docs/families/dmlrs.md`` (PD-ORS: Algorithm 4's rounding, the draws and
+``G_delta``). The rounding is the revised one: the full LP's optimum fills
+machines to capacity, so scaled by ``G_delta > 1`` it broke row (24) in
+almost every draw (4,335 of 4,354 slot problems on ``paper`` seed 0 had no
+feasible draw); the shrunk LP and the repair below keep the scaled point
+inside the packing rows in expectation. No solver is imported here: the LPs
 come through :class:`ddlsched.heuristics.dmlrs_slot.SlotLp`.
 
 ``G_delta`` (ours; the paper's Eqs. 31-32 are not in the notes):
