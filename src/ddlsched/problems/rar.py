@@ -1,8 +1,8 @@
 """Family ``rar``: RAR-DDLS, offline makespan scheduling of ring-all-reduce jobs.
 
 Paper: Yu, Ji, Rajan, Liu, "On Scheduling Ring-All-Reduce Learning Jobs in
-Multi-Tenant GPU Clusters with Communication Contention", MobiHoc 2022
-; spec ``docs/families/rar.md``.
+Multi-Tenant GPU Clusters with Communication Contention", MobiHoc 2022;
+spec ``docs/families/rar.md``.
 
 This module holds the instance (servers ``O_s``, network, jobs, horizon ``T``,
 progress rule) and its JSON form. The timing model of Section 4.1 (Eqs. 6-9)
