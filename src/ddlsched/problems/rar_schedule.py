@@ -1,6 +1,6 @@
 """Schedule of RAR-DDLS, its JSON form and the evaluator (Section 4.1, Eq. 9).
 
-Paper: Yu, Ji, Rajan, Liu, MobiHoc 2022 ; spec
+Paper: Yu, Ji, Rajan, Liu, MobiHoc 2022; spec
 ``docs/families/rar.md``. The evaluator :func:`evaluate` is the one place that
 computes a ``rar`` schedule's makespan; it executes the schedule with the
 timing model of :mod:`ddlsched.problems.rar_timing` (Eqs. 6-9). It imports

@@ -1,6 +1,6 @@
 """Timing model of RAR-DDLS (Section 4.1, Eqs. 6-9): how fast a job runs where it is placed.
 
-Paper: Yu, Ji, Rajan, Liu, MobiHoc 2022 ; spec
+Paper: Yu, Ji, Rajan, Liu, MobiHoc 2022; spec
 ``docs/families/rar.md``. The instance is :mod:`ddlsched.problems.rar`; the
 evaluator that executes a schedule with this model is
 :mod:`ddlsched.problems.rar_schedule`.
