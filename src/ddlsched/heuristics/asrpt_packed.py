@@ -163,7 +163,7 @@ def arrival_order(instance: AsrptInstance) -> list[int]:
 def packed_list_schedule(
     instance: AsrptInstance, *, best_fit: bool = False, seed: int = 0
 ) -> AsrptSchedule:
-    """The list in arrival order, decoded (the packed witness of the communication-aware bound study)."""
+    """The list in arrival order, decoded (the packed witness of the communication-aware bounds)."""
     decoder = PackedDecoder(instance, best_fit=best_fit, seed=seed)
     order = arrival_order(instance)
     return decoder.schedule(order, decoder.decode(order))

@@ -99,7 +99,7 @@ REPAIR_STEPS = ("capacity", "workers_removed", "ps_added", "ps_removed")
 SNAP = 1e-9
 #: The continuation rule: at most this many times ``S`` draws in all.
 MAX_DRAWS_FACTOR = 10
-#: The most draws ``S`` per rounding (ours, a bound against hostile input): up to ``10 S`` draws are held at once
+#: The most draws ``S`` per rounding (ours, against hostile input): up to ``10 S`` draws are held at once
 #: over the LP's support (about ``80 (R + 6)`` bytes a draw and machine).
 MAX_DRAWS = 100_000
 

@@ -127,7 +127,7 @@ __all__ = [
 ]
 
 VARIANTS = ("pd_ors", "oasis")
-#: The most quanta ``q`` (ours, a bound against hostile input): Algorithm 3's DP holds ``(q + 1)^2`` numbers per
+#: The most quanta ``q`` (ours, against hostile input): Algorithm 3's DP holds ``(q + 1)^2`` numbers per
 #: slot and ``(T - a_i + 1)(q + 1)`` per job (:func:`check_memory`).
 MAX_QUANTA = 4096
 SLOT_SOLVERS = ("lp", "ilp")
