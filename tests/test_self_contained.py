@@ -13,8 +13,9 @@ ls-files``) is read line by line for two kinds of reference a reader of a clone 
   project is a reference a reader can look up and is written with its repository, as in
   ``ERGO-Code/HiGHS issue 2957``; that form passes.
 
-Every page of ``docs/`` that a committed file cites (``docs/families/rar.md``) exists, so that
-the pointers that replaced the outside ones lead somewhere.
+Every page of ``docs/`` that a committed file cites (``docs/families/rar.md``) exists, and every
+relative link of a committed Markdown file resolves, so that the pointers that replaced the
+outside ones lead somewhere.
 
 The allow-list is one entry: the development data directory ``../shared/data``, the documented
 second place of the data lookup (``docs/data.md``), may be named by the files that implement or
@@ -120,6 +121,9 @@ def test_the_checks_catch_what_they_are_for() -> None:
     assert internal_issues("see issue #7") == ["issue #7"]
     assert internal_issues("(ERGO-Code/HiGHS issues 1501, 2226)") == []
     assert internal_issues("the issue of the week, 3 items") == []
+    assert broken_links("docs/architecture.md", "[data](data.md), [web](https://x.org/a.md)") == []
+    assert broken_links("docs/architecture.md", "[gone](nowhere.md#top)") == ["nowhere.md"]
+    assert broken_links("src/x.py", "[gone](nowhere.md)") == []
 
 
 def test_no_file_points_outside_the_repository() -> None:
@@ -145,3 +149,27 @@ def test_every_cited_docs_page_exists() -> None:
         lambda name, line: [page for page in DOCS_PAGE_RE.findall(line) if page not in committed]
     )
     assert not found, "pages of docs/ that do not exist:\n" + "\n".join(found)
+
+
+#: A Markdown link's target: ``[text](target)`` (an optional ``#anchor`` after it).
+LINK_RE = re.compile(r"\]\(([^)\s#]+)(?:#[^)]*)?\)")
+
+
+def broken_links(name: str, line: str) -> list[str]:
+    """The relative link targets on ``line`` of Markdown file ``name`` that do not exist."""
+    if not name.endswith(".md"):
+        return []
+    folder = (ROOT / name).parent
+    return [
+        target
+        for target in LINK_RE.findall(line)
+        if "://" not in target
+        and not target.startswith("mailto:")
+        and not (folder / target).exists()
+    ]
+
+
+def test_relative_markdown_links_resolve() -> None:
+    """Every relative link of a committed Markdown file leads to a file or folder of the clone."""
+    found = _offences(broken_links)
+    assert not found, "links that lead nowhere:\n" + "\n".join(found)
