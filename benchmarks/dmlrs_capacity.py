@@ -1,4 +1,4 @@
-"""How far ``ub_capacity`` (dmlrs, ours, issue 25) gets, and what its strengthenings add.
+"""How far ``ub_capacity`` (dmlrs, ours) gets, and what its strengthenings add.
 
     python benchmarks/dmlrs_capacity.py
     python benchmarks/dmlrs_capacity.py --points fig8-100,fig10 --seeds 0,1,2 --milp-limit 60

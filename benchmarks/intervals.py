@@ -1,4 +1,4 @@
-"""Interval report (issue 25, item 1): how wide each table's certified ratio intervals are.
+"""Interval report: how wide each table's certified ratio intervals are.
 
     python benchmarks/intervals.py RESULTS_DIR [RESULTS_DIR ...] --out benchmarks/results/intervals.md
 
@@ -7,7 +7,7 @@ interval ``[lo, hi]`` of :mod:`ddlsched.bench.ratios` (``[h / best schedule, h /
 bound]`` when minimising, ``[best schedule / h, best bound / h]`` when maximising). Its
 width ``hi / lo - 1`` equals the instance's relative gap ``best schedule / best bound - 1``
 (inverted when maximising) whatever ``h``; a ratio is citable when that width is small
-(issue 25: at most 10 %).
+(at most 10 %).
 
 One table per results directory and instance group, one line per method with a schedule
 (heuristics, exact methods, and bound methods that also return a schedule, e.g.
@@ -70,7 +70,7 @@ from ddlsched.bench.tables import (
 )
 from ddlsched.errors import DdlschedError
 
-#: A width above this is flagged (issue 25, "What must hold").
+#: A width above this is flagged: a ratio is citable at most 10 % wide.
 CITABLE_WIDTH = 0.10
 
 HEADERS = (

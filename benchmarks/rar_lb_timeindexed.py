@@ -1,4 +1,4 @@
-"""``lb_timeindexed`` on the rar ``paper`` preset against the existing bounds (issue 25).
+"""``lb_timeindexed`` on the rar ``paper`` preset against the existing bounds.
 
 For each seed, generates ``paper.json`` and runs ``ddlsched solve rar paper.json --method M
 --json`` under ``/usr/bin/time -f "%e s %M KB"`` for ``load_lb`` (the best existing bound on
