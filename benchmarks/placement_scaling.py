@@ -62,7 +62,7 @@ FIELDS = ("size", "model", "seed", "method", "status", "alpha_s", "bound_s", "ti
 METHODS = {  # row name -> (method, params); no cross-check anywhere
     "exact": ("exact", {}),
     "exact_milp": ("exact", {"milp": True}),
-    "exact_plain": ("exact", {"patterns": False}),  # the aggregated ILP alone, before the pattern bounds
+    "exact_plain": ("exact", {"patterns": False}),  # the aggregated ILP alone (no pattern bound)
     "exact_gpu_level": ("exact_gpu_level", {}),
     "exact_gpu_level_paper": ("exact_gpu_level_paper", {}),
 }
