@@ -16,7 +16,7 @@ names them below), one line per instance and seed, bounds on the total utility
 
 The interval widths against the best schedule need the suite's rows: ``ddlsched bench
 run`` a sub-suite with ``ub_capacity`` next to the suite's results, then
-``benchmarks/intervals.py`` (RESULTS.md, "dmlrs capacity bound").
+``benchmarks/intervals.py`` (benchmarks/results/dmlrs.md, "dmlrs capacity bound").
 """
 
 from __future__ import annotations

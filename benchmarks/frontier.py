@@ -28,7 +28,7 @@ step) at which every run proved within the limit (the bold line); a suite sweeps
 inside one group. Our choices: a row with status ``error`` counts as not
 proven (its message is listed under the table); ``wall_s`` rather than the solver's own
 time, since a user waits for the whole run. Timings depend on the machine and its load:
-record both with the figures (``benchmarks/RESULTS.md``).
+record both with the figures (``benchmarks/results/platform.md``, "Exact frontier").
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ table``):
 ``--explain FILE`` (a TOML file, default ``benchmarks/results/intervals-explained.toml``
 when it exists) holds, per table ``"family / group"``, why a row stays above 10 %:
 ``limit`` (which side and by how much), ``tried`` (what was tried, with the
-RESULTS section that measured it). The overview then has an ``explained`` column, and a
+results page section that measured it). The overview then has an ``explained`` column, and a
 section lists every table above 10 % with its explanation, or ``not explained``: the
 report never hides a wide row.
 
