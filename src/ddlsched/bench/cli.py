@@ -552,7 +552,9 @@ def _add_validate(sub: Any) -> None:
         "validate",
         help="check a suite file and count its tasks",
         description="Check a suite as a run would (names, parameters, backends, every "
-        "instance built or loaded) and count its tasks. With the instance cache every "
+        "instance built or loaded) and count its tasks, with the task time their time "
+        "limits bound it by and, from the rows already in the results directory, an "
+        "estimate and the tasks a run would skip. With the instance cache every "
         "instance is built (once: the next validate and the run read it); with "
         "--no-cache, what fits in $DDLSCHED_CHECK_BUDGET_S seconds (default 30). " + _CACHE_HELP,
     )
