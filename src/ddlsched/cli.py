@@ -552,6 +552,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         with contextlib.suppress(OSError, ValueError):  # what is still buffered goes nowhere
             os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - no flush error at exit
         return EXIT_BROKEN_PIPE
 
