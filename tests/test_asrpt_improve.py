@@ -146,7 +146,7 @@ def test_improve_lns_gains_on_crowded_instances():
     assert all(info["winner"] == "lns" and info["windows_accepted"] > 0 for info in gains)
 
 
-#: Measured with the defaults (benchmarks/RESULTS.md, "asrpt improvement method (issue 25)"):
+#: Measured with the defaults (benchmarks/results/asrpt.md, "asrpt improvement method"):
 #: improve equals the proven optimum on 75 of tiny seeds 0-99 and 72 of tiny-comm seeds
 #: 0-99; on seeds 0-11 below, on this many of the 24.
 OPTIMAL_OF_24 = 19

@@ -6,7 +6,7 @@ starts a :class:`Deadline` when the method starts and hands it down; a
 sub-model gets what remains (or a share of it), never a fixed slice, so
 the method cannot overrun by construction except by the granularity of the
 work between two checks (a Pyomo constraint block, a solver's hand-over;
-``benchmarks/RESULTS.md`` states the measured margin).
+``benchmarks/results/platform.md`` states the measured margin).
 
 >>> d = Deadline(5.0)
 >>> 0 < d.remaining_s() <= 5.0
