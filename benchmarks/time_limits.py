@@ -6,8 +6,8 @@ limit is generated, then ``ddlsched solve FAMILY FILE --method M
 table gives, per case and limit, the largest wall time of the whole command
 (interpreter start-up, imports and output included) and the largest time the
 limit covers (``info.load_s + runtime_s``: loading the instance, then model
-building, solving, cross-checks, re-evaluation; issue 23 made the limit
-cover loading), each as an overrun beyond the limit, and the statuses seen
+building, solving, cross-checks, re-evaluation; the limit
+covers loading too), each as an overrun beyond the limit, and the statuses seen
 with ``time_limit_hit`` (``*``: the limit cut the answer short; a method
 stopped by its limit reports its incumbent and bound, ``feasible*``, a
 weaker bound, ``bound_only*``, or ``time_limit_no_solution*``).
@@ -147,7 +147,7 @@ CASES = [
         "exact",
         [],
     ),
-    # issue 23: the online families
+    # the online families
     (
         "dmlrs exact, paper 10 jobs x 20 machines x T=20",
         "dmlrs",

@@ -44,8 +44,8 @@ OUTSIDE_RE = re.compile(
     r"\.\./shared|shared/specs|shared/papers|shared/DESIGN|shared/STYLE|shared/data|/work/"
     r"|\b(?:DESIGN|STYLE)\.md"
 )
-#: An issue number (``issue 25``, ``Issues 13 and 23``, ``issue #7``).
-ISSUE_RE = re.compile(r"\b[Ii]ssues?\s+#?\d+")
+#: An issue number (``issue 25``, ``Issues 13 and 23``, ``issue #7``, ``issue-25``).
+ISSUE_RE = re.compile(r"\b[Ii]ssues?(?:\s+|-)#?\d+")
 #: What may stand right before an issue number of another project: its ``owner/repository``.
 FOREIGN_REPO_RE = re.compile(r"[\w.-]+/[\w.-]+\s+$")
 
@@ -119,6 +119,7 @@ def test_the_checks_catch_what_they_are_for() -> None:
     assert internal_issues("Fuzzing (issues 13 and 23)") == ["issues 13"]
     assert internal_issues("Issue 23, item 3: an interrupt") == ["Issue 23"]
     assert internal_issues("see issue #7") == ["issue #7"]
+    assert internal_issues("the issue-25 benchmark") == ["issue-25"]
     assert internal_issues("(ERGO-Code/HiGHS issues 1501, 2226)") == []
     assert internal_issues("the issue of the week, 3 items") == []
     assert broken_links("docs/architecture.md", "[data](data.md), [web](https://x.org/a.md)") == []

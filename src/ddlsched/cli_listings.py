@@ -10,18 +10,36 @@ Rich is imported inside the functions: ``ddlsched --help`` stays fast.
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 
 __all__ = ["cell", "console", "list_methods", "list_presets"]
 
 
-def console(stderr: bool = False):
-    """A Rich console; when output is not a terminal, wide enough not to truncate tables."""
+def console(stderr: bool = False, width: int | None = 200):
+    """A Rich console; when output is not a terminal, ``width`` columns wide (default:
+    wide enough not to truncate tables; ``None``: Rich's own choice).
+
+    A reader that goes away (``ddlsched ... | head``) raises :class:`BrokenPipeError`,
+    which the CLI turns into exit status 141 (Rich's own handling exits with 1).
+    """
+    stream = sys.stderr if stderr else sys.stdout
+    return _pipe_console_class()(
+        stderr=stderr, highlight=False, soft_wrap=True, width=None if stream.isatty() else width
+    )
+
+
+@functools.cache
+def _pipe_console_class() -> type:
+    """Rich's ``Console`` with a broken pipe raised, not turned into ``SystemExit(1)``."""
     from rich.console import Console
 
-    stream = sys.stderr if stderr else sys.stdout
-    width = None if stream.isatty() else 200
-    return Console(stderr=stderr, highlight=False, soft_wrap=True, width=width)
+    class PipeConsole(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True  # print nothing more
+            raise BrokenPipeError
+
+    return PipeConsole
 
 
 def cell(value: object) -> str:

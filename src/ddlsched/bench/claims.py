@@ -17,7 +17,7 @@ Kinds (``kind``):
   side of 0 (``below``: the method's metric is lower). *Not reproduced*: it
   lies on the other side, or the method is strictly on the expected side on
   at most ``share_not`` of the seeds. Otherwise *depends on seeds* (the rule
-  of RESULTS.md, rar Section 7, Fig. 4). ``against_params`` (generator
+  of benchmarks/results/rar.md Section 7, Fig. 4). ``against_params`` (generator
   parameters the claim's ``params`` fix, at other values) reads the other
   side on the instance at those values, paired by the rest of the instance
   (asrpt, Fig. 9: A-SRPT with the mean predictor against A-SRPT with RF on
@@ -28,7 +28,7 @@ Kinds (``kind``):
   seed, *mixed* otherwise. *Reproduced*: favourable at all points but at most
   ``misses_allowed`` and unfavourable at none; *not reproduced*:
   unfavourable at ``share_not`` of the points or more (rounded up);
-  otherwise *depends on seeds* (the rule of RESULTS.md, dmlrs, C1-C3).
+  otherwise *depends on seeds* (the rule of benchmarks/results/dmlrs.md, C1-C3).
 * ``monotone`` and ``shaped``: a curve of the metric over ``over`` (a swept
   method parameter, read from the rows' ``params``, or a generator
   parameter, from ``instance_params``), per instance seed and as the mean

@@ -8,7 +8,7 @@ over the pairing units (instances: one per instance seed, or per seed and
 instance parameters when the claim's rows vary one), at the claim's
 ``confidence`` (0.95 by default); with fewer than two units the half-width
 is infinite, so no such claim is decided by its interval. The shape tests
-mirror ``benchmarks/rar_section7.py`` (the rules of RESULTS.md, rar
+mirror ``benchmarks/rar_section7.py`` (the rules of benchmarks/results/rar.md
 Section 7): moves of a seed's curve are exact, moves of the mean curve
 within ``flat_tol`` times its first value are flat. Shared pieces (the verdict
 words, :class:`Verdict`, t-intervals, reading a claim's rows):

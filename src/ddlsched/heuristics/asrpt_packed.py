@@ -5,7 +5,7 @@ scored by ``sum_i C_i`` (Eq. 8), ``C_i = t_i + n_i alpha_i`` with ``alpha_i``
 of Eqs. (4)-(7); spec ``docs/families/asrpt.md``. Everything here is ours: the
 paper's policies are online and split a job over the servers that have GPUs
 free, which at low NIC bandwidth makes it run many times slower
-(``benchmarks/RESULTS.md``, the communication-aware lower bounds).
+(``benchmarks/results/asrpt.md``, "Communication-aware lower bounds").
 
 The decoder (:class:`PackedDecoder`) turns a priority list (an order of the
 jobs) into a schedule. Jobs are taken in list order; each runs on the fewest

@@ -86,7 +86,7 @@ method; the model has ~15,000 rows at 100 jobs and ``T = 80``, too large
 for a Pyomo hand-over per run to be worth it), and a second backend (SCIP
 and GLOP through OR-Tools) solves the same arrays in the tests. A job that
 cannot finish by ``T`` even at ``rho_max_i`` per slot has no column.
-Measured on the paper's Fig. 6-10 instances (``benchmarks/RESULTS.md``,
+Measured on the paper's Fig. 6-10 instances (``benchmarks/results/dmlrs.md``,
 "dmlrs capacity bound"): the binary ``y``, the packing rows and
 ``UB(p)`` at the LP's capacity duals with exact pricing
 (:func:`capacity_prices`) each lower the bound by about 1 % or less.

@@ -86,7 +86,7 @@ runs in the HiGHS worker process (:mod:`ddlsched.solvers.highs_server`),
 which is killed at the limit: the MILP then reports ``time_limit`` with
 neither a column nor a bound, and the job contributes its trivial bound
 (:mod:`ddlsched.models.dmlrs_dual`), so ``UB(p)`` stays valid. The cost,
-one round trip of plain arrays per MILP, is in ``benchmarks/RESULTS.md``
+one round trip of plain arrays per MILP, is in ``benchmarks/results/platform.md``
 (``benchmarks/pricing_worker_cost.py``); :data:`IN_WORKER` false solves
 in-process. The LP (``relax=True``) stays in-process: its basis is kept
 between calls, and the simplex checks its clock every few iterations.

@@ -11,7 +11,7 @@ Why not a fork per MIP (:func:`ddlsched.solvers.highs_worker.run_direct`):
 colgen solves thousands of small pricing MIPs; forking the parent (hundreds
 of MB of page tables) per MIP cost 92 ms a MIP at load 8 (276 MILPs, 5
 rounds on ``paper`` seed 0: 143 s against 118 s in-process; ``benchmarks/
-pricing_worker_cost.py``, ``benchmarks/RESULTS.md``). Here one child is
+pricing_worker_cost.py``, ``benchmarks/results/platform.md``). Here one child is
 forked on first use and kept: a MIP goes to it as plain arrays (a pickled
 :class:`MipArrays`), HiGHS runs there with ``time_limit`` = the limit less a
 reserve (at most 0.2 s, at most 10 %), and the answer comes back as a

@@ -30,7 +30,7 @@ Which solves (:func:`use_worker`): every MILP (at least one integer
 column; :data:`WORKER_MIN_COLUMNS`), under a finite time limit,
 single-threaded, on a platform with ``fork``. LPs and solves without a
 finite limit run in-process. Forking costs milliseconds (the page tables
-of the parent; ``benchmarks/RESULTS.md``, "A HiGHS MILP in a worker"), and
+of the parent; ``benchmarks/results/platform.md``, "A HiGHS MILP in a worker"), and
 a killed child's incumbent is lost where in-process HiGHS would have
 returned it late; but HiGHS was seen to overrun on models of every size
 (the ``dmlrs_slot`` ILP of 60,000 columns by 5.9 s at 120 s; a ``placement
