@@ -1,15 +1,14 @@
 """Family ``asrpt``: offline optimum, lower bounds and per-instance theory.
 
-Spec ``docs/families/asrpt.md`` ("Offline optimum and lower bounds", "Theory,
-per instance"). The brute force here is independent of the models: its
-``alpha*(u)`` enumerates every placement (scored by the ``placement``
-evaluator) and its schedules are built in continuous time by serial
-schedule generation over every job order and mode choice (each job at its
-earliest feasible start given the jobs already placed, insertion allowed),
-which enumerates all active schedules and so contains an optimum of
-``sum C_i``. Branches whose partial total plus ``sum (r_j + min d_j)`` of the
-jobs left cannot beat the best found are cut (a valid bound, so the search
-stays exhaustive).
+Spec ``docs/families/asrpt.md`` (``exact``, "Bounds", the per-instance theory).
+The brute force here is independent of the models: its ``alpha*(u)`` enumerates
+every placement (scored by the ``placement`` evaluator) and its schedules are
+built in continuous time by serial schedule generation over every job order and
+mode choice (each job at its earliest feasible start given the jobs already
+placed, insertion allowed), which enumerates all active schedules and so
+contains an optimum of ``sum C_i``. Branches whose partial total plus ``sum
+(r_j + min d_j)`` of the jobs left cannot beat the best found are cut (a valid
+bound, so the search stays exhaustive).
 """
 
 from __future__ import annotations

@@ -2,9 +2,8 @@
 
 Paper: Yu et al., IEEE TNSE 2022 (reading notes of the paper), Algorithm 4's
 external case: Problem (23), the LP relaxation, ``G_delta`` scaling and the
-randomized rounding of Eqs. 27-28; spec ``docs/families/dmlrs_slot.md``,
-"Rounding study". Minimisation of the allocation's cost ``sum_h pw[h] w_h +
-ps[h] s_h``.
+randomized rounding of Eqs. 27-28; spec ``docs/families/dmlrs_slot.md``.
+Minimisation of the allocation's cost ``sum_h pw[h] w_h + ps[h] s_h``.
 
 Modules of the family:
 

@@ -1,7 +1,7 @@
 """The price function of PD-ORS and OASiS (Eqs. 12-14).
 
 Paper: Yu et al., IEEE TNSE 2022 (reading notes of the paper), Eqs. 12-14;
-spec ``docs/families/dmlrs.md`` ("PD-ORS", "Price function").
+spec ``docs/families/dmlrs.md`` (``pd_ors``, "Price function").
 
 * ``Q_h^r(rho) = L (U^r / L)^(rho / C[h, r])`` (Eq. 12): ``Q(0) = L``,
   ``Q(C[h, r]) = U^r``, increasing in ``rho`` when ``U^r > L``.

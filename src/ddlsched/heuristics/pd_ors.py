@@ -3,7 +3,7 @@
 Paper: Yu, Liu, Wu, Ji, Bentley, "Toward Efficient Online Scheduling for
 Distributed Machine Learning Systems", IEEE TNSE 2022 (reading notes of
 the paper), Algorithms 1-4, Eqs. 10-14 and 19-28; spec ``docs/families/dmlrs.md``
-("PD-ORS" and "Baselines: oasis"; the spec wins).
+(``pd_ors`` and ``oasis``; the spec wins).
 
 Algorithm 1 (online primal-dual, :func:`run_pd_ors`). Prices start at
 ``p[h, r, t] = Q(0) = L``. Jobs are taken in arrival order (ties: instance

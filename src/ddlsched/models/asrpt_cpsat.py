@@ -1,7 +1,7 @@
 """The CP-SAT model of family ``asrpt``'s offline optimum ``OPT_A`` on integer data.
 
 A-SRPT paper, Problem (8) under Eqs. (1)-(3); spec ``docs/families/asrpt.md``,
-"Offline optimum and lower bounds" (``exact``). The data (modes, windows
+``exact``. The data (modes, windows
 ``L_i``, the greedy incumbent, the clique cuts) are
 :mod:`ddlsched.models.asrpt_integer`'s; the strategy that calls this model is
 :func:`ddlsched.models.asrpt_exact.solve_exact`.

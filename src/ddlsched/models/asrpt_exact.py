@@ -1,8 +1,8 @@
 """The offline optimum ``OPT_A`` of family ``asrpt`` (method ``exact``).
 
 A-SRPT paper: Problem (8) under Eqs. (1)-(3), the per-iteration time of
-Eqs. (4)-(7); spec ``docs/families/asrpt.md``, "Offline optimum and lower
-bounds" (the spec wins over the paper). This module is the strategy
+Eqs. (4)-(7); spec ``docs/families/asrpt.md``, ``exact``
+(the spec wins over the paper). This module is the strategy
 (:func:`solve_exact`): it builds the integer data from the modes and
 ``alpha*(u)`` of :mod:`ddlsched.models.asrpt_modes` (rounding), runs the
 scheduling models (CP-SAT, :mod:`ddlsched.models.asrpt_cpsat`; the

@@ -1,8 +1,8 @@
 """Strengthenings of family ``asrpt``'s exact model (ours: a larger proven frontier).
 
 Ours, not the paper's. A-SRPT paper: Problem (8) (``min sum_i C_i``) under
-Eqs. (1)-(3); spec ``docs/families/asrpt.md``, "Offline optimum and lower
-bounds" (``exact``). They act on the integer data of
+Eqs. (1)-(3); spec ``docs/families/asrpt.md``,
+``exact``. They act on the integer data of
 :mod:`ddlsched.models.asrpt_integer` and on the CP-SAT model of
 :mod:`ddlsched.models.asrpt_cpsat`; :func:`ddlsched.models.asrpt_exact.solve_exact`
 applies them (each switchable, :class:`Strengthening`, every one on by

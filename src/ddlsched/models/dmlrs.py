@@ -1,8 +1,8 @@
 """The exact method and the trivial bound of family ``dmlrs``: ``exact``, ``ub_trivial``.
 
 Paper: Yu et al., IEEE TNSE 2022 (reading notes of the paper): DMLRS (Eqs.
-3-7). Spec ``docs/families/dmlrs.md``, "Exact and bounding formulations"
-(``exact``, ``ub_trivial``). Column generation is
+3-7). Spec ``docs/families/dmlrs.md``,
+``exact`` and "Bounds" (``ub_trivial``). Column generation is
 :mod:`ddlsched.models.dmlrs_colgen`.
 
 The exact method's model is the compact offline MILP of DMLRS, built in

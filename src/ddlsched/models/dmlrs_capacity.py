@@ -2,7 +2,7 @@
 
 Paper: Yu et al., IEEE TNSE 2022 (reading notes of the paper): DMLRS (Eqs.
 3-7), the rate model of Eq. 3 with Fact 1. Spec ``docs/families/dmlrs.md``,
-"Instance", "Rate model", "DMLRS". The bound and its relaxation are ours
+"Rate model (Eq. 3, Fact 1)" and "Bounds". The bound and its relaxation are ours
 (a bound between the others: ``ub_trivial`` ignores the capacities, ``colgen`` does not run
 at the sizes of Figs. 8-10).
 

@@ -1,7 +1,7 @@
 """Family ``dmlrs``: the compact MILP of DMLRS (Eqs. 3-7) in Pyomo, ``exact``'s model.
 
 Paper: Yu et al., IEEE TNSE 2022 (reading notes of the paper): DMLRS (Eqs.
-3-7). Spec ``docs/families/dmlrs.md``, "Exact and bounding formulations".
+3-7). Spec ``docs/families/dmlrs.md``, ``exact``.
 :func:`build_model` adds the rows group by group, each in its own builder
 (:func:`_add_variables`: the domain, Eq. 7; :func:`_add_relaxed_rows`:
 Eq. 4 and the PS rule of the LP; :func:`_add_mode_rows`: the modes and

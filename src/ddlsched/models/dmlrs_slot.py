@@ -2,7 +2,7 @@
 
 Paper: Yu et al., IEEE TNSE 2022 (reading notes of the paper), Algorithm 4's
 external case, Problem (23) with the spec's PS row (``docs/families/dmlrs_slot.md``,
-"Rounding study"); the rows are those of :mod:`ddlsched.problems.dmlrs_slot`::
+"The formulation"); the rows are those of :mod:`ddlsched.problems.dmlrs_slot`::
 
     min  sum_h pw[h] w_h + ps[h] s_h
     s.t. alpha[r] w_h + beta[r] s_h <= C^[h, r]        (24)

@@ -2,8 +2,8 @@
 
 Paper: Yu, Liu, Wu, Ji, Bentley, "Toward Efficient Online Scheduling for
 Distributed Machine Learning Systems", IEEE TNSE 2022 (reading notes of
-the paper); spec ``docs/families/dmlrs_slot.md`` ("PD-ORS", Algorithm 4's external case,
-and "Rounding study: family ``dmlrs_slot``"). Equation numbers are the paper's.
+the paper); spec ``docs/families/dmlrs_slot.md`` (Algorithm 4's external case as a
+family of its own). Equation numbers are the paper's.
 
 An instance is the problem Algorithm 4 hands to its external case for one
 job ``i`` and slot ``t``: machines ``h = 0..H-1`` with a worker price

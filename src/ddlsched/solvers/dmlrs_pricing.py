@@ -1,7 +1,7 @@
 """The single-job pricing problem of family ``dmlrs``, solved directly in highspy.
 
-Spec ``docs/families/dmlrs.md``, "Exact and bounding formulations" (3,
-``dmlrs.colgen``) and "Beyond the paper" (``ub_prices``): for prices
+Spec ``docs/families/dmlrs.md``, "Bounds"
+(``colgen`` and ``ub_prices``): for prices
 ``p[h, r, t] >= 0`` and one job ``i``, the inner maximum of the dual of
 R-DMLRS (the paper's Eqs. 10-11),
 

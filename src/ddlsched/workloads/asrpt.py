@@ -1,6 +1,6 @@
 """Instance generators of family ``asrpt``: ``tiny``, ``tiny-comm`` and the trace presets.
 
-Spec ``docs/families/asrpt.md`` ("Workloads", "Presets").
+Spec ``docs/families/asrpt.md`` ("Presets, generators and data").
 
 ``tiny`` (this module) is small enough for the exact model and the brute
 force: 1-2 servers of 2-4 GPUs, 3-6 jobs, 1-3 synthetic configurations of

@@ -1,6 +1,6 @@
 """Reader of the Alibaba PAI 2020 GPU trace schema (cluster-trace-gpu-v2020).
 
-Spec ``docs/families/asrpt.md`` ("Workloads", PAI loader); A-SRPT paper,
+Spec ``docs/families/asrpt.md`` ("Presets, generators and data": the PAI loader); A-SRPT paper,
 Sec. V-A-1-b (the A-SRPT paper's 758,223 jobs are this trace after
 cleaning). The trace itself is large and not among the registered data files
 (``docs/data.md``): this reader is tested on small synthetic
