@@ -40,6 +40,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "ddlsched.params",
             "ddlsched.progress",
             "ddlsched.cli_types",
+            "ddlsched.console",  # the Rich console of every command
             "ddlsched.memory",
             "ddlsched.plugins",
         ),

@@ -1,4 +1,5 @@
-"""``ddlsched methods`` and ``ddlsched presets``, and the Rich console the CLI prints with.
+"""``ddlsched methods`` and ``ddlsched presets`` (the console they print through is
+:func:`ddlsched.console.console`, re-exported here).
 
 ``methods [FAMILY]`` lists the families, their methods, where each comes
 from (built in, a plug-in's entry point and distribution, a session) and
@@ -10,36 +11,10 @@ Rich is imported inside the functions: ``ddlsched --help`` stays fast.
 from __future__ import annotations
 
 import argparse
-import functools
-import sys
+
+from ddlsched.console import console
 
 __all__ = ["cell", "console", "list_methods", "list_presets"]
-
-
-def console(stderr: bool = False, width: int | None = 200):
-    """A Rich console; when output is not a terminal, ``width`` columns wide (default:
-    wide enough not to truncate tables; ``None``: Rich's own choice).
-
-    A reader that goes away (``ddlsched ... | head``) raises :class:`BrokenPipeError`,
-    which the CLI turns into exit status 141 (Rich's own handling exits with 1).
-    """
-    stream = sys.stderr if stderr else sys.stdout
-    return _pipe_console_class()(
-        stderr=stderr, highlight=False, soft_wrap=True, width=None if stream.isatty() else width
-    )
-
-
-@functools.cache
-def _pipe_console_class() -> type:
-    """Rich's ``Console`` with a broken pipe raised, not turned into ``SystemExit(1)``."""
-    from rich.console import Console
-
-    class PipeConsole(Console):
-        def on_broken_pipe(self) -> None:
-            self.quiet = True  # print nothing more
-            raise BrokenPipeError
-
-    return PipeConsole
 
 
 def cell(value: object) -> str:

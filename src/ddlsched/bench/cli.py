@@ -46,7 +46,7 @@ __all__ = ["add_bench_commands"]
 
 
 def _console(stderr: bool = False) -> Any:
-    from ddlsched.cli_listings import console
+    from ddlsched.console import console
 
     return console(stderr=stderr, width=None)
 
