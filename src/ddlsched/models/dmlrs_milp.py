@@ -41,7 +41,9 @@ rejected) and slot ``t in a_i..T`` (Eq. 7):
 * capacities ``sum_i alpha[i,r] (wI + wE) + beta[i,r] (sI + sE) <= C[h,r]``
   (Eq. 5);
 * cumulative samples ``slot_s sum_{t' <= t} sum_h (wI / pi_i(b_int) + wE /
-  pi_i(b_ext)) >= V_i c[i,t]`` (Eq. 3), divided by ``V_i``; exact, without
+  pi_i(b_ext)) >= V_i sum_{t' <= t} c[i,t']`` (Eq. 3), divided by ``V_i`` (the
+  cumulative right side has the same integer points as ``V_i c[i,t]`` and an LP
+  relaxation at least as tight); exact, without
   the evaluator's ``1e-9`` slack;
 * maximise ``sum_{i,t} u_i(t - a_i) c[i,t]``.
 
