@@ -248,8 +248,16 @@ def _highs_class():
             # the hand-over is pure Python (seconds on a 10^5-row model): interruptible
             if self.deadline is None:
                 return super().set_instance(model)
-            with self.deadline.interrupting("handing the model to HiGHS"):
-                return super().set_instance(model)
+            try:
+                with self.deadline.interrupting("handing the model to HiGHS"):
+                    return super().set_instance(model)
+            except RuntimeError as exc:  # the interrupt landed in Pyomo's output capture's
+                if "TimeLimitReached" not in str(exc):  # teardown, which names it in one
+                    raise
+                what = "handing the model to HiGHS"
+                raise TimeLimitReached(
+                    f"time limit of {self.deadline.limit_s:g} s reached in {what}"
+                ) from None
 
         reserve_s: float = 0.0
         in_worker: bool = False  # run HiGHS in a forked worker killed at the limit
