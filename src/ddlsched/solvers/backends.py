@@ -24,8 +24,9 @@ worker process, which is killed at the limit
 (:mod:`ddlsched.solvers.highs_worker`): HiGHS 1.16 does not check its clock
 during a presolve pass or its root heuristics, which ran the ``dmlrs_slot``
 ILP of 100,000 machines 6.7-15.7 s past a 60 s limit. A killed worker's
-solve is ``time_limit_no_solution`` with ``time_limit_hit`` true and
-:attr:`ModelSolve.stopped` saying so: the incumbent HiGHS had is lost. An
+solve keeps HiGHS's last improving solution (``feasible``, no bound) or is
+``time_limit_no_solution``, with ``time_limit_hit`` true and
+:attr:`ModelSolve.stopped` saying so. An
 answer in time is loaded into the model by Pyomo's own loader, as
 in-process. LPs and solves without a finite limit run in-process.
 
@@ -260,7 +261,8 @@ def _highs_class():
                 ) from None
 
         reserve_s: float = 0.0
-        in_worker: bool = False  # run HiGHS in a forked worker killed at the limit
+        in_worker: bool = False  # run HiGHS in the worker process killed at the limit
+        stopped: str = ""  # the worker was killed, its last incumbent kept (highs_worker)
 
         def _solve(self):
             config = getattr(self, "_active_config", None)
@@ -401,6 +403,7 @@ def _solve_highs(
         num_constraints=ncons,
         message=f"{term.name}/{sol.name}",
         time_limit_hit=term == TerminationCondition.maxTimeLimit,
+        stopped=solver.stopped,
     )
 
 

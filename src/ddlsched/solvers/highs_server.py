@@ -327,8 +327,21 @@ def _run(mip: MipArrays, time_limit_s: float) -> DirectRun:
     if not any(name == "time_limit" for name, _ in mip.options):
         limit = max(1e-3, time_limit_s) if finite else highspy.kHighsInf
         highs.setOptionValue("time_limit", limit)
+    if _incumbent_sink is not None:
+        sink = _incumbent_sink
+        highs.cbMipImprovingSolution.subscribe(
+            lambda event: sink(
+                float(event.data_out.objective_function_value),
+                list(event.data_out.mip_solution),
+            )
+        )
     highs.run()
     return _read_direct(highs)
+
+
+#: In the worker, during a request that asked for them: where HiGHS's improving
+#: solutions go (to the parent, which keeps the last one should it kill the worker).
+_incumbent_sink: Any = None
 
 
 class _Worker:
@@ -372,30 +385,40 @@ class _Worker:
         self.pid = None
         return status
 
-    def solve(self, mip: MipArrays, seconds: float) -> DirectRun:
+    def solve(self, mip: MipArrays, seconds: float, incumbents: bool) -> DirectRun:
         if self.pid is None:
             self.start()
         started = time.monotonic()
         reserve = min(RESERVE_S, 0.1 * seconds)
-        payload = pickle.dumps((mip, seconds - reserve), protocol=pickle.HIGHEST_PROTOCOL)
+        request = (mip, seconds - reserve, incumbents)
+        payload = pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL)
+        last = None  # the last improving solution the worker sent: (objective, values)
         try:
             _write_all(self.to_child, _HEADER.pack(len(payload)) + payload)
-            answer = _read_message(self.from_child, started + seconds)
+            while True:
+                answer = _read_message(self.from_child, started + seconds)
+                if not answer:
+                    break
+                kind, value = pickle.loads(answer)
+                if kind != "incumbent":
+                    break
+                last = value
         except OSError:  # the child died (killed by the kernel): a new one next time
             answer = b""
         except BaseException:  # interrupted (the deadline's interrupt, Ctrl-C) mid-request:
             self.stop(wait=False)  # its answer would come to the next request
             raise
-        if answer is None:  # the limit came first: kill it, nothing is known of the MIP
+        if answer is None:  # the limit came first: kill it; only its last incumbent is known
             self.stop(wait=False)
             import highspy
 
             status = highspy.HighsModelStatus.kInterrupt
-            return DirectRun(status, math.nan, math.inf, False, None, killed=True)
+            if last is None:
+                return DirectRun(status, math.nan, math.inf, False, None, killed=True)
+            return DirectRun(status, last[0], math.inf, True, last[1], killed=True)
         if not answer:
             how = _describe(self.stop(wait=True))
             raise SolverError(f"a HiGHS worker process {how} before answering")
-        kind, value = pickle.loads(answer)
         if kind != "ok":
             raise SolverError(f"a HiGHS worker process failed: {value}")
         return value
@@ -435,31 +458,44 @@ def _read_exactly(fd: int, size: int, end: float) -> bytes | None:
     return b"".join(chunks)
 
 
+def _send(fd: int, message: tuple[str, Any]) -> None:
+    payload = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    _write_all(fd, _HEADER.pack(len(payload)) + payload)
+
+
 def _serve(request_fd: int, answer_fd: int) -> None:  # pragma: no cover - the child
-    """Answer MIPs until the request pipe closes."""
+    """Answer MIPs until the request pipe closes (improving solutions first, if asked)."""
+    global _incumbent_sink
     while True:
         message = _read_message(request_fd, math.inf)
         if not message:
             return
         try:
-            mip, limit = pickle.loads(message)
+            mip, limit, incumbents = pickle.loads(message)
+            if incumbents:
+                _incumbent_sink = lambda value, x: _send(answer_fd, ("incumbent", (value, x)))  # noqa: E731
             reply = ("ok", _run(mip, limit))
         except BaseException as exc:  # every failure goes to the parent
             first = (str(exc).strip().splitlines() or [""])[0]
             reply = ("error", f"{type(exc).__name__}: {first}".rstrip(": "))
-        payload = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
-        _write_all(answer_fd, _HEADER.pack(len(payload)) + payload)
+        finally:
+            _incumbent_sink = None
+        _send(answer_fd, reply)
 
 
 _WORKER = _Worker()
 
 
-def solve_mip(mip: MipArrays, seconds: float, *, in_worker: bool = True) -> DirectRun:
+def solve_mip(
+    mip: MipArrays, seconds: float, *, in_worker: bool = True, incumbents: bool = False
+) -> DirectRun:
     """Solve ``mip`` within ``seconds`` of wall time (module docstring).
 
     Under a finite limit, with ``in_worker`` and ``fork``, in the worker
     (``killed`` true when the limit came first); otherwise in-process with
-    HiGHS's ``time_limit``.
+    HiGHS's ``time_limit``. With ``incumbents``, the worker sends each
+    improving solution as HiGHS finds it, and a killed run keeps the last one
+    (``primal_valid``, ``objective``, ``col_value``; no bound).
     """
     if not (in_worker and math.isfinite(seconds) and hasattr(os, "fork")):
         return _run(mip, seconds)
@@ -473,7 +509,7 @@ def solve_mip(mip: MipArrays, seconds: float, *, in_worker: bool = True) -> Dire
                 _WORKER.pid = None  # a forked copy of a parent that had a worker: not ours
             _owner[0] = os.getpid()
             try:
-                return _WORKER.solve(mip, seconds)
+                return _WORKER.solve(mip, seconds, incumbents)
             except OSError as exc:  # no memory or process slot for a child
                 log.warning("cannot fork a HiGHS worker (%s); solving in-process", exc)
                 return _run(mip, seconds)

@@ -19,10 +19,12 @@ direct highspy MIPs use too. HiGHS runs there with the time limit it would
 have had in-process (less a reserve for the answer's way back, at least
 0.2 s, at most 10 %; ``solvers/backends.py``); the answer comes back as
 plain data. The parent waits for it until the time the solve was given,
-then kills the worker (``SIGKILL``, reaped; the next MILP starts a new one)
-and raises :class:`WorkerKilled`: the solve reports
-``time_limit_no_solution`` with ``time_limit_hit`` true. **Whatever HiGHS
-had found by then is lost**: the worker is killed, not asked. An answer in
+then kills the worker (``SIGKILL``, reaped; the next MILP starts a new one).
+The worker sends each improving solution as HiGHS finds it
+(``kCallbackMipImprovingSolution``), so a killed solve keeps HiGHS's last
+incumbent: it reports ``feasible`` without a bound, ``time_limit_hit`` true
+and ``stopped`` saying so; without one it raises :class:`WorkerKilled`
+(``time_limit_no_solution``). The bound HiGHS had is lost. An answer in
 time is turned into Pyomo's ``Results`` by Pyomo's own ``_postsolve``, read
 off a stand-in for the ``Highs`` that holds the worker's numbers
 (:class:`_Answered`), and the values are loaded by Pyomo's own loader, by
@@ -46,6 +48,7 @@ placement MILPs forked late in a long-lived test process never answered
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import math
 import os
@@ -102,12 +105,22 @@ def solve_in_worker(
     options = {name: value for name, value in options.items() if value is not None}
     options.update(dict(config.solver_options.items()))  # as Pyomo: solver options last
     mip = MipArrays.from_lp(solver._solver_model.getLp(), options, partial_start=start)
-    run = solve_mip(mip, seconds)
-    if run.killed:
+    run = solve_mip(mip, seconds, incumbents=True)
+    if run.killed and not run.primal_valid:
         raise WorkerKilled(
-            f"HiGHS: the worker process was killed at the time limit ({seconds:.3g} s); "
-            "its incumbent, if any, is lost"
+            f"HiGHS: the worker process was killed at the time limit ({seconds:.3g} s) "
+            "before HiGHS found a solution"
         )
+    if run.killed:  # HiGHS's last improving solution, without a bound: a time limit
+        import highspy
+
+        solver.stopped = (
+            f"HiGHS: the worker process was killed at the time limit ({seconds:.3g} s); "
+            "its last incumbent is kept, without a bound"
+        )
+        info = {"primal_solution_status": 2, "valid": False, "mip_node_count": 0}
+        info.update(objective_function_value=run.objective, mip_dual_bound=math.inf)
+        run = dataclasses.replace(run, model_status=highspy.HighsModelStatus.kTimeLimit, info=info)
     own = solver._solver_model
     solver._solver_model = _Answered(run)
     try:
