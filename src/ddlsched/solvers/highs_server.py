@@ -386,9 +386,9 @@ class _Worker:
         return status
 
     def solve(self, mip: MipArrays, seconds: float, incumbents: bool) -> DirectRun:
+        started = time.monotonic()  # forking the worker counts against the limit too
         if self.pid is None:
             self.start()
-        started = time.monotonic()
         reserve = min(RESERVE_S, 0.1 * seconds)
         request = (mip, seconds - reserve, incumbents)
         payload = pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL)

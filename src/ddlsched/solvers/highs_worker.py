@@ -52,6 +52,7 @@ import dataclasses
 import io
 import math
 import os
+import time
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
@@ -95,6 +96,7 @@ def solve_in_worker(
 
     from ddlsched.solvers.highs_server import MipArrays, solve_mip
 
+    prepared = time.monotonic()
     config = solver._active_config
     options = {
         "threads": config.threads,
@@ -105,7 +107,11 @@ def solve_in_worker(
     options = {name: value for name, value in options.items() if value is not None}
     options.update(dict(config.solver_options.items()))  # as Pyomo: solver options last
     mip = MipArrays.from_lp(solver._solver_model.getLp(), options, partial_start=start)
-    run = solve_mip(mip, seconds, incumbents=True)
+    taken = time.monotonic() - prepared  # reading the model back counts against the limit
+    if taken > 0 and time_limit_s is not None and options["time_limit"] == time_limit_s:
+        later = {**dict(mip.options), "time_limit": max(1e-3, time_limit_s - taken)}
+        mip = dataclasses.replace(mip, options=tuple(later.items()))
+    run = solve_mip(mip, max(1e-3, seconds - taken), incumbents=True)
     if run.killed and not run.primal_valid:
         raise WorkerKilled(
             f"HiGHS: the worker process was killed at the time limit ({seconds:.3g} s) "
