@@ -165,30 +165,49 @@ def test_no_finite_limit_or_an_lp_stays_in_process(forks, small_threshold):
     assert forks == []
 
 
-def test_a_worker_past_its_limit_is_killed_and_keeps_its_last_incumbent(
-    forks, small_threshold, children
+def _first_item_then_silence(mip, time_limit_s):
+    """HiGHS finding one solution (the first item alone), then never returning."""
+    values = [1.0] + [0.0] * (mip.cost.size - 1)
+    highs_server._incumbent_sink(float(mip.cost[0]), values)
+    time.sleep(600)
+
+
+def test_a_worker_killed_at_the_limit_keeps_its_last_incumbent(
+    forks, small_threshold, monkeypatch, children
 ):
-    # HiGHS told to take 1000 s (a solver option wins over the limit): it ignores
-    # the deadline like HiGHS 1.16's presolve on the 100,000-machine slot ILP
-    limits = SolveLimits(highs_options=(("time_limit", 1000.0),))
-    model = market_split()
-    solve = solve_model(model, "highs", limits, Deadline(1.0))
+    monkeypatch.setattr(highs_server, "_run", _first_item_then_silence)  # the worker forked next
+    model = knapsack(20, seed=1)
+    solve = solve_model(model, "highs", deadline=Deadline(5.0))
     # the worker was given what remained of the deadline, no more (it kills at that time)
-    assert len(forks) == 1 and 0 < forks[0] <= 1.0
+    assert len(forks) == 1 and 0 < forks[0] <= 5.0
     assert solve.status == "feasible" and solve.time_limit_hit and solve.bound is None
     assert "killed at the time limit" in solve.stopped and "last incumbent" in solve.stopped
-    assert pyo.value(model.obj) == pytest.approx(solve.incumbent)  # its values, loaded
-    assert all(
-        model.split[i].lslack() > -1e-6 and model.split[i].uslack() > -1e-6 for i in range(4)
-    )
+    assert solve.incumbent == pyo.value(model.obj) > 0  # its values, loaded
+    assert model.x[0].value == 1 and all(model.x[i].value == 0 for i in range(1, 20))
     assert children and not _left(children)
 
 
+def test_the_worker_reports_improving_solutions_as_highs_finds_them(monkeypatch):
+    from pyomo.contrib.solver.solvers.highs import Highs
+
+    found: list[float] = []
+    monkeypatch.setattr(highs_server, "_incumbent_sink", lambda value, x: found.append(value))
+    model = knapsack(12, seed=5)
+    solve_model(model, "highs", deadline=Deadline.unlimited())  # in-process: the optimum
+    solver = Highs()
+    solver.set_instance(model)
+    mip = highs_server.MipArrays.from_lp(solver._solver_model.getLp(), {"output_flag": False})
+    run = highs_server._run(mip, 60.0)
+    assert found and found[-1] == pytest.approx(run.objective)
+    assert run.objective == pytest.approx(pyo.value(model.obj))
+
+
 def test_a_worker_at_its_own_limit_answers_in_time(forks, small_threshold):
-    # HiGHS stops 10 % (at most 0.2 s) before the kill: room for its answer under load
-    solve = solve_model(market_split(), "highs", SolveLimits(), Deadline(2.5))
+    # HiGHS told to stop at 0.5 s, the deadline 60 s away: its own answer, not a kill
+    limits = SolveLimits(highs_options=(("time_limit", 0.5),))
+    solve = solve_model(market_split(), "highs", limits, Deadline(60))
     assert len(forks) == 1
-    assert solve.time_limit_hit and solve.stopped == ""  # HiGHS's own answer, not a kill
+    assert solve.time_limit_hit and solve.stopped == ""
     assert solve.status in ("feasible", "time_limit_no_solution")
     assert solve.message.startswith("maxTimeLimit")
 
@@ -199,8 +218,9 @@ def test_the_killed_worker_reports_through_the_method(
     """info.stopped of a method whose solve was killed (the ``dmlrs_slot`` ILP)."""
     monkeypatch.setattr(highs_server, "_run", _never_returns)  # the worker forked next
     instance = get_family("dmlrs_slot").generate("synthetic", 2, machines=40, jobs=20)
-    result = run_method("dmlrs_slot", "ilp", instance, RunOptions(time_limit_s=1.0))
-    assert len(forks) == 1 and 0 < forks[0] <= 1.0
+    # 5 s: room for building the model first on a loaded machine; the solve gets what is left
+    result = run_method("dmlrs_slot", "ilp", instance, RunOptions(time_limit_s=5.0))
+    assert len(forks) == 1 and 0 < forks[0] <= 5.0
     assert result.status == "time_limit_no_solution" and result.time_limit_hit
     assert "worker process was killed" in result.info["stopped"]
     assert children and not _left(children)
