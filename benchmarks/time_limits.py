@@ -21,7 +21,8 @@ pass"``, run beside every run and are killed at the end), with ``--colgen``
 the case that ran 7 min 43 s at a 300 s limit) and ``--every-method`` (every
 exact and bound method of every family, from the registry, on the family's
 paper-size instance, :data:`PAPER_SIZE`). The ``within`` column says whether
-the time the limit covers stayed within ``limit + max(1 s, 5 %)``:
+the time the limit covers stayed within ``limit + max(1 s, 5 %)`` (a refusal,
+exit 2, comes before the method runs: it covers nothing, its CLI wall is shown):
 
     python benchmarks/time_limits.py --loaded 2 --limits 10,60 --repeats 1 --colgen --cases none
     python benchmarks/time_limits.py --loaded 2 --limits 10,60 --repeats 1 --every-method --cases none
@@ -296,7 +297,8 @@ def solve(path: Path, family: str, method: str, params: list[str], limit: float)
     wall = time.perf_counter() - started
     if out.returncode not in (0, 1):  # a refusal (exit 2) is an answer too: record it
         lines = out.stderr.strip().splitlines() or ["(nothing on stderr)"]
-        return {"wall_s": wall, "covered_s": wall, "status": f"exit {out.returncode}: {lines[-1]}"}
+        # refused before the method ran: nothing the limit covers (the CLI wall is shown)
+        return {"wall_s": wall, "covered_s": 0.0, "status": f"exit {out.returncode}: {lines[-1]}"}
     data = json.loads(out.stdout)
     covered = data["info"].get("load_s", 0.0) + data["runtime_s"]
     status = data["status"] + ("*" if data["time_limit_hit"] else "")

@@ -112,8 +112,8 @@ from ddlsched.solvers.highs_server import DirectRun, MipArrays, solve_mip
 
 __all__ = ["IN_WORKER", "PricingSolution", "SingleJobData", "SingleJobPricer"]
 
-#: Whether a pricing MILP under a finite limit runs in a forked worker killed at its limit
-#: (module docstring); ``benchmarks/pricing_worker_cost.py`` measures the cost.
+#: Whether a pricing MILP under a finite limit runs in the HiGHS worker process, killed at
+#: its limit (module docstring); ``benchmarks/pricing_worker_cost.py`` measures the cost.
 IN_WORKER = True
 
 
