@@ -62,7 +62,7 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    print("| sweep | m | jobs | GPUs | CPU s per seed (median of repeats) |")
+    print("| sweep | m | jobs | GPUs (last seed) | CPU s per seed (median of repeats) |")
     print("|---|---|---|---|---|")
     for sweep in ("jobs", "cluster"):
         per_seed: dict[int, list[float]] = {seed: [] for seed in args.seeds}
