@@ -197,8 +197,7 @@ def paper(
 
     ``xi1`` defaults to ``xi2`` (the paper's ``xi1 = xi2``). ``num_servers``
     and ``horizon`` are the knobs of the server sweep (Fig. 6: 10-20 servers,
-    ``T = 1500``); ``first_servers`` is the nested reading of that sweep
-    (:func:`first_servers_cut`).
+    ``T = 1500``; nested: ``first_servers``, :func:`first_servers_cut`).
     """
     xi1 = xi2 if xi1 is None else xi1
     network = Network(b_e=1.0, b_i=20.0, C=50.0, alpha=alpha, xi1=xi1, xi2=xi2)
@@ -208,22 +207,13 @@ def paper(
 
 
 def first_servers_cut(instance: RarInstance, first_servers: int | None) -> RarInstance:
-    """The instance on its first ``first_servers`` servers (``None``: unchanged).
-
-    Fig. 6's nested reading: one drawn cluster (the seed's ``num_servers``
-    servers, jobs calibrated on it) cut to its first ``n`` servers, so that
-    every point of the sweep has the same jobs and the larger clusters
-    contain the smaller ones; ``num_servers = n`` instead draws a new
-    cluster per point (the regenerated reading). The calibration's ranges
-    are checked on the drawn cluster, not on the cut.
-    """
-    if first_servers is None:
-        return instance
-    if first_servers > len(instance.servers):
-        raise InvalidInstanceError(
-            f"first_servers = {first_servers} exceeds num_servers = {len(instance.servers)}"
-        )
-    return replace(instance, servers=instance.servers[:first_servers])
+    """The instance on its first ``first_servers`` servers (``None``: unchanged): Fig. 6's
+    nested reading (same jobs, larger clusters contain smaller ones; ``num_servers = n``
+    draws a new cluster per point). The ranges are checked on the drawn cluster."""
+    servers = instance.servers
+    if first_servers is not None and first_servers > len(servers):
+        raise InvalidInstanceError(f"first_servers = {first_servers} > {len(servers)} servers")
+    return instance if first_servers is None else replace(instance, servers=servers[:first_servers])
 
 
 def _section7(
@@ -535,9 +525,7 @@ def _section7_params(xi1_doc: str) -> dict:
             maximum=MAX_JOBS,
         ),
         "first_servers": declare(
-            "keep the first n of the num_servers servers (Fig. 6's nested reading; default: all)",
-            minimum=1,
-            maximum=MAX_SERVERS,
+            "keep the first n drawn servers (Fig. 6 nested)", minimum=1, maximum=MAX_SERVERS
         ),
     }
 
