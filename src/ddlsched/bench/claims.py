@@ -76,6 +76,12 @@ Kinds (``kind``):
   baseline's t-interval of the mean difference lies wholly on the wrong side of 0 or
   the method is best on at most ``share_not`` of the instances
   (:mod:`ddlsched.bench.verdict_lowest`).
+* ``scaling``: the log-log slope of the method's running time (``metric``:
+  ``runtime_s``, ``wall_s`` or a metrics key) over the size ``over``
+  (``instance_size`` or a generator parameter) against the paper's
+  ``exponent``: *reproduced* when the t-interval of the per-seed slopes lies at
+  or below it, *not reproduced* when wholly above
+  (:mod:`ddlsched.bench.verdict_scaling`).
 
 ``against`` as a list in ``paired_difference``, ``pointwise`` and ``ratio_within``
 expands the claim into one claim per baseline (id ``ID.BASELINE``; ``{against}`` in the
@@ -115,7 +121,10 @@ __all__ = [
     "KINDS", "OPERANDS", "RULE_WRITTEN", "Claim", "ClaimsError", "ClaimsFile", "load_claims",
 ]  # fmt: skip
 
-KINDS = ("paired_difference", "pointwise", "monotone", "shaped", "ratio_within", "holds", "lowest")
+KINDS = (
+    "paired_difference", "pointwise", "monotone", "shaped", "ratio_within", "holds", "lowest",
+    "scaling",
+)  # fmt: skip
 
 #: When a claim's rule was written: before its rows were read, or after (then a confirmation
 #: on fresh instance seeds, or the reason no fresh seeds exist, is required).
@@ -142,6 +151,7 @@ _BY_KIND = {
     "holds": {"flag", "lhs", "offset", "factor", "reference", "divisor", "rel_tol",
               "vacuous_below"},
     "lowest": {"against", "expect", "misses_allowed", "share_not", "tie_tol"},
+    "scaling": {"over", "exponent"},
 }
 #: Operands of a ``holds`` inequality that are not a number, ``info.KEY`` or ``metrics.KEY``:
 #: the row's own objective and bound, the instance's best schedule and best bound (any label).
@@ -298,6 +308,8 @@ def _check_option(where: str, name: str, value: Any) -> Any:
             _text(at, label)
     elif name in ("against", "over"):
         _text(at, value)
+    elif name == "exponent" and (not is_number(value) or not 0 < value < math.inf):
+        raise ClaimsError(at, f"expected a finite number > 0, got {value!r}")
     return value
 
 
@@ -367,7 +379,7 @@ def _claim(table: Any, where: str, defaults: Mapping[str, Any]) -> Claim:
     required += {"paired_difference": [] if "against_params" in merged else ["against"],
                  "pointwise": ["against"], "monotone": ["over"], "shaped": ["over", "moves"],
                  "ratio_within": ["against", "range"], "holds": [],
-                 "lowest": ["against"]}[kind]  # fmt: skip
+                 "lowest": ["against"], "scaling": ["over", "exponent"]}[kind]  # fmt: skip
     for name in required:
         if name not in merged:
             raise ClaimsError(f"{where}.{name}", "missing")

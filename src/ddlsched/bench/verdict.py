@@ -13,7 +13,8 @@ Section 7): moves of a seed's curve are exact, moves of the mean curve
 within ``flat_tol`` times its first value are flat. Shared pieces (the verdict
 words, :class:`Verdict`, t-intervals, reading a claim's rows):
 :mod:`ddlsched.bench.verdict_base`; kind ``lowest`` and the count of distinct
-instances: :mod:`ddlsched.bench.verdict_lowest`. Rendering:
+instances: :mod:`ddlsched.bench.verdict_lowest`; kind ``scaling`` (a running time's
+log-log slope): :mod:`ddlsched.bench.verdict_scaling`. Rendering:
 :mod:`ddlsched.bench.verdict_report`.
 """
 
@@ -52,6 +53,7 @@ from ddlsched.bench.verdict_base import (
     t_interval,
 )
 from ddlsched.bench.verdict_lowest import distinct_instances, lowest
+from ddlsched.bench.verdict_scaling import scaling
 
 __all__ = [
     "DEPENDS",
@@ -419,6 +421,7 @@ _EVALUATORS = {
     "shaped": _shaped,
     "ratio_within": _ratio,
     "holds": _holds,
+    "scaling": scaling,
 }
 
 

@@ -115,6 +115,7 @@ __all__ = [
     "check_nominal_ranges",
     "check_paper_ranges",
     "contention",
+    "first_servers_cut",
     "generate",
     "paper",
     "paper_contention",
@@ -190,18 +191,29 @@ def paper(
     xi2: float = 1e-5,
     alpha: float = 0.1,
     job_mix: tuple[tuple[int, int], ...] = PAPER_JOB_MIX,
+    first_servers: int | None = None,
 ) -> RarInstance:
     """The Section 7 setting (160 jobs, 20 servers, ``T = 1200``), seeded.
 
     ``xi1`` defaults to ``xi2`` (the paper's ``xi1 = xi2``). ``num_servers``
     and ``horizon`` are the knobs of the server sweep (Fig. 6: 10-20 servers,
-    ``T = 1500``).
+    ``T = 1500``; nested: ``first_servers``, :func:`first_servers_cut`).
     """
     xi1 = xi2 if xi1 is None else xi1
     network = Network(b_e=1.0, b_i=20.0, C=50.0, alpha=alpha, xi1=xi1, xi2=xi2)
     instance = _section7(seed, network, num_servers, horizon, job_mix, (0.02, 0.11), True)
     check_paper_ranges(instance)
-    return instance
+    return first_servers_cut(instance, first_servers)
+
+
+def first_servers_cut(instance: RarInstance, first_servers: int | None) -> RarInstance:
+    """The instance on its first ``first_servers`` servers (``None``: unchanged): Fig. 6's
+    nested reading (same jobs, larger clusters contain smaller ones; ``num_servers = n``
+    draws a new cluster per point). The ranges are checked on the drawn cluster."""
+    servers = instance.servers
+    if first_servers is not None and first_servers > len(servers):
+        raise InvalidInstanceError(f"first_servers = {first_servers} > {len(servers)} servers")
+    return instance if first_servers is None else replace(instance, servers=servers[:first_servers])
 
 
 def _section7(
@@ -310,6 +322,7 @@ def paper_contention(
     xi2: float = 1e-5,
     alpha: float = 0.5,
     job_mix: tuple[tuple[int, int], ...] = PAPER_JOB_MIX,
+    first_servers: int | None = None,
 ) -> RarInstance:
     """The Section 7 setting with contention that acts (preset ``paper-contention``).
 
@@ -323,7 +336,7 @@ def paper_contention(
         seed, network, num_servers, horizon, job_mix, CONTENTION_SPLIT_SHARE, False
     )
     check_contention_ranges(instance)
-    return instance
+    return first_servers_cut(instance, first_servers)
 
 
 def check_contention_ranges(instance: RarInstance) -> None:
@@ -510,6 +523,9 @@ def _section7_params(xi1_doc: str) -> dict:
             f"[GPUs per job, number of jobs] pairs (at most {MAX_JOBS} jobs in all)",
             minimum=1,
             maximum=MAX_JOBS,
+        ),
+        "first_servers": declare(
+            "keep the first n drawn servers (Fig. 6 nested)", minimum=1, maximum=MAX_SERVERS
         ),
     }
 
