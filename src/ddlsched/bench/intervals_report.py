@@ -76,6 +76,7 @@ __all__ = [
     "load_explanations",
     "method_line",
     "report",
+    "report_and_widest",
 ]
 
 #: A width above this is flagged: a ratio is citable when its interval is at most 10 % wide.
@@ -252,6 +253,18 @@ def report(
 ) -> str:
     """The whole Markdown report: an overview of every table's widest width (and ``note``
     under it), the explanations of tables above 10 %, then the tables."""
+    return report_and_widest(directories, command, note, explanations)[0]
+
+
+def report_and_widest(
+    directories: Sequence[Path],
+    command: str,
+    note: str | None = None,
+    explanations: dict[str, dict[str, str]] | None = None,
+) -> tuple[str, list[tuple[str, float]]]:
+    """:func:`report`'s text and its overview: ``(table name, widest width)`` per table
+    ("results directory / family / group"; NaN when no line of it has a ratio)."""
+
     explanations = explanations or {}
     sections, overview = [], []
     for directory in directories:
@@ -275,4 +288,4 @@ def report(
     if note:
         head += ["", note]
     head += _explained_section(overview, explanations)
-    return "\n".join([*head, "", *sections])
+    return "\n".join([*head, "", *sections]), overview
