@@ -215,7 +215,9 @@ def to_html(blocks: Sequence[Block], title: str) -> str:
             link = html.escape(block[1])
             out.append(f'<a href="{link}"><img src="{link}" alt="{link}"></a>')
         else:
-            out.append("<table><tr>" + "".join(f"<th>{_inline(h)}</th>" for h in block[1]))
+            out.append(
+                "<table><tr>" + "".join(f"<th>{_inline(h)}</th>" for h in block[1]) + "</tr>"
+            )
             for row in block[2]:
                 cells = "".join(f"<td>{_inline(c.replace(chr(92) + '|', '|'))}</td>" for c in row)
                 out.append(f"<tr>{cells}</tr>")
