@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import signal
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -111,7 +112,8 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
             except KeyboardInterrupt:
                 print(
                     f"interrupted: finished rows are in {out / plan.paper / 'results'}; "
-                    "run the same command to resume"
+                    "run the same command to resume",
+                    file=sys.stderr,
                 )
                 return 130
         took = run.seconds["total"]
