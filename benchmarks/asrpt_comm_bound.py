@@ -1,4 +1,4 @@
-"""``lb_busy`` (issue 25) against ``lb_sum`` / ``lb_srpt`` and the best schedule on trace windows.
+"""``lb_busy`` against ``lb_sum`` / ``lb_srpt`` and the best schedule on trace windows.
 
     python benchmarks/asrpt_comm_bound.py --seeds 0 1 --nic 1 10 [--jobs 8224]
     python benchmarks/asrpt_comm_bound.py --tiny 60
@@ -84,7 +84,7 @@ def _run(instance, policy: str, seed: int):
     ``policy:tau=X`` (A-SRPT's ``delay_factor``), evaluated;
     ``packed_list`` / ``packed_best_fit``: the packed list schedules of
     :mod:`ddlsched.heuristics.asrpt_packed` (Heavy-Edge seed 0);
-    ``improve:LIMIT``: the family's method ``improve`` (ours, issue 25) through
+    ``improve:LIMIT``: the family's method ``improve`` (ours) through
     the method pipeline with a time limit of ``LIMIT`` s and the window's seed."""
     if policy in ("packed_list", "packed_best_fit"):
         return evaluate(instance, packed_list_schedule(instance, best_fit=policy != "packed_list"))

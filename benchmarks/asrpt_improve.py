@@ -1,4 +1,4 @@
-"""asrpt ``improve`` (ours, issue 25) against proven optima on ``tiny`` / ``tiny-comm``.
+"""asrpt ``improve`` (ours) against proven optima on ``tiny`` / ``tiny-comm``.
 
     python benchmarks/asrpt_improve.py --seeds 100
 

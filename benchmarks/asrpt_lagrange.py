@@ -1,4 +1,4 @@
-"""``lb_lagrange`` (issue 25, ours) against ``lb_sum`` / ``lb_busy`` and the best schedule on trace windows.
+"""``lb_lagrange`` (ours) against ``lb_sum`` / ``lb_busy`` and the best schedule on trace windows.
 
     python benchmarks/asrpt_lagrange.py --seeds 0 1 2 --nic 1 10 [--jobs 8224]
     python benchmarks/asrpt_lagrange.py --testbed --seeds 0 1 2

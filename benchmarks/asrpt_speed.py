@@ -1,4 +1,4 @@
-"""Speed of the asrpt family (issue 11 targets), on one core.
+"""Speed of the asrpt family (its speed targets), on one core.
 
     taskset -c 0 python benchmarks/asrpt_speed.py            # everything
     taskset -c 0 python benchmarks/asrpt_speed.py --skip-cli --tiny-seeds 20

@@ -1,4 +1,4 @@
-"""How far ``ub_capacity`` (dmlrs, ours, issue 25) gets, and what its strengthenings add.
+"""How far ``ub_capacity`` (dmlrs, ours) gets, and what its strengthenings add.
 
     python benchmarks/dmlrs_capacity.py
     python benchmarks/dmlrs_capacity.py --points fig8-100,fig10 --seeds 0,1,2 --milp-limit 60
@@ -16,7 +16,7 @@ names them below), one line per instance and seed, bounds on the total utility
 
 The interval widths against the best schedule need the suite's rows: ``ddlsched bench
 run`` a sub-suite with ``ub_capacity`` next to the suite's results, then
-``benchmarks/intervals.py`` (RESULTS.md, "dmlrs capacity bound").
+``benchmarks/intervals.py`` (benchmarks/results/dmlrs.md, "dmlrs capacity bound").
 """
 
 from __future__ import annotations

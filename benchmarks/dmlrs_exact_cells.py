@@ -1,4 +1,4 @@
-"""Benchmark: dmlrs `exact` near and above its cell cap, strengthened and plain (issue 25).
+"""Benchmark: dmlrs `exact` near and above its cell cap, strengthened and plain.
 
 For each ``JOBSxMACHINESxSLOTS`` size and seed of the ``paper`` preset, runs
 ``exact`` with a 60 s limit twice, with every strengthening of

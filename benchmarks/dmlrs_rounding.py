@@ -1,4 +1,4 @@
-"""PD-ORS's revised rounding (issue 22): the targets, the quanta and the seeds, side by side.
+"""PD-ORS's revised rounding: the targets, the quanta and the seeds, side by side.
 
     python benchmarks/dmlrs_rounding.py targets      # paper seed 0 through the CLI, one core
     python benchmarks/dmlrs_rounding.py slot         # dmlrs_slot synthetic seeds 0-4

@@ -1,4 +1,4 @@
-"""The rounding study on the Problem (23) instances PD-ORS itself solved (issue 12).
+"""The rounding study on the Problem (23) instances PD-ORS itself solved.
 
     python benchmarks/dmlrs_slot_dumps.py                  # dump, write the suite, print commands
     ddlsched bench run results/dmlrs-slot-dumps/suite.toml

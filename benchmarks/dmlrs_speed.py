@@ -1,4 +1,4 @@
-"""Speed of the dmlrs family (issue 12 targets), on one core.
+"""Speed of the dmlrs family (its speed targets), on one core.
 
     taskset -c 0 python benchmarks/dmlrs_speed.py
     taskset -c 0 python benchmarks/dmlrs_speed.py --skip-large --tiny-seeds 20

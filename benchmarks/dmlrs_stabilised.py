@@ -1,4 +1,4 @@
-"""Stabilised column generation at paper size (issue 25): bound against ``UB(0)`` and schedules.
+"""Stabilised column generation at paper size: bound against ``UB(0)`` and schedules.
 
 Runs ``ddlsched solve dmlrs FILE --method colgen --param stabilisation=S
 --param alpha=A --param max_rounds=K --time-limit 300 --json`` (the CLI, one

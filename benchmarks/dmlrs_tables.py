@@ -47,7 +47,7 @@ Tables:
    bracket; beside them the first spec's Algorithm 4 (``pd_ors_first_spec``)
    and its rounding alone (``pd_ors_literal_rounding``) where the suite has them.
 5. ``--claims`` (on ``dmlrs.toml``'s results): the verdicts on the paper's
-   claims C1-C3 by the rules written in RESULTS.md before the run, and per
+   claims C1-C3 by the rules written in benchmarks/results/dmlrs.md before the run, and per
    point the paired difference PD-ORS - baseline over instance seeds with
    its 95 % t-interval.
 6. On a ``dmlrs_slot`` results directory, the rounding study instead:
@@ -365,7 +365,7 @@ def chain_table(frame: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(lines)
 
 
-#: The paper's claims (RESULTS.md, dmlrs, "the rules for a verdict"): groups, baselines.
+#: The paper's claims (benchmarks/results/dmlrs.md, "the rules for a verdict"): groups, baselines.
 CLAIMS = (
     ("C1", ("fig6-machines", "fig7-jobs"), ("fifo", "drf", "dorm")),
     ("C2", ("fig8-oasis-jobs", "fig9-oasis-machines"), ("oasis",)),
@@ -398,7 +398,7 @@ def _t_interval(diffs: np.ndarray) -> str:
 
 
 def claims_table(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """The verdicts of C1-C3 by the rules written before the run (RESULTS.md, dmlrs), and
+    """The verdicts of C1-C3 by the rules written before the run (benchmarks/results/dmlrs.md), and
     per point the paired difference PD-ORS - baseline over instance seeds."""
     pd_ors = _per_seed(frame, "pd_ors")
     points, verdicts = [], []
@@ -493,7 +493,7 @@ def main() -> None:
     print(markdown(chain_table(frame)))
     if args.claims:
         verdicts, points = claims_table(frame)
-        print("\n## The paper's claims (rules: RESULTS.md, dmlrs)\n")
+        print("\n## The paper's claims (rules: benchmarks/results/dmlrs.md)\n")
         print(markdown(verdicts))
         print("\n### Per point (C1, C2; 'above' for C3 = lower median training time)\n")
         print(markdown(points))

@@ -1,4 +1,4 @@
-"""The instance cache (issue 24): each generated instance built once per results directory.
+"""The instance cache: each generated instance built once per results directory.
 
 Two measurements, each through the CLI in subprocesses (``ddlsched bench ...``,
 Python start-up and imports included, as a user sees them):

@@ -26,6 +26,7 @@ from ddlsched.bench.intervals_report import (  # noqa: F401 - the script's names
     method_line,
     report,
 )
+from ddlsched.bench.paths import portable_path
 from ddlsched.errors import DdlschedError
 
 #: Where the explanations of rows above 10 % are kept by default.
@@ -44,7 +45,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="TOML file of explanations of tables above 10 %% (default: %(default)s)",
     )
     args = parser.parse_args(argv)
-    shown = [str(p) for p in args.results] + (["--out", str(args.out)] if args.out else [])
+    shown = [portable_path(p) for p in args.results]  # no path of this machine in the report
+    shown += ["--out", portable_path(args.out)] if args.out else []
     shown += ['--note "..."'] if args.note else []
     command = "python benchmarks/intervals.py " + " ".join(shown)
     try:

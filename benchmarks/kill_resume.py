@@ -1,6 +1,6 @@
 """Kill -9 a suite at random moments, resume, and check that the store lost or duplicated nothing.
 
-The requirement (issue 13, item 6): "kill -9 at random moments of a suite,
+The requirement: "kill -9 at random moments of a suite,
 20 times, then resume: no row lost or duplicated, final table identical to
 an uninterrupted run except rows stopped by a time limit". The protocol:
 

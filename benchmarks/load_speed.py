@@ -1,4 +1,4 @@
-"""How long loading a 100,000-job instance takes, per family (issue 23, item 5: under 2 s).
+"""How long loading a 100,000-job instance takes, per family (target: under 2 s).
 
 For every registered family, the smoke instance is scaled up to ``--size``
 units by repeating its largest list (jobs; machines for ``dmlrs_slot``;

@@ -2,7 +2,7 @@
 
     python benchmarks/muri_speed.py --workers 2
 
-Budgets (issue 5): every policy on trace 2 (5,755 jobs) in under 2 minutes in
+Budgets: every policy on trace 2 (5,755 jobs) in under 2 minutes in
 total on 2 cores; the exact grouping ILP for a bucket of 40 jobs with k = 4
 in under 60 s.
 

@@ -15,7 +15,7 @@ per-instance cache is cleared before every run):
 * ``exact_milp``: the same with ``--param milp=true``: the aggregated ILP is
   solved even after a closed pattern proof (with its bound row and start);
 * ``exact_plain``: ``--param patterns=false``: the aggregated ILP alone, as
-  before issue 14;
+  before the pattern bounds and the threshold search;
 * ``exact_gpu_level`` (our stand-in: replica x GPU binaries plus the one-hot
   count encoding) and ``exact_gpu_level_paper`` (the paper's baseline as we
   read [47]: replica x GPU binaries only): ``--gpu-limit`` seconds, skipped
@@ -62,7 +62,7 @@ FIELDS = ("size", "model", "seed", "method", "status", "alpha_s", "bound_s", "ti
 METHODS = {  # row name -> (method, params); no cross-check anywhere
     "exact": ("exact", {}),
     "exact_milp": ("exact", {"milp": True}),
-    "exact_plain": ("exact", {"patterns": False}),  # the aggregated ILP before issue 14
+    "exact_plain": ("exact", {"patterns": False}),  # the aggregated ILP alone (no pattern bound)
     "exact_gpu_level": ("exact_gpu_level", {}),
     "exact_gpu_level_paper": ("exact_gpu_level_paper", {}),
 }

@@ -287,7 +287,7 @@ def run(args) -> list[Case]:
                 and not math.isclose(case.agg_alpha_s, case.gpu_alpha_s, rel_tol=1e-6)
                 and (case.gpu_status == "optimal" or case.gpu_alpha_s < case.agg_alpha_s)
             ):
-                # A contradiction between two "proofs": let SCIP referee (see RESULTS).
+                # A contradiction between two "proofs": let SCIP referee (benchmarks/results/placement.md).
                 case.referee_alpha_s = time_ilp(inst, "aggregated", "scip", args.time_limit)[0]
             if case.agg_alpha_s is not None and case.agg_status == "optimal":
                 assert he_alpha >= case.agg_alpha_s * (1 - 1e-9), "Heavy-Edge beat the optimum"

@@ -1,4 +1,4 @@
-"""``lb_timeindexed`` on the rar ``paper`` preset against the existing bounds (issue 25).
+"""``lb_timeindexed`` on the rar ``paper`` preset against the existing bounds.
 
 For each seed, generates ``paper.json`` and runs ``ddlsched solve rar paper.json --method M
 --json`` under ``/usr/bin/time -f "%e s %M KB"`` for ``load_lb`` (the best existing bound on
@@ -6,7 +6,7 @@ For each seed, generates ``paper.json`` and runs ``ddlsched solve rar paper.json
 ``lb_timeindexed`` (``--time-limit L``, extra ``--param`` settings from ``--params``).
 Prints per seed the bounds, the LP's probes (horizon, slot width, nonzeros, status, LP value,
 solve time), wall time and peak RSS, and the interval width against ``--best`` (the best
-known makespans, e.g. ``timeindexed``'s from RESULTS.md) or ``sjf_bco``.
+known makespans, e.g. ``timeindexed``'s from ``benchmarks/results/rar.md``) or ``sjf_bco``.
 
     PYTHONPATH=src python benchmarks/rar_lb_timeindexed.py --seeds 0 5 --time-limit 240
 """

@@ -1,4 +1,4 @@
-"""The rounding study of ``rar.lp_rounding`` on ``small`` instances (issue 14, item 4).
+"""The rounding study of ``rar.lp_rounding`` on ``small`` instances.
 
 For each seed: the optimum from ``exact`` (CLI defaults: seed 0, 60 s), the
 time-indexed ILP optimum at slot width 1 (``timeindexed --param

@@ -1,4 +1,4 @@
-"""Small committed results samples for the verdict tests (issue 26, item 4).
+"""Small committed results samples for the verdict tests (``tests/data/verdict``).
 
     python benchmarks/verdict_samples.py dmlrs runs/dmlrs tests/data/verdict/dmlrs
     python benchmarks/verdict_samples.py placement results/placement tests/data/verdict/placement
@@ -8,7 +8,8 @@ into a new results directory through the bench store
 (:class:`ddlsched.bench.store.ResultStore`: one Parquet part), with the
 source's manifest (its provenance: suite, suite hash, version, commit,
 machine, run dates) and a ``sample`` entry naming the source and this
-command. ``tests/test_bench_verdict_dmlrs_placement.py`` runs ``bench verdict`` on them
+command. Paths of the machine are masked (:func:`ddlsched.bench.paths.portable_path`):
+the source as ``runs/...``, the suite file relative to the repository. ``tests/test_bench_verdict_dmlrs_placement.py`` runs ``bench verdict`` on them
 with ``benchmarks/claims/<paper>.toml``.
 
 What is kept (:data:`SAMPLES`): per paper the groups, the generator
@@ -26,6 +27,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from ddlsched.bench.paths import portable_path
 from ddlsched.bench.store import ResultStore, read_manifest, read_rows
 
 #: Per paper: labels, metrics kept, and per group the points (generator parameters that
@@ -91,9 +93,10 @@ def write_sample(paper: str, source: str | Path, out: str | Path) -> int:
     store.extend(rows)
     store.flush()
     manifest = read_manifest(source)
+    manifest["suite_file"] = portable_path(manifest.get("suite_file"))  # no path of this machine
     manifest["sample"] = (
-        f"{len(rows)} rows of {source} (python benchmarks/verdict_samples.py {paper}); "
-        "info emptied, metrics cut to the claims'"
+        f"{len(rows)} rows of {portable_path(source)} (python benchmarks/verdict_samples.py "
+        f"{paper}); info emptied, metrics cut to the claims'"
     )
     store.write_manifest(manifest)
     return len(rows)

@@ -1,4 +1,4 @@
-"""Family ``asrpt``: the bound ``lb_busy`` (issue 25, ours; :mod:`ddlsched.models.asrpt_comm_bound`).
+"""Family ``asrpt``: the bound ``lb_busy`` (ours; :mod:`ddlsched.models.asrpt_comm_bound`).
 
 Checked against proven optima (``exact``) on 120 tiny instances (``tiny`` and
 ``tiny-comm``, seeds 0-59), against ``lb_sum`` / ``lb_srpt`` (it must never be

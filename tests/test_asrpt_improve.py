@@ -1,8 +1,8 @@
-"""Family ``asrpt``: the packed list decoder and the method ``improve`` (issue 25, ours;
+"""Family ``asrpt``: the packed list decoder and the method ``improve`` (ours;
 :mod:`ddlsched.heuristics.asrpt_packed`, :mod:`ddlsched.heuristics.asrpt_improve`).
 
 The decoder is checked against a straightforward pure-Python reference (the
-issue-25 benchmark's first implementation) and the evaluator; ``improve``
+communication-aware bound benchmark's first implementation) and the evaluator; ``improve``
 against its starts run separately through the pipeline, against proven optima
 (``exact``) on ``tiny`` / ``tiny-comm``, for reproducibility and bad parameters.
 """
@@ -146,7 +146,7 @@ def test_improve_lns_gains_on_crowded_instances():
     assert all(info["winner"] == "lns" and info["windows_accepted"] > 0 for info in gains)
 
 
-#: Measured with the defaults (benchmarks/RESULTS.md, "asrpt improvement method (issue 25)"):
+#: Measured with the defaults (benchmarks/results/asrpt.md, "asrpt improvement method"):
 #: improve equals the proven optimum on 75 of tiny seeds 0-99 and 72 of tiny-comm seeds
 #: 0-99; on seeds 0-11 below, on this many of the 24.
 OPTIMAL_OF_24 = 19

@@ -1,4 +1,4 @@
-"""Family ``asrpt``: the bound ``lb_lagrange`` (issue 25, ours; :mod:`ddlsched.models.asrpt_lagrange`).
+"""Family ``asrpt``: the bound ``lb_lagrange`` (ours; :mod:`ddlsched.models.asrpt_lagrange`).
 
 Checked against proven optima (``exact``) on 120 tiny instances (``tiny`` and
 ``tiny-comm``, seeds 0-59), against ``lb_sum`` / ``lb_srpt`` / ``lb_busy`` (never

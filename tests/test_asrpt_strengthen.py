@@ -1,8 +1,8 @@
-"""Family ``asrpt``: the strengthenings of ``exact`` (issue 25, item 4) cut off no optimum.
+"""Family ``asrpt``: the strengthenings of ``exact`` cut off no optimum.
 
 :mod:`ddlsched.models.asrpt_strengthen`. The strengthened model (every
 strengthening on, the default) must prove the same optimum as the model
-before issue 25 (every one off) on >= 100 small instances: tiny (drawn, and 4
+without them (every one off) on >= 100 small instances: tiny (drawn, and 4
 jobs), tiny-comm, and tiny instances with every job doubled at the same
 arrival (identical jobs, so the symmetry constraints bind). Each added bound
 must lie at or below the optimum; each strengthening alone is run on a part

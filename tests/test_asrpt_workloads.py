@@ -1,6 +1,6 @@
 """Workloads of family ``asrpt``: trace readers, PAI loader, model pool, predictors, presets.
 
-Spec ``shared/specs/asrpt.md`` ("Prediction", "Workloads", "Presets").
+Spec ``docs/families/asrpt.md`` ("Presets, generators and data").
 Most tests run on small synthetic traces written to ``tmp_path`` (a
 Muri-format CSV whose only model is ``gpt2``, mapped onto the analytic
 GPT-6.7B, so no data file is needed; PAI tables); the tests on the real

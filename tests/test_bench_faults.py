@@ -1,4 +1,4 @@
-"""Result-store faults and recovery (issue 13, item 6).
+"""Result-store faults and recovery.
 
 Store write faults (a full disk, permissions) are one-line errors with exit
 status 2 that keep every flushed row; leftover temporary files of killed
@@ -82,8 +82,11 @@ preset = "default"
 seeds = [0, 1, 2]
 [[methods]]
 name = "sleep"
-sweep = { seconds = [0.01, 3.0] }
+sweep = { seconds = [0.01, 8.0] }
 """
+#: kill_after_s that cuts the 8 s sleeps and not the 0.01 s ones, with a sandbox's start-up
+#: (seconds on a loaded machine) on top; and one that lets the 8 s sleeps finish
+KILL_SHORT, KILL_LONG = "4", "40"
 
 
 def write(tmp_path: Path, text: str, name: str = "suite.toml") -> Path:
@@ -457,12 +460,12 @@ def test_a_dead_writer_in_this_process_is_killed_and_unprobeable_lock_uses_the_p
 
 def test_retry_failed_reruns_exactly_the_failed_rows_after_a_limit_is_raised(tmp_path, capsys):
     out = tmp_path / "out"
-    suite = load_suite(write(tmp_path, LIMITED.replace("KILL", "1")))
+    suite = load_suite(write(tmp_path, LIMITED.replace("KILL", KILL_SHORT)))
     first = run_suite(suite, out, workers=2)
     assert first.status_counts == {"feasible": 3, "time_limit": 3}
     failed_keys = {r["key"] for r in read_rows(out).to_pylist() if r["status"] == "time_limit"}
 
-    raised = load_suite(write(tmp_path, LIMITED.replace("KILL", "10")))
+    raised = load_suite(write(tmp_path, LIMITED.replace("KILL", KILL_LONG)))
     assert [t.key for t in expand(raised)] == [t.key for t in expand(suite)]  # limits: no key
     assert run_suite(raised, out, workers=2).done == 0  # a plain run keeps every row
     assert main(["bench", "status", str(out)]) == 0
@@ -475,7 +478,7 @@ def test_retry_failed_reruns_exactly_the_failed_rows_after_a_limit_is_raised(tmp
     assert retried.status_counts == {"feasible": 3}
     table = read_rows(out).to_pylist()
     assert len(table) == 6 and {r["status"] for r in table} == {"feasible"}
-    assert {r["key"] for r in table if r["kill_after_s"] == 10} == failed_keys
+    assert {r["key"] for r in table if r["kill_after_s"] == float(KILL_LONG)} == failed_keys
     history = read_rows(out, dedupe=False).to_pylist()
     assert len(history) == 9
     assert sorted(r["status"] for r in history if r["key"] in failed_keys) == (

@@ -1,4 +1,4 @@
-"""benchmarks/frontier.py (issue 25, item 4): the exact frontier table from result rows."""
+"""benchmarks/frontier.py: the exact frontier table from result rows."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Suites and traces through the input gate, tried as a hostile user would (issue 13).
+"""Suites and traces through the input gate, tried as a hostile user would.
 
 Every case goes through the CLI in-process: a refused file is exit status 2
 and exactly one ``ddlsched: error:`` line naming the file, the field (or the
@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import textwrap
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -239,11 +238,11 @@ def test_a_huge_instance_does_not_hang_validate(tmp_path, cli, monkeypatch):
     [[methods]]
     name = "fifo"
     """
-    started = time.monotonic()
     code, out, err = cli(*["bench", "validate", suite(tmp_path, text)])
     assert code == 0, err
-    assert time.monotonic() - started < 8
-    assert "note: instances[0] (tiny/s0,jobs=100000): not checked" in out, out
+    # the check's budget cut it: which point was still being built depends on the speed
+    assert "not checked, still being built when the 1 s budget ran out" in out, out
+    assert "built within the 1 s budget" in out and "jobs=100000): checked" not in out, out
 
 
 @pytest.mark.parametrize("path", sorted(SUITES.glob("*.toml")), ids=lambda p: p.name)

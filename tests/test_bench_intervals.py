@@ -1,4 +1,4 @@
-"""Interval widths, their limiting side and suppliers (issue 25), and benchmarks/intervals.py."""
+"""Interval widths, their limiting side and suppliers, and benchmarks/intervals.py."""
 
 from __future__ import annotations
 

@@ -422,11 +422,16 @@ def test_rows_of_several_versions_are_chosen_per_method_by_latest_code(
 
 def test_rar_claims_file_is_valid():
     claims = load_claims(Path(__file__).resolve().parents[1] / "benchmarks/claims/rar.toml")
-    assert claims.paper == "rar" and len(claims.claims) == 36
+    # Section 7 (36), Lemmas 2 and 4 on the tightest theta (4), Fig. 6 nested (6), the
+    # advantage when GPUs are scarce (12: FF, LS, RAND x 2 readings x 2 presets), Theorem 6 (2)
+    assert claims.paper == "rar" and len(claims.claims) == 60
     assert {c.kind for c in claims.claims} == {"paired_difference", "shaped", "monotone",
-                                                "ratio_within", "holds"}  # fmt: skip
-    assert {c.groups for c in claims.claims} == {("fig4",), ("fig6",)}
-    assert all(c.seeds == tuple(range(20)) for c in claims.claims)
+                                                "ratio_within", "holds", "scaling"}  # fmt: skip
+    groups = {("fig4",), ("fig6",), ("fig6-nested",), ("scale-jobs",), ("scale-cluster",)}
+    assert {c.groups for c in claims.claims} == groups
+    scaling = [c for c in claims.claims if c.kind == "scaling"]
+    assert all(c.seeds == (0, 1, 2) for c in scaling) and len(scaling) == 2
+    assert all(c.seeds == tuple(range(20)) for c in claims.claims if c not in scaling)
 
 
 def _holds_claim(tmp_path, flag="info.theory.lemma_holds"):

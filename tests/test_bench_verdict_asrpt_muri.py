@@ -1,9 +1,9 @@
-"""``bench verdict`` on the committed results samples of asrpt and Muri (issue 26, item 4).
+"""``bench verdict`` on the committed results samples of asrpt and Muri.
 
 The samples in ``tests/data/verdict`` are real rows of the suites' runs, cut
 with ``benchmarks/claims_sample.py`` (the commands: ``tests/data/verdict/README.md``).
 Each test runs the paper's claims file (``benchmarks/claims/<paper>.toml``) on
-them through the CLI, checks the verdicts against the ones RESULTS.md states
+them through the CLI, checks the verdicts against the ones benchmarks/results/ states
 for those rows, and recomputes the numbers behind a verdict directly from the
 rows' metrics (not through the verdict code).
 """
@@ -195,7 +195,7 @@ def test_muri_sample_verdicts(tmp_path, capsys):
     assert failed == {"gain-average-jct-srsf", "gain-p99-jct-srtf", "gain-p99-jct-tiresias",
                       "gain-p99-jct-antman"}  # fmt: skip
     assert all("no fresh seeds" in claims[k]["confirmation"] for k in gains)
-    # RESULTS (muri, grouping): k = 3 multi-round equals the optimum; k = 4 ratio 1.28-1.36
+    # benchmarks/results/muri.md (grouping): k = 3 multi-round equals the optimum; k = 4 ratio 1.28-1.36
     # on average; trace-1 sets 1.04.
     assert claims["grouping-k3-optimal"]["verdict"] == "reproduced"
     assert claims["grouping-k4-near"]["verdict"] == "not reproduced"

@@ -1,10 +1,10 @@
-"""``bench verdict`` on small committed samples of real runs, one per paper (issue 26, item 4).
+"""``bench verdict`` on small committed samples of real runs, one per paper.
 
 ``tests/data/verdict/<paper>`` holds a handful of instances' rows of a real
 ``bench run`` of the paper's suite (written by ``benchmarks/verdict_samples.py``
 through the bench store, with the run's manifest); the claims are the
 committed ``benchmarks/claims/<paper>.toml``. Each expected verdict and count
-is worked out in the comments from the figures RESULTS.md states for those
+is worked out in the comments from the figures benchmarks/results/ states for those
 instances (dmlrs: "Figs. 6-10 at the paper's sizes"; placement: Table II),
 and a perturbed copy of the sample must change the verdict its rule says.
 """
@@ -54,7 +54,7 @@ def _params(row: dict) -> dict:
 def test_dmlrs_sample_is_the_run_results_describes():
     rows = load_results(SAMPLES / "dmlrs")
     assert set(rows["ddlsched_version"]) == {"0.3.0"}
-    # RESULTS: at 10 jobs on 100 machines PD-ORS is behind on instance 1 (305.5 against
+    # benchmarks/results/dmlrs.md: at 10 jobs on 100 machines PD-ORS is behind on instance 1 (305.5 against
     # 330.9-332.8 for FIFO, DRF and Dorm).
     point = rows[(rows["group"] == "fig7-jobs") & (rows["instance_seed"] == 1)]
     point = point[point["instance_params"].map(lambda t: json.loads(t)["jobs"] == 10)]
@@ -66,13 +66,13 @@ def test_dmlrs_sample_is_the_run_results_describes():
 
 def test_dmlrs_sample_verdicts():
     verdicts = _verdicts(SAMPLES / "dmlrs", "dmlrs")
-    # C1: above on every instance at 3 of the 4 points, mixed at 10 jobs (RESULTS' one mixed
+    # C1: above on every instance at 3 of the 4 points, mixed at 10 jobs (dmlrs.md's one mixed
     # point): all but one point, none below -> reproduced, as on the full run (10 of 11).
     for baseline in ("fifo", "drf", "dorm"):
         v = verdicts[f"c1-{baseline}"]
         assert v.verdict == REPRODUCED and not v.incomplete
         assert v.numbers == {"points": 4, "favourable": 3, "unfavourable": 0}
-    # C2: above OASiS at both points (RESULTS: at all 11).
+    # C2: above OASiS at both points (dmlrs.md: at all 11).
     assert verdicts["c2-oasis"].verdict == REPRODUCED
     assert verdicts["c2-oasis"].numbers == {"points": 2, "favourable": 2, "unfavourable": 0}
     # C3: medians 4.0 / 3.0 / 3.0 h against OASiS's 11.0 / 14.0 / 16.5 h: lower on all three.

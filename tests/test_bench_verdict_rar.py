@@ -1,4 +1,4 @@
-"""``bench verdict`` on the committed results sample of rar Section 7 (issue 26, item 4).
+"""``bench verdict`` on the committed results sample of rar Section 7.
 
 ``tests/data/verdict/rar-section7`` holds the ``fig4`` rows (both presets) of
 instance seeds 0-3 of a real run of ``benchmarks/suites/rar-section7.toml``
@@ -112,9 +112,22 @@ def test_rar_sample_verdicts(claims):
     assert all(claims[k]["incomplete"] and claims[k]["seeds"] == [0, 1, 2, 3] for k in DECIDED)
     missing = {k for k, c in claims.items() if c["verdict"] == "missing"}
     assert missing == set(claims) - set(DECIDED)
-    assert missing == {
-        f"fig6-regen-{m}-{p}" for m in ("sjf-bco", "ff", "ls") for p in ("paper", "contention")
+    presets = ("paper", "contention")
+    fig6 = {
+        f"fig6-{reading}-{m}-{p}"
+        for reading in ("regen", "nested")
+        for m in ("sjf-bco", "ff", "ls")
+        for p in presets
     }
+    scarce = {
+        f"scarce-{reading}-{b}-{p}"
+        for reading in ("regen", "nested")
+        for b in ("ff", "ls", "rand")
+        for p in presets
+    }
+    # the sample has neither sjf_bco_tightest's rows nor the scaling suite's
+    tightest = {f"lemma{n}-tightest-{p}" for n in (2, 4) for p in presets}
+    assert missing == fig6 | scarce | tightest | {"theorem6-jobs", "theorem6-cluster"}
     note = claims["fig6-regen-ff-paper"]["note"]
     assert "group fig6" in note and "benchmarks/suites/rar-section7.toml" in note
 

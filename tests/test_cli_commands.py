@@ -131,3 +131,37 @@ def test_console_script_ends_solve_without_teardown_and_loses_no_output(small_fi
     proc = subprocess.run([*base, "--method", "nope"], capture_output=True, text=True, check=False)
     assert proc.returncode == 2
     assert proc.stderr.startswith("ddlsched: error:") and proc.stderr.count("\n") == 1
+
+
+def _into_closed_pipe(argv: list[str]) -> subprocess.CompletedProcess:
+    """Run the console script with stdout a pipe whose reader is already gone."""
+    import os
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # every write to stdout fails with EPIPE, whatever the timing
+    try:
+        return subprocess.run(
+            [sys.executable, "-c", "from ddlsched.cli import run; run()", *argv],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+
+
+@pytest.mark.parametrize("quiet", [["-q"], ["-q", "--json"]])
+def test_a_reader_that_went_away_ends_solve_with_141_and_no_message(small_file, quiet):
+    """``ddlsched solve ... -q | head -1``: the status a shell gives SIGPIPE, no traceback
+    and no ``Exception ignored`` on stderr (Rich's own handling exits with 1)."""
+    proc = _into_closed_pipe(["solve", "rar", str(small_file), "--method", "sjf_bco", *quiet])
+    assert proc.returncode == 141, proc.stderr
+    assert proc.stderr == ""
+
+
+def test_a_reader_that_went_away_ends_a_rich_table_with_141():
+    """The same for a listing printed as a Rich table (``ddlsched methods | head``)."""
+    proc = _into_closed_pipe(["methods", "rar"])
+    assert proc.returncode == 141, proc.stderr
+    assert proc.stderr == ""

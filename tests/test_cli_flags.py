@@ -1,4 +1,4 @@
-"""Every flag of the CLI is validated; help lists families, methods and presets (issue 13).
+"""Every flag of the CLI is validated; help lists families, methods and presets.
 
 Each hostile value gives exit status 2 and one stderr line ``ddlsched: error: ...``
 naming the flag or the parameter, never a traceback. In-process and fast: no

@@ -1,4 +1,4 @@
-"""Fuzzing the CLI in-process (issues 13 and 23): malformed instance files, flags,
+"""Fuzzing the CLI in-process: malformed instance files, flags,
 suites and trace rows. Whatever the input, ``ddlsched`` answers with exit 0
 (or 1: a method's own error status, printed as a result) or with exit 2 and
 exactly one line ``ddlsched: error: ...`` on stderr, never a traceback, and a
@@ -80,7 +80,7 @@ HOSTILE_TEXT = [
 
 hostile_scalar = st.one_of(
     st.sampled_from([0, -1, 1, 2**70, -(2**70), 10**400, True, False, None, "", "x" * 200]),
-    # what a float, a solver or a loop bound cannot hold (issue 23)
+    # what a float, a solver or a loop bound cannot hold
     st.sampled_from([5e-324, 1e-300, 1e-15, 1e15, 1e300, 1.7e308, 2**31, 2**53 + 1, 1e12, []]),
     st.integers(min_value=-5, max_value=5),
     st.floats(allow_nan=True, allow_infinity=True),

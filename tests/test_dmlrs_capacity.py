@@ -1,5 +1,5 @@
-"""``ub_capacity`` of family ``dmlrs`` (``ddlsched.models.dmlrs_capacity``, issue 25), and the
-pricing's bound at a time limit (issue 25, item 2).
+"""``ub_capacity`` of family ``dmlrs`` (``ddlsched.models.dmlrs_capacity``), and the
+pricing's bound at a time limit.
 
 * Validity: on 120 small instances with proven optima (``tiny`` seeds 0-59 as generated
   and congested: every job arriving in slot 1, capacities halved) the bound is at least
@@ -278,7 +278,7 @@ def test_lagrangian_at_the_lp_duals_is_at_most_the_lp():
 
 
 def test_pricing_stopped_at_its_limit_bounds_the_optimum():
-    """Issue 25, item 2: a pricing MILP stopped by its time limit contributes HiGHS's dual
+    """A pricing MILP stopped by its time limit contributes HiGHS's dual
     bound (or the trivial bound), never its incumbent: at least the proven optimum."""
     from ddlsched.models.dmlrs_dual import PricingSession
 

@@ -1,4 +1,4 @@
-"""Family ``dmlrs``: the method ``improve`` (issue 25, ours; :mod:`ddlsched.heuristics.dmlrs_improve`).
+"""Family ``dmlrs``: the method ``improve`` (ours; :mod:`ddlsched.heuristics.dmlrs_improve`).
 
 ``improve`` against its starts run separately through the pipeline (never
 worse than the best), against proven optima (``exact``) on 40 ``tiny``

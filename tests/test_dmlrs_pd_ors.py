@@ -1,6 +1,6 @@
 """PD-ORS (Algorithms 1-4), its OASiS variant and the price function (Eqs. 12-14).
 
-Spec ``shared/specs/dmlrs.md`` ("PD-ORS", "Baselines: oasis"). Hand-computed
+Spec ``docs/families/dmlrs.md`` (``pd_ors``, ``oasis``). Hand-computed
 values: the internal case on a three-machine slot, OASiS's greedy, ``U^r``,
 ``L`` and ``Q`` on a two-job instance, ``G_delta``. Properties: ``lp <= ilp
 <=`` every feasible rounding on random Problem (23) instances; the covering

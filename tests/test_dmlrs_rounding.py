@@ -1,4 +1,4 @@
-"""Algorithm 4 as revised (spec ``shared/specs/dmlrs.md``, "revised 2026-11-25").
+"""Algorithm 4 as revised: internal case ``w = D``, shrunk LP, repair (``docs/families/dmlrs.md``).
 
 Hand-computed: the internal case with ``w = D``, the floored one-resource
 bounds, one repair of each step. Checked independently: the shrunk LP

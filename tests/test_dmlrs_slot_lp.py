@@ -1,6 +1,6 @@
 """Problem (23) of PD-ORS: the direct highspy path against the Pyomo model, and the instance type.
 
-DESIGN.md ("Solvers") allows a direct highspy path only with a test that it
+``docs/architecture.md`` ("Solvers") allows a direct highspy path only with a test that it
 returns the Pyomo model's optimum on random instances. Here: random Problem
 (23) instances (with the spec's PS row; some resources used only by workers
 or only by PSs, some machines full, some instances infeasible) solved by

@@ -1,4 +1,4 @@
-"""Stabilised column generation of family ``dmlrs`` (``ddlsched.models.dmlrs_colgen``, issue 25).
+"""Stabilised column generation of family ``dmlrs`` (``ddlsched.models.dmlrs_colgen``).
 
 * Validity: on 120 small instances with proven optima (``tiny`` seeds 0-59
   as generated and, congested so that the optimum falls below ``UB(0)``,

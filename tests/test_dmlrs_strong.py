@@ -1,4 +1,4 @@
-"""The strengthened ``exact`` of family ``dmlrs`` (``ddlsched.models.dmlrs_strong``, issue 25).
+"""The strengthened ``exact`` of family ``dmlrs`` (``ddlsched.models.dmlrs_strong``).
 
 * On 100 ``micro`` instances (50 as generated, 50 congested: both jobs in
   slot 1, capacities halved) the strengthened model (every row on) proves

@@ -1,6 +1,6 @@
 """The direct highspy path (:mod:`ddlsched.solvers.highs_lp`) against the Pyomo model.
 
-DESIGN.md ("Solvers") allows a direct highspy path for thousands of tiny
+``docs/architecture.md`` ("Solvers") allows a direct highspy path for thousands of tiny
 LPs only with a test that it returns the Pyomo model's optimum on random
 instances: random bounded LPs and MILPs (a few columns and rows, both
 senses, some rows two-sided, some one-sided), solved by

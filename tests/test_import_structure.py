@@ -8,7 +8,7 @@ dependency. Imports under ``if TYPE_CHECKING:`` are left out: they never run
 Discovery of families (``ddlsched.registry`` finding the modules of
 ``ddlsched.families``) is dynamic, by design, and not an import.
 
-The layer order is the data flow of DESIGN.md: the data layer (problems)
+The layer order is the data flow of ``docs/architecture.md``: the data layer (problems)
 knows no solver and no algorithm; workloads build instances; heuristics and
 formulations solve them (formulations may use heuristics for incumbents);
 simulators run policies; the pipeline and the registry wire families; the
@@ -40,6 +40,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "ddlsched.params",
             "ddlsched.progress",
             "ddlsched.cli_types",
+            "ddlsched.console",  # the Rich console of every command
             "ddlsched.memory",
             "ddlsched.plugins",
         ),
@@ -207,7 +208,9 @@ def test_no_import_circle():
 
 
 def test_problems_and_heuristics_import_no_solver():
-    """DESIGN.md: nothing in problems/ imports Pyomo or a solver; heuristics never import Pyomo.
+    """Nothing in problems/ imports Pyomo or a solver; heuristics never import Pyomo.
+
+    The rule of ``docs/architecture.md`` ("Layers and the import order").
 
     Neither may import ``ddlsched.solvers`` (lower in the layer order, but the
     way to Pyomo) nor a solver package directly, lazily or not.

@@ -453,3 +453,25 @@ def test_long_lists_are_checked_item_by_item_fast_and_alike():
         "$.jobs[2999].worker[1]",
         "$.resources",
     ]
+
+
+def _family_pairs() -> list[tuple[str, str]]:
+    names = sorted(f.name for f in families() if f.name != "debug")
+    return [(named, asked) for named in names for asked in names if named != asked]
+
+
+@pytest.mark.parametrize(("named", "asked"), _family_pairs())
+def test_solve_names_the_family_of_a_file_for_every_pair(tmp_path, cli, named, asked):
+    """Any family's file given to ``solve`` of any other family: one line saying what the
+    file is (its ``family`` field), exit 2, never its fields refused one by one."""
+    from ddlsched.registry import methods
+
+    path = _write(tmp_path, _smoke(named))
+    method = sorted(m.name for m in methods(asked))[0]
+    code, out, err = cli("solve", asked, path, "--method", method, "-q")
+    article = "an" if named[0] in "aeiou" else "a"
+    assert code == 2 and out == ""
+    assert err == f"ddlsched: error: {path}: this is {article} {named} instance, not {asked} " + (
+        f"(its 'family' field; 'ddlsched instance check FILE' and 'ddlsched solve {named} "
+        "FILE' read it)\n"
+    )

@@ -1,8 +1,12 @@
-"""Issue 23, item 3: an interrupt that cannot be lost. Whatever swallows the deadline's
+"""An interrupt that cannot be lost. Whatever swallows the deadline's
 interrupt (a library that catches everything and goes on, a gc callback, a destructor), it
 fires again until the block is left, within a bounded delay; it is never raised where
 Python would only print it ("Exception ignored"), nor into the cleanup its own exception
-unwinds through."""
+unwinds through.
+
+No test reads the clock to pass: the work the deadline must cut is endless
+(:func:`_forever`), so only the interrupt ends it; a lost interrupt hangs the test,
+which the timeout then fails."""
 
 from __future__ import annotations
 
@@ -17,6 +21,15 @@ import pytest
 from ddlsched.deadline import Deadline
 from ddlsched.errors import TimeLimitReached
 
+#: a lost interrupt would spin forever: fail it (a thread: SIGALRM is the deadline's)
+pytestmark = pytest.mark.timeout(300, method="thread")
+
+
+def _forever() -> None:
+    """Work that only an interrupt ends."""
+    while True:
+        pass
+
 
 def _busy(seconds: float) -> None:
     end = time.monotonic() + seconds
@@ -25,24 +38,21 @@ def _busy(seconds: float) -> None:
 
 
 def test_an_interrupt_caught_once_fires_again():
-    started = time.monotonic()
     with pytest.raises(TimeLimitReached), Deadline(0.1).interrupting("swallowed once"):
         with contextlib.suppress(TimeLimitReached):  # a library swallows it...
-            _busy(0.5)  # ...the first interrupt, which lands here
-        _busy(10.0)
-    assert time.monotonic() - started < 1.0
+            _forever()  # ...the first interrupt, the only way out of here
+        _forever()
 
 
 def test_work_after_a_library_caught_it_is_interrupted_too():
-    started = time.monotonic()
     with pytest.raises(TimeLimitReached), Deadline(0.1).interrupting("a fallback"):
+        fallback = False
         try:
-            _busy(0.5)
+            _forever()
         except TimeLimitReached:
             fallback = True  # a library notes the failure, then computes a fallback
         if fallback:
-            _busy(20.0)
-    assert time.monotonic() - started < 1.0
+            _forever()
 
 
 @pytest.fixture
@@ -60,14 +70,12 @@ def test_an_interrupt_is_not_raised_inside_a_gc_callback(unraisable):
             _busy(0.3)  # the deadline passes in here: raising here would be swallowed
 
     gc.callbacks.append(slow_callback)
-    started = time.monotonic()
     try:
         with pytest.raises(TimeLimitReached), Deadline(0.1).interrupting("gc"):
             gc.collect()
-            _busy(10.0)
+            _forever()
     finally:
         gc.callbacks.remove(slow_callback)
-    assert time.monotonic() - started < 3.0  # not 10 s: interrupted (3 s: loaded machines)
     assert not unraisable, [u.exc_value for u in unraisable]
 
 
@@ -76,11 +84,9 @@ def test_an_interrupt_is_not_raised_inside_a_destructor(unraisable):
         def __del__(self):
             _busy(0.3)
 
-    started = time.monotonic()
     with pytest.raises(TimeLimitReached), Deadline(0.1).interrupting("a destructor"):
         Slow()  # destroyed at once: __del__ runs past the deadline
-        _busy(10.0)
-    assert time.monotonic() - started < 3.0  # not 10 s: interrupted (3 s: loaded machines)
+        _forever()
     assert not unraisable, [u.exc_value for u in unraisable]
 
 
@@ -88,7 +94,7 @@ def test_cleanup_while_the_interrupt_unwinds_is_not_cut():
     cleaned = []
     with pytest.raises(TimeLimitReached), Deadline(0.05).interrupting("cleanup"):
         try:
-            _busy(10.0)
+            _forever()
         finally:
             _busy(0.8)  # a slow cleanup (16 re-fires of 50 ms) runs to its end
             cleaned.append(True)
@@ -102,11 +108,9 @@ def test_an_interrupt_is_not_raised_inside_a_weakref_callback(unraisable):
     class Dying:
         pass
 
-    started = time.monotonic()
     with pytest.raises(TimeLimitReached), Deadline(0.1).interrupting("a weakref callback"):
         obj = Dying()
         weakref.finalize(obj, _busy, 0.3)  # the deadline passes in here
         del obj
-        _busy(10.0)
-    assert time.monotonic() - started < 1.0
+        _forever()
     assert not unraisable, [u.exc_value for u in unraisable]

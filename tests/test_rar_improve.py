@@ -1,4 +1,4 @@
-"""Family ``rar``: the list decoder and the method ``improve`` (issue 25, ours;
+"""Family ``rar``: the list decoder and the method ``improve`` (ours;
 :mod:`ddlsched.heuristics.rar_improve`).
 
 The decoder is checked against the evaluator (on the ``paper`` preset, where
@@ -69,7 +69,8 @@ def test_decoded_schedule_executes_as_planned_on_the_paper_preset(seed):
 
 
 def test_longest_first_reaches_the_bound_on_paper_seed_0():
-    """Measured (RESULTS, issue 25): the first list meets ``max_j rho_min_j`` = 296."""
+    """Measured (benchmarks/results/rar.md, "rar improvement method"): the first list meets
+    ``max_j rho_min_j`` = 296."""
     inst = _instance("paper", 0)
     result = _run(inst, "improve", iterations=0, patience=0)
     assert result.objective == max(closed_form_bounds(inst).values()) == 296

@@ -1,4 +1,4 @@
-"""The ``paper-contention`` preset of family ``rar`` (issue #14): contention that acts.
+"""The ``paper-contention`` preset of family ``rar``: contention that acts.
 
 Pins the calibration (module docstring of ``ddlsched.workloads.rar``): the
 same seeded draws as ``paper`` (paired presets), the paper's nominal ranges,
@@ -72,6 +72,7 @@ def test_preset_is_registered_typed_and_checked(capsys):
         "xi2",
         "alpha",
         "job_mix",
+        "first_servers",
     }
     small = generate("paper-contention", 2, num_servers=12, horizon=1500)
     assert len(small.servers) == 12 and small.horizon == 1500
@@ -82,3 +83,18 @@ def test_preset_is_registered_typed_and_checked(capsys):
         paper_contention(0, xi1=1.0, alpha=100.0)
     assert main(["presets", "rar"]) == 0
     assert "paper-contention" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("preset", ["paper", "paper-contention"])
+def test_first_servers_is_the_nested_reading_of_fig6(preset):
+    """first_servers = n cuts the seed's cluster to its first n servers: the same jobs and
+    servers' prefix at every n (nested), unlike num_servers = n (a new draw per n)."""
+    full = generate(preset, 3, horizon=1500)
+    cuts = [generate(preset, 3, horizon=1500, first_servers=n) for n in (10, 15, 20)]
+    assert [c.servers for c in cuts] == [full.servers[:10], full.servers[:15], full.servers]
+    assert all(c.jobs == full.jobs and c.network == full.network for c in cuts)
+    assert cuts[-1] == full
+    regen = generate(preset, 3, horizon=1500, num_servers=10)
+    assert regen.servers != full.servers[:10] or regen.jobs != full.jobs
+    with pytest.raises(InvalidInstanceError, match="first_servers = 21 > 20 servers"):
+        generate(preset, 3, first_servers=21)

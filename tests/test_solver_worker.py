@@ -1,20 +1,19 @@
-"""The HiGHS worker process (solvers/highs_worker.py): same answer, killed at the limit, reaped."""
+"""A Pyomo HiGHS MILP in the worker process (solvers/highs_worker.py): same answer,
+killed at the limit, reaped."""
 
 from __future__ import annotations
 
 import os
 import random
-import signal
-import sys
 import time
 
 import pyomo.environ as pyo
 import pytest
 
 from ddlsched.deadline import Deadline
-from ddlsched.errors import SolverError, TimeLimitReached
+from ddlsched.errors import SolverError
 from ddlsched.registry import RunOptions, get_family, run_method
-from ddlsched.solvers import highs_worker
+from ddlsched.solvers import highs_server, highs_worker
 from ddlsched.solvers.backends import SolveLimits, solve_model
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the worker needs fork")
@@ -22,7 +21,8 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the worker need
 
 @pytest.fixture(autouse=True)
 def children(monkeypatch):
-    """The pids this test forked; each must be gone (reaped) at the end."""
+    """The pids this test forked (the worker is started afresh for the test)."""
+    highs_server.shutdown()
     pids: list[int] = []
     real = os.fork
 
@@ -33,7 +33,8 @@ def children(monkeypatch):
         return pid
 
     monkeypatch.setattr(os, "fork", fork)
-    return pids
+    yield pids
+    highs_server.shutdown()
 
 
 def _left(pids: list[int]) -> list[int]:
@@ -50,21 +51,26 @@ def _left(pids: list[int]) -> list[int]:
 
 @pytest.fixture
 def forks(monkeypatch):
-    """Counts the solves that went through :func:`highs_worker.run_forked`."""
+    """The wall-time budgets of the solves that went to the worker (``solve_mip``)."""
     calls: list[float] = []
-    real = highs_worker.run_forked
+    real = highs_server.solve_mip
 
-    def counted(work, seconds, what):
+    def counted(mip, seconds, **kwargs):
         calls.append(seconds)
-        return real(work, seconds, what)
+        return real(mip, seconds, **kwargs)
 
-    monkeypatch.setattr(highs_worker, "run_forked", counted)
+    monkeypatch.setattr(highs_server, "solve_mip", counted)
     return calls
 
 
 @pytest.fixture
 def small_threshold(monkeypatch):
     monkeypatch.setattr(highs_worker, "WORKER_MIN_COLUMNS", 1)
+
+
+def _never_returns(mip, time_limit_s):
+    """HiGHS not looking at its clock (HiGHS 1.16's presolve on a huge slot ILP)."""
+    time.sleep(600)
 
 
 def knapsack(n: int, seed: int) -> pyo.ConcreteModel:
@@ -118,7 +124,24 @@ def test_a_small_milp_through_the_worker_gives_the_in_process_answer(forks, monk
     )
     assert _values(models[1]) == _values(models[10**9])
     assert any(v == 1 for v in _values(models[1]).values())  # values were loaded
-    assert children and not _left(children)
+    assert len(children) == 1  # the worker, forked once
+    highs_server.shutdown()
+    assert not _left(children)
+
+
+def test_an_objective_constant_and_a_mip_start_reach_the_worker(forks, monkeypatch):
+    models = {}
+    for threshold in (10**9, 1):
+        monkeypatch.setattr(highs_worker, "WORKER_MIN_COLUMNS", threshold)
+        model = knapsack(25, seed=4)
+        model.obj.expr = model.obj.expr + 17.5
+        model.ddlsched_start = [(model.x[i], 0.0) for i in range(25)]
+        models[threshold] = (model, solve_model(model, "highs", deadline=Deadline(30)))
+    (inside_model, inside), (worker_model, worker) = models[10**9], models[1]
+    assert len(forks) == 1 and worker.status == inside.status == "optimal"
+    assert worker.incumbent == inside.incumbent and worker.bound == inside.bound
+    assert pyo.value(worker_model.obj) == pytest.approx(worker.incumbent)
+    assert _values(worker_model) == _values(inside_model)
 
 
 def test_a_formulation_through_the_worker_decodes_the_same_schedule(forks, monkeypatch):
@@ -142,26 +165,49 @@ def test_no_finite_limit_or_an_lp_stays_in_process(forks, small_threshold):
     assert forks == []
 
 
-def test_a_worker_past_its_limit_is_killed_at_the_limit(forks, small_threshold, children):
-    # HiGHS told to take 1000 s (a solver option wins over the limit): it ignores
-    # the deadline like HiGHS 1.16's presolve on the 100,000-machine slot ILP
-    limits = SolveLimits(highs_options=(("time_limit", 1000.0),))
-    started = time.monotonic()
-    solve = solve_model(market_split(), "highs", limits, Deadline(1.0))
-    took = time.monotonic() - started
-    assert len(forks) == 1
-    assert took < 1.0 + 1.0
-    assert solve.status == "time_limit_no_solution" and solve.time_limit_hit
-    assert "killed at the time limit" in solve.stopped and "lost" in solve.stopped
-    assert solve.incumbent is None and solve.bound is None
+def _first_item_then_silence(mip, time_limit_s):
+    """HiGHS finding one solution (the first item alone), then never returning."""
+    values = [1.0] + [0.0] * (mip.cost.size - 1)
+    highs_server._incumbent_sink(float(mip.cost[0]), values)
+    time.sleep(600)
+
+
+def test_a_worker_killed_at_the_limit_keeps_its_last_incumbent(
+    forks, small_threshold, monkeypatch, children
+):
+    monkeypatch.setattr(highs_server, "_run", _first_item_then_silence)  # the worker forked next
+    model = knapsack(20, seed=1)
+    solve = solve_model(model, "highs", deadline=Deadline(5.0))
+    # the worker was given what remained of the deadline, no more (it kills at that time)
+    assert len(forks) == 1 and 0 < forks[0] <= 5.0
+    assert solve.status == "feasible" and solve.time_limit_hit and solve.bound is None
+    assert "killed at the time limit" in solve.stopped and "last incumbent" in solve.stopped
+    assert solve.incumbent == pyo.value(model.obj) > 0  # its values, loaded
+    assert model.x[0].value == 1 and all(model.x[i].value == 0 for i in range(1, 20))
     assert children and not _left(children)
 
 
+def test_the_worker_reports_improving_solutions_as_highs_finds_them(monkeypatch):
+    from pyomo.contrib.solver.solvers.highs import Highs
+
+    found: list[float] = []
+    monkeypatch.setattr(highs_server, "_incumbent_sink", lambda value, x: found.append(value))
+    model = knapsack(12, seed=5)
+    solve_model(model, "highs", deadline=Deadline.unlimited())  # in-process: the optimum
+    solver = Highs()
+    solver.set_instance(model)
+    mip = highs_server.MipArrays.from_lp(solver._solver_model.getLp(), {"output_flag": False})
+    run = highs_server._run(mip, 60.0)
+    assert found and found[-1] == pytest.approx(run.objective)
+    assert run.objective == pytest.approx(pyo.value(model.obj))
+
+
 def test_a_worker_at_its_own_limit_answers_in_time(forks, small_threshold):
-    # HiGHS stops 10 % (at most 0.2 s) before the kill: room for its answer under load
-    solve = solve_model(market_split(), "highs", SolveLimits(), Deadline(2.5))
+    # HiGHS told to stop at 0.5 s, the deadline 60 s away: its own answer, not a kill
+    limits = SolveLimits(highs_options=(("time_limit", 0.5),))
+    solve = solve_model(market_split(), "highs", limits, Deadline(60))
     assert len(forks) == 1
-    assert solve.time_limit_hit and solve.stopped == ""  # HiGHS's own answer, not a kill
+    assert solve.time_limit_hit and solve.stopped == ""
     assert solve.status in ("feasible", "time_limit_no_solution")
     assert solve.message.startswith("maxTimeLimit")
 
@@ -170,71 +216,32 @@ def test_the_killed_worker_reports_through_the_method(
     forks, small_threshold, monkeypatch, children
 ):
     """info.stopped of a method whose solve was killed (the ``dmlrs_slot`` ILP)."""
-    from ddlsched.solvers import backends
-
-    monkeypatch.setattr(backends, "HIGHS_DEFAULT_OPTIONS", {"time_limit": 1000.0})
-    real = highs_worker.plain_results
-
-    def slow(solver, results):  # the solve finishes, the answer comes too late
-        time.sleep(30)
-        return real(solver, results)
-
-    monkeypatch.setattr(highs_worker, "plain_results", slow)
+    monkeypatch.setattr(highs_server, "_run", _never_returns)  # the worker forked next
     instance = get_family("dmlrs_slot").generate("synthetic", 2, machines=40, jobs=20)
-    started = time.monotonic()
-    result = run_method("dmlrs_slot", "ilp", instance, RunOptions(time_limit_s=1.0))
-    assert time.monotonic() - started < 2.0
+    # 5 s: room for building the model first on a loaded machine; the solve gets what is left
+    result = run_method("dmlrs_slot", "ilp", instance, RunOptions(time_limit_s=5.0))
+    assert len(forks) == 1 and 0 < forks[0] <= 5.0
     assert result.status == "time_limit_no_solution" and result.time_limit_hit
     assert "worker process was killed" in result.info["stopped"]
     assert children and not _left(children)
 
 
-# ----------------------------------------------------------------- run_forked itself
+def test_a_worker_that_dies_gives_one_line(small_threshold, monkeypatch, children):
+    def crash(mip, time_limit_s):
+        os.kill(os.getpid(), 9)
 
-
-def test_a_child_that_crashes_gives_one_line(children):
+    monkeypatch.setattr(highs_server, "_run", crash)
     with pytest.raises(SolverError) as caught:
-        highs_worker.run_forked(lambda: os.kill(os.getpid(), signal.SIGSEGV), 10.0, "HiGHS")
-    assert "killed by signal 11 (SIGSEGV) before answering" in str(caught.value)
+        solve_model(knapsack(20, seed=1), "highs", deadline=Deadline(30))
+    assert "killed by signal 9 (SIGKILL) before answering" in str(caught.value)
     assert "\n" not in str(caught.value)
-    assert children and not _left(children)
-
-
-def test_a_child_that_raises_gives_its_error_in_one_line(children):
-    def fail():
-        raise MemoryError("no room\nfor the presolve")
-
-    with pytest.raises(SolverError, match=r"failed: MemoryError: no room$"):
-        highs_worker.run_forked(fail, 10.0, "HiGHS")
-    assert children and not _left(children)
-
-
-def test_the_child_writes_nothing_to_the_parents_output(capfd):
-    def chatty():
-        print("Running HiGHS 1.16.0 (banner)")
-        sys.stdout.flush()
-        os.write(1, b"C-level banner\n")
-        return 42
-
-    assert highs_worker.run_forked(chatty, 10.0, "HiGHS") == 42
-    assert capfd.readouterr().out == ""
-
-
-def test_the_parents_deadline_interrupt_kills_the_child_and_reaps_it(children):
-    """Inside an interrupting block the deadline's SIGALRM ends the wait; the child
-    (which inherits the handler, not the timer) is killed and reaped."""
-    started = time.monotonic()
-    with pytest.raises(TimeLimitReached):  # noqa: SIM117 - the interrupt is raised inside
-        with Deadline(0.5).interrupting("the test"):
-            highs_worker.run_forked(lambda: time.sleep(30), 30.0, "HiGHS")
-    assert time.monotonic() - started < 1.5
     assert children and not _left(children)
 
 
 def test_use_worker_threshold():
     big = highs_worker.WORKER_MIN_COLUMNS
+    assert big == 1  # every MILP under a finite limit
     assert highs_worker.use_worker(big, 1, 60.0, 1)
-    assert not highs_worker.use_worker(big - 1, 1, 60.0, 1)
     assert not highs_worker.use_worker(big, 0, 60.0, 1)  # an LP
     assert not highs_worker.use_worker(big, 1, float("inf"), 1)
     assert not highs_worker.use_worker(big, 1, 60.0, 2)
@@ -244,8 +251,29 @@ def test_a_failed_fork_solves_in_process(forks, small_threshold, monkeypatch):
     def no_fork():
         raise OSError(12, "Cannot allocate memory")
 
-    monkeypatch.setattr(highs_worker.os, "fork", no_fork)
+    monkeypatch.setattr(highs_server.os, "fork", no_fork)
     model = knapsack(30, seed=2)
     solve = solve_model(model, "highs", deadline=Deadline(30))
     assert len(forks) == 1 and solve.status == "optimal" and solve.stopped == ""
     assert any(v == 1 for v in _values(model).values())
+
+
+def test_an_interrupt_in_pyomos_output_capture_is_the_time_limit(monkeypatch):
+    """Pyomo's capture_output turns an exception in its teardown into a RuntimeError
+    naming it; the deadline's interrupt landing there is still the time limit."""
+    from pyomo.contrib.solver.solvers.highs import Highs
+
+    def interrupted(self, model):
+        raise RuntimeError("TimeLimitReached: time limit of 1 s reached in handing (4: tee)")
+
+    monkeypatch.setattr(Highs, "set_instance", interrupted)
+    solve = solve_model(knapsack(10, seed=1), "highs", deadline=Deadline(30))
+    assert solve.status == "time_limit_no_solution" and solve.time_limit_hit
+    assert "handing the model to HiGHS" in solve.message
+
+    def broken(self, model):
+        raise RuntimeError("something else")
+
+    monkeypatch.setattr(Highs, "set_instance", broken)
+    with pytest.raises(RuntimeError, match="something else"):
+        solve_model(knapsack(10, seed=1), "highs", deadline=Deadline(30))

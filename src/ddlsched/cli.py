@@ -75,6 +75,8 @@ __all__ = ["main"]
 EXIT_METHOD_ERROR = 1
 #: A usage error or any error a user can cause (one line ``ddlsched: error: ...``).
 EXIT_USAGE = 2
+#: The reader of the output went away (``ddlsched ... | head``): 128 + SIGPIPE, as a shell reports.
+EXIT_BROKEN_PIPE = 141
 
 
 class _Parser(cli_types.LazyHelpParser):
@@ -551,8 +553,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("ddlsched: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # the reader went away (``ddlsched ... | head``): stop quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        with contextlib.suppress(OSError, ValueError):  # what is still buffered goes nowhere
+            os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - no flush error at exit
-        return 141
+        return EXIT_BROKEN_PIPE
 
 
 def run() -> None:

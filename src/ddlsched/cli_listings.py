@@ -1,4 +1,5 @@
-"""``ddlsched methods`` and ``ddlsched presets``, and the Rich console the CLI prints with.
+"""``ddlsched methods`` and ``ddlsched presets`` (the console they print through is
+:func:`ddlsched.console.console`, re-exported here).
 
 ``methods [FAMILY]`` lists the families, their methods, where each comes
 from (built in, a plug-in's entry point and distribution, a session) and
@@ -10,18 +11,10 @@ Rich is imported inside the functions: ``ddlsched --help`` stays fast.
 from __future__ import annotations
 
 import argparse
-import sys
+
+from ddlsched.console import console
 
 __all__ = ["cell", "console", "list_methods", "list_presets"]
-
-
-def console(stderr: bool = False):
-    """A Rich console; when output is not a terminal, wide enough not to truncate tables."""
-    from rich.console import Console
-
-    stream = sys.stderr if stderr else sys.stdout
-    width = None if stream.isatty() else 200
-    return Console(stderr=stderr, highlight=False, soft_wrap=True, width=width)
 
 
 def cell(value: object) -> str:

@@ -6,7 +6,7 @@ starts a :class:`Deadline` when the method starts and hands it down; a
 sub-model gets what remains (or a share of it), never a fixed slice, so
 the method cannot overrun by construction except by the granularity of the
 work between two checks (a Pyomo constraint block, a solver's hand-over;
-``benchmarks/RESULTS.md`` states the measured margin).
+``benchmarks/results/platform.md`` states the measured margin).
 
 >>> d = Deadline(5.0)
 >>> 0 < d.remaining_s() <= 5.0
@@ -52,7 +52,7 @@ class Deadline:
     ``Deadline(limit_s)`` starts now; ``limit_s`` may be ``math.inf``.
     """
 
-    __slots__ = ("_end", "limit_s", "started")
+    __slots__ = ("_end", "limit_s", "plan_s", "started")
 
     def __init__(self, limit_s: float = DEFAULT_TIME_LIMIT_S) -> None:
         if not (isinstance(limit_s, (int, float)) and not isinstance(limit_s, bool)) or not (
@@ -60,6 +60,12 @@ class Deadline:
         ):
             raise ValueError(f"a time limit must be a positive number of seconds, got {limit_s!r}")
         self.limit_s = float(limit_s)
+        #: The time planned for the work under this deadline: the limit for a deadline made
+        #: from a limit, ``share x`` the parent's plan (capped at ``at_most``) for a
+        #: :meth:`sub` deadline. Unlike :meth:`remaining_s` it does not depend on how fast
+        #: the machine ran before: size choices made from it (a time grid, a model's size)
+        #: are the same on a quiet and on a loaded machine.
+        self.plan_s = self.limit_s
         self.started = time.monotonic()
         self._end = self.started + self.limit_s
 
@@ -94,6 +100,8 @@ class Deadline:
         child = Deadline.__new__(Deadline)
         child.started = time.monotonic()
         child.limit_s = self.budget_s(share, at_most)
+        plan_s = self.plan_s * share
+        child.plan_s = plan_s if at_most is None else min(plan_s, at_most)
         child._end = min(self._end, child.started + child.limit_s)
         return child
 
@@ -115,7 +123,7 @@ class Deadline:
         finite deadline, or when a timer is already running (an outer block
         then interrupts).
 
-        An interrupt cannot be lost (issue 23): once the deadline has passed it
+        An interrupt cannot be lost: once the deadline has passed it
         fires again every :data:`_REFIRE_S` until the block is left, so a
         library that catches it, or a callback where Python swallows it,
         only delays it. It is never raised where Python would only print it

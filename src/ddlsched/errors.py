@@ -53,7 +53,7 @@ class SolverError(DdlschedError, RuntimeError):
 
 
 class ModelTooLargeError(DdlschedError):
-    """A model would be too large to build; refused before it is built (DESIGN.md).
+    """A model would be too large to build; refused before it is built (``docs/architecture.md``).
 
     The message names the estimated size, the cap and a parameter that
     would shrink the model.

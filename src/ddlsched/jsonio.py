@@ -184,8 +184,9 @@ def other_family_message(data: Any, family: str) -> str | None:
     named = data.get("family") if isinstance(data, Mapping) else None
     if not family or not isinstance(named, str) or not named or named == family:
         return None
+    article = "an" if named[0] in "aeiou" else "a"
     return (
-        f"this is a {named} instance, not {family} (its 'family' field; "
+        f"this is {article} {named} instance, not {family} (its 'family' field; "
         f"'ddlsched instance check FILE' and 'ddlsched solve {named} FILE' read it)"
     )
 

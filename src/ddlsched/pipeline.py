@@ -35,7 +35,7 @@ from ddlsched.solvers.result import Claim, Outcome, SolveResult, Status
 
 __all__ = ["ABS_TOL", "REL_TOL", "Evaluates", "finish", "objective_tolerance"]
 
-#: Relative tolerance between a solver's claim and the evaluator (DESIGN.md: 1e-6).
+#: Relative tolerance between a solver's claim and the evaluator (``docs/architecture.md``: 1e-6).
 REL_TOL = 1e-6
 #: Absolute floor of the tolerance, in the unit of the quantity compared.
 ABS_TOL = 1e-9

@@ -1,7 +1,7 @@
 """Per-instance ratios of expectations and statistics of certified ratio intervals.
 
 The ratio tables (:mod:`ddlsched.bench.tables`, which ``compare`` renders
-too) and ``benchmarks/dmlrs_tables.py`` aggregate through here. DESIGN.md,
+too) and ``benchmarks/dmlrs_tables.py`` aggregate through here. ``docs/architecture.md``,
 "Ratios": for a seeded (randomized) method the headline is the ratio of
 expectations per instance. :func:`instance_ratios` therefore first reduces
 a method's rows on one instance (one per seed) to ``E[obj]``, the mean

@@ -1,4 +1,4 @@
-"""A paper's claims as data: ``benchmarks/claims/<paper>.toml`` (issue 26, item 1).
+"""A paper's claims as data: ``benchmarks/claims/<paper>.toml``.
 
 Each claim names the rows it reads (suite, instance group, preset, instance
 parameters, method labels, metric, instance seeds), the comparison, and the
@@ -17,7 +17,7 @@ Kinds (``kind``):
   side of 0 (``below``: the method's metric is lower). *Not reproduced*: it
   lies on the other side, or the method is strictly on the expected side on
   at most ``share_not`` of the seeds. Otherwise *depends on seeds* (the rule
-  of RESULTS.md, rar Section 7, Fig. 4). ``against_params`` (generator
+  of benchmarks/results/rar.md Section 7, Fig. 4). ``against_params`` (generator
   parameters the claim's ``params`` fix, at other values) reads the other
   side on the instance at those values, paired by the rest of the instance
   (asrpt, Fig. 9: A-SRPT with the mean predictor against A-SRPT with RF on
@@ -28,7 +28,7 @@ Kinds (``kind``):
   seed, *mixed* otherwise. *Reproduced*: favourable at all points but at most
   ``misses_allowed`` and unfavourable at none; *not reproduced*:
   unfavourable at ``share_not`` of the points or more (rounded up);
-  otherwise *depends on seeds* (the rule of RESULTS.md, dmlrs, C1-C3).
+  otherwise *depends on seeds* (the rule of benchmarks/results/dmlrs.md, C1-C3).
 * ``monotone`` and ``shaped``: a curve of the metric over ``over`` (a swept
   method parameter, read from the rows' ``params``, or a generator
   parameter, from ``instance_params``), per instance seed and as the mean
@@ -76,6 +76,12 @@ Kinds (``kind``):
   baseline's t-interval of the mean difference lies wholly on the wrong side of 0 or
   the method is best on at most ``share_not`` of the instances
   (:mod:`ddlsched.bench.verdict_lowest`).
+* ``scaling``: the log-log slope of the method's running time (``metric``:
+  ``runtime_s``, ``wall_s`` or a metrics key) over the size ``over``
+  (``instance_size`` or a generator parameter) against the paper's
+  ``exponent``: *reproduced* when the t-interval of the per-seed slopes lies at
+  or below it, *not reproduced* when wholly above
+  (:mod:`ddlsched.bench.verdict_scaling`).
 
 ``against`` as a list in ``paired_difference``, ``pointwise`` and ``ratio_within``
 expands the claim into one claim per baseline (id ``ID.BASELINE``; ``{against}`` in the
@@ -115,7 +121,10 @@ __all__ = [
     "KINDS", "OPERANDS", "RULE_WRITTEN", "Claim", "ClaimsError", "ClaimsFile", "load_claims",
 ]  # fmt: skip
 
-KINDS = ("paired_difference", "pointwise", "monotone", "shaped", "ratio_within", "holds", "lowest")
+KINDS = (
+    "paired_difference", "pointwise", "monotone", "shaped", "ratio_within", "holds", "lowest",
+    "scaling",
+)  # fmt: skip
 
 #: When a claim's rule was written: before its rows were read, or after (then a confirmation
 #: on fresh instance seeds, or the reason no fresh seeds exist, is required).
@@ -142,6 +151,7 @@ _BY_KIND = {
     "holds": {"flag", "lhs", "offset", "factor", "reference", "divisor", "rel_tol",
               "vacuous_below"},
     "lowest": {"against", "expect", "misses_allowed", "share_not", "tie_tol"},
+    "scaling": {"over", "exponent"},
 }
 #: Operands of a ``holds`` inequality that are not a number, ``info.KEY`` or ``metrics.KEY``:
 #: the row's own objective and bound, the instance's best schedule and best bound (any label).
@@ -298,6 +308,8 @@ def _check_option(where: str, name: str, value: Any) -> Any:
             _text(at, label)
     elif name in ("against", "over"):
         _text(at, value)
+    elif name == "exponent" and (not is_number(value) or not 0 < value < math.inf):
+        raise ClaimsError(at, f"expected a finite number > 0, got {value!r}")
     return value
 
 
@@ -367,7 +379,7 @@ def _claim(table: Any, where: str, defaults: Mapping[str, Any]) -> Claim:
     required += {"paired_difference": [] if "against_params" in merged else ["against"],
                  "pointwise": ["against"], "monotone": ["over"], "shaped": ["over", "moves"],
                  "ratio_within": ["against", "range"], "holds": [],
-                 "lowest": ["against"]}[kind]  # fmt: skip
+                 "lowest": ["against"], "scaling": ["over", "exponent"]}[kind]  # fmt: skip
     for name in required:
         if name not in merged:
             raise ClaimsError(f"{where}.{name}", "missing")

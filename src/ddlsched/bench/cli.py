@@ -46,9 +46,9 @@ __all__ = ["add_bench_commands"]
 
 
 def _console(stderr: bool = False) -> Any:
-    from rich.console import Console
+    from ddlsched.console import console
 
-    return Console(stderr=stderr, highlight=False, soft_wrap=True)
+    return console(stderr=stderr, width=None)
 
 
 def _raise_interrupt(signum: int, frame: Any) -> None:
@@ -260,6 +260,7 @@ def _cmd_status(args: argparse.Namespace) -> int:
 
 def _cmd_validate(args: argparse.Namespace) -> int:
     from ddlsched.bench.check import BUDGET_ENV
+    from ddlsched.bench.estimate import estimate_task_time
     from ddlsched.bench.instance_cache import cache_dir_of
     from ddlsched.bench.suite import load_suite
     from ddlsched.bench.suite_values import SuiteCheckError
@@ -289,11 +290,10 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         raise
     tasks = expand(suite)
     instances = len({t.instance_key for t in tasks})
-    worst = sum(t.kill_after_s for t in tasks)
+    out = args.out or suite.output_dir()
     print(
         f"{args.suite}: valid suite {suite.name!r}: {instances} instance(s), "
-        f"{len(tasks)} task(s), output {args.out or suite.output_dir()}; worst case "
-        f"{_hours(worst)} of task time"
+        f"{len(tasks)} task(s), output {out}; {estimate_task_time(tasks, out).describe()}"
     )
     checked = suite.checked
     for note in checked.notes if checked is not None else ():
@@ -341,14 +341,6 @@ def _budget_arg(text: str) -> float:
 
 
 _BUDGET_SECONDS = cli_types.finite("a budget in seconds (or 'all')", 0, inclusive=True)
-
-
-def _hours(seconds: float) -> str:
-    if seconds < 120:
-        return f"{seconds:.0f} s"
-    if seconds < 7200:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h" if math.isfinite(seconds) else "inf"
 
 
 _DESCRIPTION = """\
@@ -560,7 +552,9 @@ def _add_validate(sub: Any) -> None:
         "validate",
         help="check a suite file and count its tasks",
         description="Check a suite as a run would (names, parameters, backends, every "
-        "instance built or loaded) and count its tasks. With the instance cache every "
+        "instance built or loaded) and count its tasks, with the task time their time "
+        "limits bound it by and, from the rows already in the results directory, an "
+        "estimate and the tasks a run would skip. With the instance cache every "
         "instance is built (once: the next validate and the run read it); with "
         "--no-cache, what fits in $DDLSCHED_CHECK_BUDGET_S seconds (default 30). " + _CACHE_HELP,
     )

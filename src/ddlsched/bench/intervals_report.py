@@ -34,7 +34,7 @@ table``):
 ``--explain FILE`` (a TOML file, default ``benchmarks/results/intervals-explained.toml``
 when it exists) holds, per table ``"family / group"``, why a row stays above 10 %:
 ``limit`` (which side and by how much), ``tried`` (what was tried, with the
-RESULTS section that measured it). The overview then has an ``explained`` column, and a
+results page section that measured it). The overview then has an ``explained`` column, and a
 section lists every table above 10 % with its explanation, or ``not explained``: the
 report never hides a wide row.
 
@@ -57,6 +57,7 @@ import pandas as pd
 
 from ddlsched import __version__
 from ddlsched.bench.aggregate import ratio_text
+from ddlsched.bench.paths import portable_path
 from ddlsched.bench.ratios import worst_width
 from ddlsched.bench.store import read_rows
 from ddlsched.bench.tables import (
@@ -168,7 +169,7 @@ def directory_report(directory: Path) -> tuple[list[str], list[tuple[str, float]
     used = ", ".join(sorted(frame["ddlsched_version"].dropna().unique()))
     present = ", ".join(_versions(directory))
     suites = ", ".join(sorted(frame["suite"].dropna().unique()))
-    out = [f"## {directory}", ""]
+    out = [f"## {portable_path(directory)}", ""]
     out.append(
         f"Suite {suites}; rows of ddlsched {used} (versions present: {present}); the manifest "
         f"records git commit {_commit(directory)}."

@@ -1,6 +1,6 @@
 """Approximation ratios against an optimum, or certified intervals against bounds.
 
-DESIGN.md: minimisation ratio = heuristic / optimum (>= 1), maximisation
+``docs/architecture.md``: minimisation ratio = heuristic / optimum (>= 1), maximisation
 ratio = optimum / heuristic (>= 1). When the optimum is not proven, the
 best known numbers bracket it: the best evaluated schedule (``primal``) and
 the tightest valid solver bound (``dual``). For minimisation
@@ -11,7 +11,7 @@ the certified interval ``[h / primal, h / dual]``; for maximisation
 A ratio below 1 for a correct pair means a model or an evaluator is wrong,
 so :func:`ratio_interval` raises :class:`RatioError` instead of printing one.
 
-Interval widths (issue 25): the width of ``[lo, hi]`` is ``hi / lo - 1``; for a
+Interval widths: the width of ``[lo, hi]`` is ``hi / lo - 1``; for a
 ratio of ``h`` it equals ``primal / dual - 1`` (``dual / primal - 1`` when
 maximising), the relative gap of the instance's bracket, whatever ``h``.
 :func:`sides` names the method label that supplied each end, and

@@ -37,7 +37,7 @@ from ddlsched.bench.suite_spec import Suite
 from ddlsched.bench.tasks import Task, expand
 from ddlsched.errors import StoreError
 
-__all__ = ["Progress", "RunSummary", "run_suite"]
+__all__ = ["Progress", "RunSummary", "run_suite", "stale_row"]
 
 log = logging.getLogger(__name__)
 
@@ -125,7 +125,7 @@ def run_suite(
         store.unlock()
 
 
-def _stale(task: Task, row: dict) -> bool:
+def stale_row(task: Task, row: dict) -> bool:
     """Whether the stored ``row`` of ``task`` was made by other code than the task's."""
     return bool(task.code_fingerprint) and row.get("code_fingerprint") != task.code_fingerprint
 
@@ -139,7 +139,7 @@ def _select(
         t
         for t in tasks
         if t.key not in latest
-        or _stale(t, latest[t.key])
+        or stale_row(t, latest[t.key])
         or (kinds and wants_retry(latest[t.key], kinds))
     ]
     skipped = len(tasks) - len(pending)
@@ -147,10 +147,10 @@ def _select(
         pending = pending[:limit]
     recomputed: dict[str, int] = {}
     for task in pending:
-        if task.key in latest and _stale(task, latest[task.key]):
+        if task.key in latest and stale_row(task, latest[task.key]):
             name = f"{task.instance.family}.{task.method}"
             recomputed[name] = recomputed.get(name, 0) + 1
-    retried = sum(1 for t in pending if t.key in latest and not _stale(t, latest[t.key]))
+    retried = sum(1 for t in pending if t.key in latest and not stale_row(t, latest[t.key]))
     # Longest first (LPT): exact formulations, then bounds, then heuristics,
     # so that a slow exact solve does not start last and leave a tail.
     pending.sort(key=lambda t: _KIND_PRIORITY.get(t.kind, 3))

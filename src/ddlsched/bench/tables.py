@@ -8,7 +8,7 @@ or the bound). Each row gets the certified interval ``[ratio_lo, ratio_hi]``
 of its ratio (a point when the optimum is proven). A method's ratio on an
 instance is its ratio of expectations (:func:`ddlsched.bench.aggregate.instance_ratios`):
 with several seeds, the ratio of the mean objective over its seeds
-(DESIGN.md, "Ratios"); with one row, that row's ratio. The ratio columns
+(``docs/architecture.md``, "Ratios"); with one row, that row's ratio. The ratio columns
 are statistics over instances.
 
 Summary columns (one line per family, group and method label):
@@ -39,7 +39,7 @@ Summary columns (one line per family, group and method label):
                     instances with a ratio (0 when every optimum is proven; infinite
                     when some instance has no finite bound). Our choice: the worst
                     instance, not the mean, since a table is citable only when every
-                    instance's interval is narrow (issue 25: within 10 %)
+                    instance's interval is narrow (within 10 %)
 ``mean_bound``      mean bound reported by the method (bound and exact methods)
 ``runtime_mean_s``  mean runtime (the method's own, or wall time of failed rows)
 ``runtime_max_s``   largest runtime

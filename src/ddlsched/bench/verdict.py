@@ -1,4 +1,4 @@
-"""Verdicts on a paper's claims from stored rows (issue 26, item 2).
+"""Verdicts on a paper's claims from stored rows.
 
 :func:`evaluate_claims` reads each :class:`~ddlsched.bench.claims.Claim`'s
 rows out of a results frame (:func:`ddlsched.bench.tables.load_results`),
@@ -8,12 +8,13 @@ over the pairing units (instances: one per instance seed, or per seed and
 instance parameters when the claim's rows vary one), at the claim's
 ``confidence`` (0.95 by default); with fewer than two units the half-width
 is infinite, so no such claim is decided by its interval. The shape tests
-mirror ``benchmarks/rar_section7.py`` (the rules of RESULTS.md, rar
+mirror ``benchmarks/rar_section7.py`` (the rules of benchmarks/results/rar.md
 Section 7): moves of a seed's curve are exact, moves of the mean curve
 within ``flat_tol`` times its first value are flat. Shared pieces (the verdict
 words, :class:`Verdict`, t-intervals, reading a claim's rows):
 :mod:`ddlsched.bench.verdict_base`; kind ``lowest`` and the count of distinct
-instances: :mod:`ddlsched.bench.verdict_lowest`. Rendering:
+instances: :mod:`ddlsched.bench.verdict_lowest`; kind ``scaling`` (a running time's
+log-log slope): :mod:`ddlsched.bench.verdict_scaling`. Rendering:
 :mod:`ddlsched.bench.verdict_report`.
 """
 
@@ -52,6 +53,7 @@ from ddlsched.bench.verdict_base import (
     t_interval,
 )
 from ddlsched.bench.verdict_lowest import distinct_instances, lowest
+from ddlsched.bench.verdict_scaling import scaling
 
 __all__ = [
     "DEPENDS",
@@ -419,6 +421,7 @@ _EVALUATORS = {
     "shaped": _shaped,
     "ratio_within": _ratio,
     "holds": _holds,
+    "scaling": scaling,
 }
 
 

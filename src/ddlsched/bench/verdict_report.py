@@ -2,7 +2,7 @@
 
 One line per claim: its id, the paper's value, ours (with its interval and
 seed count) and the verdict (:mod:`ddlsched.bench.verdict`). Every file
-carries the provenance of the rows (issue 26, item 3): per results
+carries the provenance of the rows: per results
 directory, the suite, its file and SHA-256, the ddlsched version and git
 commit recorded in the manifest, the machine and the run dates; the solver
 versions found in the rows' ``versions``; the claims file and its SHA-256;
@@ -24,6 +24,7 @@ from typing import Any
 import pandas as pd
 
 from ddlsched.bench.claims import ClaimsFile
+from ddlsched.bench.paths import portable_path
 from ddlsched.bench.store import read_manifest
 from ddlsched.bench.tables import markdown_lines, tex_escape
 from ddlsched.bench.verdict import VERDICTS, Verdict
@@ -87,9 +88,9 @@ def provenance(
         runs = manifest.get("runs", [])
         results.append(
             {
-                "directory": str(directory),
+                "directory": portable_path(directory),
                 "suite": manifest.get("suite"),
-                "suite_file": manifest.get("suite_file"),
+                "suite_file": portable_path(manifest.get("suite_file")),
                 "suite_sha256": manifest.get("suite_sha256"),
                 "ddlsched": manifest.get("versions", {}).get("ddlsched"),
                 "git": manifest.get("git", {}),
@@ -105,7 +106,7 @@ def provenance(
                 solvers.setdefault(name, set()).add(str(version))
     return {
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-        "claims_file": str(claims.path),
+        "claims_file": portable_path(claims.path),
         "claims_sha256": claims.sha256,
         "row_versions": sorted(frame["ddlsched_version"].dropna().unique()) if len(frame) else [],
         "versions": {name: sorted(found) for name, found in sorted(solvers.items())},

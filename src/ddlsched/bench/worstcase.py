@@ -1,6 +1,6 @@
 """Worst-case instance search: certified lower bounds on competitive ratios.
 
-Beyond the papers (issue 11, item 8). A seeded black-box search over a
+Beyond the papers. A seeded black-box search over a
 family's tiny instances looks for the instance on which a policy does worst
 against the proven offline optimum. Generic over families: a family opens
 itself with a :class:`~ddlsched.registry.WorstCaseSpace` (its tiny

@@ -49,7 +49,7 @@ class BaselineParams:
 
 @dataclass(frozen=True)
 class ImproveParams:
-    """Parameters of ``improve`` (ours, issue 25; :mod:`ddlsched.heuristics.asrpt_improve`)."""
+    """Parameters of ``improve`` (ours; :mod:`ddlsched.heuristics.asrpt_improve`)."""
 
     starts: str = param(
         "all",
@@ -86,15 +86,15 @@ class ExactParams:
         maximum=10_000_000,
     )
     incumbent_search: bool = param(
-        True, "warm start: the best serial schedule over several job orders (ours, issue 25)"
+        True, "warm start: the best serial schedule over several job orders (ours)"
     )
     objective_bound: bool = param(
         True, "constraint sum C_i >= the lb_busy partition bound of the integer data (ours)"
     )
-    symmetry: bool = param(True, "identical jobs start in index order (ours, issue 25)")
-    lp_relaxation: bool = param(True, "CP-SAT linearization_level 2 (ours, issue 25)")
+    symmetry: bool = param(True, "identical jobs start in index order (ours)")
+    lp_relaxation: bool = param(True, "CP-SAT linearization_level 2 (ours)")
     lp_bound: bool = param(
-        True, "constraint sum C_i >= the time-indexed LP relaxation (HiGHS IPM; ours, issue 25)"
+        True, "constraint sum C_i >= the time-indexed LP relaxation (HiGHS IPM; ours)"
     )
 
 

@@ -201,7 +201,7 @@ IMPROVE_STARTS = ("pd_ors", "oasis", "fifo", "drf")
 
 @dataclass(frozen=True)
 class ImproveParams:
-    """Parameters of ``improve`` (ours, issue 25; :mod:`ddlsched.heuristics.dmlrs_improve`)."""
+    """Parameters of ``improve`` (ours; :mod:`ddlsched.heuristics.dmlrs_improve`)."""
 
     starts: str = param(
         "all",

@@ -1,8 +1,8 @@
 """Family ``asrpt``: A-SRPT and its baselines online, against offline optima and bounds.
 
 Paper: "Prediction-Assisted Online Distributed Deep Learning Workload
-Scheduling in GPU Clusters" (seed 004), Sections III, IV-C and V; spec
-``shared/specs/asrpt.md``.
+Scheduling in GPU Clusters" (Luo, Liu, Lee, Shroff), Sections III, IV-C and V; spec
+``docs/families/asrpt.md``.
 
 Modules of the family:
 
@@ -34,18 +34,18 @@ Modules of the family:
   ``eligibility = arrival``), :mod:`ddlsched.heuristics.asrpt_diagnostics`
   (hold-back, queueing, virtual work, utilisation of a run),
   :mod:`ddlsched.heuristics.srpt`, :mod:`ddlsched.heuristics.asrpt_packed`
-  (packed list schedules, ours, issue 25) and
-  :mod:`ddlsched.heuristics.asrpt_improve` (``improve``, ours, issue 25);
+  (packed list schedules, ours) and
+  :mod:`ddlsched.heuristics.asrpt_improve` (``improve``, ours);
 * models: :mod:`ddlsched.models.asrpt` (``alpha_lb``, ``lb_sum``,
   ``lb_srpt``), :mod:`ddlsched.models.asrpt_exact` (``exact``, the
   strategy), :mod:`ddlsched.models.asrpt_modes` (usage vectors,
   ``alpha*(u)``), :mod:`ddlsched.models.asrpt_integer` (integer data,
   greedy incumbent, clique cuts), :mod:`ddlsched.models.asrpt_cpsat` (the
   CP-SAT model), :mod:`ddlsched.models.asrpt_milp` (the time-indexed MILP),
-  :mod:`ddlsched.models.asrpt_comm_bound` (``lb_busy``, ours, issue 25),
+  :mod:`ddlsched.models.asrpt_comm_bound` (``lb_busy``, ours),
   :mod:`ddlsched.models.asrpt_strengthen` (the strengthenings of ``exact``:
-  searched incumbent, objective bound, symmetry, LP level; ours, issue 25),
-  :mod:`ddlsched.models.asrpt_lagrange` (``lb_lagrange``, ours, issue 25)
+  searched incumbent, objective bound, symmetry, LP level; ours),
+  :mod:`ddlsched.models.asrpt_lagrange` (``lb_lagrange``, ours)
   and :mod:`ddlsched.models.asrpt_theory` (Theorem 1, Lemmas 2-3 per
   instance);
 * simulator: :mod:`ddlsched.sim.asrpt` (one event loop for every policy);
@@ -81,20 +81,20 @@ Methods (all minimise ``sum_i C_i`` in seconds, recomputed by the evaluator):
   same with eligibility at arrival);
 * ``spjf``, ``spwf``, ``wcs_duration``, ``wcs_workload``, ``wcs_subtime``
   (Sec. V-A-1-d), parameter ``server_selection``;
-* ``improve`` (ours, issue 25; :mod:`ddlsched.heuristics.asrpt_improve`): the
+* ``improve`` (ours; :mod:`ddlsched.heuristics.asrpt_improve`): the
   best of the policies' schedules and the packed list schedules, improved
   by a seeded LNS over packed priority lists within the time limit
   (parameters ``starts``, ``window``, ``horizon``, ``max_windows``);
 * ``exact`` (CP-SAT over usage-vector modes; tiny instances; parameters
   ``incumbent_search``, ``objective_bound``, ``lp_bound``, ``symmetry``,
   ``lp_relaxation``,
-  the strengthenings of issue 25, ours, all on by default, all off is the
-  model before it), ``lb_sum`` and
+  strengthenings of ours, all on by default, all off is the
+  model without them), ``lb_sum`` and
   ``lb_srpt`` (valid lower bounds, no schedule), and ``lb_busy`` (a bound of
-  ours, issue 25: per partition of the jobs, their own durations on one side,
+  ours: per partition of the jobs, their own durations on one side,
   one-machine mean busy times plus half the durations on the other; at
   least the larger of ``lb_sum`` and ``lb_srpt``; parameter ``alpha_lb`` as
-  theirs), and ``lb_lagrange`` (a bound of ours, issue 25: the Lagrangian
+  theirs), and ``lb_lagrange`` (a bound of ours: the Lagrangian
   relaxation of the cluster's GPU capacity over time, each job a contiguous
   block of ``n_i alpha_lb_i`` from a start ``>= r_i``, multipliers by
   subgradient ascent on a grid of ``slots`` slots, ``iterations`` at most;

@@ -1,9 +1,9 @@
 """Family ``dmlrs``: PD-ORS online and its baselines against the offline optimum and bounds.
 
 Paper: Yu, Liu, Wu, Ji, Bentley, "Toward Efficient Online Scheduling for
-Distributed Machine Learning Systems", IEEE TNSE 2022 (reading notes, seed
-002: DMLRS Eqs. 3-7, R-DMLRS Eq. 8, its dual Eqs. 10-11, the price function
-Eqs. 12-14, Algorithms 1-4, Problem (23)); spec ``shared/specs/dmlrs.md``.
+Distributed Machine Learning Systems", IEEE TNSE 2022 (reading notes of
+the paper: DMLRS Eqs. 3-7, R-DMLRS Eq. 8, its dual Eqs. 10-11, the price function
+Eqs. 12-14, Algorithms 1-4, Problem (23)); spec ``docs/families/dmlrs.md``.
 The objective is the total utility ``sum_i u_i(t~_i - a_i)`` of the jobs
 that finish, maximised; the competitive ratio of a method on an instance
 is ``OPT / utility``.
@@ -40,8 +40,7 @@ Modules of the family:
   :mod:`ddlsched.models.dmlrs_dorm` (Dorm's per-slot MILP),
   :mod:`ddlsched.models.dmlrs_capacity` (``ub_capacity``, ours: a time-indexed
   LP over the whole cluster with the internal and external modes' speeds);
-* improvement: :mod:`ddlsched.heuristics.dmlrs_improve` (``improve``, ours,
-  issue 25);
+* improvement: :mod:`ddlsched.heuristics.dmlrs_improve` (``improve``, ours);
 * the methods' parameter classes: :mod:`ddlsched.families._dmlrs_params`.
 
 Algorithm 4's per-slot problem is the family ``dmlrs_slot``
@@ -62,14 +61,14 @@ it the utilisation term rewards idle PSs), proves the served count and gets
 utilisation within ``util_gap``), ``exact`` (the compact
 offline MILP, tiny instances), ``colgen`` (bound: column generation on
 R-DMLRS; also returns the restricted master's integer schedule),
-``improve`` (heuristic, ours, issue 25,
+``improve`` (heuristic, ours,
 :mod:`ddlsched.heuristics.dmlrs_improve`: the best of ``pd_ors``, ``oasis``,
 ``fifo`` and ``drf`` improved by an LNS that frees windows of jobs and
 re-inserts them at their earliest finish in the free capacity; parameters
 ``starts``, ``window``, ``patience``, ``max_windows``; never worse than its
 best start), ``ub_trivial`` and ``ub_prices`` (bounds; ``ub_prices`` runs PD-ORS with
 the same seed and certifies its ratio with ``UB(p_final)``), ``ub_capacity``
-(bound, ours, issue 25: the LP of :mod:`ddlsched.models.dmlrs_capacity`,
+(bound, ours: the LP of :mod:`ddlsched.models.dmlrs_capacity`,
 per slot and resource the cluster's capacity, per job the speed of its
 internal and external modes; ``--param integral=true`` makes the completion
 choices binary and reports the MILP's proven dual bound).

@@ -1,10 +1,9 @@
 """Family ``dmlrs_slot``: the rounding study, one PD-ORS Problem (23) per instance.
 
-Paper: Yu et al., IEEE TNSE 2022 (reading notes, seed 002), Algorithm 4's
+Paper: Yu et al., IEEE TNSE 2022 (reading notes of the paper), Algorithm 4's
 external case: Problem (23), the LP relaxation, ``G_delta`` scaling and the
-randomized rounding of Eqs. 27-28; spec ``shared/specs/dmlrs.md``,
-"Rounding study". Minimisation of the allocation's cost ``sum_h pw[h] w_h +
-ps[h] s_h``.
+randomized rounding of Eqs. 27-28; spec ``docs/families/dmlrs_slot.md``.
+Minimisation of the allocation's cost ``sum_h pw[h] w_h + ps[h] s_h``.
 
 Modules of the family:
 

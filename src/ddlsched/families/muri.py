@@ -1,6 +1,7 @@
 """Family ``muri``: multi-resource interleaving, the grouping problem (Muri, SIGCOMM 2022).
 
-Paper: seed 003, Sections 4.1-4.2 and Algorithm 1; spec ``shared/specs/muri.md``.
+Paper: Muri (Zhao et al., SIGCOMM 2022), Sections 4.1-4.2 and Algorithm 1; spec
+``docs/families/muri.md``.
 
 Modules of the family:
 

@@ -1,6 +1,6 @@
 """Family ``muri_sim``: Muri and its baselines replayed on a trace, as benchmark tasks.
 
-Paper: seed 003 (Muri, SIGCOMM 2022), Sec. 6; spec ``shared/specs/muri.md``
+Paper: Muri (Zhao et al., SIGCOMM 2022), Sec. 6; spec ``docs/families/muri_sim.md``
 ("Scheduler and simulator").
 
 Modules of the family:

@@ -1,7 +1,7 @@
 """Family ``placement``: Heavy-Edge vs the exact placement ILPs (A-SRPT paper, Table II).
 
-Paper: seed 004, Sections III-A, III-B, IV-B and Table II; spec
-``shared/specs/placement.md``.
+Paper: A-SRPT (Luo, Liu, Lee, Shroff), Sections III-A, III-B, IV-B and Table II; spec
+``docs/families/placement.md``.
 
 Modules of the family:
 

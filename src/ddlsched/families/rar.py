@@ -1,6 +1,6 @@
 """Family ``rar``: RAR-DDLS, offline makespan of ring-all-reduce jobs under contention.
 
-Paper: SJF-BCO (seeds 000/001, MobiHoc 2022); spec ``shared/specs/rar.md``.
+Paper: SJF-BCO (Yu, Ji, Rajan, Liu, MobiHoc 2022); spec ``docs/families/rar.md``.
 
 Modules of the family:
 
@@ -13,13 +13,13 @@ Modules of the family:
 * heuristics: :mod:`ddlsched.heuristics.sjf_bco` (Alg. 1-3, Theorem 5),
   :mod:`ddlsched.heuristics.rar_baselines` (FF, LS, RAND),
   :mod:`ddlsched.heuristics.rar_planning` (shared planning machinery),
-  :mod:`ddlsched.heuristics.rar_improve` (``improve``, ours, issue 25);
+  :mod:`ddlsched.heuristics.rar_improve` (``improve``, ours);
 * models: :mod:`ddlsched.models.rar_exact` (the ``exact`` strategy),
   :mod:`ddlsched.models.rar` (the exact MILP),
   :mod:`ddlsched.models.rar_search` (the exact branch-and-bound),
   :mod:`ddlsched.models.rar_bounds` (``load_lb``, closed forms),
-  :mod:`ddlsched.models.rar_contention_bound` (``contention_lb``, issue 25),
-  :mod:`ddlsched.models.rar_lb_timeindexed` (``lb_timeindexed``, issue 25),
+  :mod:`ddlsched.models.rar_contention_bound` (``contention_lb``, ours),
+  :mod:`ddlsched.models.rar_lb_timeindexed` (``lb_timeindexed``, ours),
   :mod:`ddlsched.models.rar_lb_columns` (its columns and Pyomo model),
   :mod:`ddlsched.models.rar_lb_direct` (its direct highspy build),
   :mod:`ddlsched.models.rar_timeindexed` (``timeindexed``, Eqs. 10-13),
@@ -43,7 +43,7 @@ Methods (all minimise the makespan in slots, as executed by the evaluator):
   ``info['makespan_beyond_horizon']`` its makespan without the horizon).
   Both are status ``no_solution`` (a result, not a failure) with no
   objective and the reason in ``info['reason']``.
-* ``improve`` (heuristic, ours, issue 25; :mod:`ddlsched.heuristics.rar_improve`):
+* ``improve`` (heuristic, ours; :mod:`ddlsched.heuristics.rar_improve`):
   the best of the starts (``sjf_bco``, ``ff``, ``ls``; with ``starts=all``
   also ``timeindexed`` within ``timeindexed_share`` of the limit), improved by
   a seeded LNS over priority lists decoded by a list scheduler on GPU
@@ -254,7 +254,7 @@ def _rand(instance: RarInstance, params: NoParams, ctx: RunContext) -> Outcome:
 
 @dataclass(frozen=True)
 class ImproveParams:
-    """Parameters of ``improve`` (ours, issue 25; :mod:`ddlsched.heuristics.rar_improve`)."""
+    """Parameters of ``improve`` (ours; :mod:`ddlsched.heuristics.rar_improve`)."""
 
     starts: str = param(
         "default",
@@ -504,7 +504,7 @@ class LbTimeIndexedParams:
     "rar",
     "lb_timeindexed",
     "bound",
-    "time-indexed LP relaxation at the finest slot width that fits memory (ours, issue 25)",
+    "time-indexed LP relaxation at the finest slot width that fits memory (ours)",
     params=LbTimeIndexedParams,
 )
 def _lb_timeindexed(instance: RarInstance, params: LbTimeIndexedParams, ctx: RunContext) -> Outcome:

@@ -1,10 +1,10 @@
 """The online policies of family ``asrpt``: A-SRPT (Algorithm 1) and the policy factory.
 
 Paper: "Prediction-Assisted Online Distributed Deep Learning Workload
-Scheduling in GPU Clusters" (Luo, Liu, Lee, Shroff), ``shared/papers/004_*.txt``,
+Scheduling in GPU Clusters" (Luo, Liu, Lee, Shroff),
 Sec. IV-C (Algorithm 1) and Sec. V-A-1-d (baselines); spec
-``shared/specs/asrpt.md``, sections "A-SRPT (Algorithm 1), event-driven" and
-"Baselines" (the spec wins over the paper). Line numbers below are
+``docs/families/asrpt.md``, sections "The event loop", "`asrpt` (heuristic):
+A-SRPT, Algorithm 1" and "Baselines" (the spec wins over the paper). Line numbers below are
 Algorithm 1's.
 
 A-SRPT (:class:`AsrptPolicy`, ``asrpt`` and ``asrpt_perfect``):

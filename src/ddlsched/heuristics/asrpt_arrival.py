@@ -1,10 +1,11 @@
 """The pending order of A-SRPT's ``eligibility = arrival`` variant (ours, not the paper's).
 
-Spec ``shared/specs/asrpt.md``, "Revision 2026-11-25": under ``eligibility =
-arrival`` a job is eligible at its arrival and the queue keeps the
-virtual-completion order (Algorithm 1, Line 2, orders ``pending_queue`` by the
-virtual machine's completions; Algorithm 1 itself makes a job eligible only
-at its virtual completion, which this variant drops).
+Spec ``docs/families/asrpt.md`` (the ``eligibility`` parameter, added to test
+whether waiting for the virtual completion is what costs A-SRPT on weak
+predictions): under ``eligibility = arrival`` a job is eligible at its arrival
+and the queue keeps the virtual-completion order (Algorithm 1, Line 2, orders
+``pending_queue`` by the virtual machine's completions; Algorithm 1 itself
+makes a job eligible only at its virtual completion, which this variant drops).
 
 Online, the virtual-completion order of the jobs that have not yet
 completed on the virtual machine is not known; what is known at ``t`` is the

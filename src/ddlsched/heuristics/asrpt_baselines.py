@@ -1,9 +1,9 @@
 """The five baselines of family ``asrpt`` (Sec. V-A-1-d), plug-ins of the one event loop.
 
 Paper: "Prediction-Assisted Online Distributed Deep Learning Workload
-Scheduling in GPU Clusters" (Luo, Liu, Lee, Shroff), ``shared/papers/004_*.txt``,
-Sec. V-A-1-d; spec ``shared/specs/asrpt.md``, "Baselines" (the spec wins over
-the paper). The protocol, the selection + Heavy-Edge they share and the job
+Scheduling in GPU Clusters" (Luo, Liu, Lee, Shroff),
+Sec. V-A-1-d; spec ``docs/families/asrpt.md``, "Baselines (Sec. V-A-1-d)" (the spec
+wins over the paper). The protocol, the selection + Heavy-Edge they share and the job
 table are :mod:`ddlsched.heuristics.asrpt_policy`; the factory is
 :func:`ddlsched.heuristics.asrpt.make_policy`.
 

@@ -1,7 +1,7 @@
 """Free GPUs per server for the asrpt policies: server selection in ``O(g + servers taken)``.
 
-Spec ``shared/specs/asrpt.md``, "A-SRPT", step 4 (most-free-first and
-least-free-first selection); paper seed 004, Algorithm 1, Lines 9 and 26.
+Spec ``docs/families/asrpt.md``, A-SRPT's step 4 (most-free-first and
+least-free-first selection); A-SRPT paper, Algorithm 1, Lines 9 and 27.
 :class:`FreeGpus` keeps the servers bucketed by free GPUs (ascending index
 inside a bucket), so a selection walks the buckets (most-free: ``g`` down to
 1; least-free: 1 up to ``g``) and returns exactly what

@@ -1,6 +1,6 @@
 """Per-configuration constants of family ``asrpt`` and the cached Heavy-Edge mapping.
 
-Spec ``shared/specs/asrpt.md`` ("Instance", "A-SRPT" step 5); paper seed 004,
+Spec ``docs/families/asrpt.md`` ("What an instance holds", A-SRPT's step 5); A-SRPT paper,
 Sections III-B and IV-B. Nothing here is re-implemented: ``alpha_max`` is
 :func:`ddlsched.problems.placement.alpha_max`, ``alpha~_min`` is
 :func:`ddlsched.heuristics.heavy_edge.alpha_min` (Heavy-Edge on the fewest

@@ -1,8 +1,9 @@
 """Where an A-SRPT run's flow time goes: the diagnostics of every A-SRPT run's ``info``.
 
-Spec ``shared/specs/asrpt.md``, "Revision 2026-11-25: what the measurements
-asked for" (paper seed 004, Algorithm 1, Line 2: a job joins
-``pending_queue`` at its virtual completion). Written by
+Spec ``docs/families/asrpt.md``: A-SRPT is implemented as written, and its
+poor results on light load and on the testbed come from Algorithm 1, Line 2
+(a job joins ``pending_queue`` only at its virtual completion) fed by weak
+predictions; these diagnostics show where the time goes. Written by
 :meth:`ddlsched.heuristics.asrpt.AsrptPolicy.diagnostics` at the end of a run
 (the simulator hands it each job's start and finish); nothing here changes
 a decision. The baselines (:class:`ddlsched.heuristics.asrpt_baselines.QueuePolicy`)

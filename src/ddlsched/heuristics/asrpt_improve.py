@@ -1,7 +1,7 @@
-"""Method ``improve`` of family ``asrpt`` (ours, issue 25 item 3; not a paper heuristic).
+"""Method ``improve`` of family ``asrpt`` (ours; not a paper heuristic).
 
-Paper seed 004: the objective is ``sum_i C_i`` (Eq. 8) under Eqs. (1)-(3);
-spec ``shared/specs/asrpt.md``. Every choice here is ours. The method starts
+A-SRPT paper: the objective is ``sum_i C_i`` (Eq. 8) under Eqs. (1)-(3);
+spec ``docs/families/asrpt.md``. Every choice here is ours. The method starts
 from the best schedule it knows and improves it by a large-neighbourhood
 search (LNS) within the method's time limit; every schedule it returns is
 re-evaluated by the family's evaluator in the pipeline like any method's.

@@ -1,11 +1,11 @@
-"""Offline packed list schedules of family ``asrpt`` (ours, issue 25; not a policy of the paper).
+"""Offline packed list schedules of family ``asrpt`` (ours; not a policy of the paper).
 
-Paper seed 004, Section III: the schedule must satisfy Eqs. (1)-(3) and is
+A-SRPT paper, Section III: the schedule must satisfy Eqs. (1)-(3) and is
 scored by ``sum_i C_i`` (Eq. 8), ``C_i = t_i + n_i alpha_i`` with ``alpha_i``
-of Eqs. (4)-(7); spec ``shared/specs/asrpt.md``. Everything here is ours: the
+of Eqs. (4)-(7); spec ``docs/families/asrpt.md``. Everything here is ours: the
 paper's policies are online and split a job over the servers that have GPUs
 free, which at low NIC bandwidth makes it run many times slower
-(``benchmarks/RESULTS.md``, "Communication-aware lower bounds (issue 25)").
+(``benchmarks/results/asrpt.md``, "Communication-aware lower bounds").
 
 The decoder (:class:`PackedDecoder`) turns a priority list (an order of the
 jobs) into a schedule. Jobs are taken in list order; each runs on the fewest
@@ -25,8 +25,8 @@ last GPU frees soonest; for the remainder ``r``, the other server whose
 for the remainder's server goes to the one with the fewest GPUs free at the
 start (keeping whole servers whole).
 
-With the list in arrival order this is the "packed witness" of issue 25's
-bound study (``packed_list`` and ``packed_best_fit`` of
+With the list in arrival order this is the "packed witness" of the
+communication-aware bound study (``packed_list`` and ``packed_best_fit`` of
 ``benchmarks/asrpt_comm_bound.py``). The decoder's state (free-from times,
 one row per server, kept sorted) can be copied and restored, so that the
 local search of :mod:`ddlsched.heuristics.asrpt_improve` re-decodes only a
@@ -163,7 +163,7 @@ def arrival_order(instance: AsrptInstance) -> list[int]:
 def packed_list_schedule(
     instance: AsrptInstance, *, best_fit: bool = False, seed: int = 0
 ) -> AsrptSchedule:
-    """The list in arrival order, decoded (the packed witness of issue 25)."""
+    """The list in arrival order, decoded (the packed witness of the communication-aware bounds)."""
     decoder = PackedDecoder(instance, best_fit=best_fit, seed=seed)
     order = arrival_order(instance)
     return decoder.schedule(order, decoder.decode(order))

@@ -1,9 +1,9 @@
 """The protocol of family ``asrpt``'s online policies, their shared part and the job table.
 
 Paper: "Prediction-Assisted Online Distributed Deep Learning Workload
-Scheduling in GPU Clusters" (Luo, Liu, Lee, Shroff), ``shared/papers/004_*.txt``,
+Scheduling in GPU Clusters" (Luo, Liu, Lee, Shroff),
 Sec. IV-C (Algorithm 1, spec steps 1, 4 and 5) and Sec. V-A-1-d (baselines);
-spec ``shared/specs/asrpt.md``. The policies are A-SRPT
+spec ``docs/families/asrpt.md``. The policies are A-SRPT
 (:mod:`ddlsched.heuristics.asrpt`) and the baselines
 (:mod:`ddlsched.heuristics.asrpt_baselines`).
 

@@ -1,6 +1,6 @@
 """A-SRPT's virtual single machine ``A~1``: preemptive SRPT, online and incremental.
 
-Spec ``shared/specs/asrpt.md``, "A-SRPT", step 1; paper seed 004,
+Spec ``docs/families/asrpt.md``, A-SRPT's step 1; A-SRPT paper,
 Sec. IV-C-1 and Algorithm 1, Line 2. Job ``i`` has size ``p~_i = (g_i / G)
 n~_i alpha~_min_i`` and release ``r_i``; ties by earlier release, then
 index. :class:`VirtualSrpt` changes state only at releases and at its own

@@ -1,9 +1,9 @@
 """The baselines of family ``dmlrs`` without admission control: FIFO, DRF and the slot loop.
 
 Paper: Yu, Liu, Wu, Ji, Bentley, "Toward Efficient Online Scheduling for
-Distributed Machine Learning Systems", IEEE TNSE 2022 (reading notes, seed
-002), which compares PD-ORS with FIFO, DRF and Dorm (Figs. 6-7); spec
-``shared/specs/dmlrs.md``, section "Baselines". The notes do not give the
+Distributed Machine Learning Systems", IEEE TNSE 2022 (reading notes of
+the paper), which compares PD-ORS with FIFO, DRF and Dorm (Figs. 6-7); spec
+``docs/families/dmlrs.md``, section "Baselines without admission control". The notes do not give the
 baselines' rules; the spec follows the public DL2 simulator of the same
 group (github pengyanghua/DL2, ``fifo_env.py``, ``drf_env.py``), read for
 its rules, never copied. Dorm's per-slot MILP lives in

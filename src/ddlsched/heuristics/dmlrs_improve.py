@@ -1,8 +1,8 @@
-"""Method ``improve`` of family ``dmlrs`` (ours, issue 25 item 3; not a paper heuristic).
+"""Method ``improve`` of family ``dmlrs`` (ours; not a paper heuristic).
 
-Paper seed 002 (Yu et al., IEEE TNSE 2022): DMLRS, Eqs. 3-7, maximise the
+Paper: Yu et al., IEEE TNSE 2022: DMLRS, Eqs. 3-7, maximise the
 total utility ``sum_i u_i(t~_i - a_i)`` of the jobs that finish by ``T``;
-spec ``shared/specs/dmlrs.md``. Every choice here is ours. The method starts
+spec ``docs/families/dmlrs.md``. Every choice here is ours. The method starts
 from the best schedule the family's heuristics give and improves it by a
 large-neighbourhood search (LNS) within the method's time limit; every
 candidate is scored by the family's evaluator

@@ -1,7 +1,7 @@
 """The price function of PD-ORS and OASiS (Eqs. 12-14).
 
-Paper: Yu et al., IEEE TNSE 2022 (reading notes, seed 002), Eqs. 12-14;
-spec ``shared/specs/dmlrs.md`` ("PD-ORS", "Price function").
+Paper: Yu et al., IEEE TNSE 2022 (reading notes of the paper), Eqs. 12-14;
+spec ``docs/families/dmlrs.md`` (``pd_ors``, "Price function").
 
 * ``Q_h^r(rho) = L (U^r / L)^(rho / C[h, r])`` (Eq. 12): ``Q(0) = L``,
   ``Q(C[h, r]) = U^r``, increasing in ``rho`` when ``U^r > L``.
@@ -19,7 +19,7 @@ spec ``shared/specs/dmlrs.md`` ("PD-ORS", "Price function").
 * ``bounds = "instance"`` (the paper's) computes ``U^r`` and ``L`` from the
   instance; ``bounds = "given"`` takes ``U`` (one value for every resource
   in use) and ``L`` as parameters, which makes the algorithm truly online.
-* ``L < 1e-140`` or ``U^r > 1e80`` is refused (ours, issue 23;
+* ``L < 1e-140`` or ``U^r > 1e80`` is refused (ours, a guard against hostile input;
   :data:`PRICE_RANGE`): the slot LP centres its costs by ``1 / sqrt(min
   max)``, whose product of two prices near ``L`` underflows below 1e-154
   (a ZeroDivisionError before this check).

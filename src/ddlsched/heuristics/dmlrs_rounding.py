@@ -1,9 +1,13 @@
 """Algorithm 4's external case of PD-ORS: ``G_delta``, randomized rounding and repair.
 
-Paper: Yu et al., IEEE TNSE 2022 (reading notes, seed 002), Algorithm 4,
+Paper: Yu et al., IEEE TNSE 2022 (reading notes of the paper), Algorithm 4,
 Problem (23) with rows (24)-(26), the rounding of Eqs. 27-28; spec
-``shared/specs/dmlrs.md`` ("PD-ORS", Algorithm 4 "Rounding, revised
-2026-11-25", "Draws", "``G_delta``"). No solver is imported here: the LPs
+``docs/families/dmlrs.md`` (PD-ORS: Algorithm 4's rounding, the draws and
+``G_delta``). The rounding is the revised one: the full LP's optimum fills
+machines to capacity, so scaled by ``G_delta > 1`` it broke row (24) in
+almost every draw (4,335 of 4,354 slot problems on ``paper`` seed 0 had no
+feasible draw); the shrunk LP and the repair below keep the scaled point
+inside the packing rows in expectation. No solver is imported here: the LPs
 come through :class:`ddlsched.heuristics.dmlrs_slot.SlotLp`.
 
 ``G_delta`` (ours; the paper's Eqs. 31-32 are not in the notes):
@@ -95,7 +99,7 @@ REPAIR_STEPS = ("capacity", "workers_removed", "ps_added", "ps_removed")
 SNAP = 1e-9
 #: The continuation rule: at most this many times ``S`` draws in all.
 MAX_DRAWS_FACTOR = 10
-#: The most draws ``S`` per rounding (ours, issue 23): up to ``10 S`` draws are held at once
+#: The most draws ``S`` per rounding (ours, against hostile input): up to ``10 S`` draws are held at once
 #: over the LP's support (about ``80 (R + 6)`` bytes a draw and machine).
 MAX_DRAWS = 100_000
 

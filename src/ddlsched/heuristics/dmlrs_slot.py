@@ -1,8 +1,9 @@
 """Algorithm 4 of PD-ORS: the slot data, the internal case and OASiS's slot subroutine.
 
-Paper: Yu et al., IEEE TNSE 2022 (reading notes, seed 002), Algorithm 4,
-Problem (23); spec ``shared/specs/dmlrs.md`` ("PD-ORS", Algorithm 4
-"revised 2026-11-25", "Baselines: oasis", "Rounding study"). The external
+Paper: Yu et al., IEEE TNSE 2022 (reading notes of the paper), Algorithm 4,
+Problem (23); spec ``docs/families/dmlrs.md`` (PD-ORS's Algorithm 4 with
+the revised internal case, OASiS, and the rounding study of family
+``dmlrs_slot``). The external
 case's rounding is :mod:`ddlsched.heuristics.dmlrs_rounding`. No solver is
 imported here: the LP and ILP of Problem (23) come through the
 :class:`SlotSolvers` protocol (implemented by

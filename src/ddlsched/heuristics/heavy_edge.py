@@ -1,4 +1,4 @@
-"""Heavy-Edge GPU mapping (A-SRPT paper, Section IV-B; spec ``shared/specs/placement.md``).
+"""Heavy-Edge GPU mapping (A-SRPT paper, Section IV-B; spec ``docs/families/placement.md``).
 
 The job is a graph ``Omega = (V, E)``: a vertex per stage replica; between
 adjacent stages an edge for every replica pair, weight ``2 dout_{s-1} / k_s``

@@ -3,7 +3,8 @@
 Paper: Zhao et al., SIGCOMM 2022, Sec. 4.1 ("Computing optimal grouping
 plans": maximum weight matching with weights ``gamma(u, v)``, Blossom,
 ``O(|V|^3)``) and Sec. 4.2, Algorithm 1 (multi-round grouping); spec
-``shared/specs/muri.md``, section "Grouping". The original simulator's
+``docs/families/muri.md``, sections "Grouping, objective and evaluator",
+"`blossom`" and "`multiround`". The original simulator's
 Blossom implementation is ``simulator/matching.py`` of github
 Rivendile/Muri; here the matching is networkx's
 :func:`~networkx.algorithms.matching.max_weight_matching` (Galil's

@@ -1,9 +1,9 @@
 """PD-ORS (Algorithms 1-3, with Algorithm 4 per slot) and its OASiS variant.
 
 Paper: Yu, Liu, Wu, Ji, Bentley, "Toward Efficient Online Scheduling for
-Distributed Machine Learning Systems", IEEE TNSE 2022 (reading notes, seed
-002), Algorithms 1-4, Eqs. 10-14 and 19-28; spec ``shared/specs/dmlrs.md``
-("PD-ORS" and "Baselines: oasis"; the spec wins).
+Distributed Machine Learning Systems", IEEE TNSE 2022 (reading notes of
+the paper), Algorithms 1-4, Eqs. 10-14 and 19-28; spec ``docs/families/dmlrs.md``
+(``pd_ors`` and ``oasis``; the spec wins).
 
 Algorithm 1 (online primal-dual, :func:`run_pd_ors`). Prices start at
 ``p[h, r, t] = Q(0) = L``. Jobs are taken in arrival order (ties: instance
@@ -127,7 +127,7 @@ __all__ = [
 ]
 
 VARIANTS = ("pd_ors", "oasis")
-#: The most quanta ``q`` (ours, issue 23): Algorithm 3's DP holds ``(q + 1)^2`` numbers per
+#: The most quanta ``q`` (ours, against hostile input): Algorithm 3's DP holds ``(q + 1)^2`` numbers per
 #: slot and ``(T - a_i + 1)(q + 1)`` per job (:func:`check_memory`).
 MAX_QUANTA = 4096
 SLOT_SOLVERS = ("lp", "ilp")

@@ -1,8 +1,9 @@
 """Algorithm 4 of PD-ORS for one job: ``theta(t, k)`` of every (slot, quanta), and its statistics.
 
-Paper: Yu et al., IEEE TNSE 2022 (reading notes, seed 002), Algorithm 4;
-spec ``shared/specs/dmlrs.md`` ("PD-ORS", Algorithm 4 "revised
-2026-11-25"). :class:`SlotPlanner` answers, for one job at the current
+Paper: Yu et al., IEEE TNSE 2022 (reading notes of the paper), Algorithm 4;
+spec ``docs/families/dmlrs.md`` (PD-ORS, Algorithm 4 with the revised
+internal case and rounding: the first reading idled workers and broke
+capacity in almost every draw). :class:`SlotPlanner` answers, for one job at the current
 prices and use, the cost ``theta(t, k)`` of ``k`` quanta in slot ``t``: the
 cheaper of the internal case (:class:`~ddlsched.heuristics.dmlrs_slot.InternalCase`)
 and the external case (the full LP for the bound and pruning, then the

@@ -1,7 +1,7 @@
 """The baselines of the SJF-BCO paper: FF, LS and RAND (Section 7).
 
 Paper: Yu, Ji, Rajan, Liu, MobiHoc 2022, Section 7 ("we compare with First
-Fit, List Scheduling and Random"); spec ``shared/specs/rar.md``. They plan
+Fit, List Scheduling and Random"); spec ``docs/families/rar.md``. They plan
 exactly like SJF-BCO (:mod:`ddlsched.heuristics.rar_planning`: SJF order,
 estimates ``rho_hat``, simulated clock with waits, the server-count fixed
 point, the limit ``U + rho_hat / u <= theta``) and differ only in the GPU
@@ -18,7 +18,7 @@ rule and the absence of the ``kappa`` loop (decision 7):
   The paper's "random servers and GPUs" is read as a uniform subset of the
   available GPUs (a random server choice weighted by the GPUs it offers).
 
-Choices beyond the lead's: the baselines take jobs in the same SJF order as
+Choices beyond the spec's: the baselines take jobs in the same SJF order as
 SJF-BCO (the paper does not give their order; this isolates the effect of
 the placement rule). A RAND pass that cannot place a job under ``theta = T``
 returns no schedule. ``u`` scales the estimate as in SJF-BCO.

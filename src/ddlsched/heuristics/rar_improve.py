@@ -1,7 +1,7 @@
-"""Method ``improve`` of family ``rar`` (ours, issue 25 item 3; not a paper heuristic).
+"""Method ``improve`` of family ``rar`` (ours; not a paper heuristic).
 
-Paper: SJF-BCO (MobiHoc 2022, ``shared/papers/000_*.txt``); spec
-``shared/specs/rar.md``. The objective is the makespan in slots of the
+Paper: SJF-BCO (MobiHoc 2022); spec
+``docs/families/rar.md``. The objective is the makespan in slots of the
 schedule executed by :func:`ddlsched.problems.rar_schedule.evaluate` (the
 timing model of Eqs. 6-9, contention included). Every choice here is ours.
 The method starts from the best schedule it knows and improves it by a

@@ -1,7 +1,7 @@
 """Shared machinery of the ``rar`` heuristics: estimated-time list scheduling.
 
 Paper: Yu, Ji, Rajan, Liu, MobiHoc 2022, Section 5 (Algorithms 1-3) and
-Section 7 (baselines); spec ``shared/specs/rar.md``. SJF-BCO
+Section 7 (baselines); spec ``docs/families/rar.md``. SJF-BCO
 (:mod:`ddlsched.heuristics.sjf_bco`) and the baselines FF, LS and RAND
 (:mod:`ddlsched.heuristics.rar_baselines`) all plan the same way and differ
 only in the *GPU-selection rule* (a :class:`GpuRule`) and in whether
@@ -18,12 +18,11 @@ only in the *GPU-selection rule* (a :class:`GpuRule`) and in whether
 * one pass over all jobs for a given ``theta``: :func:`run_pass`;
 * the bisection on ``theta`` (Alg. 1 lines 5-7 and 22-30): :func:`bisect_theta`.
 
-Line numbers are those of the listings in ``shared/papers/000_*.txt`` (the
-HTML text, whose numbering counts empty lines), as in the spec; the PDF
-text (``001_*.txt``) numbers without them (HTML Alg. 1 lines 22-30 are its
-lines 17-23).
+Line numbers are those of the paper's algorithm listings in its HTML
+rendering, whose numbering counts empty lines (as in the spec); the PDF
+numbers without them (HTML Alg. 1 lines 22-30 are the PDF's lines 17-23).
 
-Interpretation decisions (the lead's, written down here):
+Interpretation decisions (the project's, written down here):
 
 1. Estimates. ``rho_hat_j(n) = F_j tau_j(n, p_est)`` as above; the GPUs'
    accumulated times grow by ``rho_hat / u``.

@@ -3,7 +3,7 @@
 Paper: Yu, Ji, Rajan, Liu, "On Scheduling Ring-All-Reduce Learning Jobs in
 Multi-Tenant GPU Clusters with Communication Contention", MobiHoc 2022,
 Section 5 (Algorithm 1 SJF-BCO, Algorithm 2 FA-FFP, Algorithm 3 LBSGF) and
-Section 6 (Theorem 5); spec ``shared/specs/rar.md`` (the spec wins).
+Section 6 (Theorem 5); spec ``docs/families/rar.md`` (the spec wins).
 
 Algorithm 1 bisects the per-GPU execution-time limit ``theta`` over
 ``[1, T]``; for each ``theta`` it tries every threshold ``kappa = 1..n_g``
@@ -22,7 +22,7 @@ per instance. Complexity: ``O(log T * K * J * N log N * (1 + W))`` with
 ``K <= n_g`` distinct ``kappa`` classes (below), ``J`` jobs, ``N`` GPUs and
 ``W`` waits per job.
 
-Interpretation decisions (the lead's), with the paper's line numbers:
+Interpretation decisions (the project's), with the paper's line numbers:
 
 4. FA-FFP (Alg. 2 lines 2-4): among the available GPUs take the ``G_j``
    with least ``U``; ties: GPUs on servers that host a job still running at

@@ -1,6 +1,6 @@
 """Preemptive SRPT on one machine with release times (offline replay of the online rule).
 
-Used by family ``asrpt`` (spec ``shared/specs/asrpt.md``): the bound
+Used by family ``asrpt`` (spec ``docs/families/asrpt.md``): the bound
 ``lb_srpt`` (Lemma 1's single-machine relaxation with exact sizes), the
 Lemma 3 check (SRPT on predicted and on true sizes), and the total
 completion time ``OPT_A~1`` of A-SRPT's virtual machine. SRPT minimises

@@ -1,8 +1,8 @@
 """Lower bounds of family ``asrpt``: ``alpha_lb``, ``lb_sum`` and ``lb_srpt``.
 
-Paper seed 004: Problem (8) under Eqs. (1)-(3), the per-iteration time of
-Eqs. (4)-(7), Lemma 1 (Appendix A); spec ``shared/specs/asrpt.md``, "Offline
-optimum and lower bounds" (the spec wins over the paper). The offline
+A-SRPT paper: Problem (8) under Eqs. (1)-(3), the per-iteration time of
+Eqs. (4)-(7), Lemma 1 (Appendix A); spec ``docs/families/asrpt.md``, "Bounds"
+(the spec wins over the paper). The offline
 optimum ``exact`` is :mod:`ddlsched.models.asrpt_exact`.
 
 ``alpha_lb`` (:func:`alpha_lb`, :func:`alpha_lbs`)

@@ -1,9 +1,9 @@
 """Lower bound ``lb_busy`` of family ``asrpt``: mean busy times plus per-job durations.
 
-A bound of ours (issue 25), not the paper's. Paper seed 004: Problem (8)
+A bound of ours, not the paper's. A-SRPT paper: Problem (8)
 (``min sum_i C_i``) under Eqs. (1)-(3), the per-iteration time of Eqs.
 (4)-(7) and Lemma 1's single-machine relaxation (Appendix A); spec
-``shared/specs/asrpt.md``, "Offline optimum and lower bounds". The
+``docs/families/asrpt.md``, "Bounds". The
 mean-busy-time relaxation is Goemans' (SODA 1997, "Improved approximation
 algorithms for scheduling with release dates"); its use here, on GPU-time,
 with the per-job duration added back and the partition of the jobs, is ours.

@@ -1,7 +1,7 @@
 """The CP-SAT model of family ``asrpt``'s offline optimum ``OPT_A`` on integer data.
 
-Paper seed 004, Problem (8) under Eqs. (1)-(3); spec ``shared/specs/asrpt.md``,
-"Offline optimum and lower bounds" (``exact``). The data (modes, windows
+A-SRPT paper, Problem (8) under Eqs. (1)-(3); spec ``docs/families/asrpt.md``,
+``exact``. The data (modes, windows
 ``L_i``, the greedy incumbent, the clique cuts) are
 :mod:`ddlsched.models.asrpt_integer`'s; the strategy that calls this model is
 :func:`ddlsched.models.asrpt_exact.solve_exact`.
@@ -19,7 +19,7 @@ Model (:func:`build_cpsat`):
 Clique cuts (:func:`~ddlsched.models.asrpt_integer.cliques`): a no-overlap of
 the members' intervals.
 
-Strengthenings (issue 25; :mod:`ddlsched.models.asrpt_strengthen`, each
+Strengthenings (ours; :mod:`ddlsched.models.asrpt_strengthen`, each
 switchable, proofs there): ``objective_bound`` and ``lp_bound`` add
 ``sum_i C_i >= LB`` (the larger of the partition bound and the time-indexed
 LP relaxation's value, the LP solved first within part of the deadline);
@@ -91,7 +91,7 @@ def build_cpsat(
     lower_bound: int | None = None,
 ):
     """The CP-SAT model (module docstring); returns ``(model, starts, presences)``.
-    ``strengthening`` ``None``: none (the model before issue 25); ``lower_bound``:
+    ``strengthening`` ``None``: none (the model without strengthenings); ``lower_bound``:
     a valid bound on the objective (time units) to add as a constraint."""
     strengthening = strengthening or Strengthening.none()
     from ortools.sat.python import cp_model

@@ -1,8 +1,8 @@
 """The offline optimum ``OPT_A`` of family ``asrpt`` (method ``exact``).
 
-Paper seed 004: Problem (8) under Eqs. (1)-(3), the per-iteration time of
-Eqs. (4)-(7); spec ``shared/specs/asrpt.md``, "Offline optimum and lower
-bounds" (the spec wins over the paper). This module is the strategy
+A-SRPT paper: Problem (8) under Eqs. (1)-(3), the per-iteration time of
+Eqs. (4)-(7); spec ``docs/families/asrpt.md``, ``exact``
+(the spec wins over the paper). This module is the strategy
 (:func:`solve_exact`): it builds the integer data from the modes and
 ``alpha*(u)`` of :mod:`ddlsched.models.asrpt_modes` (rounding), runs the
 scheduling models (CP-SAT, :mod:`ddlsched.models.asrpt_cpsat`; the
@@ -36,7 +36,7 @@ time-indexed MILP, :mod:`ddlsched.models.asrpt_milp`; their shared data in
     ``lb_srpt`` (with ``min_u alpha*(u)`` bounds). Deadline: one for the
     whole method; the ``alpha*`` solves take what they need of it, then each
     remaining model solve gets an equal share of what is left.
-    Strengthenings (issue 25, ours; each switchable, all on by default; the
+    Strengthenings (ours; each switchable, all on by default; the
     proofs that none cuts off every optimum are in
     :mod:`ddlsched.models.asrpt_strengthen`): a searched incumbent (tighter
     windows, a better hint), ``sum C_i >= LB`` (the partition bound and the

@@ -1,7 +1,7 @@
 """The integer data of family ``asrpt``'s offline optimum, shared by its two scheduling models.
 
-Paper seed 004, Problem (8) under Eqs. (1)-(3); spec ``shared/specs/asrpt.md``,
-"Offline optimum and lower bounds" (``exact``). The models are
+A-SRPT paper, Problem (8) under Eqs. (1)-(3); spec ``docs/families/asrpt.md``,
+``exact``. The models are
 :mod:`ddlsched.models.asrpt_cpsat` (CP-SAT) and :mod:`ddlsched.models.asrpt_milp`
 (the time-indexed MILP); :func:`ddlsched.models.asrpt_exact.solve_exact` builds
 their data (modes, ``alpha*``, rounding) and assembles the result.

@@ -1,9 +1,9 @@
 """Lower bound ``lb_lagrange`` of family ``asrpt``: Lagrangian relaxation of the GPU capacity.
 
-A bound of ours (issue 25, item 2: "an LP or Lagrangian bound on trace
-windows"), not the paper's. Paper seed 004: Problem (8) (``min sum_i C_i``)
+A bound of ours (asked for as "an LP or Lagrangian bound on trace
+windows"), not the paper's. A-SRPT paper: Problem (8) (``min sum_i C_i``)
 under Eqs. (1)-(3) and the per-iteration time of Eqs. (4)-(7); spec
-``shared/specs/asrpt.md``, "Offline optimum and lower bounds". Lagrangian
+``docs/families/asrpt.md``, "Bounds". Lagrangian
 relaxation of a capacity constraint in time is textbook (e.g. Fisher 1973,
 "Optimal solution of scheduling problems using Lagrange multipliers"); its
 use here, on the trimmed schedule below, the multiplier grid and the step

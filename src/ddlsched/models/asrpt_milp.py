@@ -1,7 +1,7 @@
 """The time-indexed MILP of family ``asrpt``'s offline optimum (the cross-check of CP-SAT).
 
-Paper seed 004, Problem (8) under Eqs. (1)-(3); spec ``shared/specs/asrpt.md``,
-"Offline optimum and lower bounds" (``exact``). The data (modes, windows
+A-SRPT paper, Problem (8) under Eqs. (1)-(3); spec ``docs/families/asrpt.md``,
+``exact``. The data (modes, windows
 ``L_i``, the clique cuts) are :mod:`ddlsched.models.asrpt_integer`'s; the
 strategy that solves it (``solver="milp"`` or ``cross_check``) is
 :func:`ddlsched.models.asrpt_exact.solve_exact`.

@@ -1,8 +1,8 @@
 """The modes of family ``asrpt``'s offline optimum: usage vectors and ``alpha*(u)``.
 
-Paper seed 004: Eqs. (1)-(3) (a job's GPUs per server) and the per-iteration
-time of Eqs. (4)-(7); spec ``shared/specs/asrpt.md``, "Offline optimum and
-lower bounds" (``exact``). Used by :mod:`ddlsched.models.asrpt_exact`.
+A-SRPT paper: Eqs. (1)-(3) (a job's GPUs per server) and the per-iteration
+time of Eqs. (4)-(7); spec ``docs/families/asrpt.md``,
+``exact``. Used by :mod:`ddlsched.models.asrpt_exact`.
 
 Modes per job (:func:`usage_vectors`, :func:`count_usage_vectors`): every
 GPU-count vector ``u`` over the ``M`` servers (``sum u = g_i``, ``u_m <=

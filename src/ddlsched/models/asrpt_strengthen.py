@@ -1,12 +1,12 @@
-"""Strengthenings of family ``asrpt``'s exact model (issue 25, item 4: a larger proven frontier).
+"""Strengthenings of family ``asrpt``'s exact model (ours: a larger proven frontier).
 
-Ours, not the paper's. Paper seed 004: Problem (8) (``min sum_i C_i``) under
-Eqs. (1)-(3); spec ``shared/specs/asrpt.md``, "Offline optimum and lower
-bounds" (``exact``). They act on the integer data of
+Ours, not the paper's. A-SRPT paper: Problem (8) (``min sum_i C_i``) under
+Eqs. (1)-(3); spec ``docs/families/asrpt.md``,
+``exact``. They act on the integer data of
 :mod:`ddlsched.models.asrpt_integer` and on the CP-SAT model of
 :mod:`ddlsched.models.asrpt_cpsat`; :func:`ddlsched.models.asrpt_exact.solve_exact`
 applies them (each switchable, :class:`Strengthening`, every one on by
-default; all off is the model as it was before issue 25). None of them may
+default; all off is the model without them). None of them may
 cut off *every* optimum of the integer data; why each cannot:
 
 ``incumbent_search`` (:func:`search_incumbent`)
@@ -133,7 +133,7 @@ class Strengthening:
 
     @classmethod
     def none(cls) -> Strengthening:
-        """The model as it was before issue 25."""
+        """The model without strengthenings (every switch off)."""
         return cls(False, False, False, False, False)
 
     def report(self) -> dict[str, bool]:

@@ -1,10 +1,10 @@
 """Theorem 1 and Lemmas 2-3 of A-SRPT, evaluated on one instance.
 
-Paper seed 004, Section IV-C-2: Lemma 1 (``OPT_A1 <= rho OPT_A``), Lemma 2
+A-SRPT paper, Section IV-C-2: Lemma 1 (``OPT_A1 <= rho OPT_A``), Lemma 2
 (``Gamma_A <= X + rho OPT_A``), Lemma 3 (``OPT_A~1 <= OPT_A1 + I (g_max
 alpha^max / G) epsilon``), Theorem 1 (the competitive ratio) and Appendices
-A-C; Eq. (9) (``epsilon``, ``epsilon_bar``); spec ``shared/specs/asrpt.md``,
-"Theory, per instance" (the spec wins).
+A-C; Eq. (9) (``epsilon``, ``epsilon_bar``); spec ``docs/families/asrpt.md``
+(the spec wins).
 
 Quantities (:func:`theory`), with ``alpha_lb_i`` of
 :mod:`ddlsched.models.asrpt` standing in for the true ``alpha_min_i`` (a

@@ -1,13 +1,13 @@
 """The exact method and the trivial bound of family ``dmlrs``: ``exact``, ``ub_trivial``.
 
-Paper: Yu et al., IEEE TNSE 2022 (reading notes, seed 002): DMLRS (Eqs.
-3-7). Spec ``shared/specs/dmlrs.md``, "Exact and bounding formulations"
-(``exact``, ``ub_trivial``). Column generation is
+Paper: Yu et al., IEEE TNSE 2022 (reading notes of the paper): DMLRS (Eqs.
+3-7). Spec ``docs/families/dmlrs.md``,
+``exact`` and "Bounds" (``ub_trivial``). Column generation is
 :mod:`ddlsched.models.dmlrs_colgen`.
 
 The exact method's model is the compact offline MILP of DMLRS, built in
 :mod:`ddlsched.models.dmlrs_milp` (its rows, the symmetry rows and why its
-optimum is the evaluator's), strengthened (ours, issue 25; each switch a
+optimum is the evaluator's), strengthened (ours; each switch a
 parameter of ``exact``, all on by default) by
 :mod:`ddlsched.models.dmlrs_strong` (its validity arguments);
 :class:`ExactFormulation` sizes, builds and decodes it and
@@ -64,7 +64,7 @@ __all__ = ["EXACT_MAX_CELLS", "ExactFormulation", "job_upper_bound", "solve_exac
 #: by 16 s (a phase without time checks) with the empty schedule as incumbent; at 5,000
 #: cells the limits held within 0.2 s, and HiGHS still found nothing better than the empty
 #: schedule in 60 s on ``paper``-like instances: ``exact`` is for tiny instances.
-#: Re-measured with the strengthened model (issue 25, load 12 on 2 cores): at 5,000 cells
+#: Re-measured with the strengthened model (load 12 on 2 cores): at 5,000 cells
 #: (``paper``, 5 x 50 x 20) it proves in 7 s (plain model: 14 s); at 10,000 cells (10 x 50
 #: x 20, 25 x 20 x 20) the limits held within 2.6 s, but on one of three instances the
 #: build took 23 s and HiGHS ended without a schedule (the MIP start is then the answer);

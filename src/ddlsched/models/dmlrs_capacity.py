@@ -1,9 +1,9 @@
 """``ub_capacity`` (ours): an upper bound of family ``dmlrs`` that sees the cluster's capacity.
 
-Paper: Yu et al., IEEE TNSE 2022 (reading notes, seed 002): DMLRS (Eqs.
-3-7), the rate model of Eq. 3 with Fact 1. Spec ``shared/specs/dmlrs.md``,
-"Instance", "Rate model", "DMLRS". The bound and its relaxation are ours
-(issue 25: ``ub_trivial`` ignores the capacities, ``colgen`` does not run
+Paper: Yu et al., IEEE TNSE 2022 (reading notes of the paper): DMLRS (Eqs.
+3-7), the rate model of Eq. 3 with Fact 1. Spec ``docs/families/dmlrs.md``,
+"Rate model (Eq. 3, Fact 1)" and "Bounds". The bound and its relaxation are ours
+(a bound between the others: ``ub_trivial`` ignores the capacities, ``colgen`` does not run
 at the sizes of Figs. 8-10).
 
 The relaxation (a time-indexed LP over the whole cluster; per job ``i``
@@ -86,7 +86,7 @@ method; the model has ~15,000 rows at 100 jobs and ``T = 80``, too large
 for a Pyomo hand-over per run to be worth it), and a second backend (SCIP
 and GLOP through OR-Tools) solves the same arrays in the tests. A job that
 cannot finish by ``T`` even at ``rho_max_i`` per slot has no column.
-Measured on the paper's Fig. 6-10 instances (``benchmarks/RESULTS.md``,
+Measured on the paper's Fig. 6-10 instances (``benchmarks/results/dmlrs.md``,
 "dmlrs capacity bound"): the binary ``y``, the packing rows and
 ``UB(p)`` at the LP's capacity duals with exact pricing
 (:func:`capacity_prices`) each lower the bound by about 1 % or less.

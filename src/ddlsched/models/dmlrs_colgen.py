@@ -1,8 +1,8 @@
 """``dmlrs.colgen``: the LP relaxation of R-DMLRS by column generation, and an offline schedule.
 
-Paper: Yu et al., IEEE TNSE 2022 (reading notes, seed 002): R-DMLRS (Eq.
-8) and its dual (Eqs. 10-11). Spec ``shared/specs/dmlrs.md``, "R-DMLRS and
-its dual" and "Exact and bounding formulations" (3).
+Paper: Yu et al., IEEE TNSE 2022 (reading notes of the paper): R-DMLRS (Eq.
+8) and its dual (Eqs. 10-11). Spec ``docs/families/dmlrs.md``, "Bounds"
+(``colgen``).
 
 Master (:class:`ddlsched.solvers.dmlrs_master.ColumnMaster`): the LP over
 the columns found so far, capacity rows ``(h, r, t)`` with duals ``p >=

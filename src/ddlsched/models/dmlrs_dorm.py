@@ -1,9 +1,9 @@
 """Dorm, the per-slot MILP baseline of family ``dmlrs`` (spec "Baselines", ``dorm``).
 
 Paper: Yu, Liu, Wu, Ji, Bentley, "Toward Efficient Online Scheduling for
-Distributed Machine Learning Systems", IEEE TNSE 2022 (reading notes, seed
-002), which compares PD-ORS with Dorm (Figs. 6-7); spec
-``shared/specs/dmlrs.md``. Dorm (Sun et al., "Dorm: dynamically
+Distributed Machine Learning Systems", IEEE TNSE 2022 (reading notes of
+the paper), which compares PD-ORS with Dorm (Figs. 6-7); spec
+``docs/families/dmlrs.md``. Dorm (Sun et al., "Dorm: dynamically
 partitioning resources for distributed machine learning", 2017) re-solves
 a resource-partitioning MILP whenever the job set changes; here it runs in
 every slot of the shared slot loop

@@ -1,9 +1,8 @@
 """Family ``dmlrs``: the single-job pricing of R-DMLRS's dual (Eqs. 10-11) and ``UB(p)``.
 
-Paper: Yu et al., IEEE TNSE 2022 (reading notes, seed 002): R-DMLRS (Eq.
-8) and its dual (Eqs. 10-11). Spec ``shared/specs/dmlrs.md``, "R-DMLRS and
-its dual", "Exact and bounding formulations" (3, ``colgen``) and "Beyond
-the paper" (``ub_prices``). Column generation
+Paper: Yu et al., IEEE TNSE 2022 (reading notes of the paper): R-DMLRS (Eq.
+8) and its dual (Eqs. 10-11). Spec ``docs/families/dmlrs.md``, "Bounds"
+(``colgen`` and ``ub_prices``). Column generation
 (:mod:`ddlsched.models.dmlrs_colgen`) prices with :class:`PricingSession`;
 ``ub_prices`` calls :func:`bound_at_prices`. The model of record is
 :func:`ddlsched.models.dmlrs_milp.build_model`; the direct highspy solver is

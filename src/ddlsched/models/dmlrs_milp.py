@@ -1,7 +1,7 @@
 """Family ``dmlrs``: the compact MILP of DMLRS (Eqs. 3-7) in Pyomo, ``exact``'s model.
 
-Paper: Yu et al., IEEE TNSE 2022 (reading notes, seed 002): DMLRS (Eqs.
-3-7). Spec ``shared/specs/dmlrs.md``, "Exact and bounding formulations".
+Paper: Yu et al., IEEE TNSE 2022 (reading notes of the paper): DMLRS (Eqs.
+3-7). Spec ``docs/families/dmlrs.md``, ``exact``.
 :func:`build_model` adds the rows group by group, each in its own builder
 (:func:`_add_variables`: the domain, Eq. 7; :func:`_add_relaxed_rows`:
 Eq. 4 and the PS rule of the LP; :func:`_add_mode_rows`: the modes and
@@ -41,7 +41,9 @@ rejected) and slot ``t in a_i..T`` (Eq. 7):
 * capacities ``sum_i alpha[i,r] (wI + wE) + beta[i,r] (sI + sE) <= C[h,r]``
   (Eq. 5);
 * cumulative samples ``slot_s sum_{t' <= t} sum_h (wI / pi_i(b_int) + wE /
-  pi_i(b_ext)) >= V_i c[i,t]`` (Eq. 3), divided by ``V_i``; exact, without
+  pi_i(b_ext)) >= V_i sum_{t' <= t} c[i,t']`` (Eq. 3), divided by ``V_i`` (the
+  cumulative right side has the same integer points as ``V_i c[i,t]`` and an LP
+  relaxation at least as tight); exact, without
   the evaluator's ``1e-9`` slack;
 * maximise ``sum_{i,t} u_i(t - a_i) c[i,t]``.
 

@@ -1,8 +1,8 @@
 """Problem (23) of PD-ORS as a Pyomo model: the statement of record of ``dmlrs_slot.ilp``.
 
-Paper: Yu et al., IEEE TNSE 2022 (reading notes, seed 002), Algorithm 4's
-external case, Problem (23) with the spec's PS row (``shared/specs/dmlrs.md``,
-"Rounding study"); the rows are those of :mod:`ddlsched.problems.dmlrs_slot`::
+Paper: Yu et al., IEEE TNSE 2022 (reading notes of the paper), Algorithm 4's
+external case, Problem (23) with the spec's PS row (``docs/families/dmlrs_slot.md``,
+"The formulation"); the rows are those of :mod:`ddlsched.problems.dmlrs_slot`::
 
     min  sum_h pw[h] w_h + ps[h] s_h
     s.t. alpha[r] w_h + beta[r] s_h <= C^[h, r]        (24)

@@ -1,7 +1,7 @@
-"""Family ``dmlrs``: strengthenings of ``exact``'s compact MILP (ours, issue 25), each switchable.
+"""Family ``dmlrs``: strengthenings of ``exact``'s compact MILP (ours), each switchable.
 
-Paper: Yu et al., IEEE TNSE 2022 (reading notes, seed 002): DMLRS (Eqs.
-3-7); spec ``shared/specs/dmlrs.md``, "Exact and bounding formulations".
+Paper: Yu et al., IEEE TNSE 2022 (reading notes of the paper): DMLRS (Eqs.
+3-7); spec ``docs/families/dmlrs.md``, ``exact``.
 None of this is the paper's or the spec's: every row and fixing here is
 ours, added to the model of :mod:`ddlsched.models.dmlrs_milp` (whose rows
 and symbols ``c, m, e, wI, sI, wE, sE`` this docstring uses) by

@@ -1,6 +1,6 @@
 """Exact grouping for family ``muri``: a set-packing ILP over all candidate groups.
 
-Spec ``shared/specs/muri.md`` ("Exact: muri.exact_grouping"); paper Sec. 4.2
+Spec ``docs/families/muri.md`` (``exact``); paper Sec. 4.2
 (the k-dimensional hypergraph matching that Algorithm 1 approximates).
 
 Formulation, for each GPU bucket ``B`` and every candidate group ``S``

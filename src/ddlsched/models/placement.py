@@ -1,4 +1,4 @@
-"""Exact placement ILPs for family ``placement`` (spec ``shared/specs/placement.md``).
+"""Exact placement ILPs for family ``placement`` (spec ``docs/families/placement.md``).
 
 Formulations of ``min alpha`` (Eq. 7) subject to Eq. (2)
 ``sum_m x[s,m] = k_s`` and the servers' free GPUs ``sum_s x[s,m] <= avail_m``:
@@ -28,7 +28,7 @@ Aggregated (``build_aggregated``, method ``exact``)
       depend on its own counts only; the servers are full when they are
       exactly enough). This *server-pattern* bound closes the root gap of
       most Table II cases: the aggregated ILP's HiGHS time fell from a
-      median of 48 ms to 14 ms on them (``benchmarks/RESULTS.md``);
+      median of 48 ms to 14 ms on them (``benchmarks/results/placement.md``);
     * for ``v >= 1``, ``c_s(v) +`` the smallest ``comm_s`` when ``x[s,m] =
       v`` (the neighbours share the other ``avail_m - v`` GPUs);
     * for ``0 < v < k_s``, ``split(s, min(v, k_s - v))`` (below).

@@ -1,4 +1,4 @@
-"""The GPU-level placement ILPs of family ``placement`` (spec ``shared/specs/placement.md``).
+"""The GPU-level placement ILPs of family ``placement`` (spec ``docs/families/placement.md``).
 
 Two formulations of ``min alpha`` (Eq. 7) with a binary per (stage replica,
 free GPU), next to the aggregated ILP of :mod:`ddlsched.models.placement`

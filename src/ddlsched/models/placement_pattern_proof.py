@@ -283,7 +283,7 @@ def pattern_proof(
 
 #: CP-SAT deterministic time the threshold search may spend (all its solves): the
 #: searches that close a proof on the Table II instances used at most 0.25 of it (vgg16 on
-#: 64 and 256 GPUs, ``benchmarks/RESULTS.md``).
+#: 64 and 256 GPUs, ``benchmarks/results/placement.md``).
 THRESHOLD_WORK = 10.0
 
 _PROOF_CACHE: dict[PlacementInstance, tuple[PatternProof, float]] = {}

@@ -10,8 +10,8 @@ included (the spec's suggested shape). Slots ``t = 0..H-1``:
 * ``y[j,s]`` integer GPUs on server ``s`` (Eq. 1 ``sum_s y = G_j``);
   ``used[j,s] = [y > 0]``, ``whole[j,s] <= [y = G_j]``,
   ``split = used - whole`` (Sec. 4.1: split when ``0 < y_js < G_j``).
-* capacity (Eq. 2): ``w[j,s,t] >= y[j,s] - G_j (1 - a[j,t])``,
-  ``sum_j w[j,s,t] <= O_s``.
+* capacity (Eq. 2): ``w[j,s,t] >= y[j,s] - min(G_j, O_s) (1 - a[j,t])``,
+  ``sum_j w[j,s,t] <= O_s`` (``y[j,s] <= min(G_j, O_s)``, so the smaller big-M is valid).
 * contention (Eq. 6): ``z[j,s,t] >= split[j,s] + a[j,t] - 1``,
   ``cnt[s,t] = sum_j z[j,s,t]``; a one-hot ``q[j,t,(c,n)]`` (``sum q =
   a[j,t]``) picks the contention level ``c`` and server count ``n`` of the
@@ -23,9 +23,11 @@ included (the spec's suggested shape). Slots ``t = 0..H-1``:
   exact: an optimal solution never over-states them.
 * makespan ``C >= sum_t t f[j,t]``; objective ``min C``.
 
-The horizon ``H`` of the model is ``min(T, best heuristic makespan)``: an
-optimal schedule never ends later than a feasible one, so the restriction
-keeps the optimum and shrinks the model. Decoding assigns GPU ids inside
+The horizon ``H`` of the model is ``T`` without an incumbent; with one of
+makespan ``U`` (:func:`solve_exact`) it is ``U - 1``, the model asking for a
+strictly shorter schedule: an optimal schedule never ends later than a
+feasible one, so the restriction keeps the optimum (or proves the incumbent
+optimal when it is infeasible) and shrinks the model. Decoding assigns GPU ids inside
 each server by interval colouring of the model's activity intervals; the
 family evaluator then executes the schedule, and for a proven optimum its
 makespan must equal the MILP objective (checked, loudly).
@@ -280,7 +282,7 @@ def _add_placement(m: pyo.ConcreteModel, ix: _Index) -> None:
 
 
 def _add_capacity(m: pyo.ConcreteModel, ix: _Index) -> None:
-    """Capacity per server and slot (Eq. 2): ``w >= y - G (1 - a)``, ``sum_j w <= O_s``."""
+    """Capacity per server and slot (Eq. 2): ``w >= y - min(G, O_s) (1 - a)``, ``sum_j w <= O_s``."""
     H, J, servers, cap = ix.H, ix.J, ix.servers, ix.cap
     m.w = pyo.Var(
         [(j, s, t) for j in J for s in servers for t in range(H)], domain=pyo.NonNegativeReals

@@ -1,4 +1,4 @@
-"""Contention-aware lower bound of RAR-DDLS (``contention_lb``, issue 25; a bound of ours).
+"""Contention-aware lower bound of RAR-DDLS (``contention_lb``; a bound of ours).
 
 The bounds of :mod:`ddlsched.models.rar_bounds` (``load_lb``: Problem (14)
 and the closed forms) and ``timeindexed`` use contention-free durations

@@ -1,4 +1,4 @@
-"""Columns and the statement of record of ``lb_timeindexed`` (rar, issue 25; a bound of ours).
+"""Columns and the statement of record of ``lb_timeindexed`` (rar; a bound of ours).
 
 The LP of :mod:`ddlsched.models.rar_lb_timeindexed` (its docstring has the
 model and the proof of validity) indexes columns by (job ``j``, pattern

@@ -1,11 +1,11 @@
-"""The LP of ``lb_timeindexed`` built directly as a sparse matrix for highspy (rar, issue 25).
+"""The LP of ``lb_timeindexed`` built directly as a sparse matrix for highspy (rar).
 
 The statement of record is the Pyomo model of
 :func:`ddlsched.models.rar_lb_columns.build_pyomo_lb`; at paper size it has
 too many nonzeros for Pyomo's hand-over (each column sits in the capacity
 rows of its ``D`` windows and the tail rows of its ``ceil(f / w)``
 windows), so this module writes the *same LP* with cumulative auxiliary
-columns (DESIGN.md, "Solvers": a direct highspy path, with a test that it
+columns (``docs/architecture.md``, "Solvers": a direct highspy path, with a test that it
 returns the Pyomo model's optimum, ``tests/test_rar_lb_timeindexed.py``):
 
 * ``S[i] = S[i-1] + x[i]`` along the starts of a pair (``S`` at the first

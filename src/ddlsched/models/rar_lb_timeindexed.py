@@ -1,4 +1,4 @@
-"""``lb_timeindexed``: the time-indexed LP relaxation of RAR-DDLS as a lower bound (issue 25; ours).
+"""``lb_timeindexed``: the time-indexed LP relaxation of RAR-DDLS as a lower bound (ours).
 
 Paper: the reformulation of RAR-DDLS as a choice among (job, placement,
 start) columns (MobiHoc 2022, Eqs. 10-13; spec ``rar.md``, "Exact and

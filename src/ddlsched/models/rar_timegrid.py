@@ -204,6 +204,7 @@ def choose_grid(
     *,
     schedule_model: bool = True,
     columns_per_s: float = ILP_COLUMNS_PER_S,
+    plan_s: float | None = None,
 ) -> tuple[PatternCatalogue, TimeGrid]:
     """The pattern catalogue and the grid of the time-indexed model(s), refusing what cannot fit.
 
@@ -212,10 +213,14 @@ def choose_grid(
     fits memory, and with it the finest width whose models pass :func:`check_model_size`
     (variable cap and memory budget), whose estimated build time
     (:data:`BUILD_S_PER_NONZERO` per nonzero) fits :data:`BUILD_SHARE` of
-    what remains of ``deadline`` and whose columns the solver can settle in
-    the rest (``columns_per_s``: :data:`ILP_COLUMNS_PER_S`, or
-    :data:`LP_COLUMNS_PER_S` for an LP); if none fits the time, the coarsest
-    width that fits memory. ``schedule_model``: a width ``w > 1`` also builds the
+    ``plan_s`` and whose columns the solver can settle in the rest
+    (``columns_per_s``: :data:`ILP_COLUMNS_PER_S`, or :data:`LP_COLUMNS_PER_S`
+    for an LP); if none fits the time, the coarsest width that fits memory.
+    ``plan_s`` is the time planned for the model, by default ``deadline.plan_s``
+    (the limit, or a phase's share of it), never what remains of it: the grid
+    is a function of the instance and the time limit alone, so the same inputs
+    give the same model (and answer, unless the limit cuts the solve) on a
+    quiet and on a loaded machine. ``schedule_model``: a width ``w > 1`` also builds the
     rounded-up schedule model (counted). Raises
     :class:`~ddlsched.errors.ModelTooLargeError` (one line) when nothing
     fits, before anything is built.
@@ -223,8 +228,9 @@ def choose_grid(
     deadline = deadline or Deadline.unlimited()
     caps = AUTO_PATTERN_CAPS if max_patterns == AUTO else (int(max_patterns),)
     widths = _widths(horizon) if slot_width == AUTO else [int(slot_width)]
-    budget_s = deadline.remaining_s() * BUILD_SHARE
-    max_columns = deadline.remaining_s() * (1 - BUILD_SHARE) * columns_per_s
+    planned_s = deadline.plan_s if plan_s is None else plan_s
+    budget_s = planned_s * BUILD_SHARE
+    max_columns = planned_s * (1 - BUILD_SHARE) * columns_per_s
     error: ModelTooLargeError | None = None
     fallback = None
     for cap in caps:

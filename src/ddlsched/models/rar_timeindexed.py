@@ -233,11 +233,22 @@ def timeindexed(
         )
     # 'auto': a first pass on a quarter of the time, then a finer grid on the rest, on the
     # horizon of the best schedule so far (T* <= its makespan); the best of both is kept.
+    # Each pass's grid is planned on its share of the time limit (not on the time left: the
+    # same inputs give the same grids on a quiet and on a loaded machine).
     passes: list[Outcome] = []
-    shares = (FIRST_PASS_SHARE, 1.0) if deadline.remaining_s() >= TWO_PASS_MIN_S else (1.0,)
-    for share in shares:
+    total_s = deadline.plan_s
+    if total_s >= TWO_PASS_MIN_S:
+        passes_planned = (
+            (FIRST_PASS_SHARE, FIRST_PASS_SHARE * total_s),
+            (1.0, (1 - FIRST_PASS_SHARE) * total_s),
+        )
+    else:
+        passes_planned = ((1.0, total_s),)
+    for share, plan_s in passes_planned:
         phase = deadline.sub(share)
-        catalogue, grid = choose_grid(instance, H, slot_width, max_patterns, contention, phase)
+        catalogue, grid = choose_grid(
+            instance, H, slot_width, max_patterns, contention, phase, plan_s=plan_s
+        )
         last = passes[-1] if passes else None
         finer = last is None or grid.slot_width < last.info["slot_width"]
         if last is not None and last.schedule is not None and not finer:

@@ -1,8 +1,8 @@
 """Family ``asrpt``: online scheduling of pipeline-parallel jobs with predicted sizes.
 
 Paper: "Prediction-Assisted Online Distributed Deep Learning Workload
-Scheduling in GPU Clusters" (Luo, Liu, Lee, Shroff), ``shared/papers/004_*.txt``,
-Section III (model: Eqs. 1-3 and 8); spec ``shared/specs/asrpt.md`` (the
+Scheduling in GPU Clusters" (Luo, Liu, Lee, Shroff),
+Section III (model: Eqs. 1-3 and 8); spec ``docs/families/asrpt.md`` (the
 spec wins over the paper).
 
 This module holds the instance: the cluster, the job configurations
@@ -30,10 +30,10 @@ Choices the spec leaves open (written down here):
   copied into every evaluation by the evaluator.
 
 An empty job list is refused with one line ("jobs: at least one job is
-needed"; ours, issue 23): the competitive ratio of no job is undefined, and
+needed"; ours): the competitive ratio of no job is undefined, and
 the trace presets never make an empty window.
 
-Numeric ranges (ours, issue 23; checked on every instance, one line naming
+Numeric ranges (ours; checked on every instance, one line naming
 the field): ``time_unit_s`` in ``[1e-9, 1e9]``; a job's ``arrival_s``,
 ``iterations`` and ``predicted_iterations`` at most ``1e12`` (completion
 times then stay below ``1e17`` s, sums of 100,000 of them finite and exact

@@ -1,7 +1,7 @@
 """Family ``asrpt``'s schedule, its evaluator and its JSON form.
 
-Paper seed 004, Section III (model: Eqs. 1-3 and 8); spec
-``shared/specs/asrpt.md`` (the spec wins over the paper). The instance is
+A-SRPT paper, Section III (model: Eqs. 1-3 and 8); spec
+``docs/families/asrpt.md`` (the spec wins over the paper). The instance is
 :mod:`ddlsched.problems.asrpt`; this module is the ONE place that computes
 ``sum_i C_i`` (Eq. 8) and the other metrics. It imports no solver and no
 algorithm. A job's per-iteration time ``alpha_i`` is

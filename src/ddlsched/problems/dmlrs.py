@@ -1,8 +1,8 @@
 """Family ``dmlrs``: the DMLRS instance, its rate model (Eq. 3, Fact 1), schedules and evaluator.
 
 Paper: Yu, Liu, Wu, Ji, Bentley, "Toward Efficient Online Scheduling for
-Distributed Machine Learning Systems", IEEE TNSE 2022 (reading notes, seed
-002); spec ``shared/specs/dmlrs.md``, which fixes what the notes lack.
+Distributed Machine Learning Systems", IEEE TNSE 2022 (reading notes of
+the paper); spec ``docs/families/dmlrs.md``, which fixes what the notes lack.
 Equation numbers are the paper's.
 
 Instance. Machines ``h = 0..H-1`` with capacity ``C[h, r]`` of each named

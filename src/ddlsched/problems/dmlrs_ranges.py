@@ -1,6 +1,6 @@
 """Family ``dmlrs``: the checks of an instance, its numeric ranges included.
 
-Spec ``shared/specs/dmlrs.md`` ("Instance": what validation refuses); the
+Spec ``docs/families/dmlrs.md`` ("What an instance holds": what validation refuses); the
 ranges and why they hold are in :mod:`ddlsched.problems.dmlrs` (section
 "Numeric ranges"), which calls :func:`validate` on every instance it builds
 and re-exports the constants here.

@@ -1,8 +1,8 @@
 """Family ``dmlrs``: the rate model (Eq. 3, Fact 1), the schedule and the evaluator (Eqs. 3-7).
 
-Paper: Yu, Liu, Wu, Ji, Bentley, IEEE TNSE 2022 (reading notes, seed 002);
-spec ``shared/specs/dmlrs.md`` ("Rate model", "DMLRS: schedule and
-evaluator"). The instance and the model this module implements are
+Paper: Yu, Liu, Wu, Ji, Bentley, IEEE TNSE 2022 (reading notes of the paper);
+spec ``docs/families/dmlrs.md`` ("Rate model (Eq. 3, Fact 1)", "DMLRS (Eqs.
+3-7) and what the evaluator checks"). The instance and the model this module implements are
 described in :mod:`ddlsched.problems.dmlrs` (its sections "Rate model" and
 "Evaluator"), which re-exports every name here.
 """

@@ -1,9 +1,9 @@
 """Family ``dmlrs_slot``: one per-slot Problem (23) of PD-ORS, its allocations and evaluator.
 
 Paper: Yu, Liu, Wu, Ji, Bentley, "Toward Efficient Online Scheduling for
-Distributed Machine Learning Systems", IEEE TNSE 2022 (reading notes, seed
-002); spec ``shared/specs/dmlrs.md`` ("PD-ORS", Algorithm 4's external case,
-and "Rounding study: family ``dmlrs_slot``"). Equation numbers are the paper's.
+Distributed Machine Learning Systems", IEEE TNSE 2022 (reading notes of
+the paper); spec ``docs/families/dmlrs_slot.md`` (Algorithm 4's external case as a
+family of its own). Equation numbers are the paper's.
 
 An instance is the problem Algorithm 4 hands to its external case for one
 job ``i`` and slot ``t``: machines ``h = 0..H-1`` with a worker price
@@ -45,7 +45,7 @@ HiGHS reads a row bound of 1e20 as infinite and a PS row with ``gamma``
 above ~1e6 as satisfied by 0 PSs). Outside them: one line naming the
 field and the range.
 
-An empty machine list is refused with one line (ours, issue 23): the
+An empty machine list is refused with one line (ours): the
 instance is one job's slot problem, so it has no job list to be empty, and
 with no machine there is nothing to allocate.
 

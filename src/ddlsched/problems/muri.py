@@ -1,8 +1,8 @@
 """Family ``muri``: multi-resource interleaving of DL training jobs (grouping problem).
 
 Paper: Zhao et al., "Multi-Resource Interleaving for Deep Learning Training",
-SIGCOMM 2022 (``shared/papers/003_*.txt``, Sections 4.1-4.2, Algorithm 1);
-spec ``shared/specs/muri.md`` (the spec wins over the paper).
+SIGCOMM 2022 (Sections 4.1-4.2, Algorithm 1);
+spec ``docs/families/muri.md`` (the spec wins over the paper).
 
 This module holds the grouping instance (jobs with a GPU count and a
 per-iteration time on each of ``k`` resource types, used in the cyclic order
@@ -40,7 +40,7 @@ Choices the spec leaves open (written down here):
   is unit-free.
 
 An empty job list is refused with one line ("jobs: at least one job is
-needed"; ours, issue 23): a grouping of no jobs has no efficiency to report.
+needed"; ours): a grouping of no jobs has no efficiency to report.
 """
 
 from __future__ import annotations

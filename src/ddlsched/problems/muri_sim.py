@@ -1,7 +1,7 @@
 """Family ``muri_sim``: a trace run of a Muri-family scheduler, its schedule and evaluator.
 
 Paper: Zhao et al., SIGCOMM 2022, Sec. 6 (trace-driven simulation); spec
-``shared/specs/muri.md`` ("Scheduler and simulator"). The simulator itself
+``docs/families/muri_sim.md`` ("Scheduler and simulator"). The simulator itself
 is :mod:`ddlsched.sim.muri`; this module holds the data it works on and
 produces (no simulation logic, no solver):
 
@@ -12,8 +12,8 @@ Instance: :class:`TraceRun`
     simulator; ``paper``: the paper's prose), the seed of the profile
     assignment (Philly/ITP traces), an optional job limit (the first N
     jobs) and simulator knob overrides. The trace itself is read from the
-    data directory when a method runs (``$DDLSCHED_DATA``, else
-    ``../shared/data``), never copied. File format::
+    data directory when a method runs (:func:`ddlsched.datadir.data_file`,
+    ``docs/data.md``), never copied. File format::
 
         {"family": "muri_sim", "schema_version": 1, "trace": "trace2",
          "mode": "reference", "seed": 0, "limit": null, "knobs": {}}
@@ -42,7 +42,7 @@ Evaluator: :func:`evaluate` (the one place that computes the objective)
     range and passed through.
 
 A trace without jobs is refused with one line ("no data rows", by the trace
-reader, at ``instance check`` as at ``solve``; ours, issue 23): the average
+reader, at ``instance check`` as at ``solve``; ours): the average
 JCT of no job is undefined.
 """
 

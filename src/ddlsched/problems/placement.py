@@ -1,8 +1,8 @@
 """Family ``placement``: map one pipeline-parallel job onto servers with free GPUs.
 
 Paper: "Prediction-Assisted Online Distributed Deep Learning Workload
-Scheduling in GPU Clusters" (A-SRPT), ``shared/papers/004_*.txt``,
-Sections III-A/III-B (Eqs. 4-7) and IV-B; spec ``shared/specs/placement.md``
+Scheduling in GPU Clusters" (A-SRPT),
+Sections III-A/III-B (Eqs. 4-7) and IV-B; spec ``docs/families/placement.md``
 (the spec wins over the paper).
 
 This module holds the instance (one job's stages, the servers given to it),
@@ -48,7 +48,7 @@ Choices the spec leaves open (written down here):
   may accompany an instance; it enters no formula.
 
 An empty stage list is refused with one line ("stages: at least one stage is
-needed"; ours, issue 23): an instance is one job, and a job without stages
+needed"; ours): an instance is one job, and a job without stages
 has nothing to place.
 """
 

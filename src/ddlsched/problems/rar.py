@@ -1,8 +1,8 @@
 """Family ``rar``: RAR-DDLS, offline makespan scheduling of ring-all-reduce jobs.
 
 Paper: Yu, Ji, Rajan, Liu, "On Scheduling Ring-All-Reduce Learning Jobs in
-Multi-Tenant GPU Clusters with Communication Contention", MobiHoc 2022
-(``shared/papers/000_*.txt``); spec ``shared/specs/rar.md``.
+Multi-Tenant GPU Clusters with Communication Contention", MobiHoc 2022;
+spec ``docs/families/rar.md``.
 
 This module holds the instance (servers ``O_s``, network, jobs, horizon ``T``,
 progress rule) and its JSON form. The timing model of Section 4.1 (Eqs. 6-9)
@@ -10,7 +10,7 @@ is :mod:`ddlsched.problems.rar_timing`; the schedule, its JSON and the
 evaluator (the one place that computes a ``rar`` schedule's makespan) are
 :mod:`ddlsched.problems.rar_schedule`. It imports no solver.
 
-Numeric ranges (ours, issue 23): the bandwidths ``b_e``, ``b_i`` and the
+Numeric ranges (ours): the bandwidths ``b_e``, ``b_i`` and the
 reduction speed ``C`` lie in ``[1e-9, 1e9]`` (data per slot), ``alpha`` in
 ``[0, 1e6]``, a job's ``grad_size``, ``batch``, ``fwd_per_sample`` and
 ``bwd`` in ``[0, 1e9]``; so Eq. (8)'s ``tau_j`` is finite and positive at any
@@ -19,7 +19,7 @@ ZeroDivisionError in every heuristic). A job that cannot do one iteration
 per slot under the ``floor`` rule is refused by each method, with one line.
 
 An empty job list is refused with one line ("jobs: at least one job is
-needed"; ours, issue 23): an offline makespan problem without a job has
+needed"; ours): an offline makespan problem without a job has
 nothing for a method to decide, and refusing it keeps every method and bound
 free of the empty case.
 """
@@ -58,7 +58,7 @@ SCHEMA_VERSION = 1
 # --------------------------------------------------------------------------- instance
 
 
-#: Numeric ranges (ours, issue 23; module docstring, "Numeric ranges").
+#: Numeric ranges (ours; module docstring, "Numeric ranges").
 RATE_RANGE = (1e-9, 1e9)
 MAX_ALPHA = 1e6
 MAX_JOB_NUMBER = 1e9

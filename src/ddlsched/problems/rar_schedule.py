@@ -1,7 +1,7 @@
 """Schedule of RAR-DDLS, its JSON form and the evaluator (Section 4.1, Eq. 9).
 
-Paper: Yu, Ji, Rajan, Liu, MobiHoc 2022 (``shared/papers/000_*.txt``); spec
-``shared/specs/rar.md``. The evaluator :func:`evaluate` is the one place that
+Paper: Yu, Ji, Rajan, Liu, MobiHoc 2022; spec
+``docs/families/rar.md``. The evaluator :func:`evaluate` is the one place that
 computes a ``rar`` schedule's makespan; it executes the schedule with the
 timing model of :mod:`ddlsched.problems.rar_timing` (Eqs. 6-9). It imports
 no solver.

@@ -1,7 +1,7 @@
 """Timing model of RAR-DDLS (Section 4.1, Eqs. 6-9): how fast a job runs where it is placed.
 
-Paper: Yu, Ji, Rajan, Liu, MobiHoc 2022 (``shared/papers/000_*.txt``); spec
-``shared/specs/rar.md``. The instance is :mod:`ddlsched.problems.rar`; the
+Paper: Yu, Ji, Rajan, Liu, MobiHoc 2022; spec
+``docs/families/rar.md``. The instance is :mod:`ddlsched.problems.rar`; the
 evaluator that executes a schedule with this model is
 :mod:`ddlsched.problems.rar_schedule`.
 

@@ -1,9 +1,9 @@
 """The event-driven simulator of family ``asrpt``: one event loop for A-SRPT and the baselines.
 
 Paper: "Prediction-Assisted Online Distributed Deep Learning Workload
-Scheduling in GPU Clusters" (seed 004), Sec. IV-C (Algorithm 1) and
-Sec. V-A-1-d; spec ``shared/specs/asrpt.md``, sections "A-SRPT (Algorithm
-1), event-driven", "Baselines" and "Schedule and evaluator". The policies
+Scheduling in GPU Clusters" (Luo, Liu, Lee, Shroff), Sec. IV-C (Algorithm 1) and
+Sec. V-A-1-d; spec ``docs/families/asrpt.md``, sections "The event loop",
+"Baselines (Sec. V-A-1-d)" and "Schedule and evaluator (Eqs. 1-3, 8)". The policies
 are plug-ins (:mod:`ddlsched.heuristics.asrpt`); this module runs them.
 
 Algorithm 1 is written in slots and, read literally, re-reads the virtual

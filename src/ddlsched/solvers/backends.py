@@ -11,7 +11,7 @@ Backends:
 ``scip``
     SCIP through OR-Tools (``ortools.linear_solver.python.model_builder``):
     Pyomo writes the model as MPS, OR-Tools reads it and runs SCIP. This is
-    the second opinion for MILPs (DESIGN.md: never hand a MILP with
+    the second opinion for MILPs (``docs/architecture.md``: never hand a MILP with
     fractional coefficients to CP-SAT).
 
 Both run single-threaded with a fixed seed, so a solve is reproducible.
@@ -19,16 +19,16 @@ The time a solve may take is what remains of the method's
 :class:`~ddlsched.deadline.Deadline` (capped by ``SolveLimits.time_limit_s``
 when that is set); a solve that would get no time is not started.
 
-A HiGHS MILP of at least
-:data:`~ddlsched.solvers.highs_worker.WORKER_MIN_COLUMNS` columns under a
-finite limit runs in a forked worker process that is killed at the limit
+Every HiGHS MILP under a finite limit (single-threaded) runs in the HiGHS
+worker process, which is killed at the limit
 (:mod:`ddlsched.solvers.highs_worker`): HiGHS 1.16 does not check its clock
 during a presolve pass or its root heuristics, which ran the ``dmlrs_slot``
-ILP of 100,000 machines 6.7-15.7 s past a 60 s limit. A killed worker's solve is ``time_limit_no_solution``
-with ``time_limit_hit`` true and :attr:`ModelSolve.stopped` saying so: the
-incumbent HiGHS had is lost. An answer in time is loaded into the model by
-Pyomo's own loader, as in-process. LPs and solves without a finite limit
-run in-process as before.
+ILP of 100,000 machines 6.7-15.7 s past a 60 s limit. A killed worker's
+solve keeps HiGHS's last improving solution (``feasible``, no bound) or is
+``time_limit_no_solution``, with ``time_limit_hit`` true and
+:attr:`ModelSolve.stopped` saying so. An
+answer in time is loaded into the model by Pyomo's own loader, as
+in-process. LPs and solves without a finite limit run in-process.
 
 Solver version and settings (``CONTRIBUTING.md``, "Solver versions"):
 highspy is pinned to ``>=1.16,<1.17`` and HiGHS runs with presolve on
@@ -43,7 +43,7 @@ force) under these settings and under presolve and restarts on or off:
   cross-check of the asrpt worst-case search; ``exact_gpu_level
   --param cross_check=false``) and on integer columns with fractional
   upper bounds (the dmlrs slot ILP).
-* highspy 1.15.1 returns the same wrong answers on all but issue 2957's
+* highspy 1.15.1 returns the same wrong answers on all but ERGO-Code/HiGHS issue 2957's
   model, and cannot share a process with OR-Tools: both wheels ship a
   ``libhighs.so.1`` of their own version and the dynamic loader reuses the
   first one loaded, so whichever of ``highspy`` and ``ortools`` (CP-SAT,
@@ -249,11 +249,20 @@ def _highs_class():
             # the hand-over is pure Python (seconds on a 10^5-row model): interruptible
             if self.deadline is None:
                 return super().set_instance(model)
-            with self.deadline.interrupting("handing the model to HiGHS"):
-                return super().set_instance(model)
+            try:
+                with self.deadline.interrupting("handing the model to HiGHS"):
+                    return super().set_instance(model)
+            except RuntimeError as exc:  # the interrupt landed in Pyomo's output capture's
+                if "TimeLimitReached" not in str(exc):  # teardown, which names it in one
+                    raise
+                what = "handing the model to HiGHS"
+                raise TimeLimitReached(
+                    f"time limit of {self.deadline.limit_s:g} s reached in {what}"
+                ) from None
 
         reserve_s: float = 0.0
-        in_worker: bool = False  # run HiGHS in a forked worker killed at the limit
+        in_worker: bool = False  # run HiGHS in the worker process killed at the limit
+        stopped: str = ""  # the worker was killed, its last incumbent kept (highs_worker)
 
         def _solve(self):
             config = getattr(self, "_active_config", None)
@@ -263,27 +272,20 @@ def _highs_class():
                 reserve = max(self.reserve_s, _WORKER_RESERVE_S if self.in_worker else 0.0)
                 highs_s = seconds - min(reserve, 0.1 * seconds)
                 config.time_limit = max(1e-3, highs_s) if math.isfinite(highs_s) else None
-            _pass_start(self)
+            start = _start_pairs(self)
             if not (self.in_worker and math.isfinite(seconds)):
+                if start is not None:
+                    self._solver_model.setSolution(len(start[0]), *start)
                 return super()._solve()
             from ddlsched.solvers import highs_worker
 
-            try:
-                answer = highs_worker.run_forked(
-                    lambda: highs_worker.plain_results(self, Highs._solve(self)),
-                    seconds,
-                    "HiGHS",
-                )
-            except highs_worker.WorkerUnavailable as exc:
-                log.warning("%s; solving in-process", exc)
-                return super()._solve()
-            return highs_worker.results_from(self, answer)
+            return highs_worker.solve_in_worker(self, seconds, config.time_limit, start)
 
     return DeadlineHighs
 
 
-def _pass_start(solver) -> None:
-    """Hand HiGHS the model's MIP start, if it has one.
+def _start_pairs(solver):
+    """The model's MIP start as (column indices, values), or ``None``.
 
     A formulation may set ``model.ddlsched_start``: ``(var, value)`` pairs of a
     feasible solution (e.g. from a heuristic). HiGHS checks it and, if it is
@@ -294,12 +296,13 @@ def _pass_start(solver) -> None:
 
     start = getattr(getattr(solver, "_model", None), "ddlsched_start", None)
     if not start:
-        return
+        return None
     columns = solver._pyomo_var_to_solver_var_map
     pairs = [(columns[id(var)], float(value)) for var, value in start if id(var) in columns]
-    if pairs:
-        index = np.array([i for i, _ in pairs], dtype=np.int32)
-        solver._solver_model.setSolution(len(pairs), index, np.array([v for _, v in pairs]))
+    if not pairs:
+        return None
+    index = np.array([i for i, _ in pairs], dtype=np.int32)
+    return index, np.array([v for _, v in pairs])
 
 
 def _hint_start(model: pyo.ConcreteModel, builder, symbol_map) -> None:
@@ -400,6 +403,7 @@ def _solve_highs(
         num_constraints=ncons,
         message=f"{term.name}/{sol.name}",
         time_limit_hit=term == TerminationCondition.maxTimeLimit,
+        stopped=solver.stopped,
     )
 
 

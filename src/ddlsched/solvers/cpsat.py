@@ -4,7 +4,7 @@ The CP-SAT models of the toolkit (the ``asrpt`` offline optimum,
 :mod:`ddlsched.models.asrpt_cpsat`; the ``placement`` threshold proofs,
 :mod:`ddlsched.solvers.placement_threshold`) build their ``CpModel`` and hand
 it to :func:`solve_cpsat`, which sets the parameters, solves, and reports in
-the project's terms (:class:`CpsatRun`). DESIGN.md: CP-SAT for models written
+the project's terms (:class:`CpsatRun`). ``docs/architecture.md``: CP-SAT for models written
 natively with integer data.
 
 Parameters (:class:`CpsatOptions`): ``random_seed = seed``, ``num_workers =

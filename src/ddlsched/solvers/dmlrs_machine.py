@@ -1,6 +1,6 @@
 """Family ``dmlrs``: one machine's ``(workers, PSs)`` set for one job, its bounds and integer hull.
 
-Spec ``shared/specs/dmlrs.md``, "Exact and bounding formulations"; the
+Spec ``docs/families/dmlrs.md``, ``exact`` and "Bounds"; the
 capacities of Eq. 5, the worker cap of Eq. 4 and the PS rule for one job on
 one machine ``{(w, s) in Z^2_+: alpha w + beta s <= C, w <= F, s <=
 ceil(F / gamma)}``. Used by the compact MILP

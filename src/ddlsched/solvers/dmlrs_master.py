@@ -1,7 +1,7 @@
 """The restricted master of R-DMLRS (the paper's Eq. 8) in highspy, grown column by column.
 
-Spec ``shared/specs/dmlrs.md``, "Exact and bounding formulations" (3,
-``dmlrs.colgen``). Over the columns ``pi`` found so far (a column is one
+Spec ``docs/families/dmlrs.md``, "Bounds"
+(``colgen``). Over the columns ``pi`` found so far (a column is one
 job's schedule: its utility ``u_pi`` and its use of each capacity row
 ``(h, r, t)``)::
 

@@ -1,7 +1,7 @@
 """The single-job pricing problem of family ``dmlrs``, solved directly in highspy.
 
-Spec ``shared/specs/dmlrs.md``, "Exact and bounding formulations" (3,
-``dmlrs.colgen``) and "Beyond the paper" (``ub_prices``): for prices
+Spec ``docs/families/dmlrs.md``, "Bounds"
+(``colgen`` and ``ub_prices``): for prices
 ``p[h, r, t] >= 0`` and one job ``i``, the inner maximum of the dual of
 R-DMLRS (the paper's Eqs. 10-11),
 
@@ -86,7 +86,7 @@ runs in the HiGHS worker process (:mod:`ddlsched.solvers.highs_server`),
 which is killed at the limit: the MILP then reports ``time_limit`` with
 neither a column nor a bound, and the job contributes its trivial bound
 (:mod:`ddlsched.models.dmlrs_dual`), so ``UB(p)`` stays valid. The cost,
-one round trip of plain arrays per MILP, is in ``benchmarks/RESULTS.md``
+one round trip of plain arrays per MILP, is in ``benchmarks/results/platform.md``
 (``benchmarks/pricing_worker_cost.py``); :data:`IN_WORKER` false solves
 in-process. The LP (``relax=True``) stays in-process: its basis is kept
 between calls, and the simplex checks its clock every few iterations.
@@ -112,8 +112,8 @@ from ddlsched.solvers.highs_server import DirectRun, MipArrays, solve_mip
 
 __all__ = ["IN_WORKER", "PricingSolution", "SingleJobData", "SingleJobPricer"]
 
-#: Whether a pricing MILP under a finite limit runs in a forked worker killed at its limit
-#: (module docstring); ``benchmarks/pricing_worker_cost.py`` measures the cost.
+#: Whether a pricing MILP under a finite limit runs in the HiGHS worker process, killed at
+#: its limit (module docstring); ``benchmarks/pricing_worker_cost.py`` measures the cost.
 IN_WORKER = True
 
 

@@ -1,7 +1,7 @@
 """Problem (23) of PD-ORS (one job, one slot) solved directly in HiGHS (highspy).
 
-Paper: Yu et al., IEEE TNSE 2022 (reading notes, seed 002), Problem (23)
-and Algorithm 4's external case; spec ``shared/specs/dmlrs.md`` ("PD-ORS":
+Paper: Yu et al., IEEE TNSE 2022 (reading notes of the paper), Problem (23)
+and Algorithm 4's external case; spec ``docs/families/dmlrs.md`` (``pd_ors``:
 "The per-slot LPs are tiny and numerous ((T - a_i + 1) q per arrival):
 solve them with highspy directly, changing only the right-hand side of (26)
 between quanta and warm-starting; never build a Pyomo model per LP").

@@ -1,6 +1,6 @@
 """Many tiny LPs and MILPs solved directly in HiGHS (highspy), on one reused instance.
 
-DESIGN.md ("Solvers"): every formulation's statement of record is its Pyomo
+``docs/architecture.md`` ("Solvers"): every formulation's statement of record is its Pyomo
 model, but where a method solves thousands of tiny LPs or MILPs in a loop a
 direct highspy path is allowed, inside ``solvers/``, with a test that it
 returns the Pyomo model's optimum on random instances

@@ -29,10 +29,11 @@ summing to ``a``, or at most ``a``): ``C(a + S - 1, S - 1)`` of them for
 one availability, 12,869 for 8-GPU servers and 8 stages. Above
 :data:`PATTERN_LIMIT` patterns the bound is not computed (``None``).
 
-Direct highspy (DESIGN.md, "Solvers": a loop of small LPs): each LP has one
+Direct highspy (``docs/architecture.md``, "Solvers": a loop of small LPs): each LP has one
 row per stage and per availability value, one column per allowed pattern;
-infeasibility is read from HiGHS's model status (presolve off, as
-everywhere in the toolkit). ``tests/test_placement_scaling.py`` checks the
+HiGHS's model status only proposes infeasibility (presolve off, as
+everywhere in the toolkit): the bound relies on it only when the Farkas ray
+HiGHS returns is re-checked in numpy (:func:`_certified_infeasible`). ``tests/test_placement_scaling.py`` checks the
 bound against brute-force and ILP optima.
 """
 

@@ -17,7 +17,7 @@ with ``A_s(T)`` the triples whose middle count is 0 or whose term is
 ``<= T``. The terms are compared with ``T`` here, in Python, with the same
 floating-point arithmetic as the pattern values
 (:meth:`~ddlsched.models.placement_bounds.Coefficients.term`); the
-solver sees integer counts and table constraints only (DESIGN.md: CP-SAT
+solver sees integer counts and table constraints only (``docs/architecture.md``: CP-SAT
 for models written natively with integer data), so its answer involves no
 tolerance. Every ``alpha`` is one of the terms, so the optimum is the
 smallest term value ``T`` whose problem is feasible: :func:`threshold_search`

@@ -15,7 +15,7 @@ family evaluator, checks the claim and the bound against it, and fills in
 everything else. No adapter builds a :class:`SolveResult`.
 
 A method that ends without a schedule says so in one of three ways, all of
-which become status ``no_solution`` (a result, not a failure; DESIGN.md):
+which become status ``no_solution`` (a result, not a failure; ``docs/architecture.md``):
 its adapter returns ``Outcome(None, Status.NO_SOLUTION, info={"reason":
 ...})``; code deep inside it raises
 :class:`~ddlsched.errors.NoScheduleFound` (``run_method`` turns it into that

@@ -1,6 +1,6 @@
 """Instance generators of family ``asrpt``: ``tiny``, ``tiny-comm`` and the trace presets.
 
-Spec ``shared/specs/asrpt.md`` ("Workloads", "Presets").
+Spec ``docs/families/asrpt.md`` ("Presets, generators and data").
 
 ``tiny`` (this module) is small enough for the exact model and the brute
 force: 1-2 servers of 2-4 GPUs, 3-6 jobs, 1-3 synthetic configurations of
@@ -15,7 +15,7 @@ iterations are even (2-20), so every duration ``n alpha`` is a whole
 number of ``time_unit_s = 0.1`` s, as are the arrivals (0-3 s, the first
 at 0). Iterations are halved (kept even) until the horizon ``max r + sum_i
 n_i alpha_max_i`` is at most 500 units. ``num_jobs`` may be set up to 32
-(:data:`TINY_MAX_JOBS`, for the frontier study of issue 25; the horizon cap
+(:data:`TINY_MAX_JOBS`, for the exact-frontier study; the horizon cap
 holds at every size, so more jobs means shorter ones). Predictions carry a seeded error:
 a job is unseen (``n~ = 0``) with probability 0.15, else ``n~ = n
 exp(0.5 Z)``.
@@ -69,7 +69,7 @@ __all__ = [
 _STEP_S = 0.05
 _B = 10e9 / 8
 TINY_HORIZON_UNITS = 500
-#: The largest ``num_jobs`` of the tiny presets (the frontier study of issue 25 goes to 16).
+#: The largest ``num_jobs`` of the tiny presets (the exact-frontier study goes to 16).
 TINY_MAX_JOBS = 32
 
 

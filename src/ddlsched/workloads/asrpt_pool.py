@@ -1,7 +1,7 @@
 """The A-SRPT model pool (the paper's Table I) and its pipeline configurations.
 
-Spec ``shared/specs/asrpt.md`` ("Workloads": model pool, configurations,
-Muri/Tiresias model map); paper seed 004, Sec. V-A-1-b and Table I.
+Spec ``docs/families/asrpt.md`` ("Presets, generators and data": model pool,
+configurations, Muri/Tiresias model map); A-SRPT paper, Sec. V-A-1-b and Table I.
 
 Pool (Table I; profiles from the ``placement`` family's loaders,
 :mod:`ddlsched.workloads.profiles`):

@@ -1,6 +1,6 @@
 """Iteration predictors of family ``asrpt``: random forest, mean, median, perfect, noisy.
 
-Spec ``shared/specs/asrpt.md`` ("Prediction"); paper seed 004,
+Spec ``docs/families/asrpt.md`` ("Presets, generators and data": prediction); A-SRPT paper,
 Sec. IV-C-3 (random forest with squared-error splits, 100 trees, "0
 iterations for unseen jobs") and Sec. V-A-1-c / V-B-2-d (first 80 % of
 the jobs train; mean and median of previous job iterations as

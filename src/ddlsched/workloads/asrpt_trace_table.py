@@ -1,7 +1,7 @@
 """The traces of family ``asrpt``'s trace-driven presets, as one sorted table.
 
-Spec ``shared/specs/asrpt.md`` ("Workloads", "Prediction": the groups and
-features table); paper seed 004, Sec. IV-C-3 and V-A. Step 1 of the
+Spec ``docs/families/asrpt.md`` ("Presets, generators and data": the groups
+and features table); A-SRPT paper, Sec. IV-C-3 and V-A. Step 1 of the
 pipeline of :mod:`ddlsched.workloads.asrpt_window` (which also uses the
 groups and features of step 3):
 

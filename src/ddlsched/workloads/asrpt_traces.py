@@ -1,6 +1,6 @@
 """Trace-driven instances of family ``asrpt``: presets ``trace``, ``testbed`` and ``paper``.
 
-Spec ``shared/specs/asrpt.md`` ("Workloads", "Presets"); paper seed 004,
+Spec ``docs/families/asrpt.md`` ("Presets, generators and data"); A-SRPT paper,
 Sec. V-A (testbed) and V-B (simulations). Every preset is a window of a
 trace built by :func:`ddlsched.workloads.asrpt_window.build_window` (the
 pipeline: trace, split, groups and features, configurations, iterations,

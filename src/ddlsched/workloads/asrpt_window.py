@@ -1,7 +1,7 @@
 """The window builder of family ``asrpt``'s trace-driven presets (:func:`build_window`).
 
-Spec ``shared/specs/asrpt.md`` ("Prediction", "Workloads", "Presets",
-"Instance", "File format"); paper seed 004, Sec. IV-C-3 (prediction),
+Spec ``docs/families/asrpt.md`` ("What an instance holds", "Presets,
+generators and data"); A-SRPT paper, Sec. IV-C-3 (prediction),
 V-A (testbed, workload, Table I) and V-B (simulations). The spec wins
 over the paper; every choice either leaves open is written down here. The
 presets that call it are :mod:`ddlsched.workloads.asrpt_traces`; the trace

@@ -1,6 +1,6 @@
 """Instance generators of family ``dmlrs``: presets ``paper``, ``tiny``, ``micro``, ``trace``.
 
-Spec ``shared/specs/dmlrs.md`` ("Workloads and presets").
+Spec ``docs/families/dmlrs.md`` ("Presets, generators and data").
 
 * ``paper``: the notes' ranges (``E`` in [50, 200], ``K`` in [20000,
   500000], ``g`` in [30, 575] MB, ``tau`` in [1e-5, 1e-4] s, ``gamma`` in

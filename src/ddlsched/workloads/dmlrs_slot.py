@@ -1,6 +1,6 @@
 """Instances of family ``dmlrs_slot`` (one Problem (23)): preset ``synthetic``.
 
-Spec ``shared/specs/dmlrs.md``, "Rounding study". ``synthetic`` (ours where
+Spec ``docs/families/dmlrs_slot.md``, "Presets, files and data". ``synthetic`` (ours where
 the spec is silent):
 
 * a ``paper`` instance of ``jobs`` (50) jobs on ``machines`` (100) machines,

@@ -1,9 +1,9 @@
 """Reader of the Alibaba PAI 2020 GPU trace schema (cluster-trace-gpu-v2020).
 
-Spec ``shared/specs/asrpt.md`` ("Workloads", PAI loader); paper seed 004,
+Spec ``docs/families/asrpt.md`` ("Presets, generators and data": the PAI loader); A-SRPT paper,
 Sec. V-A-1-b (the A-SRPT paper's 758,223 jobs are this trace after
-cleaning). The trace itself is large and not in the data directory
-(``shared/data/README.md``): this reader is tested on small synthetic
+cleaning). The trace itself is large and not among the registered data files
+(``docs/data.md``): this reader is tested on small synthetic
 files in the same schema.
 
 A PAI directory holds headerless CSV files named after their tables, in
@@ -45,7 +45,7 @@ duration is the last task end minus the first task start. Choices:
   field that is not a finite number within 2**53 (``inf``, ``nan``);
 * job ids are ``job_name``; jobs come in job-table order;
 * a job asking for more than :data:`MAX_JOB_GPUS` GPUs is refused, naming
-  it (ours, issue 23: ``plan_gpu = 1e12`` made a job of 1e10 GPUs that the
+  it (ours, a guard against hostile input: ``plan_gpu = 1e12`` made a job of 1e10 GPUs that the
   configuration planner looped over GPU by GPU).
 
 The result is a :class:`~ddlsched.workloads.traces.RawTrace` with extra

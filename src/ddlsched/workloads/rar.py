@@ -1,7 +1,7 @@
 """Instance generators for family ``rar`` (presets ``small``, ``contention``, ``paper``, ``paper-contention``).
 
 ``paper`` reproduces the setting of Section 7 of the SJF-BCO paper (spec
-``shared/specs/rar.md``): 160 jobs (80 x 1 GPU, 14 x 2, 26 x 4, 30 x 8,
+``docs/families/rar.md``): 160 jobs (80 x 1 GPU, 14 x 2, 26 x 4, 30 x 8,
 8 x 16, 2 x 32), ``F_j`` uniform in [1000, 6000], 20 servers whose GPU
 counts are drawn uniformly from {4, 8, 16, 32}, ``T = 1200``, ``xi1 = xi2``,
 ``lambda_j = 1``. The generator calibrates ``m_j, b_e, b_i, C, df_j, db_j,
@@ -24,7 +24,7 @@ few per cent of ``tau >= 0.01`` for ``n`` up to 20 servers), and with
 job pays the slower inter-server link and the per-server overhead, but
 contention itself has no effect. Pass ``xi1=...`` to study contention.
 
-``paper-contention`` (issue #14) is the Section 7 setting with contention
+``paper-contention`` is the Section 7 setting with contention
 that acts. It makes the same seeded draws as ``paper`` in the same order, so
 one seed gives both presets the same 20 servers, job sizes, ``F_j``, batch
 sizes and nominal ``tau_j`` (paired comparisons); only the split of each
@@ -115,6 +115,7 @@ __all__ = [
     "check_nominal_ranges",
     "check_paper_ranges",
     "contention",
+    "first_servers_cut",
     "generate",
     "paper",
     "paper_contention",
@@ -190,18 +191,29 @@ def paper(
     xi2: float = 1e-5,
     alpha: float = 0.1,
     job_mix: tuple[tuple[int, int], ...] = PAPER_JOB_MIX,
+    first_servers: int | None = None,
 ) -> RarInstance:
     """The Section 7 setting (160 jobs, 20 servers, ``T = 1200``), seeded.
 
     ``xi1`` defaults to ``xi2`` (the paper's ``xi1 = xi2``). ``num_servers``
     and ``horizon`` are the knobs of the server sweep (Fig. 6: 10-20 servers,
-    ``T = 1500``).
+    ``T = 1500``; nested: ``first_servers``, :func:`first_servers_cut`).
     """
     xi1 = xi2 if xi1 is None else xi1
     network = Network(b_e=1.0, b_i=20.0, C=50.0, alpha=alpha, xi1=xi1, xi2=xi2)
     instance = _section7(seed, network, num_servers, horizon, job_mix, (0.02, 0.11), True)
     check_paper_ranges(instance)
-    return instance
+    return first_servers_cut(instance, first_servers)
+
+
+def first_servers_cut(instance: RarInstance, first_servers: int | None) -> RarInstance:
+    """The instance on its first ``first_servers`` servers (``None``: unchanged): Fig. 6's
+    nested reading (same jobs, larger clusters contain smaller ones; ``num_servers = n``
+    draws a new cluster per point). The ranges are checked on the drawn cluster."""
+    servers = instance.servers
+    if first_servers is not None and first_servers > len(servers):
+        raise InvalidInstanceError(f"first_servers = {first_servers} > {len(servers)} servers")
+    return instance if first_servers is None else replace(instance, servers=servers[:first_servers])
 
 
 def _section7(
@@ -310,6 +322,7 @@ def paper_contention(
     xi2: float = 1e-5,
     alpha: float = 0.5,
     job_mix: tuple[tuple[int, int], ...] = PAPER_JOB_MIX,
+    first_servers: int | None = None,
 ) -> RarInstance:
     """The Section 7 setting with contention that acts (preset ``paper-contention``).
 
@@ -323,7 +336,7 @@ def paper_contention(
         seed, network, num_servers, horizon, job_mix, CONTENTION_SPLIT_SHARE, False
     )
     check_contention_ranges(instance)
-    return instance
+    return first_servers_cut(instance, first_servers)
 
 
 def check_contention_ranges(instance: RarInstance) -> None:
@@ -510,6 +523,9 @@ def _section7_params(xi1_doc: str) -> dict:
             f"[GPUs per job, number of jobs] pairs (at most {MAX_JOBS} jobs in all)",
             minimum=1,
             maximum=MAX_JOBS,
+        ),
+        "first_servers": declare(
+            "keep the first n drawn servers (Fig. 6 nested)", minimum=1, maximum=MAX_SERVERS
         ),
     }
 

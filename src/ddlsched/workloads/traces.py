@@ -6,7 +6,7 @@ format has. Nothing here assigns models, profiles, iterations or
 predictions: that is each family's business (:mod:`ddlsched.workloads.muri_traces`
 for ``muri``, :mod:`ddlsched.workloads.asrpt_traces` for ``asrpt``). The
 files are read from the data directory (:func:`ddlsched.datadir.data_file`,
-``shared/data/README.md``), never copied into the repository; the Alibaba
+``docs/data.md``), never copied into the repository; the Alibaba
 PAI 2020 reader lives in :mod:`ddlsched.workloads.pai`.
 
 Formats (columns by header name; extra columns are ignored):

@@ -1,7 +1,7 @@
 """Event-driven trace simulator for Muri and the schedulers it was compared with.
 
 Paper: Zhao et al., SIGCOMM 2022, Sec. 4.2 ("Optimizing for average JCT"),
-5.1 and 6.1/6.3; spec ``shared/specs/muri.md`` ("Scheduler and simulator").
+5.1 and 6.1/6.3; spec ``docs/families/muri_sim.md`` ("Scheduler and simulator").
 Policies (:data:`POLICIES`): ``srtf``, ``srsf`` (known durations), ``tiresias``
 (discretised 2D-LAS), ``themis`` (finish-time fairness), ``antman`` (GPU
 sharing, guaranteed / opportunistic jobs), ``muri-s`` (SRSF order +

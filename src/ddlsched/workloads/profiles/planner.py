@@ -16,7 +16,7 @@ which is not published with it):
    ``G - S`` GPUs to the stage with the largest ``T_s / k_s`` (lowest
    index on ties). This minimises ``max_s T_s / k_s`` for ``sum k_s = G``.
    Computed with a heap, ``O(G log S)``; ``G`` above :data:`MAX_PLAN_GPUS`
-   is refused before any per-GPU loop (ours, issue 23: a trace job of 2^40
+   is refused before any per-GPU loop (ours, a guard against hostile input: a trace job of 2^40
    GPUs looped here for ever, past the time limit).
 3. **Per-replica numbers.** A replicated stage splits the mini-batch over
    its replicas (data parallelism), so each replica's ``fwd_s``/``bwd_s``
