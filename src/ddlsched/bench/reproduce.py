@@ -78,6 +78,13 @@ def _write(path: Path, text: str) -> None:
         ) from None
 
 
+def _shown(path: Path) -> str:
+    """``path`` as the index page quotes it: no absolute path of this machine."""
+    from ddlsched.bench.paths import portable_path
+
+    return str(portable_path(path))
+
+
 def check_writable(out: Path) -> None:
     """Make ``out`` (and its parents), or raise one line saying why it cannot be written."""
     try:
@@ -174,7 +181,8 @@ def _run_cuts(
         run.commands.append(
             (
                 f"rows of {cut_run.cut.suite}",
-                f"ddlsched bench run {cut_run.suite_file} --out {cut_run.results}{shown}",
+                f"ddlsched bench run {_shown(cut_run.suite_file)} --out "
+                f"{_shown(cut_run.results)}{shown}",
             )
         )
 
@@ -220,7 +228,8 @@ def _verdict(run: PaperRun, benchmarks: Path) -> None:
     run.commands.append(
         (
             "verdict",
-            f"ddlsched bench verdict {' '.join(map(str, dirs))} --claims {claims_file} --out {out}",
+            f"ddlsched bench verdict {' '.join(map(_shown, dirs))} --claims "
+            f"{_shown(claims_file)} --out {_shown(out)}",
         )
     )
 
@@ -232,7 +241,7 @@ def _intervals(run: PaperRun, benchmarks: Path) -> None:
     dirs = [c.results for c in run.cuts]
     explained = benchmarks / "results" / "intervals-explained.toml"
     out = run.out / "intervals.md"
-    command = f"python benchmarks/intervals.py {' '.join(map(str, dirs))} --out {out}"
+    command = f"python benchmarks/intervals.py {' '.join(map(_shown, dirs))} --out {_shown(out)}"
     explanations = load_explanations(explained if explained.exists() else None)
     text, run.widest = report_and_widest(dirs, command, None, explanations)
     _write(out, text)
@@ -254,7 +263,7 @@ def _figures(run: PaperRun) -> None:
         run.commands.append(
             (
                 f"figures of {cut_run.cut.suite}",
-                f"ddlsched bench plot {cut_run.results} --out {out}",
+                f"ddlsched bench plot {_shown(cut_run.results)} --out {_shown(out)}",
             )
         )
     run.seconds["figures"] = time.perf_counter() - start
