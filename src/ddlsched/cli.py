@@ -14,6 +14,7 @@ Commands::
     ddlsched simulate FAMILY ...                    (e.g. simulate muri --trace trace3 --policy muri-l)
     ddlsched new method FAMILY NAME [--out DIR]     write a method plug-in (ddlsched.cli_new)
     ddlsched data fetch|status [NAME ...]          fetch and check the public data (ddlsched.cli_data)
+    ddlsched reproduce PAPER|all [--out DIR]        a paper's suites, verdicts, figures (ddlsched.cli_reproduce)
 
 Help: ``ddlsched COMMAND --help`` lists the families (and, for ``solve`` and
 ``compare``, every family's methods; for ``instance generate`` its
@@ -349,6 +350,9 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     from ddlsched.cli_data import add_data_command
 
     add_data_command(sub)
+    from ddlsched.cli_reproduce import add_reproduce_command
+
+    add_reproduce_command(sub)
     return parser
 
 

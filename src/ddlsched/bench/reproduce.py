@@ -1,0 +1,301 @@
+"""``ddlsched reproduce PAPER``: a paper's plan run, then its verdicts, intervals and figures.
+
+For a :class:`~ddlsched.bench.reproduce_plan.Plan`, into ``OUT/<paper>/``:
+
+``suites/<suite>.toml``      the cut of each suite the plan runs (its name kept)
+``results/<suite>/``         its result store (as ``bench run --out``; resumable: a second
+                             run finishes only the tasks without a row)
+``verdict/``                 ``bench verdict`` with the paper's claims on every results
+                             directory (``verdict.md``, ``.tex``, ``.json``, curve figures)
+``intervals.md``             the interval report (:mod:`ddlsched.bench.intervals_report`)
+``figures/<suite>/``         ``bench plot`` of each results directory
+``index.md``, ``index.html`` one page: the verdict count line and table, the widest
+                             interval per table, the figures, the commands, versions and
+                             code fingerprints, the time of each part
+``timing.json``              the wall time of each part, in seconds
+
+Claims whose suites the plan leaves out stay in the verdict as ``missing``. Errors are
+one-line :class:`~ddlsched.errors.DdlschedError` s: an unwritable ``OUT``, a suite the
+check refuses (its first problem, e.g. a missing data file and the ``ddlsched data
+fetch NAME`` that gets it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ddlsched.bench.reproduce_plan import Cut, Plan, cut_suite_text
+from ddlsched.errors import DdlschedError
+
+__all__ = ["CutRun", "PaperRun", "check_writable", "plan_lines", "reproduce_paper"]
+
+
+@dataclass
+class CutRun:
+    """One cut: its suite file, results directory, task counts and wall time."""
+
+    cut: Cut
+    suite_file: Path
+    results: Path
+    tasks: int = 0
+    run: int = 0
+    stored: int = 0
+    failed: int = 0
+    statuses: dict[str, int] = field(default_factory=dict)
+    elapsed_s: float = 0.0
+
+
+@dataclass
+class PaperRun:
+    """What ``reproduce`` did for one paper (the index page is written from it)."""
+
+    plan: Plan
+    out: Path
+    cuts: list[CutRun]
+    count_line: str = ""
+    verdict_markdown: str = ""
+    widest: list[tuple[str, float]] = field(default_factory=list)
+    figures: list[Path] = field(default_factory=list)
+    verdict_figures: list[Path] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+    commands: list[tuple[str, str]] = field(default_factory=list)
+    provenance: dict[str, Any] = field(default_factory=dict)
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise DdlschedError(
+            f"{exc.filename or path}: cannot write ({exc.strerror or exc})"
+        ) from None
+
+
+def _shown(path: Path) -> str:
+    """``path`` as the index page quotes it: no absolute path of this machine."""
+    from ddlsched.bench.paths import portable_path
+
+    return str(portable_path(path))
+
+
+def check_writable(out: Path) -> None:
+    """Make ``out`` (and its parents), or raise one line saying why it cannot be written."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DdlschedError(f"{out}: cannot write ({exc.strerror or exc})") from None
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise DdlschedError(f"{out}: cannot write (permission denied)")
+
+
+def _stored_keys(results: Path) -> set[str]:
+    from ddlsched.bench.store import read_rows
+
+    if not (results / "manifest.json").exists():
+        return set()
+    return set(read_rows(results).column("key").to_pylist())
+
+
+def _load_cut(cut_run: CutRun) -> Any:
+    """The cut's suite, checked as ``bench run`` checks it (instances cached in its
+    results directory); the check's first problem is the error line."""
+    from ddlsched.bench.suite import load_suite
+    from ddlsched.bench.suite_values import SuiteCheckError
+
+    try:
+        return load_suite(cut_run.suite_file, cache=True, out=cut_run.results)
+    except SuiteCheckError as exc:
+        lines = exc.check.lines()
+        more = f" (and {len(lines) - 1} more problem(s))" if len(lines) > 1 else ""
+        raise DdlschedError(f"{lines[0]}{more}") from None
+
+
+def plan_lines(plan: Plan, out: Path, suites: Path) -> list[str]:
+    """``--dry-run``: per cut, what runs (tasks, already stored, worst-case task time) and
+    what a larger budget would buy; nothing is run or written under ``out``."""
+    import tempfile
+
+    from ddlsched.bench.suite import load_suite
+    from ddlsched.bench.tasks import expand
+
+    lines = [f"{plan.paper}: {plan.title} (plan {plan.source}; {plan.budget or 'no estimate'})"]
+    with tempfile.TemporaryDirectory() as tmp:
+        for cut in plan.cuts:
+            path = Path(tmp) / f"{cut.suite}.toml"
+            path.write_text(cut_suite_text(cut, suites), encoding="utf-8")
+            suite = load_suite(path, check_registry=False)
+            tasks = expand(suite)
+            results = out / plan.paper / "results" / cut.suite
+            keys = _stored_keys(results)
+            stored = sum(t.key in keys for t in tasks)
+            worst = sum(t.kill_after_s for t in tasks if t.key not in keys)
+            lines.append(
+                f"  {cut.suite}: {len(tasks)} task(s), {stored} already stored in {results}, "
+                f"{len(tasks) - stored} to run (at most {worst / 3600:.1f} h of task time, "
+                "every task at its kill limit)"
+            )
+            lines.append(f"    cut: {cut.summary()}")
+            if cut.larger_budget:
+                lines.append(f"    a larger budget would buy: {cut.larger_budget}")
+    lines.append(
+        f"  then: bench verdict with benchmarks/claims/{plan.claims}.toml, the interval report, "
+        f"the figures and {out / plan.paper / 'index.md'}"
+    )
+    return lines
+
+
+def _run_cuts(
+    run: PaperRun,
+    suites: Path,
+    workers: int | None,
+    dask: str | None,
+    progress: Callable[[str], Callable[[Any], None] | None],
+) -> None:
+    from ddlsched.bench.runner import run_suite
+
+    for cut_run in run.cuts:
+        start = time.perf_counter()
+        _write(cut_run.suite_file, cut_suite_text(cut_run.cut, suites, f"plan {run.plan.source}"))
+        suite = _load_cut(cut_run)
+        summary = run_suite(
+            suite,
+            cut_run.results,
+            workers=workers,
+            dask=dask,
+            on_progress=progress(f"{run.plan.paper}/{cut_run.cut.suite}"),
+        )
+        cut_run.tasks = summary.done + summary.skipped
+        cut_run.run, cut_run.stored, cut_run.failed = summary.done, summary.skipped, summary.failed
+        cut_run.statuses = dict(summary.status_counts)
+        cut_run.elapsed_s = time.perf_counter() - start
+        run.seconds[f"run {cut_run.cut.suite}"] = cut_run.elapsed_s
+        shown = f" --workers {workers}" if workers else ""
+        shown += f" --dask {dask}" if dask else ""
+        run.commands.append(
+            (
+                f"rows of {cut_run.cut.suite}",
+                f"ddlsched bench run {_shown(cut_run.suite_file)} --out "
+                f"{_shown(cut_run.results)}{shown}",
+            )
+        )
+
+
+def _verdict(run: PaperRun, benchmarks: Path) -> None:
+    import pandas as pd
+
+    from ddlsched.bench.claims import load_claims
+    from ddlsched.bench.provenance import latest_code
+    from ddlsched.bench.tables import load_results
+    from ddlsched.bench.verdict import evaluate_claims
+    from ddlsched.bench.verdict_report import (
+        count_line,
+        figures,
+        provenance,
+        to_json,
+        to_latex,
+        to_markdown,
+    )
+
+    start = time.perf_counter()
+    claims_file = benchmarks / "claims" / f"{run.plan.claims}.toml"
+    claims = load_claims(claims_file)
+    dirs = [c.results for c in run.cuts]
+    frames = [load_results(d) for d in dirs]
+    found = [f for f in frames if not f.empty]
+    frame = latest_code(pd.concat(found, ignore_index=True)) if found else frames[0]
+    verdicts = evaluate_claims(frame, claims.claims)
+    run.provenance = provenance(dirs, frame, claims)
+    out = run.out / "verdict"
+    run.verdict_markdown = to_markdown(verdicts, run.provenance, claims.title, claims.paper)
+    _write(out / "verdict.md", run.verdict_markdown)
+    _write(out / "verdict.tex", to_latex(verdicts, run.provenance, claims.title))
+    _write(out / "verdict.json", to_json(verdicts, run.provenance, claims.paper))
+    try:
+        run.verdict_figures = figures(verdicts, out, fmt="png")
+    except OSError as exc:
+        raise DdlschedError(
+            f"{exc.filename or out}: cannot write ({exc.strerror or exc})"
+        ) from None
+    run.count_line = count_line(claims.paper, verdicts)
+    run.seconds["verdict"] = time.perf_counter() - start
+    run.commands.append(
+        (
+            "verdict",
+            f"ddlsched bench verdict {' '.join(map(_shown, dirs))} --claims "
+            f"{_shown(claims_file)} --out {_shown(out)}",
+        )
+    )
+
+
+def _intervals(run: PaperRun, benchmarks: Path) -> None:
+    from ddlsched.bench.intervals_report import load_explanations, report_and_widest
+
+    start = time.perf_counter()
+    dirs = [c.results for c in run.cuts]
+    explained = benchmarks / "results" / "intervals-explained.toml"
+    out = run.out / "intervals.md"
+    command = f"python benchmarks/intervals.py {' '.join(map(_shown, dirs))} --out {_shown(out)}"
+    explanations = load_explanations(explained if explained.exists() else None)
+    text, run.widest = report_and_widest(dirs, command, None, explanations)
+    _write(out, text)
+    run.seconds["intervals"] = time.perf_counter() - start
+    run.commands.append(("interval report", command))
+
+
+def _figures(run: PaperRun) -> None:
+    from ddlsched.bench.plots import plot_results
+
+    start = time.perf_counter()
+    for cut_run in run.cuts:
+        out = run.out / "figures" / cut_run.cut.suite
+        try:
+            run.figures += plot_results(cut_run.results, out, fmt="png")
+        except OSError as exc:
+            path = exc.filename or out
+            raise DdlschedError(f"{path}: cannot write ({exc.strerror or exc})") from None
+        run.commands.append(
+            (
+                f"figures of {cut_run.cut.suite}",
+                f"ddlsched bench plot {_shown(cut_run.results)} --out {_shown(out)}",
+            )
+        )
+    run.seconds["figures"] = time.perf_counter() - start
+
+
+def reproduce_paper(
+    plan: Plan,
+    out: Path,
+    benchmarks: Path,
+    *,
+    workers: int | None = None,
+    dask: str | None = None,
+    progress: Callable[[str], Callable[[Any], None] | None] = lambda name: None,
+) -> PaperRun:
+    """Run ``plan``'s cuts into ``out/<paper>/results``, then its verdicts, interval report,
+    figures and index page (module docstring); ``progress(name)`` gives each cut's
+    ``on_progress`` callback. Returns what was done; the index page is written."""
+    from ddlsched.bench.reproduce_index import write_index
+
+    start = time.perf_counter()
+    paper_dir = out / plan.paper
+    check_writable(paper_dir)
+    cuts = [
+        CutRun(cut, paper_dir / "suites" / f"{cut.suite}.toml", paper_dir / "results" / cut.suite)
+        for cut in plan.cuts
+    ]
+    run = PaperRun(plan=plan, out=paper_dir, cuts=cuts)
+    _run_cuts(run, benchmarks / "suites", workers, dask, progress)
+    _verdict(run, benchmarks)
+    _intervals(run, benchmarks)
+    _figures(run)
+    run.seconds["total"] = time.perf_counter() - start
+    write_index(run)
+    _write(paper_dir / "timing.json", json.dumps(run.seconds, indent=2) + "\n")
+    return run

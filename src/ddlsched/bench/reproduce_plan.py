@@ -1,0 +1,337 @@
+"""Reproduction plans: which cuts of which suites reproduce a paper in about an hour.
+
+A plan is data, ``benchmarks/reproduce/<paper>.toml``::
+
+    [plan]
+    paper = "placement"                 # the name ``ddlsched reproduce`` takes
+    claims = "placement"                # benchmarks/claims/<claims>.toml (default: paper)
+    title = "Heavy-Edge vs the placement ILP (Table II)"
+    budget = "about 5 min on 2 cores"   # what the plan costs, in words (shown in --dry-run)
+
+    [[cuts]]                            # one per suite the plan runs
+    suite = "placement"                 # benchmarks/suites/<suite>.toml
+    groups = ["table2", "table2-paper"] # instance groups kept (default: every group)
+    seeds = 20                          # the first N seeds of every instance set (default: all)
+    drop_methods = ["exact_gpu_level"]  # method labels (or names) left out (default: none)
+    larger_budget = "exact_gpu_level on every instance: a second exact bound, +50 min"
+
+    [cuts.methods.colgen]               # per method label (or name): a budget of its own
+    params = { max_rounds = 10 }        # merged into the method's parameters
+    seeds = 1                           # the first N of its method seeds
+    time_limit_s = 120                  # its time limit (prefer rounds: machine-independent)
+
+A cut is written as a suite file (:func:`cut_suite_text`) that keeps the suite's name,
+so that the rows carry it and the claims that name the suite read them; its task keys
+are those of the full suite (parameter overrides aside), so a later full run into the
+same results directory reruns nothing a cut ran. Instance files named relative to the
+suite are written as absolute paths. A bad plan is a :class:`~ddlsched.errors.DdlschedError`
+naming the file and the field.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ddlsched.errors import DdlschedError
+
+__all__ = [
+    "Cut",
+    "MethodBudget",
+    "Plan",
+    "cut_suite_text",
+    "find_benchmarks",
+    "load_plan",
+    "plan_names",
+]
+
+#: Where the plans live, under the repository's ``benchmarks/``.
+PLANS_DIR = "reproduce"
+
+
+@dataclass(frozen=True)
+class MethodBudget:
+    """One method's budget in a cut: parameter overrides, method seeds kept, time limit."""
+
+    params: Mapping[str, Any] = field(default_factory=dict)
+    seeds: int | None = None
+    time_limit_s: float | None = None
+
+
+@dataclass(frozen=True)
+class Cut:
+    """Which part of one suite a plan runs (``None``: all of it)."""
+
+    suite: str
+    groups: tuple[str, ...] | None = None
+    seeds: int | None = None
+    drop_methods: tuple[str, ...] = ()
+    methods: Mapping[str, MethodBudget] = field(default_factory=dict)
+    larger_budget: str = ""
+
+    def summary(self) -> str:
+        """One line: what the cut keeps of its suite."""
+        parts = [f"groups {', '.join(self.groups)}" if self.groups else "every group"]
+        parts.append(f"first {self.seeds} seed(s)" if self.seeds else "every seed")
+        if self.drop_methods:
+            parts.append(f"without {', '.join(self.drop_methods)}")
+        for label, budget in self.methods.items():
+            said = [f"{k} = {v}" for k, v in budget.params.items()]
+            if budget.seeds is not None:
+                said.append(f"{budget.seeds} method seed(s)")
+            if budget.time_limit_s is not None:
+                said.append(f"{budget.time_limit_s:g} s")
+            parts.append(f"{label}: {', '.join(said)}")
+        return "; ".join(parts)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A paper's reproduction plan: its claims file and the cuts of suites it runs."""
+
+    paper: str
+    claims: str
+    title: str
+    budget: str
+    cuts: tuple[Cut, ...]
+    source: Path
+
+
+def find_benchmarks(given: str | Path | None = None) -> Path:
+    """The repository's ``benchmarks/`` folder: ``given`` (checked), else the one beside
+    the package's source tree (a clone or an editable install), else ``./benchmarks``."""
+    if given is not None:
+        path = Path(given)
+        if not (path / "suites").is_dir():
+            raise DdlschedError(f"--benchmarks {path}: no suites/ folder in it")
+        return path
+    here = Path(__file__).resolve()
+    for candidate in (here.parents[3] / "benchmarks", Path.cwd() / "benchmarks"):
+        if (candidate / "suites").is_dir() and (candidate / PLANS_DIR).is_dir():
+            return candidate
+    raise DdlschedError(
+        "benchmarks/ (suites, claims, reproduction plans) not found beside the package or in "
+        "the current directory: run from a clone of the repository or give --benchmarks DIR"
+    )
+
+
+def plan_names(benchmarks: Path) -> list[str]:
+    """The papers with a plan, sorted."""
+    return sorted(p.stem for p in (benchmarks / PLANS_DIR).glob("*.toml"))
+
+
+def _fail(source: Path, where: str, message: str) -> DdlschedError:
+    return DdlschedError(f"{source}: {where}: {message}")
+
+
+def _strings(source: Path, where: str, value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise _fail(source, where, f"expected a list of names, got {value!r}")
+    return tuple(value)
+
+
+def _count(source: Path, where: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise _fail(source, where, f"expected an integer >= 1, got {value!r}")
+    return value
+
+
+def _method_budget(source: Path, where: str, table: Any) -> MethodBudget:
+    if not isinstance(table, dict) or set(table) - {"params", "seeds", "time_limit_s"}:
+        raise _fail(source, where, "expected a table with params, seeds, time_limit_s")
+    params = table.get("params", {})
+    if not isinstance(params, dict):
+        raise _fail(source, f"{where}.params", "expected a table of parameter values")
+    seeds = table.get("seeds")
+    limit = table.get("time_limit_s")
+    if limit is not None and (
+        isinstance(limit, bool)
+        or not isinstance(limit, (int, float))
+        or not math.isfinite(limit)
+        or limit <= 0
+    ):
+        raise _fail(source, f"{where}.time_limit_s", f"expected seconds > 0, got {limit!r}")
+    return MethodBudget(
+        params=params,
+        seeds=None if seeds is None else _count(source, f"{where}.seeds", seeds),
+        time_limit_s=None if limit is None else float(limit),
+    )
+
+
+def _cut(source: Path, where: str, table: Any, suites: Path) -> Cut:
+    allowed = {"suite", "groups", "seeds", "drop_methods", "methods", "larger_budget"}
+    if not isinstance(table, dict):
+        raise _fail(source, where, "expected a table [[cuts]]")
+    unknown = sorted(set(table) - allowed)
+    if unknown:
+        raise _fail(
+            source, f"{where}.{unknown[0]}", f"unknown field ({', '.join(sorted(allowed))})"
+        )
+    suite = table.get("suite")
+    if not isinstance(suite, str) or not (suites / f"{suite}.toml").is_file():
+        raise _fail(source, f"{where}.suite", f"no suite {suite!r} in {suites}")
+    methods = table.get("methods", {})
+    if not isinstance(methods, dict):
+        raise _fail(source, f"{where}.methods", "expected [cuts.methods.LABEL] tables")
+    groups = table.get("groups")
+    seeds = table.get("seeds")
+    larger = table.get("larger_budget", "")
+    if not isinstance(larger, str):
+        raise _fail(source, f"{where}.larger_budget", "expected text")
+    return Cut(
+        suite=suite,
+        groups=None if groups is None else _strings(source, f"{where}.groups", groups),
+        seeds=None if seeds is None else _count(source, f"{where}.seeds", seeds),
+        drop_methods=_strings(source, f"{where}.drop_methods", table.get("drop_methods", [])),
+        methods={
+            label: _method_budget(source, f"{where}.methods.{label}", budget)
+            for label, budget in methods.items()
+        },
+        larger_budget=" ".join(larger.split()),
+    )
+
+
+def load_plan(paper: str, benchmarks: Path) -> Plan:
+    """The plan of ``paper`` from ``benchmarks/reproduce/<paper>.toml``, checked (its
+    suites and claims file exist); an unknown paper names the known ones."""
+    known = plan_names(benchmarks)
+    if paper not in known:
+        raise DdlschedError(f"unknown paper {paper!r} (choose from {', '.join(known)}, or all)")
+    source = benchmarks / PLANS_DIR / f"{paper}.toml"
+    try:
+        data = tomllib.loads(source.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise DdlschedError(f"{source}: not a readable TOML file ({exc})") from None
+    head = data.get("plan")
+    if not isinstance(head, dict) or head.get("paper") != paper:
+        raise _fail(source, "plan.paper", f"expected [plan] with paper = {paper!r}")
+    claims = head.get("claims", paper)
+    if not isinstance(claims, str) or not (benchmarks / "claims" / f"{claims}.toml").is_file():
+        raise _fail(source, "plan.claims", f"no claims file {claims!r} in {benchmarks / 'claims'}")
+    cuts = data.get("cuts")
+    if not isinstance(cuts, list) or not cuts:
+        raise _fail(source, "cuts", "expected at least one [[cuts]] table")
+    return Plan(
+        paper=paper,
+        claims=claims,
+        title=str(head.get("title", paper)),
+        budget=str(head.get("budget", "")),
+        cuts=tuple(
+            _cut(source, f"cuts[{i}]", table, benchmarks / "suites") for i, table in enumerate(cuts)
+        ),
+        source=source,
+    )
+
+
+def _first_seeds(value: Any, count: int | None) -> Any:
+    """The first ``count`` seeds of a suite's ``seeds`` value (a list or ``{first, count}``)."""
+    if count is None:
+        return value
+    if isinstance(value, dict):
+        return {**value, "count": min(count, value.get("count", count))}
+    return list(value)[:count]
+
+
+def _label(method: Mapping[str, Any]) -> str:
+    return str(method.get("label", method.get("name", "")))
+
+
+def _cut_methods(methods: Sequence[dict], cut: Cut, groups: set[str]) -> list[dict]:
+    kept = []
+    for method in methods:
+        names = {_label(method), method.get("name")}
+        if names & set(cut.drop_methods):
+            continue
+        method = dict(method)
+        if "groups" in method:
+            method["groups"] = [g for g in method["groups"] if g in groups]
+            if not method["groups"]:
+                continue
+        budget = cut.methods.get(_label(method)) or cut.methods.get(method.get("name", ""))
+        if budget is not None:
+            if budget.params:
+                method["params"] = {**method.get("params", {}), **budget.params}
+            if budget.seeds is not None:
+                method["seeds"] = _first_seeds(method.get("seeds", [0]), budget.seeds)
+            if budget.time_limit_s is not None:
+                method["time_limit_s"] = budget.time_limit_s
+                method.pop("kill_after_s", None)
+        kept.append(method)
+    return kept
+
+
+def cut_suite_text(cut: Cut, suites: Path, note: str = "") -> str:
+    """The suite file of ``cut``: the suite ``suites/<cut.suite>.toml`` with only the cut's
+    groups, seeds and methods, its methods' budgets, as TOML text (``note``: a comment)."""
+    path = suites / f"{cut.suite}.toml"
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    instances = []
+    for table in data.get("instances", []):
+        group = table.get("group", table.get("preset"))
+        if cut.groups is not None and group not in cut.groups:
+            continue
+        table = dict(table)
+        if "seeds" in table:
+            table["seeds"] = _first_seeds(table["seeds"], cut.seeds)
+        if "files" in table:
+            files = [table["files"]] if isinstance(table["files"], str) else table["files"]
+            table["files"] = [str((path.parent / f).resolve()) for f in files]
+        instances.append(table)
+    if not instances:
+        raise DdlschedError(f"cut of {path}: no instance group left (groups {cut.groups})")
+    groups = {str(t.get("group", t.get("preset"))) for t in instances}
+    data["instances"] = instances
+    data["methods"] = _cut_methods(data.get("methods", []), cut, groups)
+    if not data["methods"]:
+        raise DdlschedError(f"cut of {path}: no method left")
+    head_table = data.setdefault("suite", {})
+    head_table.pop("output", None)
+    if "reference" in head_table:  # the references the cut still runs
+        labels = {_label(m) for m in data["methods"]}
+        given = head_table["reference"]
+        kept = [r for r in ([given] if isinstance(given, str) else given) if r in labels]
+        if kept:
+            head_table["reference"] = kept
+        else:
+            del head_table["reference"]
+    head = [f"# A cut of {path.name}, written by ddlsched reproduce: {cut.summary()}."]
+    head += [f"# {note}"] if note else []
+    return "\n".join(head) + "\n\n" + _toml(data)
+
+
+def _value(value: Any) -> str:
+    """A TOML value: scalars, arrays and inline tables (what suite files hold)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float, str)):
+        return json.dumps(value)
+    if isinstance(value, Mapping):
+        return "{ " + ", ".join(f"{_key(k)} = {_value(v)}" for k, v in value.items()) + " }"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_value(v) for v in value) + "]"
+    raise DdlschedError(f"cannot write {value!r} in a suite file")
+
+
+def _key(key: str) -> str:
+    bare = key.replace("_", "").replace("-", "").isalnum() and key.isascii()
+    return key if bare else json.dumps(key)
+
+
+def _toml(data: Mapping[str, Any]) -> str:
+    out: list[str] = []
+    for name, table in data.items():
+        if isinstance(table, list):
+            for item in table:
+                out.append(f"[[{name}]]")
+                out += [f"{_key(k)} = {_value(v)}" for k, v in item.items()]
+                out.append("")
+        else:
+            out.append(f"[{name}]")
+            out += [f"{_key(k)} = {_value(v)}" for k, v in table.items()]
+            out.append("")
+    return "\n".join(out)
