@@ -67,6 +67,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "ddlsched.api",  # the public module of plug-ins: registry, families, conformance
             "ddlsched.cli_new",
             "ddlsched.cli_data",
+            "ddlsched.cli_reproduce",
             "ddlsched.templates",  # the scaffold's method modules (package data)
         ),
     ),

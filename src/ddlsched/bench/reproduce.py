@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ddlsched.bench.reproduce_index import write_text
 from ddlsched.bench.reproduce_plan import Cut, Plan, cut_suite_text
 from ddlsched.errors import DdlschedError
 
@@ -66,16 +67,6 @@ class PaperRun:
     seconds: dict[str, float] = field(default_factory=dict)
     commands: list[tuple[str, str]] = field(default_factory=list)
     provenance: dict[str, Any] = field(default_factory=dict)
-
-
-def _write(path: Path, text: str) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise DdlschedError(
-            f"{exc.filename or path}: cannot write ({exc.strerror or exc})"
-        ) from None
 
 
 def _shown(path: Path) -> str:
@@ -162,7 +153,9 @@ def _run_cuts(
 
     for cut_run in run.cuts:
         start = time.perf_counter()
-        _write(cut_run.suite_file, cut_suite_text(cut_run.cut, suites, f"plan {run.plan.source}"))
+        write_text(
+            cut_run.suite_file, cut_suite_text(cut_run.cut, suites, f"plan {run.plan.source}")
+        )
         suite = _load_cut(cut_run)
         summary = run_suite(
             suite,
@@ -214,9 +207,9 @@ def _verdict(run: PaperRun, benchmarks: Path) -> None:
     run.provenance = provenance(dirs, frame, claims)
     out = run.out / "verdict"
     run.verdict_markdown = to_markdown(verdicts, run.provenance, claims.title, claims.paper)
-    _write(out / "verdict.md", run.verdict_markdown)
-    _write(out / "verdict.tex", to_latex(verdicts, run.provenance, claims.title))
-    _write(out / "verdict.json", to_json(verdicts, run.provenance, claims.paper))
+    write_text(out / "verdict.md", run.verdict_markdown)
+    write_text(out / "verdict.tex", to_latex(verdicts, run.provenance, claims.title))
+    write_text(out / "verdict.json", to_json(verdicts, run.provenance, claims.paper))
     try:
         run.verdict_figures = figures(verdicts, out, fmt="png")
     except OSError as exc:
@@ -244,7 +237,7 @@ def _intervals(run: PaperRun, benchmarks: Path) -> None:
     command = f"python benchmarks/intervals.py {' '.join(map(_shown, dirs))} --out {_shown(out)}"
     explanations = load_explanations(explained if explained.exists() else None)
     text, run.widest = report_and_widest(dirs, command, None, explanations)
-    _write(out, text)
+    write_text(out, text)
     run.seconds["intervals"] = time.perf_counter() - start
     run.commands.append(("interval report", command))
 
@@ -297,5 +290,5 @@ def reproduce_paper(
     _figures(run)
     run.seconds["total"] = time.perf_counter() - start
     write_index(run)
-    _write(paper_dir / "timing.json", json.dumps(run.seconds, indent=2) + "\n")
+    write_text(paper_dir / "timing.json", json.dumps(run.seconds, indent=2) + "\n")
     return run

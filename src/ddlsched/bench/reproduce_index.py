@@ -22,8 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from ddlsched import __version__
+from ddlsched.errors import DdlschedError
 
-__all__ = ["index_blocks", "to_html", "to_markdown", "write_index"]
+__all__ = ["index_blocks", "to_html", "to_markdown", "write_index", "write_text"]
 
 #: A block of the page: ("h1"|"h2"|"p"|"code"|"img", text) or ("table", headers, rows).
 Block = tuple[Any, ...]
@@ -226,12 +227,21 @@ def to_html(blocks: Sequence[Block], title: str) -> str:
     return "\n".join(out) + "\n"
 
 
+def write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` (its folder made); an OS error is one line naming the file."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise DdlschedError(
+            f"{exc.filename or path}: cannot write ({exc.strerror or exc})"
+        ) from None
+
+
 def write_index(run: Any) -> list[Path]:
     """Write ``index.md`` and ``index.html`` into ``run.out``; return their paths."""
-    from ddlsched.bench.reproduce import _write
-
     blocks = index_blocks(run)
     paths = [run.out / "index.md", run.out / "index.html"]
-    _write(paths[0], to_markdown(blocks))
-    _write(paths[1], to_html(blocks, f"Reproduction: {run.plan.title}"))
+    write_text(paths[0], to_markdown(blocks))
+    write_text(paths[1], to_html(blocks, f"Reproduction: {run.plan.title}"))
     return paths
