@@ -23,6 +23,8 @@ import argparse
 import json
 from pathlib import Path
 
+from verdict_samples import portable_manifest, portable_path
+
 from ddlsched.bench.store import ResultStore, read_manifest, read_rows
 from ddlsched.errors import DdlschedError
 
@@ -67,8 +69,8 @@ def write_sample(source: Path, out: Path, rows: list[dict], selection: dict) -> 
     store = ResultStore(out)
     store.extend(rows)
     store.flush()
-    manifest = read_manifest(source)
-    manifest["sample_of"] = {"directory": str(source), **selection, "rows": len(rows)}
+    manifest = portable_manifest(read_manifest(source))
+    manifest["sample_of"] = {"directory": portable_path(source), **selection, "rows": len(rows)}
     store.write_manifest(manifest)
 
 

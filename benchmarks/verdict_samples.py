@@ -58,6 +58,26 @@ SAMPLES: dict[str, dict[str, Any]] = {
 }
 
 
+def portable_path(path: str | Path) -> str:
+    """``path`` as a committed file may name it: relative to the current directory when
+    inside it, else an absolute path without its first directory (``/work/runs/dmlrs``:
+    ``runs/dmlrs``), so that no sample names a directory of the machine that cut it."""
+    path = Path(path)
+    if not path.is_absolute():
+        return path.as_posix()
+    try:
+        return path.relative_to(Path.cwd()).as_posix()
+    except ValueError:
+        return Path(*path.parts[2:]).as_posix() if len(path.parts) > 2 else path.name
+
+
+def portable_manifest(manifest: dict[str, Any]) -> dict[str, Any]:
+    """The manifest with its suite file's path made portable (:func:`portable_path`)."""
+    if manifest.get("suite_file"):
+        manifest["suite_file"] = portable_path(manifest["suite_file"])
+    return manifest
+
+
 def _matches(params: dict[str, Any], points: list[dict[str, Any]]) -> bool:
     return any(all(params.get(k) == v for k, v in point.items()) for point in points)
 
@@ -90,10 +110,10 @@ def write_sample(paper: str, source: str | Path, out: str | Path) -> int:
     store = ResultStore(out)
     store.extend(rows)
     store.flush()
-    manifest = read_manifest(source)
+    manifest = portable_manifest(read_manifest(source))
     manifest["sample"] = (
-        f"{len(rows)} rows of {source} (python benchmarks/verdict_samples.py {paper}); "
-        "info emptied, metrics cut to the claims'"
+        f"{len(rows)} rows of {portable_path(source)} (python benchmarks/verdict_samples.py "
+        f"{paper}); info emptied, metrics cut to the claims'"
     )
     store.write_manifest(manifest)
     return len(rows)
