@@ -91,6 +91,44 @@ def test_dmlrs_sample_verdicts():
     assert verdicts["trend-fig8-jobs"].verdict == MISSING  # one point of Fig. 8 in the sample
 
 
+def test_dmlrs_pointwise_verdicts_recomputed_with_pandas():
+    """C1 (three baselines) and C2 from the rows: per point (group and generator parameters)
+    PD-ORS's mean over its method seeds minus the baseline on each instance seed;
+    favourable when above on every seed, unfavourable when below on every seed."""
+    verdicts = _verdicts(SAMPLES / "dmlrs", "dmlrs")
+    rows = read_rows(SAMPLES / "dmlrs").to_pandas()
+    table = rows.pivot_table(
+        index=["group", "instance_params", "instance_seed"],
+        columns="label",
+        values="objective",
+        aggfunc="mean",
+    )
+    for claim, groups, baseline in (
+        ("c1-fifo", ["fig6-machines", "fig7-jobs"], "fifo"),
+        ("c1-dorm", ["fig6-machines", "fig7-jobs"], "dorm"),
+        ("c2-oasis", ["fig8-oasis-jobs", "fig9-oasis-machines"], "oasis"),
+    ):
+        part = table.loc[groups]
+        diffs = (part["pd_ors"] - part[baseline]).dropna()
+        by_point = diffs.groupby(level=["group", "instance_params"])
+        good = int(by_point.apply(lambda d: (d > 1e-9).all()).sum())
+        bad = int(by_point.apply(lambda d: (d < -1e-9).all()).sum())
+        points = by_point.ngroups
+        assert verdicts[claim].numbers == {
+            "points": points,
+            "favourable": good,
+            "unfavourable": bad,
+        }
+        word = (
+            REPRODUCED
+            if good >= points - 1 and bad == 0
+            else NOT_REPRODUCED
+            if bad >= -(-points // 4)
+            else DEPENDS
+        )
+        assert verdicts[claim].verdict == word
+
+
 def test_dmlrs_perturbed_sample_changes_verdicts(tmp_path):
     def change(row):
         # PD-ORS earns nothing on instance 0 at 10 machines (Fig. 6): a second mixed point;
