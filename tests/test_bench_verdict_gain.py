@@ -128,7 +128,10 @@ def test_other_groups_pair_in_order(tmp_path, misses, word):
         g - o for g, o in zip(verdict.numbers["gain"], verdict.numbers["other_gain"], strict=True)
     ] == pytest.approx(expected)
     assert verdict.numbers["favourable"] == 3 and verdict.numbers["unfavourable"] == 0
-    assert verdict.verdict == word
+    assert verdict.verdict == word and verdict.note == ""
+    # Without trace t4' the claim is decided on three pairs and says which group lacks rows.
+    partial = evaluate_claim(frame[frame["group"] != "p4"], claim)
+    assert partial.numbers["units"] == 3 and partial.note == "no rows of group(s) p4"
 
 
 def test_missing_baseline_and_bad_fields(tmp_path):

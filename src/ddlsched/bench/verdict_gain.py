@@ -131,4 +131,10 @@ def gain_compare(frame: pd.DataFrame, claim: Claim) -> Verdict:
         "units": units,
     }
     seeds = _seeds(both.index)
-    return _decide(claim, seeds, verdict, ours, numbers=numbers)
+    if claim.option("other_groups"):
+        found = {claim.groups[i] for i in both.index.get_level_values("pair")}
+    else:
+        found = set(both.index.get_level_values("group"))
+    absent = [g for g in claim.groups if g not in found]
+    note = f"no rows of group(s) {', '.join(absent)}" if absent else ""
+    return replace(_decide(claim, seeds, verdict, ours, numbers=numbers), note=note)
