@@ -4,6 +4,7 @@
     python benchmarks/verdict_samples.py placement results/placement tests/data/verdict/placement
 
 Copies a handful of instances' rows of a real ``bench run`` results directory
+(or of several runs of one suite, their rows pooled; the manifest is the first's)
 into a new results directory through the bench store
 (:class:`ddlsched.bench.store.ResultStore`: one Parquet part), with the
 source's manifest (its provenance: suite, suite hash, version, commit,
@@ -45,9 +46,10 @@ SAMPLES: dict[str, dict[str, Any]] = {
         },
         "seeds": [0, 1, 2],
     },
-    # Five availability patterns per Table II configuration and model of the claims.
+    # Five availability patterns per Table II configuration and model of the claims, with
+    # the GPU-level ILP of the placement-time claims where the suite runs it.
     "placement": {
-        "labels": ["heavy_edge", "exact"],
+        "labels": ["heavy_edge", "exact", "exact_gpu_level"],
         "metrics": [],
         "points": {
             group: [{"model": "vgg16"}, {"model": "gpt175b"}]
@@ -99,21 +101,24 @@ def sample_rows(source: str | Path, spec: dict[str, Any]) -> list[dict[str, Any]
     return rows
 
 
-def write_sample(paper: str, source: str | Path, out: str | Path) -> int:
-    """Write the sample of ``paper`` from ``source`` into ``out`` (replaced); its row count."""
-    rows = sample_rows(source, SAMPLES[paper])
+def write_sample(paper: str, source: str | Path | list, out: str | Path) -> int:
+    """Write the sample of ``paper`` from ``source`` (a results directory or a list of
+    them, rows pooled) into ``out`` (replaced); its row count."""
+    sources = source if isinstance(source, list) else [source]
+    rows = [row for one in sources for row in sample_rows(one, SAMPLES[paper])]
     if not rows:
-        raise SystemExit(f"{source}: no rows of the {paper} sample")
+        raise SystemExit(f"{', '.join(map(str, sources))}: no rows of the {paper} sample")
     out = Path(out)
     if out.exists():
         shutil.rmtree(out)
     store = ResultStore(out)
     store.extend(rows)
     store.flush()
-    manifest = portable_manifest(read_manifest(source))
+    manifest = portable_manifest(read_manifest(sources[0]))
+    names = " and ".join(portable_path(one) for one in sources)
     manifest["sample"] = (
-        f"{len(rows)} rows of {portable_path(source)} (python benchmarks/verdict_samples.py "
-        f"{paper}); info emptied, metrics cut to the claims'"
+        f"{len(rows)} rows of {names} (python benchmarks/verdict_samples.py {paper}); "
+        "info emptied, metrics cut to the claims'"
     )
     store.write_manifest(manifest)
     return len(rows)
@@ -122,7 +127,9 @@ def write_sample(paper: str, source: str | Path, out: str | Path) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("paper", choices=sorted(SAMPLES))
-    parser.add_argument("source", help="results directory of the paper's suite")
+    parser.add_argument(
+        "source", nargs="+", help="results directory of the paper's suite (or several)"
+    )
     parser.add_argument("out", help="sample directory to write (replaced)")
     args = parser.parse_args()
     count = write_sample(args.paper, args.source, args.out)
