@@ -161,7 +161,7 @@ def test_dmlrs_sample_from_the_cli(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert printed.count("| reproduced |") == 7  # C1-C3 and the trends of Figs. 6-7
     assert "dmlrs: reproduced 7 / not 0 / depends 0 / vacuous 0 / missing 2 (9 claims)" in printed
-    assert "ddlsched 0.3.0 at commit 17501615c7d1" in printed  # the real run's manifest
+    assert "ddlsched 0.3.0 at commit 28eac39a837e" in printed  # the real run's manifest
     assert json.loads((out / "verdict.json").read_text())["verdicts"]
 
 
