@@ -1,14 +1,13 @@
 """Write a small sample of a results directory: the committed test data of ``bench verdict``.
 
-A test runs ``ddlsched bench verdict`` on a small committed
+Issue 26 item 4: a test runs ``ddlsched bench verdict`` on a small committed
 results sample per paper (``tests/test_bench_verdict_asrpt_muri.py``). This script cuts
 one out of a real run: the latest rows of the chosen groups and method labels
 (optionally some instance seeds), unchanged but for ``info`` when
 ``--info-keys`` cuts it to the keys the claims read, written through the store API
 (:class:`ddlsched.bench.store.ResultStore`) as one Parquet part, with the
 source's manifest (its suite, suite file hash, versions, git commit, machine
-and run dates) plus ``sample_of``: the source directory and the selection. Paths of
-the machine are masked (:func:`ddlsched.bench.paths.portable_path`).
+and run dates) plus ``sample_of``: the source directory and the selection.
 The instance cache is not copied (``bench verdict`` does not read it).
 
     python benchmarks/claims_sample.py runs/paper/asrpt tests/data/verdict/asrpt \\
@@ -24,7 +23,8 @@ import argparse
 import json
 from pathlib import Path
 
-from ddlsched.bench.paths import portable_path
+from verdict_samples import portable_manifest, portable_path
+
 from ddlsched.bench.store import ResultStore, read_manifest, read_rows
 from ddlsched.errors import DdlschedError
 
@@ -69,8 +69,7 @@ def write_sample(source: Path, out: Path, rows: list[dict], selection: dict) -> 
     store = ResultStore(out)
     store.extend(rows)
     store.flush()
-    manifest = read_manifest(source)
-    manifest["suite_file"] = portable_path(manifest.get("suite_file"))  # no path of this machine
+    manifest = portable_manifest(read_manifest(source))
     manifest["sample_of"] = {"directory": portable_path(source), **selection, "rows": len(rows)}
     store.write_manifest(manifest)
 

@@ -1,15 +1,15 @@
-"""Small committed results samples for the verdict tests (``tests/data/verdict``).
+"""Small committed results samples for the verdict tests (issue 26, item 4).
 
     python benchmarks/verdict_samples.py dmlrs runs/dmlrs tests/data/verdict/dmlrs
     python benchmarks/verdict_samples.py placement results/placement tests/data/verdict/placement
 
 Copies a handful of instances' rows of a real ``bench run`` results directory
+(or of several runs of one suite, their rows pooled; the manifest is the first's)
 into a new results directory through the bench store
 (:class:`ddlsched.bench.store.ResultStore`: one Parquet part), with the
 source's manifest (its provenance: suite, suite hash, version, commit,
 machine, run dates) and a ``sample`` entry naming the source and this
-command. Paths of the machine are masked (:func:`ddlsched.bench.paths.portable_path`):
-the source as ``runs/...``, the suite file relative to the repository. ``tests/test_bench_verdict_dmlrs_placement.py`` runs ``bench verdict`` on them
+command. ``tests/test_bench_verdict_dmlrs_placement.py`` runs ``bench verdict`` on them
 with ``benchmarks/claims/<paper>.toml``.
 
 What is kept (:data:`SAMPLES`): per paper the groups, the generator
@@ -47,9 +47,10 @@ SAMPLES: dict[str, dict[str, Any]] = {
         },
         "seeds": [0, 1, 2],
     },
-    # Five availability patterns per Table II configuration and model of the claims.
+    # Five availability patterns per Table II configuration and model of the claims, with
+    # the GPU-level ILP of the placement-time claims where the suite runs it.
     "placement": {
-        "labels": ["heavy_edge", "exact"],
+        "labels": ["heavy_edge", "exact", "exact_gpu_level"],
         "metrics": [],
         "points": {
             group: [{"model": "vgg16"}, {"model": "gpt175b"}]
@@ -58,6 +59,13 @@ SAMPLES: dict[str, dict[str, Any]] = {
         "seeds": [0, 1, 2, 3, 4],
     },
 }
+
+
+def portable_manifest(manifest: dict[str, Any]) -> dict[str, Any]:
+    """The manifest with its suite file's path made portable (:func:`portable_path`)."""
+    if manifest.get("suite_file"):
+        manifest["suite_file"] = portable_path(manifest["suite_file"])
+    return manifest
 
 
 def _matches(params: dict[str, Any], points: list[dict[str, Any]]) -> bool:
@@ -81,22 +89,24 @@ def sample_rows(source: str | Path, spec: dict[str, Any]) -> list[dict[str, Any]
     return rows
 
 
-def write_sample(paper: str, source: str | Path, out: str | Path) -> int:
-    """Write the sample of ``paper`` from ``source`` into ``out`` (replaced); its row count."""
-    rows = sample_rows(source, SAMPLES[paper])
+def write_sample(paper: str, source: str | Path | list, out: str | Path) -> int:
+    """Write the sample of ``paper`` from ``source`` (a results directory or a list of
+    them, rows pooled) into ``out`` (replaced); its row count."""
+    sources = source if isinstance(source, list) else [source]
+    rows = [row for one in sources for row in sample_rows(one, SAMPLES[paper])]
     if not rows:
-        raise SystemExit(f"{source}: no rows of the {paper} sample")
+        raise SystemExit(f"{', '.join(map(str, sources))}: no rows of the {paper} sample")
     out = Path(out)
     if out.exists():
         shutil.rmtree(out)
     store = ResultStore(out)
     store.extend(rows)
     store.flush()
-    manifest = read_manifest(source)
-    manifest["suite_file"] = portable_path(manifest.get("suite_file"))  # no path of this machine
+    manifest = portable_manifest(read_manifest(sources[0]))
+    names = " and ".join(portable_path(one) for one in sources)
     manifest["sample"] = (
-        f"{len(rows)} rows of {portable_path(source)} (python benchmarks/verdict_samples.py "
-        f"{paper}); info emptied, metrics cut to the claims'"
+        f"{len(rows)} rows of {names} (python benchmarks/verdict_samples.py {paper}); "
+        "info emptied, metrics cut to the claims'"
     )
     store.write_manifest(manifest)
     return len(rows)
@@ -105,7 +115,9 @@ def write_sample(paper: str, source: str | Path, out: str | Path) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("paper", choices=sorted(SAMPLES))
-    parser.add_argument("source", help="results directory of the paper's suite")
+    parser.add_argument(
+        "source", nargs="+", help="results directory of the paper's suite (or several)"
+    )
     parser.add_argument("out", help="sample directory to write (replaced)")
     args = parser.parse_args()
     count = write_sample(args.paper, args.source, args.out)

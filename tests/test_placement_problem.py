@@ -22,7 +22,11 @@ from ddlsched.problems.placement import (
     placement_from_json,
     placement_to_json,
 )
-from ddlsched.workloads.placement import availability_pattern, generate
+from ddlsched.workloads.placement import (
+    availability_pattern,
+    distinct_availability_pattern,
+    generate,
+)
 
 # Round numbers: g = 4, B_inter = 1e9 B/s, B_intra = 1e11 B/s.
 # Stage 0: k=1, comp 0.03 s, dout 1e6 B, h 1e7 B; its din (7e9) must be ignored.
@@ -190,6 +194,28 @@ def test_availability_pattern_sums_to_the_job(seed, gpus, per_server):
     assert sum(pattern) == gpus
     assert all(1 <= a <= per_server for a in pattern)
     assert pattern == availability_pattern(seed, gpus, per_server)
+
+
+def test_table2_seeds_draw_distinct_patterns():
+    """Seed k of table2 is the k-th distinct pattern (servers interchangeable) among the
+    draws of seeds 0, 1, ...: seeds 0-39 of 16 GPUs give 40 patterns, seed 0 its own draw
+    (the plain draws of seeds 2 and 3 are one pattern in another server order)."""
+    drawn = [availability_pattern(seed, 16) for seed in range(40)]
+    assert sorted(drawn[2]) == sorted(drawn[3])
+    patterns = [distinct_availability_pattern(seed, 16)[0] for seed in range(40)]
+    assert len({tuple(sorted(p)) for p in patterns}) == 40
+    assert patterns[0] == drawn[0] and all(sum(p) == 16 for p in patterns)
+    firsts = []
+    for pattern in drawn:
+        if tuple(sorted(pattern)) not in {tuple(sorted(f)) for f in firsts}:
+            firsts.append(pattern)
+    assert patterns[: len(firsts)] == firsts[:40]
+    instances = [generate("table2", seed, model="gpt175b") for seed in (2, 3)]
+    assert sorted(instances[0].available) != sorted(instances[1].available)
+    # Two GPUs have two patterns, (2,) and (1, 1): seed 5 repeats one, and says so.
+    pattern, note = distinct_availability_pattern(5, 2)
+    assert pattern == distinct_availability_pattern(1, 2)[0] and "only 2 distinct" in note
+    assert distinct_availability_pattern(1, 2)[1] == ""
 
 
 @settings(max_examples=30, deadline=None)

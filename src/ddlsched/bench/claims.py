@@ -83,6 +83,12 @@ Kinds (``kind``):
   or below it, *not reproduced* when wholly above
   (:mod:`ddlsched.bench.verdict_scaling`).
 
+* ``gain_compare``: per instance, the method's gain (the mean over ``against`` of
+  baseline / method) against another gain (``other_method`` over ``other_against``,
+  on ``other_groups`` paired in order): *reproduced* when larger (``expect =
+  "above"``) on every instance but ``misses_allowed``, *not reproduced* when smaller
+  on ``share_not`` of them or more (:mod:`ddlsched.bench.verdict_gain`).
+
 ``against`` as a list in ``paired_difference``, ``pointwise`` and ``ratio_within``
 expands the claim into one claim per baseline (id ``ID.BASELINE``; ``{against}`` in the
 text names it); ``ratio_within`` with ``against_worst = true`` reads the ratio to the
@@ -123,7 +129,7 @@ __all__ = [
 
 KINDS = (
     "paired_difference", "pointwise", "monotone", "shaped", "ratio_within", "holds", "lowest",
-    "scaling",
+    "scaling", "gain_compare",
 )  # fmt: skip
 
 #: When a claim's rule was written: before its rows were read, or after (then a confirmation
@@ -137,6 +143,8 @@ _COMMON = {
 }  # fmt: skip
 #: Kinds whose ``against`` may be a list: the claim is expanded into one claim per baseline.
 _EXPANDED = ("paired_difference", "pointwise", "ratio_within")
+#: Kinds whose ``against`` may be a list: expanded, or one rule over all (lowest, gain_compare).
+_LISTED = (*_EXPANDED, "lowest", "gain_compare")
 # fmt: off
 _BY_KIND = {
     "paired_difference": {"against", "against_params", "expect", "share_not", "tie_tol",
@@ -152,6 +160,8 @@ _BY_KIND = {
               "vacuous_below"},
     "lowest": {"against", "expect", "misses_allowed", "share_not", "tie_tol"},
     "scaling": {"over", "exponent"},
+    "gain_compare": {"against", "other_method", "other_against", "other_groups", "expect",
+                     "misses_allowed", "share_not", "tie_tol"},
 }
 #: Operands of a ``holds`` inequality that are not a number, ``info.KEY`` or ``metrics.KEY``:
 #: the row's own objective and bound, the instance's best schedule and best bound (any label).
@@ -301,6 +311,13 @@ def _check_option(where: str, name: str, value: Any) -> Any:
     elif name == "against_params":
         if not isinstance(value, Mapping) or not value:
             raise ClaimsError(at, f"expected a table of instance parameters, got {value!r}")
+    elif name in ("other_against", "other_groups") and isinstance(value, list):
+        if not value or len(set(value)) != len(value):
+            raise ClaimsError(at, f"expected distinct names, got {value!r}")
+        for label in value:
+            _text(at, label)
+    elif name in ("other_method", "other_against", "other_groups"):
+        _text(at, value)
     elif name == "against" and isinstance(value, list):
         if not value or len(set(value)) != len(value):
             raise ClaimsError(at, f"expected distinct method labels, got {value!r}")
@@ -337,8 +354,11 @@ def _check_alternatives(where: str, kind: str, merged: Mapping[str, Any]) -> Non
             raise ClaimsError(f"{where}.reference", "missing (lhs <= offset + factor * reference)")
     if merged.get("against_worst") and not isinstance(merged.get("against"), list):
         raise ClaimsError(f"{where}.against_worst", "needs a list of methods in against")
-    if isinstance(merged.get("against"), list) and kind not in (*_EXPANDED, "lowest"):
+    if isinstance(merged.get("against"), list) and kind not in _LISTED:
         raise ClaimsError(f"{where}.against", f"a {kind} claim compares with one method label")
+    other = merged.get("other_groups")
+    if other is not None and _count(other) != _count(merged.get("group")):
+        raise ClaimsError(f"{where}.other_groups", "expected one group per group of the claim")
     swap = merged.get("against_params")
     if isinstance(swap, Mapping):
         params = merged.get("params", {})
@@ -348,6 +368,11 @@ def _check_alternatives(where: str, kind: str, merged: Mapping[str, Any]) -> Non
                     f"{where}.against_params.{name}",
                     f"must change a parameter the claim's params fix (params.{name})",
                 )
+
+
+def _count(names: Any) -> int:
+    """How many names a field gives: one text, or a list of them (-1: neither)."""
+    return 1 if isinstance(names, str) else len(names) if isinstance(names, list) else -1
 
 
 def _check_range(at: str, value: Any) -> None:
@@ -379,7 +404,8 @@ def _claim(table: Any, where: str, defaults: Mapping[str, Any]) -> Claim:
     required += {"paired_difference": [] if "against_params" in merged else ["against"],
                  "pointwise": ["against"], "monotone": ["over"], "shaped": ["over", "moves"],
                  "ratio_within": ["against", "range"], "holds": [],
-                 "lowest": ["against"], "scaling": ["over", "exponent"]}[kind]  # fmt: skip
+                 "lowest": ["against"], "scaling": ["over", "exponent"],
+                 "gain_compare": ["against"]}[kind]  # fmt: skip
     for name in required:
         if name not in merged:
             raise ClaimsError(f"{where}.{name}", "missing")

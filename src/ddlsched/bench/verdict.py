@@ -14,7 +14,8 @@ within ``flat_tol`` times its first value are flat. Shared pieces (the verdict
 words, :class:`Verdict`, t-intervals, reading a claim's rows):
 :mod:`ddlsched.bench.verdict_base`; kind ``lowest`` and the count of distinct
 instances: :mod:`ddlsched.bench.verdict_lowest`; kind ``scaling`` (a running time's
-log-log slope): :mod:`ddlsched.bench.verdict_scaling`. Rendering:
+log-log slope): :mod:`ddlsched.bench.verdict_scaling`; kind ``gain_compare``:
+:mod:`ddlsched.bench.verdict_gain`. Rendering:
 :mod:`ddlsched.bench.verdict_report`.
 """
 
@@ -52,6 +53,7 @@ from ddlsched.bench.verdict_base import (
     move_signs,
     t_interval,
 )
+from ddlsched.bench.verdict_gain import gain_compare
 from ddlsched.bench.verdict_lowest import distinct_instances, lowest
 from ddlsched.bench.verdict_scaling import scaling
 
@@ -427,6 +429,8 @@ _EVALUATORS = {
 
 def evaluate_claim(frame: pd.DataFrame, claim: Claim) -> Verdict:
     """The verdict on one claim from a results frame (:func:`ddlsched.bench.tables.load_results`)."""
+    if claim.kind == "gain_compare":  # reads its other groups' rows too
+        return gain_compare(frame, claim)
     rows = _claim_rows(frame, claim) if not frame.empty else frame
     if rows.empty:
         return _missing(claim, "its group")

@@ -177,10 +177,14 @@ def _label_rows(rows: pd.DataFrame, label: str, swept: bool = False) -> pd.DataF
 
 
 def _values(rows: pd.DataFrame, metric: str, by: list[str]) -> pd.Series:
-    """The metric per ``by`` key, mean over method seeds, of the rows with a schedule."""
+    """The metric per ``by`` key, mean over method seeds, of the rows with a schedule
+    (``objective``, ``row.COLUMN``: a column of the row such as ``row.runtime_s``, the
+    method's own time; else a key of the row's ``metrics``)."""
     solved = solved_rows(rows)
     if metric == "objective":
         value = solved["objective"].astype(float)
+    elif metric.startswith("row.") and metric[4:] in solved.columns:
+        value = pd.to_numeric(solved[metric[4:]], "coerce")
     else:
         value = pd.to_numeric(solved["metrics"].map(lambda t: _json_field(t, metric)), "coerce")
     solved = solved.assign(value=value).dropna(subset=["value"])

@@ -116,6 +116,6 @@ def distinct_instances(rows: pd.DataFrame, verdict: Verdict) -> Verdict:
     distinct = int(sum(len(part.drop_duplicates()) for _, part in by_point))
     note = verdict.note
     if distinct < units:
-        repeat = f"{distinct} distinct instances among {units} (seeds that repeat an instance)"
+        repeat = f"{distinct} distinct instances among {units} (equal objectives count once)"
         note = f"{note}; {repeat}" if note else repeat
     return replace(verdict, note=note, instances=(units, distinct))

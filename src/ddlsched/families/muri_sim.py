@@ -16,8 +16,9 @@ Modules of the family:
   the matchings).
 
 Methods: one per policy of :data:`ddlsched.sim.muri.POLICIES` (``srtf``,
-``srsf``, ``tiresias``, ``themis``, ``antman``, ``muri-s``, ``muri-l``), all
-of kind ``heuristic``: each simulates the whole trace within the time limit
+``srsf``, ``tiresias``, ``themis``, ``antman``, ``muri-s``, ``muri-l``), and
+``muri-l-no-blossom`` (the paper's Fig. 11 ablation: Muri-L with knob ``blossom =
+false``, consecutive candidates grouped instead of matched), all of kind ``heuristic``: each simulates the whole trace within the time limit
 (``time_limit_no_solution`` when it cannot finish). In the ``reference``
 preset Muri's matching is the original's own Blossom (knob ``matching``),
 seconds to minutes per Muri policy on the large traces; ``knobs =
@@ -41,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from dataclasses import replace
 from typing import Any
 
 from ddlsched import cli_types
@@ -71,16 +73,27 @@ def _summary(metrics: SimMetrics) -> dict[str, Any]:
     return metrics.summary()
 
 
-def _make_method(policy: str) -> None:
-    @register_method("muri_sim", policy, "heuristic", f"simulate the trace under {policy}")
+def _make_method(
+    policy: str,
+    name: str | None = None,
+    summary: str | None = None,
+    overrides: dict[str, Any] | None = None,
+) -> None:
+    """Register method ``name`` (default: the policy): ``policy`` simulated under the
+    instance's configuration with the knobs ``overrides`` over it."""
+    name = name or policy
+    summary = summary or f"simulate the trace under {policy}"
+
+    @register_method("muri_sim", name, "heuristic", summary)
     def _run(instance: TraceRun, params: NoParams, ctx: RunContext) -> Outcome:
         from ddlsched.sim.muri import simulate_schedule
         from ddlsched.workloads.muri_traces import load_trace
 
         with ctx.deadline.interrupting(f"reading trace {instance.trace}"):  # pure Python
             trace = load_trace(instance.trace, seed=instance.seed, limit=instance.limit)
-        ctx.deadline.check(f"muri_sim.{policy} after reading its trace")
-        schedule = simulate_schedule(trace, policy, instance.config, deadline=ctx.deadline)
+        ctx.deadline.check(f"muri_sim.{name} after reading its trace")
+        config = replace(instance.config, **overrides) if overrides else instance.config
+        schedule = simulate_schedule(trace, policy, config, deadline=ctx.deadline)
         return Outcome(schedule, info={"trace": instance.trace, "mode": instance.mode})
 
 
@@ -99,6 +112,16 @@ def _policies() -> tuple[str, ...]:
 
 for _policy in _policies():
     _make_method(_policy)
+
+#: The paper's Fig. 11 ablation, "Muri-L without Blossom": Muri-L grouping each GPU count's
+#: candidates in priority order (consecutive candidates) instead of by Blossom matching
+#: (knob ``blossom = false``; every other knob is the instance's).
+_make_method(
+    "muri-l",
+    "muri-l-no-blossom",
+    "Muri-L grouping consecutive candidates, not by Blossom (Fig. 11)",
+    {"blossom": False},
+)
 
 
 def simulate_trace(

@@ -7,7 +7,10 @@ one job of a given model and GPU count, servers of ``g = 8`` GPUs with a
 a random *availability pattern*: the job's ``g_i`` GPUs are spread over
 servers whose free-GPU counts are drawn one after the other uniformly from
 ``1..min(g, still needed)`` until they add up to ``g_i`` (``sum_m avail_m
-= g_i``, the paper's setting; the draw is the seed's only use). The job
+= g_i``, the paper's setting; the draw is the seed's only use), distinct across
+seeds: seed ``k`` takes the ``k``-th distinct pattern (up to the order of the
+servers) among the draws of seeds 0, 1, ...
+(:func:`distinct_availability_pattern`), as the paper's 20 cases vary. The job
 comes from :mod:`ddlsched.workloads.profiles`: the model's profile cut into
 stages with replica counts by the stage planner. Parameters: ``model``
 (see :data:`TABLE2_MODELS`), ``num_gpus``, ``num_stages``, ``allreduce``,
@@ -53,6 +56,7 @@ derived from the generators' signatures (:func:`ddlsched.params.signature_params
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ddlsched.errors import InvalidInstanceError, UnknownMethodError
 from ddlsched.params import PresetTable, declare, signature_params
@@ -70,6 +74,7 @@ __all__ = [
     "PaperSetting",
     "Table2Model",
     "availability_pattern",
+    "distinct_availability_pattern",
     "generate",
     "small",
     "table2",
@@ -143,6 +148,53 @@ def availability_pattern(seed: int, num_gpus: int, gpus_per_server: int = 8) -> 
     return tuple(out)
 
 
+#: How many seeds' draws :func:`distinct_availability_pattern` scans for distinct patterns.
+PATTERN_DRAWS = 10_000
+
+
+@lru_cache(maxsize=64)
+def _distinct_patterns(
+    num_gpus: int, gpus_per_server: int, wanted: int
+) -> tuple[tuple[int, ...], ...]:
+    """The first ``wanted`` distinct patterns (as multisets of free-GPU counts) among the
+    draws of seeds 0, 1, ..., each in the order of its first draw; fewer when the first
+    :data:`PATTERN_DRAWS` draws hold fewer."""
+    seen: set[tuple[int, ...]] = set()
+    out: list[tuple[int, ...]] = []
+    for draw in range(PATTERN_DRAWS):
+        pattern = availability_pattern(draw, num_gpus, gpus_per_server)
+        key = tuple(sorted(pattern))
+        if key not in seen:
+            seen.add(key)
+            out.append(pattern)
+            if len(out) == wanted:
+                break
+    return tuple(out)
+
+
+def distinct_availability_pattern(
+    seed: int, num_gpus: int, gpus_per_server: int = 8
+) -> tuple[tuple[int, ...], str]:
+    """Table II's pattern of ``seed``: the ``seed``-th distinct pattern (servers are
+    interchangeable, so two patterns that are permutations of each other are one) among the
+    draws of :func:`availability_pattern` for seeds 0, 1, ...; seeds 0, 1, ... thus give
+    distinct instances (seed 0 keeps its own draw). The paper's 20 cases "with varying GPU
+    availability per server" are distinct; a plain per-seed draw repeats patterns (16 GPUs:
+    GPT-175B's seeds 0-3 drew one pattern). When the job has fewer distinct patterns than
+    ``seed + 1`` (few GPUs) the pattern of ``seed`` modulo their count is used, and the
+    second value, otherwise empty, says so."""
+    found = _distinct_patterns(num_gpus, gpus_per_server, seed + 1)
+    if len(found) > seed:
+        return found[seed], ""
+    every = _distinct_patterns(num_gpus, gpus_per_server, PATTERN_DRAWS)
+    index = seed % len(every)
+    note = (
+        f"; only {len(every)} distinct availability patterns of {num_gpus} GPUs: "
+        f"seed {seed} repeats pattern {index}"
+    )
+    return every[index], note
+
+
 def table2(
     seed: int = 0,
     *,
@@ -189,7 +241,7 @@ def table2(
         )
     else:
         raise InvalidInstanceError(f"planner: choose from {', '.join(PLANNERS)}, got {planner!r}")
-    available = availability_pattern(seed, num_gpus, gpus_per_server)
+    available, repeated = distinct_availability_pattern(seed, num_gpus, gpus_per_server)
     return PlacementInstance(
         gpus_per_server=gpus_per_server,
         b_inter=B_INTER_10GBPS,
@@ -201,7 +253,8 @@ def table2(
             f"table2 {model} ({stands_for}; setting {setting}, planner {planner}): "
             f"profile {profile.name}, {num_stages} stages "
             f"(layers {[list(b) for b in plan.bounds]}), "
-            f"replicas {list(plan.replicas)}, {num_gpus} GPUs, availability seed {seed}"
+            f"replicas {list(plan.replicas)}, {num_gpus} GPUs, availability seed {seed} "
+            f"(distinct pattern {seed}{repeated})"
         ),
     )
 
