@@ -1,6 +1,6 @@
 """Write a small sample of a results directory: the committed test data of ``bench verdict``.
 
-Issue 26 item 4: a test runs ``ddlsched bench verdict`` on a small committed
+A test runs ``ddlsched bench verdict`` on a small committed
 results sample per paper (``tests/test_bench_verdict_asrpt_muri.py``). This script cuts
 one out of a real run: the latest rows of the chosen groups and method labels
 (optionally some instance seeds), unchanged but for ``info`` when

@@ -1,4 +1,4 @@
-"""Small committed results samples for the verdict tests (issue 26, item 4).
+"""Small committed results samples for the verdict tests (``tests/data/verdict``).
 
     python benchmarks/verdict_samples.py dmlrs runs/dmlrs tests/data/verdict/dmlrs
     python benchmarks/verdict_samples.py placement results/placement tests/data/verdict/placement

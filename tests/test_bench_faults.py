@@ -562,13 +562,11 @@ def test_corrupt_results_files_are_one_line_errors_naming_them(tmp_path, capsys,
     assert json.loads(json.dumps(line))  # printable
 
 
-def test_a_results_directory_that_cannot_be_made_is_one_line_before_any_instance(
-    tmp_path, capsys
-):
+def test_a_results_directory_that_cannot_be_made_is_one_line_before_any_instance(tmp_path, capsys):
     suite = tmp_path / "rar.toml"
     suite.write_text(
         '[suite]\nname = "r"\n\n[[instances]]\nfamily = "rar"\npreset = "small"\n'
-        "seeds = { first = 0, count = 6 }\n\n[[methods]]\nname = \"ff\"\n"
+        'seeds = { first = 0, count = 6 }\n\n[[methods]]\nname = "ff"\n'
     )
     blocker = tmp_path / "file"
     blocker.write_text("x")
