@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ddlsched import cli_types
+from ddlsched.console import raise_interrupt
 
 __all__ = ["add_reproduce_command"]
 
@@ -45,42 +46,12 @@ what a larger budget buys: docs/reproduce.md.
 def _bars(quiet: bool) -> Iterator[Callable[[str], Callable[[Any], None] | None]]:
     """A progress bar per suite, as ``bench run`` draws it (on stderr)."""
     from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
+
+    from ddlsched.console import suite_progress, suite_tick
 
     console = Console(stderr=True, highlight=False, soft_wrap=True)
-    with Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("failed {task.fields[failed]}"),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-        console=console,
-        transient=False,
-        disable=quiet,
-    ) as bar:
-
-        def make(name: str) -> Callable[[Any], None]:
-            task = bar.add_task(name, total=None, failed=0)
-
-            def tick(p: Any) -> None:
-                bar.update(task, completed=p.done, total=p.total, failed=p.failed)
-
-            return tick
-
-        yield make
-
-
-def _raise_interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
+    with suite_progress(console, quiet) as bar:
+        yield lambda name: suite_tick(bar, name)
 
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
@@ -97,7 +68,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
         return 0
     check_writable(out)
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _raise_interrupt)
+        signal.signal(signal.SIGTERM, raise_interrupt)
     for plan in plans:
         with _bars(args.quiet) as progress:
             try:

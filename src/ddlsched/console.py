@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import functools
 import sys
+from collections.abc import Callable
+from typing import Any
 
-__all__ = ["console"]
+__all__ = ["console", "raise_interrupt", "suite_progress", "suite_tick"]
 
 
 def console(stderr: bool = False, width: int | None = 200):
@@ -38,3 +40,46 @@ def _pipe_console_class() -> type:
             raise BrokenPipeError
 
     return PipeConsole
+
+
+def suite_progress(console: Any, quiet: bool = False) -> Any:
+    """The progress bar of a suite run (``bench run``, ``reproduce``), drawn on ``console``:
+    done of total tasks, failed ones, elapsed time and ETA; ``quiet`` draws nothing.
+    A context manager (Rich's ``Progress``); :func:`suite_tick` adds a suite to it."""
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("failed {task.fields[failed]}"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=console,
+        transient=False,
+        disable=quiet,
+    )
+
+
+def suite_tick(bar: Any, name: str) -> Callable[[Any], None]:
+    """A line for suite ``name`` on ``bar`` and the callback a run reports its progress to
+    (an object with ``done``, ``total`` and ``failed``)."""
+    task = bar.add_task(name, total=None, failed=0)
+
+    def tick(progress: Any) -> None:
+        bar.update(task, completed=progress.done, total=progress.total, failed=progress.failed)
+
+    return tick
+
+
+def raise_interrupt(signum: int, frame: Any) -> None:
+    """A ``SIGTERM`` handler: stop a run as Ctrl-C does (finished rows are kept)."""
+    raise KeyboardInterrupt

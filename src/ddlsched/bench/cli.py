@@ -51,47 +51,20 @@ def _console(stderr: bool = False) -> Any:
     return console(stderr=stderr, width=None)
 
 
-def _raise_interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
-
-
 def _cmd_run(args: argparse.Namespace) -> int:
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-
     from ddlsched.bench.retry import parse_retry
     from ddlsched.bench.runner import run_suite
     from ddlsched.bench.suite import load_suite
+    from ddlsched.console import raise_interrupt, suite_progress, suite_tick
 
     parse_retry(args.retry)  # an unknown kind is refused before anything runs
     suite = load_suite(args.suite, cache=not args.no_cache, out=args.out)
     out = Path(args.out) if args.out else suite.output_dir()
     if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _raise_interrupt)
+        signal.signal(signal.SIGTERM, raise_interrupt)
     err = _console(stderr=True)
-    with Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("failed {task.fields[failed]}"),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-        console=err,
-        transient=False,
-        disable=args.quiet,
-    ) as bar:
-        task = bar.add_task(suite.name, total=None, failed=0)
-
-        def tick(p: Any) -> None:
-            bar.update(task, completed=p.done, total=p.total, failed=p.failed)
-
+    with suite_progress(err, args.quiet) as bar:
+        tick = suite_tick(bar, suite.name)
         try:
             summary = run_suite(
                 suite,
