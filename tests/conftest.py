@@ -110,7 +110,7 @@ def _fresh_data_record():
 
 #: Tests that read the public traces or DNN profiles without a guard of their own (a suite,
 #: a walk-through, a preset or a scaffold that loads them): skipped, not failed, in a
-#: checkout with no data directory (``DDLSCHED_DATA`` unset and no ``../shared/data``
+#: checkout with no data directory (``DDLSCHED_DATA`` unset and no development data folder
 #: beside it); ``ddlsched data fetch`` makes them run.
 NEEDS_DATA = (
     "test_docs_console.py::test_console_blocks_print_what_the_code_prints[docs/walkthroughs/placement.md]",
