@@ -53,3 +53,39 @@ def test_the_grid_is_the_same_when_most_of_the_time_is_gone(monkeypatch):
         seen.add(fresh[0])
         # the check means something only where less time would choose another grid
         assert _grid(instance, Deadline(5.0)) != fresh
+
+
+def test_lb_timeindexed_plans_its_grid_from_the_limit_not_the_time_left(monkeypatch):
+    import ddlsched.models.rar_lb_timeindexed as lb
+
+    clock = _Clock()
+    monkeypatch.setattr(deadline_module.time, "monotonic", clock.monotonic)
+    seen: list[float] = []
+    choose = lb.choose_lb_grid
+
+    def spy(instance, catalogue, horizon, slot_width, memory, seconds):
+        seen.append(seconds)
+        return choose(instance, catalogue, horizon, slot_width, memory, seconds)
+
+    monkeypatch.setattr(lb, "choose_lb_grid", spy)
+    monkeypatch.setattr(lb, "solve_lb_lp", lambda *a: ("stopped", None, {"lp_status": "x"}))
+    deadline = Deadline(30.0)
+    clock.now += 25.0  # a loaded machine spent most of the limit before the choice
+    lb.lb_timeindexed(generate("paper", 0), deadline=deadline, horizon=400)
+    assert seen == [30.0]
+
+
+def test_lb_timeindexed_cut_in_its_preparation_keeps_the_closed_forms(monkeypatch):
+    import ddlsched.models.rar_lb_timeindexed as lb
+    from ddlsched.errors import TimeLimitReached
+    from ddlsched.models.rar_bounds import closed_form_bounds
+
+    def interrupted(*args, **kwargs):
+        raise TimeLimitReached("time limit of 10 s reached in preparing the lb_timeindexed LP")
+
+    instance = generate("paper", 0)
+    monkeypatch.setattr(lb, "model_horizon", interrupted)
+    outcome = lb.lb_timeindexed(instance, deadline=Deadline(10.0))
+    assert outcome.bound == max(closed_form_bounds(instance).values())
+    assert outcome.time_limit_hit
+    assert "preparing the lb_timeindexed LP" in outcome.info["stopped"]

@@ -85,13 +85,18 @@ columns): the tail rows of a job sum to its row there. The
 whose direct build fits the memory budget (``memory_mb``, default the
 process's budget, :func:`ddlsched.memory.budget_bytes`; bytes per nonzero
 and per column measured, :data:`DIRECT_BYTES_PER_NONZERO`) and whose LP,
-at :data:`LP_NONZEROS_PER_S`, fits :data:`SOLVE_SHARE` of the time left;
-if none fits the time, the coarsest width that fits memory. ``build='auto'``:
+at :data:`LP_NONZEROS_PER_S`, fits :data:`SOLVE_SHARE` of the time planned
+for the method (``Deadline.plan_s``: the time limit, not what a loaded
+machine left of it, so that the same instance and limit give the same grid
+everywhere); if none fits the time, the coarsest width that fits memory. ``build='auto'``:
 the Pyomo model (the statement of record, solved on ``backend``) when its
 nonzeros are at most :data:`PYOMO_MAX_NONZEROS`, else the direct highspy
 build (:mod:`ddlsched.models.rar_lb_direct`, the same LP). An LP the time
 limit stops gives no bound of its own: the closed forms remain
-(``info['lp_status']``).
+(``info['lp_status']``). The pure-Python preparation (the model horizon's
+heuristic, the pattern catalogue, the columns of each width) runs under
+:meth:`~ddlsched.deadline.Deadline.interrupting`: a limit that cuts it
+leaves the closed forms (``time_limit_hit``, ``info['stopped']``).
 """
 
 from __future__ import annotations
@@ -144,7 +149,7 @@ LP_NONZEROS_PER_S = 4_000
 #: HiGHS's LP algorithm for the direct build (dual simplex did not finish the 0.81 M-nonzero
 #: LP in 300 s; the interior point with crossover did in 95 s).
 DIRECT_SOLVER = "ipm"
-#: Share of the time left the LP's estimated solve time may take when the width is chosen.
+#: Share of the planned time the LP's estimated solve time may take when the width is chosen.
 SOLVE_SHARE = 0.6
 #: Largest model built through Pyomo with ``build='auto'`` (above: the direct build).
 PYOMO_MAX_NONZEROS = 200_000
@@ -288,16 +293,28 @@ def lb_timeindexed(
     memory = budget_bytes() if memory_mb == AUTO else int(float(memory_mb) * 2**20)
     closed = closed_form_bounds(instance)
     known = int(max(closed.values()))  # T* >= known
-    upper, horizon_from = model_horizon(instance, None, "free", deadline)
-    catalogue = pattern_catalogue(instance, max_patterns, "free", deadline)
+    try:
+        with deadline.interrupting("preparing the lb_timeindexed LP"):
+            upper, horizon_from = model_horizon(instance, None, "free", deadline)
+            catalogue = pattern_catalogue(instance, max_patterns, "free", deadline)
+    except TimeLimitReached as exc:
+        return _closed_forms_only(closed, str(exc))
     H = min(known, upper) if horizon == AUTO else int(horizon)
     probes: list[dict[str, Any]] = []
     lp_bound = None
     feasible_seen, step = False, 1
     while True:
-        cols, grid = choose_lb_grid(
-            instance, catalogue, H, slot_width, memory, deadline.remaining_s()
-        )
+        try:
+            with deadline.interrupting("choosing the lb_timeindexed grid"):
+                cols, grid = choose_lb_grid(
+                    instance, catalogue, H, slot_width, memory, deadline.plan_s
+                )
+        except TimeLimitReached as exc:
+            if not probes:
+                return _closed_forms_only(closed, str(exc))
+            probes[-1]["status"] = "stopped"  # the next probe's grid: the probes end here
+            probes[-1]["stopped"] = str(exc)
+            break
         status, value, solved = solve_lb_lp(cols, build, backend, limits, deadline)
         probes.append({"horizon": H, "status": status, "lp_value": value, **grid, **solved})
         if status == "optimal":  # T* <= H: T* >= ceil(v); T* > H >= v: the same
@@ -334,4 +351,20 @@ def lb_timeindexed(
     size = probes[-1]["direct_size"]
     outcome.model_size = (size["columns"], 0, size["rows"])
     outcome.time_limit_hit = probes[-1]["status"] == "stopped"
+    if outcome.time_limit_hit:
+        info["stopped"] = probes[-1].get("stopped") or f"the LP: {probes[-1]['lp_status']}"
+    return outcome
+
+
+def _closed_forms_only(closed: dict[str, float], why: str) -> Outcome:
+    """The closed-form bounds alone: the limit cut the preparation before any LP."""
+    info: dict[str, Any] = {
+        "closed_form_bounds": closed,
+        "lp_bound": None,
+        "probes": [],
+        "lp_status": "not solved",
+        "stopped": why,
+    }
+    outcome = Outcome(None, Status.BOUND_ONLY, bound=float(max(closed.values())), info=info)
+    outcome.time_limit_hit = True
     return outcome
