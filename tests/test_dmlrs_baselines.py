@@ -373,3 +373,53 @@ def test_fifo_and_drf_schedules_are_feasible(seed, jobs, machines, slots):
         ev = evaluate(inst, sched)
         assert ev.completed + ev.unfinished + ev.rejected == jobs
         assert _ps_rule_exact(inst, sched)
+
+
+def test_dorm_gives_each_slot_a_node_budget(monkeypatch):
+    seen = []
+    real = dmlrs_dorm.solve_model
+
+    def spy(model, backend="highs", limits=None, deadline=None):
+        seen.append(dict(limits.highs_options))
+        return real(model, backend, limits, deadline)
+
+    monkeypatch.setattr(dmlrs_dorm, "solve_model", spy)
+    inst = generate("tiny", 2)
+    run_dorm(inst)
+    assert seen and all(o == {"mip_max_nodes": 200} for o in seen)
+    seen.clear()
+    run_dorm(inst, slot_node_limit=0)  # no budget: the time limit alone
+    assert seen and all(o == {} for o in seen)
+    with pytest.raises(ValueError, match="slot_node_limit"):
+        run_dorm(inst, slot_node_limit=-1)
+
+
+def test_dorm_stopped_by_its_node_budget_is_the_same_everywhere():
+    # 12 jobs on 3 machines: the first slot does not close at the root (without a budget it
+    # runs to its time limit); one node of budget stops it by work, not by time
+    inst = generate("paper", 3, jobs=12, machines=3, slots=2)
+    first, info = run_dorm(inst, slot_node_limit=1)
+    assert info["slots_at_node_limit"] >= 1
+    assert info["slots_at_time_limit"] == 0 and info["load_dependent"] is False
+    assert run_dorm(inst, slot_node_limit=1)[0] == first
+
+
+@pytest.mark.parametrize("time_cut", [False, True])
+def test_dorm_tells_a_node_budget_from_a_time_limit(monkeypatch, time_cut):
+    from ddlsched import api
+
+    inst = make([(4,)], [{"global_batch": 2, "samples": 200}])
+
+    def solve(model, backend="highs", limits=None, deadline=None):
+        out = _fake_solve(Status.TIME_LIMIT_NO_SOLUTION)(model, backend, limits, deadline)
+        out.time_limit_hit = time_cut
+        return out
+
+    monkeypatch.setattr(dmlrs_dorm, "solve_model", solve)
+    result = api.run_method("dmlrs", "dorm", inst)
+    info = result.info
+    assert info["slots_at_time_limit"] == int(time_cut)
+    assert info["slots_at_node_limit"] == int(not time_cut)
+    assert info["load_dependent"] is time_cut
+    assert result.time_limit_hit is time_cut
+    assert ("stopped" in info) is time_cut

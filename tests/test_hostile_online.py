@@ -382,7 +382,7 @@ def test_ub_prices_and_dorm_say_when_the_limit_weakened_them(monkeypatch):
     )
     result = run_method("dmlrs", "ub_prices", tiny, RunOptions(30))
     assert result.time_limit_hit and "trivial" in result.info["stopped"]
-    info = {"slots_at_limit": 2}
+    info = {"slots_at_limit": 3, "slots_at_time_limit": 2, "slots_at_node_limit": 1}
     monkeypatch.setattr(dmlrs_dorm, "run_dorm", lambda *a, **k: (DmlrsSchedule(()), info))
     result = run_method("dmlrs", "dorm", tiny, RunOptions(30))
     assert result.time_limit_hit and "2 slot" in result.info["stopped"]

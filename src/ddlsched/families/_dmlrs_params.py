@@ -99,11 +99,18 @@ class DormParams:
     """Parameters of Dorm's per-slot MILP."""
 
     slot_time_limit_s: float = param(
-        10.0,
+        60.0,
         "time limit of each slot's MILP (s; each slot also gets at most its share of the "
-        "method's remaining time)",
+        "method's remaining time); a safety net: slot_node_limit normally ends a slot first",
         minimum=0.0,
         exclusive_minimum=True,
+    )
+    slot_node_limit: int = param(
+        200,
+        "branch-and-bound nodes of each slot's MILP (HiGHS mip_max_nodes; the same answer on "
+        "every machine, unlike a time limit); 0: no node budget",
+        minimum=0,
+        maximum=10**9,
     )
     util_gap: float = param(
         0.01, "absolute gap of each slot's MILP (< 1: the served count is proven)", minimum=0.0,

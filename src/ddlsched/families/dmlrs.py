@@ -95,7 +95,9 @@ the answer, and ``info['stopped']`` says what stopped):
   limit``);
 * ``dorm``: a slot's MILP stopped at its share of the time (or at
   ``slot_time_limit_s``) keeps its incumbent (or the greedy allocation):
-  a schedule, ``time_limit_hit``;
+  a schedule, ``time_limit_hit`` and ``info['load_dependent']`` (a slot
+  stopped by its node budget ``slot_node_limit`` is not a time limit: the
+  same on every machine, ``info['slots_at_node_limit']``);
 * ``exact``: the MILP's incumbent and bound (``feasible``), or
   ``time_limit_no_solution``;
 * ``ub_trivial``: no solver, never limited;
@@ -288,11 +290,12 @@ def _dorm(instance: DmlrsInstance, params: DormParams, ctx: RunContext) -> Outco
         deadline=ctx.deadline,
         util_gap=params.util_gap,
         greedy_start=params.greedy_start,
+        slot_node_limit=params.slot_node_limit,
     )
     info = dict(info)
-    cut = info["slots_at_limit"] > 0  # a slot's MILP kept its incumbent at its time limit
+    cut = info["slots_at_time_limit"] > 0  # a slot's MILP kept its incumbent at its time limit
     if cut:
-        info["stopped"] = f"{info['slots_at_limit']} slot MILP(s) at their time limit"
+        info["stopped"] = f"{info['slots_at_time_limit']} slot MILP(s) at their time limit"
     return Outcome(schedule, info=info, time_limit_hit=cut)
 
 

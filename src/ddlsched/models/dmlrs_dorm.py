@@ -50,12 +50,30 @@ Choices of ours (stated):
   tighten the relaxation).
 * HiGHS runs with the options of :mod:`ddlsched.solvers.backends` (presolve
   on since highspy 1.16), SCIP on request (``backend="scip"``).
-* Time: slot ``t`` of ``T`` gets ``min(slot_time_limit_s, 0.8 remaining
-  / (T - t + 1))`` seconds, ``remaining`` what the method's deadline
-  leaves: an even share of the time left (the other 20 % covers model
-  building and the hand-over to the solver), so that a run under the
-  method's time limit reaches ``T`` instead of spending it all on the
-  first slots.
+* Work, not time, ends a slot's search (``slot_node_limit``, default
+  :data:`DEFAULT_SLOT_NODE_LIMIT` = 200 branch-and-bound nodes, HiGHS's
+  ``mip_max_nodes``): a slot stopped by its time limit keeps whatever
+  incumbent HiGHS had reached by then, which depends on how fast the
+  machine ran. Measured on the Fig. 6 point with 10 machines (paper seed
+  3, 50 jobs, ``T = 20``, where 17-19 of the 20 slots do not close within
+  the budget): a 10 s slot limit gave utility 67.82 and 72.68 in two runs
+  of the same code (load 15-30); 200 nodes gave 67.39 in two runs at
+  loads 8 and 10 (77 s and 161 s); 1,000 nodes gave 84.22 (405 s). HiGHS
+  runs single-threaded, so a node budget gives the same incumbent on
+  every machine. On the 100-machine point every slot closes at the root
+  (the same utility with 20 nodes, 200 nodes or 10 s). ``0`` removes the
+  budget (the time limit alone decides, as before).
+* Time: slot ``t`` of ``T`` still gets ``min(slot_time_limit_s, 0.8
+  remaining / (T - t + 1))`` seconds (default ``slot_time_limit_s`` 60 s,
+  a safety net the node budget normally reaches first), ``remaining`` what
+  the method's deadline leaves: an even share of the time left (the other
+  20 % covers model building and the hand-over to the solver), so that a
+  run under the method's time limit reaches ``T`` instead of spending it
+  all on the first slots. A slot cut by time is counted
+  (``slots_at_time_limit``) apart from one that used its node budget
+  (``slots_at_node_limit``); ``info['load_dependent']`` is true when any
+  slot was cut by time: that row may differ on another machine. The SCIP
+  backend has no node budget here (time only).
 * Utilisation gap ``util_gap`` (default 0.01, must be below 1): proving
   the utilisation term optimal to ``1e-6`` is a multi-dimensional
   bin-packing proof that routinely takes HiGHS more than 10 s per slot on
@@ -70,7 +88,7 @@ Choices of ours (stated):
   incumbent (or its absence) when their MILP objective
   (:func:`slot_objective`) is higher, as a MIP start would have;
   ``slots_greedy_start`` counts the replacements, ``slots_at_limit`` the
-  slots stopped at their limit. A proven solve is never replaced.
+  slots stopped at their limit (node budget or time). A proven solve is never replaced.
 * A slot whose solver fails (an exception, status ``error`` or
   ``infeasible``: the all-zero allocation is feasible), or which ends
   without a solution when ``greedy_start`` is off, raises
@@ -109,6 +127,7 @@ from ddlsched.solvers.limits import SolveLimits, check_model_size
 from ddlsched.solvers.result import Status
 
 __all__ = [
+    "DEFAULT_SLOT_NODE_LIMIT",
     "DEFAULT_SLOT_TIME_LIMIT_S",
     "DEFAULT_UTIL_GAP",
     "DormStats",
@@ -119,7 +138,10 @@ __all__ = [
 ]
 
 #: Default time limit of one slot's MILP (s); never more than the method's deadline leaves.
-DEFAULT_SLOT_TIME_LIMIT_S = 10.0
+#: A safety net: the node budget normally ends an unproven slot first (module docstring).
+DEFAULT_SLOT_TIME_LIMIT_S = 60.0
+#: Default branch-and-bound node budget of one slot's MILP (HiGHS ``mip_max_nodes``).
+DEFAULT_SLOT_NODE_LIMIT = 200
 #: Share of the time left that the remaining slots' solves may take (the rest covers
 #: model building and the hand-over to the solver).
 TIME_SHARE = 0.8
@@ -134,6 +156,8 @@ class DormStats:
     backend: str = "highs"
     slots_solved: int = 0
     slots_at_limit: int = 0
+    slots_at_node_limit: int = 0
+    slots_at_time_limit: int = 0
     slots_served_unproven: int = 0
     slots_greedy_start: int = 0
     solver_time_s: float = 0.0
@@ -147,6 +171,9 @@ class DormStats:
             "backend": self.backend,
             "slots_solved": self.slots_solved,
             "slots_at_limit": self.slots_at_limit,
+            "slots_at_node_limit": self.slots_at_node_limit,
+            "slots_at_time_limit": self.slots_at_time_limit,
+            "load_dependent": self.slots_at_time_limit > 0,
             "slots_served_unproven": self.slots_served_unproven,
             "slots_greedy_start": self.slots_greedy_start,
             "solver_time_s": self.solver_time_s,
@@ -281,10 +308,12 @@ def dorm_slot(
     greedy_start: bool = True,
     deadline: Deadline | None = None,
     stats: DormStats | None = None,
+    slot_node_limit: int = DEFAULT_SLOT_NODE_LIMIT,
 ) -> list[SlotEntry]:
     """Solve Dorm's MILP of one slot; the entries ``(job, machine, workers, ps)``.
 
     The solve gets ``min(slot_time_limit_s, what the deadline leaves)`` and
+    ``slot_node_limit`` branch-and-bound nodes (HiGHS; ``0``: no budget) and
     stops at the absolute gap ``util_gap`` (``< 1``: the served count is
     then proven maximal). With ``greedy_start``, the FIFO and DRF
     allocations of the slot stand in for a MIP start (module docstring).
@@ -295,6 +324,8 @@ def dorm_slot(
     """
     if not 0 <= util_gap < 1:
         raise ValueError(f"util_gap must be in [0, 1), got {util_gap!r}")
+    if not (isinstance(slot_node_limit, int) and slot_node_limit >= 0):
+        raise ValueError(f"slot_node_limit must be an integer >= 0, got {slot_node_limit!r}")
     deadline = deadline or Deadline.unlimited()
     stats = stats if stats is not None else DormStats(backend=backend)
     where = f"dorm slot {demand.slot}"
@@ -302,7 +333,10 @@ def dorm_slot(
     m = build_slot_model(instance, demand)
     stats.build_time_s += time.perf_counter() - start
     deadline.check(f"{where}: building the MILP")
-    limits = SolveLimits(time_limit_s=slot_time_limit_s, rel_gap=0.0, abs_gap=util_gap)
+    nodes = (("mip_max_nodes", slot_node_limit),) if slot_node_limit > 0 else ()
+    limits = SolveLimits(
+        time_limit_s=slot_time_limit_s, rel_gap=0.0, abs_gap=util_gap, highs_options=nodes
+    )
     try:
         solve = solve_model(m, backend, limits, deadline)
     except DdlschedError as exc:
@@ -320,6 +354,10 @@ def dorm_slot(
         solve.status == Status.TIME_LIMIT_NO_SOLUTION and greedy_start
     ):
         stats.slots_at_limit += 1
+        if solve.time_limit_hit:
+            stats.slots_at_time_limit += 1
+        else:
+            stats.slots_at_node_limit += 1
         entries = []
         if solve.status == Status.FEASIBLE:
             entries = _checked(instance, demand, _decode(m, demand, instance.num_machines), where)
@@ -356,14 +394,16 @@ def run_dorm(
     *,
     util_gap: float = DEFAULT_UTIL_GAP,
     greedy_start: bool = True,
+    slot_node_limit: int = DEFAULT_SLOT_NODE_LIMIT,
 ) -> tuple[DmlrsSchedule, dict[str, Any]]:
     """The ``dorm`` baseline: the shared slot loop with :func:`dorm_slot` in every slot.
 
-    Slot ``t`` (of ``T``) gets ``min(slot_time_limit_s, 0.8 remaining / (T -
-    t + 1))`` seconds, ``remaining`` what the deadline leaves (module
-    docstring). Returns the schedule (accepted = completed jobs, unfinished
+    Slot ``t`` (of ``T``) gets ``slot_node_limit`` nodes and ``min(slot_time_limit_s,
+    0.8 remaining / (T - t + 1))`` seconds, ``remaining`` what the deadline
+    leaves (module docstring). Returns the schedule (accepted = completed jobs, unfinished
     = jobs with an allocation not done by ``T``) and ``info``: slots solved,
-    slots stopped at their limit with an incumbent, slots where a greedy
+    slots stopped at their limit with an incumbent (by nodes, by time; whether
+    the row depends on the load), slots where a greedy
     start replaced the incumbent, slots whose served count is not proven
     maximal, solver and model-building time, the largest model.
     """
@@ -383,6 +423,7 @@ def run_dorm(
             greedy_start=greedy_start,
             deadline=deadline,
             stats=stats,
+            slot_node_limit=slot_node_limit,
         )
 
     schedule = simulate_slots(instance, allocate, deadline)
@@ -390,4 +431,5 @@ def run_dorm(
     info["slot_time_limit_s"] = slot_time_limit_s
     info["util_gap"] = util_gap
     info["greedy_start"] = greedy_start
+    info["slot_node_limit"] = slot_node_limit
     return schedule, info
