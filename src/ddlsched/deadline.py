@@ -50,7 +50,7 @@ class Deadline:
     """A point in (monotonic) time by which a method must have returned.
 
     ``Deadline(limit_s)`` starts now; ``limit_s`` may be ``math.inf``.
-    ``clock`` (default :func:`time.monotonic`) is read for every time the
+    ``clock`` (``None``: :func:`time.monotonic`) is read for every time the
     deadline tells; a test hands in its own clock, so that when the deadline
     passes does not depend on the machine's speed (its :meth:`sub` deadlines
     read the same clock).
@@ -59,7 +59,7 @@ class Deadline:
     __slots__ = ("_clock", "_end", "limit_s", "plan_s", "started")
 
     def __init__(
-        self, limit_s: float = DEFAULT_TIME_LIMIT_S, clock: Callable[[], float] = time.monotonic
+        self, limit_s: float = DEFAULT_TIME_LIMIT_S, clock: Callable[[], float] | None = None
     ) -> None:
         if not (isinstance(limit_s, (int, float)) and not isinstance(limit_s, bool)) or not (
             limit_s > 0
@@ -72,8 +72,8 @@ class Deadline:
         #: the machine ran before: size choices made from it (a time grid, a model's size)
         #: are the same on a quiet and on a loaded machine.
         self.plan_s = self.limit_s
-        self._clock = clock
-        self.started = clock()
+        self._clock = time.monotonic if clock is None else clock
+        self.started = self._clock()
         self._end = self.started + self.limit_s
 
     @classmethod
