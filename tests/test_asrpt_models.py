@@ -20,6 +20,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from fake_clock import StepClock
 
 from ddlsched.deadline import Deadline
 from ddlsched.errors import ModelTooLargeError
@@ -248,7 +249,10 @@ def _hard_instance() -> AsrptInstance:
 def test_time_limit_is_honoured(monkeypatch):
     """Every CP-SAT search gets a finite budget within the limit (CP-SAT stops itself
     there), the answer says the limit cut it, and an expired deadline starts no search:
-    the deadline is the test's, no wall time is read."""
+    the deadline is the test's (a clock that stands still: 0.8 s leaves the LP bound's
+    share below ``LP_MIN_S``, so it is skipped on every machine), and the spy makes CP-SAT
+    stop after a fixed amount of work (its deterministic time) as its limit would stop it,
+    so no wall time decides the outcome (unstopped, CP-SAT has not proven it in 20 s)."""
     from ortools.sat.python import cp_model
 
     budgets: list[float] = []
@@ -256,12 +260,13 @@ def test_time_limit_is_honoured(monkeypatch):
 
     def spy(self, *args, **kwargs):
         budgets.append(self.parameters.max_time_in_seconds)
+        self.parameters.max_deterministic_time = 0.01
         return real(self, *args, **kwargs)
 
     monkeypatch.setattr(cp_model.CpSolver, "solve", spy)
     instance = _hard_instance()
-    out = solve_exact(instance, time_limit_s=1.0)
-    assert budgets and all(0 < budget <= 1.0 for budget in budgets)
+    out = solve_exact(instance, deadline=Deadline(0.8, clock=StepClock()))
+    assert budgets and all(0 < budget <= 0.8 for budget in budgets)
     assert out.status in (Status.FEASIBLE, Status.TIME_LIMIT_NO_SOLUTION)
     assert out.time_limit_hit
     value = evaluate(instance, out.schedule).total_completion_s

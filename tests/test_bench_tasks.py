@@ -66,3 +66,28 @@ def test_unknown_method_parameter_is_an_error_row():
     (task,) = expand(suite)  # parse_suite does not check the registry; execute does
     row = execute(task)
     assert row["status"] == "error" and "has no parameter(s) nope" in row["error"]
+
+
+def test_a_prepared_worker_reads_no_git_state_in_its_first_task(monkeypatch):
+    """``prepare_code_row`` (run by a worker before it says ready) reads the git state the
+    first row needs: the task, whose kill clock starts at ready, does not pay for it."""
+    from ddlsched.bench import provenance
+
+    calls = []
+    monkeypatch.setattr("ddlsched.bench.store.git_commit", lambda path: calls.append(path) or {})
+    provenance.git_state.cache_clear()
+    try:
+        provenance.prepare_code_row()
+        assert len(calls) == 1
+        suite = parse_suite(
+            {
+                "suite": {"name": "one"},
+                "instances": [{"family": "debug", "preset": "default", "seeds": [0]}],
+                "methods": [{"name": "noop"}],
+            }
+        )
+        (task,) = expand(suite)
+        assert execute(task)["status"] == "feasible"
+        assert len(calls) == 1  # the first task found it read
+    finally:
+        provenance.git_state.cache_clear()

@@ -14,6 +14,7 @@ type (JSON round trip, refusals) and its evaluator.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 
@@ -243,7 +244,10 @@ def test_slot_instance_accepts_an_infeasible_demand_and_the_solvers_say_so(solve
 
 def test_reused_lp_honours_a_fresh_budget_after_long_use():
     """HiGHS 1.14 checks an LP's time_limit against the run clock of the reused Highs
-    object: the budget of each solve is added to that clock (no early 'time limit')."""
+    object: the budget of each solve is added to that clock (no early 'time limit').
+
+    A spy on the ``time_limit`` handed to HiGHS checks it (the run clock stands still
+    between runs): whether a real 0.02 s budget suffices would depend on the machine."""
     import numpy as np
 
     from ddlsched.solvers.dmlrs_slot_lp import HighsSlotSolvers
@@ -258,6 +262,21 @@ def test_reused_lp_honours_a_fresh_budget_after_long_use():
     while solvers._lp_highs_obj is None or solvers._lp_highs_obj.getRunTime() < 0.05:
         for demand in (10, 20, 30, 40):
             assert lp.solve(demand, time_limit_s=10.0) is not None
-    # the run clock is past 0.05 s; a budget of 0.02 s per solve must still be enough
+    highs = solvers._lp_highs_obj
+    handed: list[tuple[float, float]] = []  # (run clock, time_limit) of each solve
+    real_set = highs.setOptionValue
+
+    def spy(name, value):
+        if name == "time_limit":
+            handed.append((highs.getRunTime(), value))
+        return real_set(name, value)
+
+    highs.setOptionValue = spy
+    # the run clock is past 0.05 s: a limit of 0.02 s on it would stop every solve at once
     for demand in (10, 20, 30, 40):
-        assert lp.solve(demand, time_limit_s=0.02) is not None
+        assert lp.solve(demand, time_limit_s=1e6) is not None
+    with contextlib.suppress(TimeLimitReached):  # 0.02 s of a busy machine may not do
+        lp.solve(10, time_limit_s=0.02)
+    assert len(handed) == 5 and handed[0][0] >= 0.05
+    offsets = [limit - clock for clock, limit in handed]
+    assert offsets == pytest.approx([1e6] * 4 + [0.02], rel=0, abs=1e-6)

@@ -14,6 +14,7 @@ import itertools
 from dataclasses import replace
 
 import pytest
+from fake_clock import StepClock
 from rar_brute_force import brute_force_makespan
 
 from ddlsched.deadline import Deadline
@@ -130,13 +131,11 @@ def test_deadline_returns_incumbent_and_valid_bound():
 
 
 def test_exact_time_limit_is_not_optimal_when_the_search_stops():
+    """The search stops at its first deadline check (a clock of the test's: 1 s per read)."""
     inst = generate("contention", 23)
-    res = run_method(
-        "rar",
-        "exact",
-        inst,
-        RunOptions(time_limit_s=1e-3, params={"presolve_bounds": False, "search": "always"}),
-    )
+    options = RunOptions(time_limit_s=1.5, params={"presolve_bounds": False, "search": "always"})
+    deadline = Deadline(1.5, clock=StepClock(tick_s=1.0))
+    res = run_method("rar", "exact", inst, options, deadline=deadline)
     assert str(res.status) in ("feasible", "time_limit_no_solution")
     assert res.bound is None or res.bound <= 23  # the optimum (see above)
 
@@ -159,10 +158,24 @@ def test_search_refuses_large_instances_in_one_line():
     assert str(res.status) == "error"
 
 
-def test_auto_hands_an_unfinished_search_to_the_milp():
+def test_auto_hands_an_unfinished_search_to_the_milp(monkeypatch):
+    """The test's clock cuts the search after a few deadline checks (0.05 s a read) and
+    then says the search used the whole limit: the MILP starts with the search's incumbent
+    and bound at the deadline, whatever the machine's speed."""
+    import ddlsched.models.rar_search as rar_search
+
+    clock = StepClock(tick_s=0.05)
+    real_search = rar_search.search_exact
+
+    def search_using_the_limit(*args, **kwargs):
+        result = real_search(*args, **kwargs)
+        clock.advance(1.0)
+        return result
+
+    monkeypatch.setattr(rar_search, "search_exact", search_using_the_limit)
     inst = generate("contention", 23)
     options = RunOptions(time_limit_s=0.5, params={"presolve_bounds": False})
-    res = run_method("rar", "exact", inst, options)
+    res = run_method("rar", "exact", inst, options, deadline=Deadline(0.5, clock=clock))
     assert res.info["exact_method"] == "milp" and res.info["search"]["nodes"] > 0
     assert str(res.status) == "feasible"
     assert res.bound <= 23 <= res.objective  # 23: the optimum (see above)

@@ -50,11 +50,17 @@ class Deadline:
     """A point in (monotonic) time by which a method must have returned.
 
     ``Deadline(limit_s)`` starts now; ``limit_s`` may be ``math.inf``.
+    ``clock`` (``None``: :func:`time.monotonic`) is read for every time the
+    deadline tells; a test hands in its own clock, so that when the deadline
+    passes does not depend on the machine's speed (its :meth:`sub` deadlines
+    read the same clock).
     """
 
-    __slots__ = ("_end", "limit_s", "plan_s", "started")
+    __slots__ = ("_clock", "_end", "limit_s", "plan_s", "started")
 
-    def __init__(self, limit_s: float = DEFAULT_TIME_LIMIT_S) -> None:
+    def __init__(
+        self, limit_s: float = DEFAULT_TIME_LIMIT_S, clock: Callable[[], float] | None = None
+    ) -> None:
         if not (isinstance(limit_s, (int, float)) and not isinstance(limit_s, bool)) or not (
             limit_s > 0
         ):
@@ -66,7 +72,8 @@ class Deadline:
         #: the machine ran before: size choices made from it (a time grid, a model's size)
         #: are the same on a quiet and on a loaded machine.
         self.plan_s = self.limit_s
-        self.started = time.monotonic()
+        self._clock = time.monotonic if clock is None else clock
+        self.started = self._clock()
         self._end = self.started + self.limit_s
 
     @classmethod
@@ -76,14 +83,14 @@ class Deadline:
 
     def elapsed_s(self) -> float:
         """Seconds since the deadline was started."""
-        return time.monotonic() - self.started
+        return self._clock() - self.started
 
     def remaining_s(self) -> float:
         """Seconds left (0 once expired; ``inf`` when unlimited)."""
-        return max(0.0, self._end - time.monotonic())
+        return max(0.0, self._end - self._clock())
 
     def expired(self) -> bool:
-        return time.monotonic() >= self._end
+        return self._clock() >= self._end
 
     def check(self, what: str = "the method") -> None:
         """Raise :class:`~ddlsched.errors.TimeLimitReached` if the deadline has passed."""
@@ -98,7 +105,8 @@ class Deadline:
     def sub(self, share: float = 1.0, at_most: float | None = None) -> Deadline:
         """A deadline for one phase: :meth:`budget_s`, never later than this one."""
         child = Deadline.__new__(Deadline)
-        child.started = time.monotonic()
+        child._clock = self._clock
+        child.started = self._clock()
         child.limit_s = self.budget_s(share, at_most)
         plan_s = self.plan_s * share
         child.plan_s = plan_s if at_most is None else min(plan_s, at_most)

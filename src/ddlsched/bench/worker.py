@@ -4,7 +4,8 @@ Started by :class:`ddlsched.bench.executors.Sandbox` as
 ``python -m ddlsched.bench.worker READ_FD WRITE_FD [MEMORY_MB]``. It ignores
 SIGINT (its parent decides when to stop it), dies with its parent (Linux
 ``PR_SET_PDEATHSIG``), caps its address space when asked, imports every
-family, says ``("ready", pid)`` and then answers each task with
+family and what a task's row needs (:func:`~ddlsched.bench.provenance.prepare_code_row`),
+says ``("ready", pid)`` and then answers each task with
 ``("started", instance_size)`` and ``("done", row)``. It exits when its
 parent closes the pipe.
 """
@@ -52,12 +53,15 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     inbox = Connection(read_fd, writable=False)
     outbox = Connection(write_fd, readable=False)
-    # Import every family before saying ready, so that the first task's clock
-    # does not include imports.
+    # Import every family, and do what the first task's row would do for every task
+    # (the store's imports, the git state of the tree), before saying ready: the
+    # parent's kill clock starts at "ready", so a start-up never counts against a task.
+    from ddlsched.bench.provenance import prepare_code_row
     from ddlsched.bench.tasks import execute
     from ddlsched.registry import families
 
     families()
+    prepare_code_row()
     if memory_mb is not None:
         _limit_memory(memory_mb)
     outbox.send(("ready", os.getpid()))
