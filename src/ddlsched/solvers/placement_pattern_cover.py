@@ -43,8 +43,9 @@ proves nothing, and :func:`cover_search` returns what was proven before it
 pattern solves (a fallback for the start when rounding the LP fails) run in the
 HiGHS worker process, killed at their limit (:mod:`ddlsched.solvers.highs_server`):
 ``placement exact`` asks for none (``max_mips=0``), but the default keeps them,
-since without them the search finds no start on small instances where rounding
-fails (two of ``tests/test_placement_methods.py``'s eight tiny ones).
+since without them the search finds no start where rounding fails (one of
+``tests/test_placement_methods.py``'s eight tiny instances, and vgg16 on 32 GPUs,
+seed 0, of ``tests/test_placement_scaling.py``; both tests use the start).
 """
 
 from __future__ import annotations
