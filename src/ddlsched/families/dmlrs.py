@@ -51,7 +51,9 @@ shrunk LP, randomized rounding and repair
 (:mod:`ddlsched.heuristics.dmlrs_rounding`) and Problem (23) in highspy,
 right-hand side changed and warm-started between quanta
 (:mod:`ddlsched.solvers.dmlrs_slot_lp`); ``--param slot_solver=ilp`` solves
-it exactly with :mod:`ddlsched.models.dmlrs_slot`.
+it exactly (the same highspy model with integer columns, the ILP of
+:mod:`ddlsched.models.dmlrs_slot`), under a time limit in the HiGHS worker
+process, killed at the limit (then ``time_limit_no_solution``, as below).
 
 Methods: ``pd_ors`` and ``oasis`` (heuristics, seeded), ``fifo``, ``drf``,
 ``dorm`` (heuristics, no admission control; a job that has not finished by

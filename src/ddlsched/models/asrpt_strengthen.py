@@ -47,9 +47,11 @@ cut off *every* optimum of the integer data; why each cannot:
     the best schedule found; CP-SAT alone stays at 362 and 858. Solved by
     HiGHS's interior point method without crossover (the simplex took 52 s on
     ``tiny(4, num_jobs=10)``, the IPM 8 s under a load of 11), within
-    :data:`LP_SHARE` of the time left (not tried when that share is below
-    :data:`LP_MIN_S`: Pyomo's build and hand-over overran a 0.1 s share by
-    0.4 s); when the IPM stops without an optimum
+    :data:`LP_SHARE` of the time left; not tried when that share of the
+    deadline's plan (``Deadline.plan_s``: the time limit, not what a loaded
+    machine has left of it) is below :data:`LP_MIN_S` (Pyomo's build and
+    hand-over overran a 0.1 s share by 0.4 s), so whether the LP, its bound
+    and its job order are tried does not depend on the load; when the IPM stops without an optimum
     (HiGHS says "unknown" on some tiny instances) the simplex gets the rest of
     that share; a stopped or failed solve adds nothing. A floating-point bound like every HiGHS bound of the project:
     the margin ``1e-6`` relative is 100 times HiGHS's IPM optimality
@@ -113,7 +115,7 @@ __all__ = [
 SWAP_PASSES = 3
 #: Share of the time left that the LP relaxation of ``lp_bound`` may take.
 LP_SHARE = 0.6
-#: The LP is not tried with less than this many seconds in its share.
+#: The LP is not tried when its share of the deadline's plan (``Deadline.plan_s``) is below this.
 LP_MIN_S = 0.5
 #: HiGHS options of the LP relaxation, tried in turn (module docstring).
 _LP_OPTIONS = ((("solver", "ipm"), ("run_crossover", "off")), (("solver", "simplex"),))
@@ -258,7 +260,11 @@ def lp_lower_bound(data: IntegerData, deadline: Deadline) -> LpBound | None:
     from ddlsched.solvers.limits import SolveLimits
 
     phase = deadline.sub(LP_SHARE)
-    if phase.remaining_s() < LP_MIN_S:  # Pyomo's build and hand-over overrun a tiny share
+    # planned from the limit (Deadline.plan_s), not from the time left: whether the LP (its
+    # bound and its job order) is tried is the same on a quiet and on a loaded machine
+    if phase.plan_s < LP_MIN_S:  # Pyomo's build and hand-over overrun a tiny share
+        return None
+    if phase.expired():  # nothing left: a cut build would add nothing either
         return None
     try:
         with phase.interrupting("building the asrpt LP relaxation"):

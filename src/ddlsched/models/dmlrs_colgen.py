@@ -77,7 +77,16 @@ An instance without jobs gives the empty schedule with the bound 0.
 
 Choices (ours): the tolerance; ``master_share`` (default 0.2); the
 pricing time per job (an equal share of what remains of the round's
-time); columns are deduplicated by their entries.
+time); columns are deduplicated by their entries. A master LP's warm start
+that needs more than ``max(10,000, 10 x the last master LP's)`` simplex
+iterations is dropped and the LP solved cold (a degenerate warm start has
+been seen to stall; ``info['master_cold_restarts']``). The budget is an
+iteration count, not a time (it was ``max(5 s, 10 x the last LP's
+seconds)``): a restart changes the basis, the duals and so the columns, and
+with it the same instance and limit gave another bound on a loaded machine.
+On ``paper`` seeds 0 and 1 the master LPs took 19 to 171 iterations (0.02 to
+0.14 s at load 13, about 1,000 to 2,000 iterations a second): 10,000
+iterations is several seconds there, as 5 s was, and neither rule restarted.
 """
 
 from __future__ import annotations
@@ -117,6 +126,11 @@ TOLERANCE = 1e-6
 
 #: ``stabilisation`` of :func:`colgen` (module docstring).
 STABILISATIONS = ("none", "smoothing")
+
+#: A master LP's warm start gets ``max(PATIENCE_MIN_ITERATIONS, PATIENCE_FACTOR * the
+#: last LP's)`` simplex iterations before it is restarted cold (module docstring).
+PATIENCE_MIN_ITERATIONS = 10_000
+PATIENCE_FACTOR = 10
 
 
 @dataclass(frozen=True)
@@ -274,7 +288,8 @@ class _Rounds:
         self.master_value: float | None = None
         self.lp_solves = 0
         self.mispricings = 0
-        self.pricing_s = self.master_s = self.last_lp_s = 0.0
+        self.pricing_s = self.master_s = 0.0
+        self.last_lp_iterations = 0  # simplex iterations of the last master LP
 
     def price_round(
         self, prices, master_prices, sigma, alpha: float, load
@@ -313,6 +328,11 @@ class _Rounds:
         )
         return added, statuses
 
+    def patience_iterations(self) -> int:
+        """The warm start's iteration budget before a cold restart (``ColumnMaster.solve_lp``):
+        ``max(PATIENCE_MIN_ITERATIONS, PATIENCE_FACTOR * last LP's iterations)``."""
+        return max(PATIENCE_MIN_ITERATIONS, PATIENCE_FACTOR * self.last_lp_iterations)
+
     def closed(self) -> bool:
         """The best bound meets the master's value: converged."""
         value = self.master_value
@@ -334,10 +354,10 @@ class _Rounds:
             master = self.columns.master
             t0 = time.perf_counter()
             solution = master.solve_lp(
-                self.loop.remaining_s(), patience_s=max(5.0, 10 * self.last_lp_s)
+                self.loop.remaining_s(), patience_iterations=self.patience_iterations()
             )
-            self.last_lp_s = time.perf_counter() - t0
-            self.master_s += self.last_lp_s
+            self.last_lp_iterations = master.last_iterations
+            self.master_s += time.perf_counter() - t0
             self.lp_solves += 1
             if solution.status != "optimal":
                 self.stopped = "time_limit" if solution.status == "time_limit" else "master_error"

@@ -111,6 +111,7 @@ class PatternSearch:
     value: float | None
     lp_solves: int
     mip_solves: int
+    stopped: bool = False  # the deadline cut the pattern LPs (see cover_search)
 
 
 def canonical(
@@ -176,7 +177,9 @@ def pattern_search(
     if found.chosen is not None:
         placement = _placement(instance, avails, found.chosen)
         value = float(pattern_values(instance, coef, np.vstack(found.chosen)).max())
-    return PatternSearch(found.bound, placement, value, found.lp_solves, found.mip_solves)
+    return PatternSearch(
+        found.bound, placement, value, found.lp_solves, found.mip_solves, found.stopped
+    )
 
 
 @dataclass(frozen=True)
@@ -229,6 +232,8 @@ def pattern_proof(
 
     The pattern search (:func:`pattern_search`: a short direct fill, short
     residual fills, no integer pattern solves) gets a fifth of the time left,
+    its LPs the method's deadline (one cut by it proves nothing: the bounds
+    proven before it stay, :func:`~ddlsched.solvers.placement_pattern_cover.cover_search`),
     the threshold search (skipped above :data:`THRESHOLD_TUPLE_LIMIT` triples)
     :data:`THRESHOLD_WORK` units of CP-SAT's deterministic time, and at most
     half of the wall time left after the pattern search: what it needs, not a
@@ -243,7 +248,9 @@ def pattern_proof(
     forced -= 1e-9 * max(1.0, abs(forced)) if forced > 0 else 0.0
     # with the threshold search behind it, the pattern search stays cheap
     options = {"direct_nodes": 200, "dfs_nodes": 300, "max_mips": 0}
-    search = pattern_search(instance, coef, budget_s=share, lower=forced, **options)
+    search = pattern_search(
+        instance, coef, budget_s=share, lower=forced, deadline=deadline, **options
+    )
     pattern_bound = search.bound if search is not None else None
     bound = pattern_bound if pattern_bound is not None else forced
     counts = search.counts if search is not None else None

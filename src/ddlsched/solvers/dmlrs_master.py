@@ -58,6 +58,10 @@ class MasterSolution:
     sigma: np.ndarray | None
 
 
+#: HiGHS's default ``simplex_iteration_limit`` (none): restored after a limited warm start.
+NO_ITERATION_LIMIT = 2_147_483_647
+
+
 class ColumnMaster:
     """The restricted master over ``num_jobs`` jobs; ``capacity[key]`` is row ``key``'s C."""
 
@@ -78,6 +82,7 @@ class ColumnMaster:
         # primal simplex for the LP: adding columns keeps the basis primal feasible
         self._highs.setOptionValue("simplex_strategy", 4)
         self.cold_restarts = 0
+        self.last_iterations = 0  # simplex iterations of the last LP (solve_lp)
         self._highs.changeObjectiveSense(highspy.ObjSense.kMaximize)
         inf = highspy.kHighsInf
         self._highs.addRows(
@@ -171,23 +176,34 @@ class ColumnMaster:
         self._highs.setOptionValue("time_limit", limit)
 
     def solve_lp(
-        self, time_limit_s: float = math.inf, patience_s: float | None = None
+        self, time_limit_s: float = math.inf, patience_iterations: int | None = None
     ) -> MasterSolution:
         """The master LP: value, ``x``, capacity duals ``p`` and job duals ``sigma``.
 
         Warm-started primal simplex (new columns keep the basis primal
-        feasible). ``patience_s``: when the warm start takes longer than this,
-        the basis is dropped and the LP solved from scratch (dual simplex)
-        in the time left; a degenerate warm start has been seen to stall.
+        feasible). ``patience_iterations``: when the warm start needs more
+        simplex iterations than this, the basis is dropped and the LP solved
+        from scratch (dual simplex) in the time left; a degenerate warm start
+        has been seen to stall. An iteration count, not a time: the restart,
+        which changes the basis, the duals and so the next columns, is the same
+        on every machine. :attr:`last_iterations` holds the simplex iterations
+        of the run that answered.
         """
         started = time.perf_counter()
         highs = self._highs
-        first = time_limit_s if patience_s is None else min(time_limit_s, patience_s)
-        self._limit(first)
-        highs.run()
+        self._limit(time_limit_s)
+        if patience_iterations is not None:
+            highs.setOptionValue("simplex_iteration_limit", max(1, int(patience_iterations)))
+        try:
+            highs.run()
+        finally:
+            if patience_iterations is not None:
+                highs.setOptionValue("simplex_iteration_limit", NO_ITERATION_LIMIT)
+        self.last_iterations = int(highs.getInfo().simplex_iteration_count)
         status = self._status()
+        stalled = highs.getModelStatus() == self._hs.HighsModelStatus.kIterationLimit
         left = time_limit_s - (time.perf_counter() - started)
-        if status == "time_limit" and patience_s is not None and left > 1e-3:
+        if stalled and patience_iterations is not None and left > 1e-3:
             self.cold_restarts += 1
             highs.clearSolver()
             highs.setOptionValue("simplex_strategy", 1)
@@ -196,6 +212,7 @@ class ColumnMaster:
                 highs.run()
             finally:
                 highs.setOptionValue("simplex_strategy", 4)
+            self.last_iterations = int(highs.getInfo().simplex_iteration_count)
             status = self._status()
         if status != "optimal":
             return MasterSolution(status, None, None, None, {}, None)

@@ -33,7 +33,10 @@ HiGHS object serves every LP a :class:`HighsSlotSolvers` opens (the model
 is re-passed when another LP used it in between). The exact ILP
 (:meth:`HighsSlotSolvers.ilp`) is the same model with integer ``w, s``
 (MIP gap 0, presolve off: the direct loops' setting, see
-:mod:`ddlsched.solvers.backends`). Its column bounds are rounded down to
+:mod:`ddlsched.solvers.backends`), solved under a finite limit in the HiGHS
+worker process, killed at the limit (:mod:`ddlsched.solvers.highs_server`:
+HiGHS does not look at its clock in every phase of a MIP), and in-process
+without one; the LPs stay in-process (simplex checks its clock). Its column bounds are rounded down to
 integers: HiGHS 1.14 and 1.15 returned a suboptimal point with status
 *Optimal* when an integer column had a fractional upper bound (found by
 this module's test, seed 8: 26.784 instead of 17.343; the Pyomo model,
@@ -43,7 +46,8 @@ columns right; the rounding stays, exact and free
 
 Outcomes: an optimal solution (:class:`SlotLpSolution`), ``None`` when the
 problem is infeasible, :class:`~ddlsched.errors.TimeLimitReached` when the
-time limit stopped HiGHS (or none was left), and
+time limit stopped HiGHS or killed its worker (or none was left; an ILP's
+incumbent is not kept: PD-ORS is all or nothing at the limit), and
 :class:`~ddlsched.errors.SolverError` with HiGHS's status text on any other
 outcome. ``tests/test_dmlrs_slot_lp.py`` checks both optima against the
 Pyomo model of the same problem solved by
@@ -372,7 +376,6 @@ class HighsSlotSolvers:
     def __init__(self) -> None:
         self._lp_highs_obj: Any = None
         self._active: HighsSlotLp | None = None
-        self._ilp_highs_obj: Any = None
 
     def _lp_highs(self, session: HighsSlotLp) -> Any:
         if self._lp_highs_obj is None:
@@ -422,14 +425,31 @@ class HighsSlotSolvers:
         if demand > max_workers:
             return None
         lp, _ = _build(highspy, pw, ps, a, b, res, int(gamma), int(max_workers), demand, True)
-        if self._ilp_highs_obj is None:
-            self._ilp_highs_obj = _new_highs()
-        highs = self._ilp_highs_obj
-        highs.clearModel()
-        highs.passModel(lp)
-        sol = _run(
-            highs, pw.size, time_limit_s, f"slot ILP (D = {demand})", np.concatenate([pw, ps])
-        )
-        if sol is None:
-            return None
-        return SlotLpSolution(w=np.round(sol.w), s=np.round(sol.s), objective=sol.objective)
+        return _solve_ilp(lp, pw.size, time_limit_s, demand, np.concatenate([pw, ps]))
+
+
+def _solve_ilp(
+    lp: Any, H: int, time_limit_s: float, demand: float, cost: np.ndarray
+) -> SlotLpSolution | None:
+    """The slot ILP ``lp`` in the HiGHS worker process (module docstring): the rounded
+    optimum, ``None`` if infeasible, or raise."""
+    import highspy
+
+    from ddlsched.solvers.highs_server import MipArrays, solve_mip
+
+    what = f"slot ILP (D = {demand})"
+    if not time_limit_s > 0:
+        raise TimeLimitReached(f"time limit reached before {what}")
+    run = solve_mip(MipArrays.from_lp(lp, OPTIONS), float(time_limit_s))
+    status = run.model_status
+    ms = highspy.HighsModelStatus
+    if status == ms.kOptimal and run.primal_valid:
+        x = np.asarray(run.col_value, dtype=float)
+        w, s = np.round(x[:H]), np.round(x[H:])
+        return SlotLpSolution(w=w, s=s, objective=float(np.dot(cost, x)))
+    if status in (ms.kInfeasible, ms.kUnboundedOrInfeasible):
+        return None  # costs and variables are >= 0: never unbounded
+    if run.killed or status in (ms.kTimeLimit, ms.kInterrupt):
+        how = "the worker was stopped" if run.killed else "HiGHS stopped"
+        raise TimeLimitReached(f"time limit of {time_limit_s:g} s reached in {what} ({how})")
+    raise SolverError(f"{what}: HiGHS returned {status}")

@@ -8,8 +8,10 @@ stops nothing that ``time_limit`` does not: only a process can be stopped
 from outside.
 
 Who sends MIPs here: the direct highspy MIPs (colgen's pricing and
-restricted MILP, ``ub_capacity``) and every Pyomo HiGHS MILP under a finite
-limit (:mod:`ddlsched.solvers.highs_worker`).
+restricted MILP, ``ub_capacity``, PD-ORS's slot ILP with ``slot_solver=ilp``,
+the integer pattern solves of :mod:`ddlsched.solvers.placement_pattern_cover`)
+and every Pyomo HiGHS MILP under a finite limit
+(:mod:`ddlsched.solvers.highs_worker`).
 
 Why not a fork per MIP: colgen solves thousands of small pricing MIPs;
 forking the parent (hundreds of MB of page tables) per MIP cost 92 ms a MIP

@@ -35,6 +35,17 @@ HiGHS's model status only proposes infeasibility (presolve off, as
 everywhere in the toolkit): the bound relies on it only when the Farkas ray
 HiGHS returns is re-checked in numpy (:func:`_certified_infeasible`). ``tests/test_placement_scaling.py`` checks the
 bound against brute-force and ILP optima.
+
+Time: each LP gets ``time_limit`` = what the method's deadline leaves (simplex
+looks at its clock), and no LP starts once it has passed; an LP cut by it
+proves nothing, and :func:`cover_search` returns what was proven before it
+(``tests/test_placement_pattern_deadline.py``, with a fake clock). The integer
+pattern solves (a fallback for the start when rounding the LP fails) run in the
+HiGHS worker process, killed at their limit (:mod:`ddlsched.solvers.highs_server`):
+``placement exact`` asks for none (``max_mips=0``), but the default keeps them,
+since without them the search finds no start where rounding fails (one of
+``tests/test_placement_methods.py``'s eight tiny instances, and vgg16 on 32 GPUs,
+seed 0, of ``tests/test_placement_scaling.py``; both tests use the start).
 """
 
 from __future__ import annotations
@@ -46,6 +57,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ddlsched.deadline import Deadline
 from ddlsched.errors import SolverError
 from ddlsched.solvers.highs_lp import new_highs
 
@@ -57,6 +69,27 @@ log = logging.getLogger(__name__)
 PATTERN_LIMIT = 200_000
 #: HiGHS options of the pattern LPs and their integer solves.
 _LP_OPTIONS = (("output_flag", False), ("threads", 1), ("presolve", "off"))
+
+
+class _LpCut(Exception):
+    """A pattern LP stopped by the deadline (or none started: no time was left)."""
+
+
+def _run_lp(highs, deadline: Deadline) -> None:
+    """Run the LP loaded in ``highs`` with ``time_limit`` = what ``deadline`` leaves (added
+    to the object's run clock, which accumulates over runs); :class:`_LpCut` when nothing
+    is left or HiGHS stopped at that limit."""
+    import highspy
+
+    left = deadline.remaining_s()
+    if not left > 0:
+        raise _LpCut
+    highs.setOptionValue(
+        "time_limit", highs.getRunTime() + left if math.isfinite(left) else highspy.kHighsInf
+    )
+    highs.run()
+    if highs.getModelStatus() == highspy.HighsModelStatus.kTimeLimit:
+        raise _LpCut
 
 
 def patterns(caps: list[int], total: int, *, exact: bool) -> np.ndarray:
@@ -144,29 +177,47 @@ def _pattern_lp(tables: list[np.ndarray], supply: np.ndarray, demand: np.ndarray
 
 
 def _solve(
-    highs, allowed: list[np.ndarray], supply: np.ndarray, demand: np.ndarray, *, integer: bool
+    highs, allowed: list[np.ndarray], supply: np.ndarray, demand: np.ndarray, deadline: Deadline
 ) -> np.ndarray | None:
-    """Solve ``sum_p n[a,p] = supply_a, sum_{a,p} p_s n[a,p] = demand_s, n >= 0``
-    over the ``allowed`` patterns (integer ``n`` when ``integer``): the column
-    values, or ``None`` if infeasible (for an integer solve, also when the time
-    limit came without a solution)."""
+    """Solve the LP ``sum_p n[a,p] = supply_a, sum_{a,p} p_s n[a,p] = demand_s, n >= 0``
+    over the ``allowed`` patterns in ``highs``: the column values, or ``None`` if
+    infeasible (:class:`_LpCut` at the deadline)."""
     import highspy
 
-    lp = _pattern_lp(allowed, supply, demand)
-    num_cols = lp.num_col_
-    if integer:
-        lp.integrality_ = [highspy.HighsVarType.kInteger] * num_cols
     highs.clearModel()
-    highs.passModel(lp)
-    highs.run()
+    highs.passModel(_pattern_lp(allowed, supply, demand))
+    _run_lp(highs, deadline)
     status = highs.getModelStatus()
     if status == highspy.HighsModelStatus.kInfeasible:
         return None
-    if integer:
-        return np.array(highs.getSolution().col_value) if _has_solution(highs) else None
     if status != highspy.HighsModelStatus.kOptimal:
         raise SolverError(f"pattern LP: HiGHS returned {highs.modelStatusToString(status)}")
     return np.array(highs.getSolution().col_value)
+
+
+def _solve_integer(
+    allowed: list[np.ndarray],
+    supply: np.ndarray,
+    demand: np.ndarray,
+    mip_nodes: int,
+    seconds: float,
+) -> np.ndarray | None:
+    """The integer pattern problem over ``allowed`` in the HiGHS worker process
+    (:mod:`ddlsched.solvers.highs_server`, killed after ``seconds``): any feasible
+    solution within ``mip_nodes`` nodes (a node limit, not the time, ends it: the
+    placement among tied ones does not depend on the load; the time is a safety net).
+    The column values, or ``None`` (infeasible, or no solution by the limits)."""
+    import highspy
+
+    from ddlsched.solvers.highs_server import MipArrays, solve_mip
+
+    lp = _pattern_lp(allowed, supply, demand)
+    lp.integrality_ = [highspy.HighsVarType.kInteger] * lp.num_col_
+    options = (*_LP_OPTIONS, ("mip_max_nodes", int(mip_nodes)), ("mip_rel_gap", 1.0))
+    run = solve_mip(MipArrays.from_lp(lp, options), max(1e-3, seconds))
+    if run.killed or not run.primal_valid:
+        return None
+    return np.array(run.col_value)
 
 
 def _certified_infeasible(
@@ -197,10 +248,12 @@ def _certified_infeasible(
     return False
 
 
-def _warm_lp(blocks, values: list[np.ndarray], supply: np.ndarray, demand: np.ndarray):
+def _warm_lp(
+    blocks, values: list[np.ndarray], supply: np.ndarray, demand: np.ndarray, deadline: Deadline
+):
     """``feasible(cap)``: is the pattern LP with the patterns of value ``<= cap``
     feasible? One LP with every pattern, the others' columns fixed at 0 per call,
-    so each solve starts from the previous basis."""
+    so each solve starts from the previous basis (:class:`_LpCut` at the deadline)."""
     import highspy
 
     tables = [table for _, table in blocks]
@@ -217,7 +270,8 @@ def _warm_lp(blocks, values: list[np.ndarray], supply: np.ndarray, demand: np.nd
         ray stay readable from ``feasible.highs``."""
         upper = np.where(every <= cap, highspy.kHighsInf, 0.0)
         highs.changeColsBounds(num_cols, columns, lower, upper)
-        highs.run()
+        _run_lp(highs, deadline)
+        feasible.calls += 1
         status = highs.getModelStatus()
         if status == highspy.HighsModelStatus.kOptimal:
             return True
@@ -226,6 +280,8 @@ def _warm_lp(blocks, values: list[np.ndarray], supply: np.ndarray, demand: np.nd
         raise SolverError(f"pattern LP: HiGHS returned {highs.modelStatusToString(status)}")
 
     feasible.highs = highs
+    feasible.deadline = deadline
+    feasible.calls = 0  # LPs solved (not cut by the deadline)
     return feasible
 
 
@@ -285,12 +341,6 @@ def _kept(values: list[np.ndarray], cap: float) -> np.ndarray:
     return np.concatenate(values) <= cap
 
 
-def _has_solution(highs) -> bool:
-    import highspy
-
-    return highs.getInfo().primal_solution_status == highspy.SolutionStatus.kSolutionStatusFeasible
-
-
 def _split(allowed: list[np.ndarray], counts: np.ndarray) -> list[np.ndarray]:
     """Column values -> per block, an array of ``counts`` (integral, >= 0) of each column."""
     out, col = [], 0
@@ -311,12 +361,14 @@ class CoverSearch:
     bound, or only the first value ``>= lower`` if HiGHS's infeasibility
     certificate did not check out), ``chosen`` (per block, the
     patterns of an integer solution, one row per server; ``None`` if none was
-    found) and how many LPs and integer programs were solved."""
+    found) and how many LPs and integer programs were solved; ``stopped``: the
+    deadline cut the LPs (the bound is then what was proven before them)."""
 
     bound: float
     chosen: list[np.ndarray] | None
     lp_solves: int
     mip_solves: int
+    stopped: bool = False
 
 
 def cover_search(
@@ -332,6 +384,7 @@ def cover_search(
     budget_s: float = math.inf,
     lower: float = -math.inf,
     direct_nodes: int = 0,
+    deadline: Deadline | None = None,
 ) -> CoverSearch:
     """The pattern LP bound, and an integer pattern solution.
 
@@ -358,21 +411,30 @@ def cover_search(
     values (at most ``max_mips`` integer solves, the largest value always feasible):
     the first feasible threshold found gives the placement. The placement is
     a heuristic start only: nothing relies on an integer solve's
-    "infeasible".
-    """
+    "infeasible". The integer solves run in the HiGHS worker process, killed
+    at their limit (:func:`_solve_integer`).
 
+    ``deadline`` (the method's): each LP gets ``time_limit`` = what it leaves, and
+    no LP starts once it has passed. An LP cut by it proves nothing: the search
+    then returns what was proven before (the certified LP bound if the bisection
+    had ended, else the first value ``>= lower``), no placement, ``stopped``.
+    """
+    deadline = deadline or Deadline.unlimited()
     started = time.perf_counter()
     demand = np.asarray(demand, dtype=float)
     supply = np.asarray(supply, dtype=float)
     candidates = np.unique(np.concatenate(values))
     lp_blocks = list(zip(supply, tables, strict=True))
 
-    def solve(index: int, integer: bool):
+    def solve_integer(index: int):
         allowed = _allowed(lp_blocks, values, float(candidates[index]))
-        found = _solve(highs, allowed, supply, demand, integer=integer)
+        seconds = min(mip_seconds, budget_s - (time.perf_counter() - started))
+        found = _solve_integer(
+            allowed, supply, demand, mip_nodes, min(seconds, deadline.remaining_s())
+        )
         if found is None:
             return allowed, None
-        return allowed, _split(allowed, np.rint(found).astype(np.int64) if integer else found)
+        return allowed, _split(allowed, np.rint(found).astype(np.int64))
 
     # every value below `lower` is excluded by it: start there
     lo = min(
@@ -388,33 +450,40 @@ def cover_search(
         )
         if direct is not None:
             return CoverSearch(float(candidates[lo]), direct, 0, 0)
-    lp_feasible = _warm_lp(lp_blocks, values, supply, demand)
-    highs = new_highs(_LP_OPTIONS)  # for the certificate's fresh LP and the integer solves
-    bound_index, certified, lp_solves = _lp_bound(
-        candidates, lp_blocks, values, supply, demand, lo, lp_feasible, highs
-    )
-    _integer_options(highs, mip_nodes, max(1e-3, min(mip_seconds, budget_s)))
+    lp_feasible = _warm_lp(lp_blocks, values, supply, demand, deadline)
+    highs = new_highs(_LP_OPTIONS)  # for the certificate's fresh LP
+    try:
+        bound_index, certified, lp_solves = _lp_bound(
+            candidates, lp_blocks, values, supply, demand, lo, lp_feasible, highs
+        )
+    except _LpCut:  # only `lower` is proven (first: see above)
+        return CoverSearch(float(candidates[first]), None, lp_feasible.calls, 0, stopped=True)
+    proven = float(candidates[bound_index if certified else first])
 
     def out_of_budget() -> bool:
-        return time.perf_counter() - started > budget_s
+        return time.perf_counter() - started > budget_s or deadline.expired()
 
     # Round the LP solution at the bound down; the residual servers and replicas
     # (a few) go to a small integer problem over the same patterns.
     lp_solves += 1
     cap = float(candidates[bound_index])
     allowed = _allowed(lp_blocks, values, cap)
-    if not lp_feasible(cap):
+    try:
+        feasible_at_bound = lp_feasible(cap)
+    except _LpCut:
+        return CoverSearch(proven, None, lp_solves, 0, stopped=True)
+    if not feasible_at_bound:
         raise SolverError("pattern LP: infeasible at the bound it was found feasible at")
     solution = np.array(lp_feasible.highs.getSolution().col_value)[_kept(values, cap)]
     chosen = _rounded(allowed, _split(allowed, solution), supply, demand, dfs_nodes)
     mips = 0
     if chosen is None:
         chosen, mips = _bisected_mips(
-            solve, bound_index, candidates.size - 1, max_mips, out_of_budget
+            solve_integer, bound_index, candidates.size - 1, max_mips, out_of_budget
         )
     return CoverSearch(
         # without a checked certificate only `lower` is proven (first: see above)
-        bound=float(candidates[bound_index if certified else first]),
+        bound=proven,
         chosen=chosen,
         lp_solves=lp_solves,
         mip_solves=mips,
@@ -452,7 +521,7 @@ def _lp_bound(
         certified = not lp_feasible(below) and (
             _certified_infeasible(lp_feasible.highs, allowed, supply, demand)
             or (  # a fresh LP with the allowed columns only, whose ray may check out
-                _solve(highs, allowed, supply, demand, integer=False) is None
+                _solve(highs, allowed, supply, demand, lp_feasible.deadline) is None
                 and _certified_infeasible(highs, allowed, supply, demand)
             )
         )
@@ -490,13 +559,13 @@ def _bisected_mips(
     solve, lo: int, hi: int, max_mips: int, out_of_budget
 ) -> tuple[list[np.ndarray] | None, int]:
     """Integer pattern problems by bisection over the candidate values ``lo..hi``
-    (``solve(index, True)``), at most ``max_mips`` of them: the first feasible
+    (``solve(index)``), at most ``max_mips`` of them: the first feasible
     threshold's placement, improved below while solves remain; and the solves made."""
     chosen, mips = None, 0
     while chosen is None and mips < max_mips and lo <= hi and not out_of_budget():
         mid = (lo + hi) // 2
         mips += 1
-        allowed, found = solve(mid, True)
+        allowed, found = solve(mid)
         if found is None:
             lo = mid + 1
             continue
@@ -504,21 +573,9 @@ def _bisected_mips(
         while mips < max_mips and lo < mid and not out_of_budget():  # a better one below
             probe = (lo + mid - 1) // 2
             mips += 1
-            allowed, better = solve(probe, True)
+            allowed, better = solve(probe)
             if better is None:
                 lo = probe + 1
             else:
                 chosen, mid = _expand(allowed, better), probe
     return chosen, mips
-
-
-def _integer_options(highs, mip_nodes: int, seconds: float) -> None:
-    """Options of the integer solves: any feasible solution, within ``mip_nodes`` nodes.
-
-    A node limit, not a time limit, ends an integer solve: the start (and so the
-    placement returned among tied optima) does not depend on the machine's load;
-    the time limit (``mip_seconds``) is only a safety net.
-    """
-    highs.setOptionValue("time_limit", seconds)
-    highs.setOptionValue("mip_max_nodes", mip_nodes)
-    highs.setOptionValue("mip_rel_gap", 1.0)  # any feasible solution will do
