@@ -129,6 +129,17 @@ class ModelSolve:
     def has_solution(self) -> bool:
         return self.status in (Status.OPTIMAL, Status.FEASIBLE)
 
+    def what_stopped(self, what: str) -> str:
+        """What the time limit stopped in this solve of ``what`` ("" if nothing): the
+        phrase of ``info['stopped']`` (:func:`ddlsched.solvers.result.mark_stopped`)."""
+        if self.stopped:  # the worker killed: its own phrase says what it kept
+            return self.stopped
+        if not self.time_limit_hit:
+            return ""
+        if self.status is Status.TIME_LIMIT_NO_SOLUTION and self.message:
+            return f"the {self.backend} solve of {what} at the time limit ({self.message})"
+        return f"the {self.backend} solve of {what} at the time limit"
+
     @property
     def model_size(self) -> tuple[int, int, int]:
         """``(variables, integer variables, constraints)``."""
