@@ -383,7 +383,9 @@ def _restricted_mip(
     start_value: float,
 ) -> tuple[DmlrsSchedule | None, float | None, dict[str, Any]]:
     """The restricted master with integral ``x``: a feasible offline schedule, its value and
-    the MILP's record (the best given schedule if the MILP found none)."""
+    the MILP's record: the better of the MILP's schedule (its optimum, or the last
+    incumbent of a solve the limit cut) and the best given schedule (the MILP's start),
+    ``mip_info['schedule_from']`` saying which."""
     schedule, schedule_value, mip_info = None, None, {}
     if not any(columns.master.integral):
         return schedule, schedule_value, mip_info
@@ -404,11 +406,14 @@ def _restricted_mip(
         try:
             schedule_value = evaluate(instance, candidate).total_utility
             schedule = candidate
+            mip_info["schedule_from"] = "milp"
         except InfeasibleScheduleError as exc:  # pragma: no cover - a bug if reached
             mip_info["error"] = str(exc)
-    if schedule is None and start_ids is not None:  # the best given schedule
+    # the best given schedule, when the MILP (cut at the limit) found none or a worse one
+    if start_ids is not None and (schedule_value is None or start_value > schedule_value):
         schedule = columns.schedule(start)
         schedule_value = start_value
+        mip_info["schedule_from"] = "start"
     return schedule, schedule_value, mip_info
 
 
