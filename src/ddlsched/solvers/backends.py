@@ -78,6 +78,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pyomo.environ as pyo
 
@@ -235,7 +236,7 @@ def solve_model(
     remaining = (lambda: limits.seconds(deadline)) if deadline is not None else (lambda: seconds)
     if backend == "highs":
         return _solve_highs(model, limits, remaining, deadline)
-    return _solve_scip(model, limits, remaining)
+    return _solve_scip(model, limits, remaining, deadline)
 
 
 # --------------------------------------------------------------------------- HiGHS
@@ -422,8 +423,16 @@ def _solve_highs(
 
 
 def _solve_scip(
-    model: pyo.ConcreteModel, limits: SolveLimits, remaining: Callable[[], float]
+    model: pyo.ConcreteModel,
+    limits: SolveLimits,
+    remaining: Callable[[], float],
+    deadline: Deadline | None = None,
 ) -> ModelSolve:
+    """SCIP through OR-Tools on the MPS file Pyomo writes (module docstring).
+
+    Writing the file is pure Python (seconds on a large model) and runs under
+    ``deadline``'s interrupt: cut there, the answer is the one the HiGHS path
+    gives for a hand-over the limit cut (``time_limit_no_solution``)."""
     try:
         from ortools.linear_solver.python import model_builder as mb
     except ImportError as exc:  # pragma: no cover - ortools is a dependency
@@ -431,11 +440,13 @@ def _solve_scip(
     import ortools
 
     nvars, nint, ncons = model_size(model)
+    version = f"ortools {ortools.__version__}"
     with tempfile.TemporaryDirectory(prefix="ddlsched-mps-") as tmp:
         path = Path(tmp) / "model.mps"
-        _, smap_id = model.write(
-            str(path), format="mps", io_options={"symbolic_solver_labels": True}
-        )
+        try:
+            smap_id = _write_mps(model, path, deadline)
+        except TimeLimitReached as exc:  # interrupted while handing the model over
+            return _out_of_time(model, "scip", str(exc), version, size=(nvars, nint, ncons))
         symbol_map = model.solutions.symbol_map[smap_id]
         builder = mb.ModelBuilder()
         if not builder.import_from_mps_file(str(path)):
@@ -485,7 +496,7 @@ def _solve_scip(
         bound=bound,
         runtime_s=runtime,
         backend="scip",
-        backend_version=f"ortools {ortools.__version__}",
+        backend_version=version,
         num_variables=nvars,
         num_integer_variables=nint,
         num_constraints=ncons,
@@ -493,6 +504,24 @@ def _solve_scip(
         # only time and gap limits are set: a schedule without a proof, or none, means time
         time_limit_hit=status in (Status.FEASIBLE, Status.TIME_LIMIT_NO_SOLUTION),
     )
+
+
+def _write_mps(model: pyo.ConcreteModel, path: Path, deadline: Deadline | None) -> Any:
+    """Pyomo writes ``model`` to ``path`` (MPS) under ``deadline``'s interrupt; the id of
+    its symbol map. Raises :class:`~ddlsched.errors.TimeLimitReached` at the deadline."""
+    what = "handing the model to SCIP (writing the MPS file)"
+
+    def write() -> Any:
+        _, smap_id = model.write(
+            str(path), format="mps", io_options={"symbolic_solver_labels": True}
+        )
+        return smap_id
+
+    if deadline is None:
+        return write()
+    deadline.check(what)
+    with deadline.interrupting(what):
+        return write()
 
 
 def _finite(x: float | None) -> bool:
