@@ -120,9 +120,10 @@ the answer, and ``info['stopped']`` says what stopped):
   stopped or a seed heuristic was cut; ``info['stopped']`` names each (and is
   absent when nothing was cut), and
   ``info['rounds_stopped']`` says why the rounds ended: ``time_limit``,
-  ``stalled``, ``converged``, ...), the restricted MILP's schedule at the
-  limit, or the best seed schedule. A pricing MILP runs in the HiGHS worker
-  process and is killed at its limit (the job then gets its trivial bound). Its
+  ``stalled``, ``converged``, ...), and the better of the restricted MILP's
+  schedule (its last incumbent when the limit killed it) and the best seed
+  schedule (``info['restricted_mip']['schedule_from']``). A pricing MILP
+  runs in the HiGHS worker process and is killed at its limit (the job then gets its trivial bound). Its
   answer depends on the machine's speed; ``--param max_rounds=N`` stops
   after ``N`` pricing rounds instead (``rounds_stopped = iteration_limit``, not
   a time limit), which with a limit it does not reach gives the same bound

@@ -28,7 +28,18 @@ solve keeps HiGHS's last improving solution (``feasible``, no bound) or is
 ``time_limit_no_solution``, with ``time_limit_hit`` true and
 :attr:`ModelSolve.stopped` saying so. An
 answer in time is loaded into the model by Pyomo's own loader, as
-in-process. LPs and solves without a finite limit run in-process.
+in-process. LPs and solves without a finite limit run in-process: every LP
+algorithm HiGHS runs looks at ``time_limit`` inside its iterations. The
+simplex solvers (dual and primal) check it at every iteration
+(``HEkk::bailout``); the interior point solver IPX checks it at every
+iteration, in its conjugate-residual KKT solves, while it builds its starting
+basis, and in both push loops of crossover (``Control::InterruptCheck``); presolve
+checks it every 1,024 reductions. The remaining risk is one step between two
+checks: a single factorization (a simplex basis, an IPX normal-equations
+matrix), a presolve reduction that runs long, and the way back through Pyomo,
+none of which is cut; on a very large LP that step is the overrun (not
+measured here). The method's deadline counts it, and the benchmark platform
+kills a task that outlives its wall-clock limit.
 
 Solver version and settings (``CONTRIBUTING.md``, "Solver versions"):
 highspy is pinned to ``>=1.16,<1.17`` and HiGHS runs with presolve on
