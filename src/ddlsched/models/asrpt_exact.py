@@ -418,6 +418,25 @@ def _mode_bounds(
     return {"lb_sum_modes": per_mode_sum, "lb_srpt_modes": per_mode_srpt}
 
 
+def _limit_cuts(
+    solves: dict[tuple[str, str], _IntegerSolve], star_info: dict[str, Any]
+) -> list[str]:
+    """What the time limit cut (``info['stopped']``): each scheduling model solve it
+    stopped, and the ``alpha*`` placement ILPs it left unproven."""
+    cuts = [
+        f"the {name} solve of the {label} model at the time limit ({res.message})"
+        for (label, name), res in solves.items()
+        if res.time_limit_hit
+    ]
+    if star_info["proven"] < star_info["distinct"]:
+        unproven = star_info["distinct"] - star_info["proven"]
+        cuts.append(
+            f"{unproven} of {star_info['distinct']} alpha* placement ILPs at the time limit "
+            "(Heavy-Edge's value kept, the closed form as their bound)"
+        )
+    return cuts
+
+
 def solve_exact(
     instance: AsrptInstance,
     *,
@@ -481,17 +500,6 @@ def solve_exact(
             "model" if bounds.get("model", -math.inf) >= objective * (1 - CHECK_RTOL) else "bounds"
         )
     primary = solves.get(("upper", solver))
-    cuts = [
-        f"the {name} solve of the {label} model at the time limit ({res.message})"
-        for (label, name), res in solves.items()
-        if res.time_limit_hit
-    ]
-    if star_info["proven"] < star_info["distinct"]:
-        unproven = star_info["distinct"] - star_info["proven"]
-        cuts.append(
-            f"{unproven} of {star_info['distinct']} alpha* placement ILPs at the time limit "
-            "(Heavy-Edge's value kept, the closed form as their bound)"
-        )
     info: dict[str, Any] = {
         "solver": solver,
         "time_unit_s": unit,
@@ -524,4 +532,4 @@ def solve_exact(
         solver_time_s=sum(res.runtime_s for res in solves.values()),
         info=info,
     )
-    return outcome if optimal else mark_stopped(outcome, *cuts)
+    return outcome if optimal else mark_stopped(outcome, *_limit_cuts(solves, star_info))
