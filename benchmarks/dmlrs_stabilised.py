@@ -74,7 +74,7 @@ def main() -> None:
                 f"| {point} | {stab} | {alpha} | {stamp} | {load} | {d['bound']:.2f} | "
                 f"{i['ub_zero']:.2f} | {i['master_value']:.2f} | {d['bound'] / i['ub_zero']:.4f} | "
                 f"{d['objective']:.2f} | {oasis['objective']:.2f} | {i['iterations']} | "
-                f"{i['mispricings']} | {i['stopped']} | {wall:.0f} |",
+                f"{i['mispricings']} | {i.get('stopped') or i['rounds_stopped']} | {wall:.0f} |",
                 flush=True,
             )
 

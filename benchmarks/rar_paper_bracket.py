@@ -69,8 +69,9 @@ def main() -> None:
                     if "slot_width" in info
                     else ""
                 )
-                if "stopped" in info and "candidates" in info:  # improve
-                    grid = f"{info['stopped']}, {info['candidates']} candidates, {info['winner']}"
+                if "search_stopped" in info and "candidates" in info:  # improve
+                    ended = info["search_stopped"]
+                    grid = f"{ended}, {info['candidates']} candidates, {info['winner']}"
                 obj, bound = out.get("objective"), out.get("bound")
                 if obj is not None:
                     best_ub = obj if best_ub is None else min(best_ub, obj)

@@ -137,7 +137,7 @@ def test_improve_never_worse_than_any_start(instance):
     assert result.objective <= min(starts.values()) * (1 + RTOL), (result.objective, starts)
     info = result.info
     assert info["lns_improvement"] >= 0 and info["windows_gain"] >= 0
-    assert info["stopped"] == "converged"
+    assert info["search_stopped"] == "converged" and "stopped" not in info
 
 
 def test_improve_lns_gains_on_crowded_instances():
@@ -172,7 +172,9 @@ def test_same_seed_same_schedule():
     assert first.info["windows_accepted"] > 0
     assert schedule_to_json(first.schedule) == schedule_to_json(second.schedule)
     capped = [_improve(instance, seed=5, max_windows=7) for _ in range(2)]
-    assert capped[0].info["stopped"] == "max_windows" and capped[0].info["windows_tried"] == 7
+    assert (
+        capped[0].info["search_stopped"] == "max_windows" and capped[0].info["windows_tried"] == 7
+    )
     assert schedule_to_json(capped[0].schedule) == schedule_to_json(capped[1].schedule)
 
 
@@ -184,7 +186,8 @@ def test_starts_subset_and_time_limit():
     assert policy_only.info["list_start"] == "wcs_subtime order"
     cut = run_method("asrpt", "improve", instance, RunOptions(time_limit_s=1e-3), raise_errors=True)
     assert cut.time_limit_hit and cut.status is Status.FEASIBLE
-    assert cut.info["stopped"] == "time limit"
+    assert cut.info["search_stopped"] == "time limit"
+    assert "window search at the time limit" in cut.info["stopped"]
 
 
 @pytest.mark.parametrize(

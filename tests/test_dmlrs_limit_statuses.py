@@ -53,11 +53,66 @@ def test_colgen_stopped_names_what_the_limit_cut() -> None:
     )
     assert outcome.info["rounds_stopped"] == "converged"
     assert outcome.time_limit_hit
-    assert "pd_ors" in outcome.info["stopped"] and outcome.info["stopped"] != "converged"
+    assert "pd_ors" in outcome.info["stopped"] and "converged" not in outcome.info["stopped"]
 
 
 def test_colgen_not_cut_reports_why_the_rounds_ended() -> None:
     instance = generate("tiny", 0)
     outcome = solve_colgen(instance, [], "milp", "highs", Deadline(math.inf), max_rounds=None)
     assert not outcome.time_limit_hit
-    assert outcome.info["stopped"] == outcome.info["rounds_stopped"] == "converged"
+    assert outcome.info["rounds_stopped"] == "converged" and "stopped" not in outcome.info
+
+
+def _killed_restricted_mip(monkeypatch, keep: str) -> list[bool]:
+    """``solve_mip`` of the restricted MILP as a run the limit killed with an incumbent:
+    HiGHS's own solution (``keep="solution"``) or the empty one, worse than every seed
+    (``keep="empty"``). Returns the ``incumbents`` flag of each call."""
+    import highspy
+
+    import ddlsched.solvers.dmlrs_master as dmlrs_master
+    from ddlsched.solvers.highs_server import DirectRun
+
+    real, asked = dmlrs_master.solve_mip, []
+
+    def killed(mip, seconds, *, in_worker=True, incumbents=False):
+        asked.append(incumbents)
+        run = real(mip, math.inf, in_worker=False)
+        x = run.col_value if keep == "solution" else [0.0] * len(mip.cost)
+        value = run.objective if keep == "solution" else 0.0
+        return DirectRun(highspy.HighsModelStatus.kInterrupt, value, math.inf, True, x, True)
+
+    monkeypatch.setattr(dmlrs_master, "solve_mip", killed)
+    return asked
+
+
+def _fifo_seed(instance: DmlrsInstance):
+    from ddlsched.heuristics.dmlrs_baselines import run_fifo
+
+    return [("fifo", lambda: run_fifo(instance, Deadline(math.inf)))]
+
+
+def test_colgen_keeps_the_incumbent_of_a_restricted_mip_cut_by_the_limit(monkeypatch):
+    instance = generate("tiny", 0)
+    asked = _killed_restricted_mip(monkeypatch, "solution")
+    outcome = solve_colgen(
+        instance, _fifo_seed(instance), "milp", "highs", Deadline(math.inf), None
+    )
+    assert asked == [True]  # the worker sends its incumbents: a kill keeps the last one
+    mip = outcome.info["restricted_mip"]
+    assert mip["status"] == "time_limit" and mip["schedule_from"] == "milp"
+    assert outcome.schedule is not None and outcome.info["schedule_value"] == mip["value"]
+    assert outcome.time_limit_hit and "restricted MILP" in outcome.info["stopped"]
+
+
+def test_colgen_keeps_the_seed_when_the_cut_incumbent_is_worse(monkeypatch):
+    from ddlsched.problems.dmlrs_schedule import evaluate
+
+    instance = generate("tiny", 0)
+    _killed_restricted_mip(monkeypatch, "empty")
+    seeds = _fifo_seed(instance)
+    fifo_value = evaluate(instance, seeds[0][1]()).total_utility
+    assert fifo_value > 0  # the premise: the empty schedule is worse
+    outcome = solve_colgen(instance, seeds, "milp", "highs", Deadline(math.inf), None)
+    assert outcome.info["restricted_mip"]["schedule_from"] == "start"
+    assert evaluate(instance, outcome.schedule).total_utility == fifo_value
+    assert outcome.time_limit_hit and "restricted MILP" in outcome.info["stopped"]

@@ -96,3 +96,51 @@ def test_result_gap_and_versions():
     assert d["gap"] == 0.0 and d["status"] == "optimal"
     v = versions()
     assert v["highspy"].startswith("1.16") and v["ortools"] and v["ddlsched"]
+
+
+class _SteppingClock:
+    """``time`` for :mod:`ddlsched.deadline` in which each ``monotonic()`` read is 1 s on."""
+
+    def __init__(self) -> None:
+        import time
+
+        self.time, self.now = time, time.monotonic()
+
+    def monotonic(self) -> float:
+        self.now += 1.0
+        return self.now
+
+    def __getattr__(self, name: str):
+        return getattr(self.time, name)
+
+
+def test_a_deadline_that_passes_before_scip_gets_the_model_is_out_of_time(monkeypatch):
+    """The deadline passes between ``solve_model``'s check (time left) and the MPS file
+    (read 3 of the stepping clock): the answer the HiGHS path gives for a cut hand-over."""
+    from ddlsched.deadline import Deadline
+
+    monkeypatch.setattr("ddlsched.deadline.time", _SteppingClock())
+    deadline = Deadline(2.5)  # read 1; solve_model's check is read 2 (0.5 s left)
+    res = solve_model(knapsack(), "scip", deadline=deadline)
+    assert res.status is Status.TIME_LIMIT_NO_SOLUTION and res.time_limit_hit
+    assert "writing the MPS file" in res.message and res.backend == "scip"
+    assert res.what_stopped("the knapsack")
+
+
+def test_the_deadline_interrupts_the_mps_file_being_written(monkeypatch):
+    """A write that would not end by the limit is cut by the deadline's interrupt."""
+    import time
+
+    from ddlsched.deadline import Deadline
+
+    model = knapsack()
+
+    def endless_write(*args, **kwargs):
+        give_up = time.monotonic() + 20.0  # far beyond the limit: a failure, not a hang
+        while time.monotonic() < give_up:
+            time.sleep(0.01)
+        raise AssertionError("the deadline did not interrupt the MPS write")
+
+    monkeypatch.setattr(model, "write", endless_write)
+    res = solve_model(model, "scip", deadline=Deadline(1.0))
+    assert res.status is Status.TIME_LIMIT_NO_SOLUTION and res.time_limit_hit

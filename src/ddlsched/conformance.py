@@ -9,7 +9,9 @@
    ``time_limit_no_solution`` (a failure there is either a bug or a smoke
    instance too large), ``optimal``/``feasible`` carry a schedule and an
    objective, ``bound_only`` a bound, ``no_solution`` (a heuristic that
-   found no schedule: a result) a reason and no objective;
+   found no schedule: a result) a reason and no objective, and
+   ``time_limit_hit`` comes with a non-empty ``info['stopped']`` and never
+   without (``docs/statuses.md``);
 3. **independent re-evaluation**: each schedule, rendered to JSON, read
    back with ``schedule_from_json`` and evaluated on the instance read back
    from JSON, gives the objective the result reports (so the objective is a
@@ -78,6 +80,12 @@ def _check_result(fam, instance: Any, result: SolveResult, problems: list[str]) 
     if str(result.status) not in _VALID:
         problems.append(f"{where}: unknown status {result.status!r}")
         return
+    stopped = result.info.get("stopped")
+    if result.time_limit_hit != bool(stopped) or (stopped is not None and not stopped):
+        problems.append(
+            f"{where}: time_limit_hit is {result.time_limit_hit} but info['stopped'] is "
+            f"{stopped!r} (a cut result names what the limit cut, an uncut one has neither)"
+        )
     if result.status in (Status.ERROR, Status.TIME_LIMIT_NO_SOLUTION):
         problems.append(
             f"{where}: {result.status} on the smoke instance "

@@ -103,9 +103,13 @@ Methods (all minimise ``sum_i C_i`` in seconds, recomputed by the evaluator):
   above which no bound from the relaxation can go).
 
 At the time limit (``time_limit_hit`` whenever the limit changed the answer,
-``info['stopped']`` what stopped): the policies are all or nothing
+and then only, with ``info['stopped']`` naming what it cut; absent
+otherwise): the policies are all or nothing
 (``time_limit_no_solution``); ``exact`` returns its best schedule (the
-greedy one at worst) and its bound, ``feasible``; ``lb_sum`` and ``lb_srpt``
+greedy one at worst) and its bound, ``feasible``, naming each scheduling
+model solve the limit cut and the ``alpha*`` placement ILPs left unproven;
+``improve`` returns its best schedule, naming the window search (why the
+search ended is ``info['search_stopped']`` on every run); ``lb_sum`` and ``lb_srpt``
 stay valid but get weaker: a configuration whose ``alpha_lb`` ILP the limit
 cut keeps its ILP bound or the closed form. Their value then depends on the
 machine's speed; ``--param alpha_lb=closed_form`` skips the ILPs (a weaker

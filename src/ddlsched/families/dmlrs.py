@@ -93,8 +93,9 @@ the answer, and ``info['stopped']`` says what stopped):
   ``time_limit_no_solution``), one that cannot run on the instance (OASiS
   refusing ``U^r <= L``) is skipped and named in ``info['starts_refused']``
   (none left at all: ``no_solution`` with the reasons); a search cut by the
-  limit returns its best schedule (``time_limit_hit``, ``stopped = time
-  limit``);
+  limit returns its best schedule (``time_limit_hit``, ``info['stopped']``
+  names the window search; why the search ended is ``info['search_stopped']``
+  on every run);
 * ``dorm``: a slot's MILP stopped at its share of the time (or at
   ``slot_time_limit_s``) keeps its incumbent (or the greedy allocation):
   a schedule, ``time_limit_hit`` and ``info['load_dependent']`` (a slot
@@ -118,13 +119,15 @@ the answer, and ``info['stopped']`` says what stopped):
   valid and gets weaker (``time_limit_hit``, ``info['pricing_status']``);
 * ``colgen``: the best ``UB(p)`` of the rounds done (``time_limit_hit``
   when a round was cut, a pricing stopped at its share, the restricted MILP
-  stopped or a seed heuristic was cut; ``info['stopped']`` names each, and
+  stopped or a seed heuristic was cut; ``info['stopped']`` names each (and is
+  absent when nothing was cut), and
   ``info['rounds_stopped']`` says why the rounds ended: ``time_limit``,
-  ``stalled``, ``converged``, ...), the restricted MILP's schedule at the
-  limit, or the best seed schedule. A pricing MILP runs in the HiGHS worker
-  process and is killed at its limit (the job then gets its trivial bound). Its
+  ``stalled``, ``converged``, ...), and the better of the restricted MILP's
+  schedule (its last incumbent when the limit killed it) and the best seed
+  schedule (``info['restricted_mip']['schedule_from']``). A pricing MILP
+  runs in the HiGHS worker process and is killed at its limit (the job then gets its trivial bound). Its
   answer depends on the machine's speed; ``--param max_rounds=N`` stops
-  after ``N`` pricing rounds instead (``stopped = iteration_limit``, not
+  after ``N`` pricing rounds instead (``rounds_stopped = iteration_limit``, not
   a time limit), which with a limit it does not reach gives the same bound
   on every run.
 """

@@ -51,7 +51,8 @@ Methods (all minimise the makespan in slots, as executed by the evaluator):
   ``starts``, ``iterations``, ``patience``, ``window``); it stops early at
   the closed-form bound (``info['lower_bound']``), never returns worse than
   its best start, and is the same for the same seed unless the time limit
-  stops it (``time_limit_hit``, ``info['stopped']``).
+  stops it; why the search ended is ``info['search_stopped']``
+  (``iterations``, ``stalled``, ``bound``, ``time limit``).
 * ``exact``: with ``presolve_bounds`` (default) the cheap heuristics
   (``sjf_bco``, ``ls``, ``ff``) and ``timeindexed`` (a fifth of the time
   limit, at most 10 s; all of it when the MILP would be refused for its
@@ -83,6 +84,18 @@ Methods (all minimise the makespan in slots, as executed by the evaluator):
   ceiling, times the slot width, is a certified bound) and the best of
   ``trials`` seeded alpha-point roundings, executed by the evaluator
   (:mod:`ddlsched.models.rar_rounding`).
+
+At the time limit (``time_limit_hit`` whenever the limit cut something, and
+then only, with ``info['stopped']`` naming what it cut; absent otherwise):
+``load_lb`` and ``contention_lb`` keep the closed forms and the Problem (14)
+solver's bound so far (the model's solve named); ``timeindexed`` keeps its
+bound and any evaluated schedule (each cut model named, per pass when it
+makes two); ``lp_rounding`` the closed forms and the roundings done (the
+rounding LP named); ``exact`` its best schedule and bound, ``feasible`` (the
+branch-and-bound's node count, or the MILP solve, named), or
+``time_limit_no_solution``; ``improve`` its best schedule (the list search or
+the starts the limit cut named); ``lb_timeindexed`` the closed forms (the
+preparation or the LP named).
 """
 
 from __future__ import annotations

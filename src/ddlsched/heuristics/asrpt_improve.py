@@ -43,7 +43,8 @@ The answer is the better of the LNS list's schedule and the best start
 the windows together), ``windows_gain`` (``1 - LNS list / list start``: the
 windows alone), ``winner``
 (``lns`` or the start's name), ``windows_tried`` / ``windows_accepted`` /
-``passes``, ``stopped``.
+``passes``, ``search_stopped`` (why the search ended); ``stopped`` only when the
+time limit cut the search (what it cut, as every method says it).
 """
 
 from __future__ import annotations
@@ -311,7 +312,9 @@ def improve(
         windows_tried=search.tried,
         windows_accepted=search.accepted,
         passes=search.passes,
-        stopped=stopped,
+        search_stopped=stopped,
     )
     log.info("asrpt improve: %s (%s)", winner, stopped)
+    if stopped == "time limit":
+        info["stopped"] = f"the window search at the time limit after {search.tried} windows"
     return schedule, info, stopped == "time limit"

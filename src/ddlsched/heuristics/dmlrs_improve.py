@@ -50,7 +50,8 @@ worse than the best start. ``info``: ``start_utility`` per start,
 ``best_start``, ``insertion_utility`` (after the first insertion pass),
 ``lns_utility``, ``improvement`` (``final / best start - 1``), ``winner``
 (``lns`` or the start's name), ``windows_tried`` / ``windows_accepted``,
-``stopped``.
+``search_stopped`` (why the search ended); ``stopped`` only when the time limit
+cut the search (what it cut, as every method says it).
 """
 
 from __future__ import annotations
@@ -327,8 +328,10 @@ def improve(
         "winner": winner,
         "windows_tried": search.tried,
         "windows_accepted": search.accepted,
-        "stopped": stopped,
+        "search_stopped": stopped,
     }
+    if stopped == "time limit":
+        info["stopped"] = f"the window search at the time limit after {search.tried} windows"
     if skipped:
         info["starts_skipped"] = skipped
     if refused:

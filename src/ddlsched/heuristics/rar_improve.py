@@ -52,7 +52,7 @@ finish; ties: later list position) at a uniformly drawn earlier position,
 or *swap* two jobs at most ``window`` positions apart (the first position
 uniform among all but the last). The candidate list is decoded and evaluated; it is accepted when
 its score is at most the current one (sideways moves allowed). The search
-stops after ``iterations`` candidates (``stopped = 'iterations'``), after
+stops after ``iterations`` candidates (``search_stopped = 'iterations'``), after
 ``patience`` candidates without a strict improvement (``'stalled'``), when
 the makespan reaches ``lower_bound`` (``'bound'``: the family passes the
 closed forms of ``load_lb``, ``max_j rho_min_j`` and
@@ -66,7 +66,8 @@ The answer is the better of the LNS list's schedule and the best start
 ``best_start``, ``list_start`` and ``list_start_makespan``,
 ``lns_makespan``, ``improvement`` (``1 - answer / best start``),
 ``winner`` (``lns`` or the start's name), ``candidates`` / ``accepted`` /
-``improved``, ``stopped``.
+``improved``, ``search_stopped`` (why the search ended); ``stopped`` only when
+the time limit cut the search or a start (what it cut, as every method says it).
 """
 
 from __future__ import annotations
@@ -396,8 +397,14 @@ def improve(
         candidates=search.candidates,
         accepted=search.accepted,
         improved=search.improved,
-        stopped=stopped,
+        search_stopped=stopped,
     )
     log.info("rar improve: %s makespan %d (%s)", winner, candidates[winner].makespan, stopped)
-    cut = stopped == "time limit" or bool(info.get("starts_time_limit"))
-    return candidates[winner].schedule, info, cut
+    cuts = []
+    if stopped == "time limit":
+        cuts.append(f"the list search at the time limit after {search.candidates} candidates")
+    if info.get("starts_time_limit"):
+        cuts.append(f"the start(s) {', '.join(info['starts_time_limit'])} at the time limit")
+    if cuts:
+        info["stopped"] = "; ".join(cuts)
+    return candidates[winner].schedule, info, bool(cuts)

@@ -77,7 +77,7 @@ from ddlsched.problems.asrpt import AsrptInstance, job_placement_instance
 from ddlsched.problems.asrpt_schedule import evaluate
 from ddlsched.solvers.formulation import solve_formulation
 from ddlsched.solvers.limits import SolveLimits
-from ddlsched.solvers.result import Claim, Outcome, Status
+from ddlsched.solvers.result import Claim, Outcome, Status, mark_stopped
 
 __all__ = ["DEFAULT_MAX_HORIZON_UNITS", "DEFAULT_MAX_JOB_MODES", "solve_exact"]
 
@@ -418,6 +418,25 @@ def _mode_bounds(
     return {"lb_sum_modes": per_mode_sum, "lb_srpt_modes": per_mode_srpt}
 
 
+def _limit_cuts(
+    solves: dict[tuple[str, str], _IntegerSolve], star_info: dict[str, Any]
+) -> list[str]:
+    """What the time limit cut (``info['stopped']``): each scheduling model solve it
+    stopped, and the ``alpha*`` placement ILPs it left unproven."""
+    cuts = [
+        f"the {name} solve of the {label} model at the time limit ({res.message})"
+        for (label, name), res in solves.items()
+        if res.time_limit_hit
+    ]
+    if star_info["proven"] < star_info["distinct"]:
+        unproven = star_info["distinct"] - star_info["proven"]
+        cuts.append(
+            f"{unproven} of {star_info['distinct']} alpha* placement ILPs at the time limit "
+            "(Heavy-Edge's value kept, the closed form as their bound)"
+        )
+    return cuts
+
+
 def solve_exact(
     instance: AsrptInstance,
     *,
@@ -481,9 +500,6 @@ def solve_exact(
             "model" if bounds.get("model", -math.inf) >= objective * (1 - CHECK_RTOL) else "bounds"
         )
     primary = solves.get(("upper", solver))
-    time_limit_hit = any(res.time_limit_hit for res in solves.values()) or (
-        star_info["proven"] < star_info["distinct"]
-    )
     info: dict[str, Any] = {
         "solver": solver,
         "time_unit_s": unit,
@@ -505,7 +521,7 @@ def solve_exact(
         info["cross_check"] = cross
     if disagree:
         info["error_note"] = "the scheduling models disagree: no optimality claimed"
-    return Outcome(
+    outcome = Outcome(
         schedule=schedule,
         status=Status.OPTIMAL if optimal else Status.FEASIBLE,
         bound=bound,
@@ -514,6 +530,6 @@ def solve_exact(
         backend_version=primary.backend_version if primary else None,
         model_size=primary.model_size if primary else None,
         solver_time_s=sum(res.runtime_s for res in solves.values()),
-        time_limit_hit=time_limit_hit and not optimal,
         info=info,
     )
+    return outcome if optimal else mark_stopped(outcome, *_limit_cuts(solves, star_info))

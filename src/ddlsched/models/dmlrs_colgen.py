@@ -43,7 +43,7 @@ Algorithm (:func:`colgen`):
    (default 0.5; 0 is ``"none"``). Every priced point ``p_s >= 0`` is a
    dual point, so ``UB(p_s)`` is a valid bound whatever ``alpha`` (the
    tests check it against ``exact`` on 120 ``tiny`` instances).
-4. Stop (``stopped``): ``converged`` when no column prices out and every
+4. Stop (``info['rounds_stopped']``): ``converged`` when no column prices out and every
    pricing was solved to optimality, or when the best bound meets the
    master LP value (then both equal the LP optimum up to the tolerance);
    ``stalled`` when no column prices out but some pricing stopped at its
@@ -71,8 +71,9 @@ MILP's schedule with the bound (``feasible``), or the bound alone without
 one. The limit changed the answer (``time_limit_hit``) when a round was cut
 (``time_limit``), a pricing stopped at its share (``stalled``), the
 restricted MILP stopped or a seed schedule was left out; ``info['stopped']``
-then names each of these, else it says why the rounds ended (``converged``,
-``iteration_limit``, ``master_error``; always in ``info['rounds_stopped']``).
+then names each of these, and is absent otherwise; ``info['rounds_stopped']``
+always says why the rounds ended (``converged``, ``iteration_limit``,
+``master_error``, ``time_limit``, ``stalled``).
 An instance without jobs gives the empty schedule with the bound 0.
 
 Choices (ours): the tolerance; ``master_share`` (default 0.2); the
@@ -110,7 +111,7 @@ from ddlsched.models.dmlrs import ub_trivial
 from ddlsched.models.dmlrs_dual import PRICING_MODES, PricingResult, PricingSession
 from ddlsched.problems.dmlrs import DmlrsInstance, DmlrsSchedule, evaluate, schedule_from_counts
 from ddlsched.solvers.dmlrs_master import ColumnMaster
-from ddlsched.solvers.result import Outcome, Status
+from ddlsched.solvers.result import Outcome, Status, mark_stopped
 
 __all__ = [
     "STABILISATIONS",
@@ -402,7 +403,9 @@ def _restricted_mip(
     start_value: float,
 ) -> tuple[DmlrsSchedule | None, float | None, dict[str, Any]]:
     """The restricted master with integral ``x``: a feasible offline schedule, its value and
-    the MILP's record (the best given schedule if the MILP found none)."""
+    the MILP's record: the better of the MILP's schedule (its optimum, or the last
+    incumbent of a solve the limit cut) and the best given schedule (the MILP's start),
+    ``mip_info['schedule_from']`` saying which."""
     schedule, schedule_value, mip_info = None, None, {}
     if not any(columns.master.integral):
         return schedule, schedule_value, mip_info
@@ -423,11 +426,14 @@ def _restricted_mip(
         try:
             schedule_value = evaluate(instance, candidate).total_utility
             schedule = candidate
+            mip_info["schedule_from"] = "milp"
         except InfeasibleScheduleError as exc:  # pragma: no cover - a bug if reached
             mip_info["error"] = str(exc)
-    if schedule is None and start_ids is not None:  # the best given schedule
+    # the best given schedule, when the MILP (cut at the limit) found none or a worse one
+    if start_ids is not None and (schedule_value is None or start_value > schedule_value):
         schedule = columns.schedule(start)
         schedule_value = start_value
+        mip_info["schedule_from"] = "start"
     return schedule, schedule_value, mip_info
 
 
@@ -527,8 +533,10 @@ def _seed_schedules(
 def _what_the_limit_stopped(rounds_stopped: str, mip_cut: bool, seeds_cut: list[str]) -> str:
     """``info['stopped']`` of ``colgen``: what the time limit stopped ("" if nothing)."""
     parts = []
-    if rounds_stopped in ("time_limit", "stalled"):
-        parts.append(rounds_stopped)
+    if rounds_stopped == "time_limit":
+        parts.append("the pricing rounds at the time limit (time_limit)")
+    elif rounds_stopped == "stalled":
+        parts.append("a pricing MILP at its share of the time limit (stalled)")
     if mip_cut:
         parts.append("the restricted MILP at its time limit")
     if seeds_cut:
@@ -567,13 +575,10 @@ def solve_colgen(
     # the limit changed the answer: a round cut (time_limit), a pricing stopped at its share
     # (stalled), the restricted MILP stopped, or a seed schedule left out
     limit_stopped = _what_the_limit_stopped(result.stopped, mip_cut, seeds_cut)
-    cut = bool(limit_stopped)
     info = {
         "pricing": pricing,
         "iterations": result.iterations,
-        # what the time limit stopped when it changed the answer, else why the rounds ended
-        "stopped": limit_stopped or result.stopped,
-        "rounds_stopped": result.stopped,
+        "rounds_stopped": result.stopped,  # why the rounds ended (``stopped``: what the limit cut)
         "seed_columns_cut": seeds_cut,
         "seed_columns_refused": seeds_refused,
         "master_value": result.master_value,
@@ -582,8 +587,6 @@ def solve_colgen(
         "seed_columns_s": seeded_s,
         **result.info,
     }
-    if result.schedule is None:
-        return Outcome(None, Status.BOUND_ONLY, bound=result.bound, info=info, time_limit_hit=cut)
-    return Outcome(
-        result.schedule, Status.FEASIBLE, bound=result.bound, info=info, time_limit_hit=cut
-    )
+    status = Status.BOUND_ONLY if result.schedule is None else Status.FEASIBLE
+    outcome = Outcome(result.schedule, status, bound=result.bound, info=info)
+    return mark_stopped(outcome, limit_stopped)

@@ -34,7 +34,7 @@ from ddlsched.models.rar_patterns import pattern_catalogue
 from ddlsched.problems.rar import RarInstance, RarJob
 from ddlsched.problems.rar_timing import execution_slots, max_servers, min_servers
 from ddlsched.solvers.backends import ModelSolve, SolveLimits, solve_model
-from ddlsched.solvers.result import Outcome, Status
+from ddlsched.solvers.result import Outcome, Status, mark_stopped
 
 __all__ = [
     "ceil_bound",
@@ -91,7 +91,10 @@ def closed_form_bounds(instance: RarInstance) -> dict[str, float]:
 
 
 def solves_outcome(solves: Sequence[ModelSolve]) -> dict[str, Any]:
-    """Backend, summed model size and solver time of several solves (Outcome fields)."""
+    """Backend, summed model size and solver time of several solves (Outcome fields).
+
+    Whether the limit cut them is recorded apart, with what it cut
+    (:meth:`ModelSolve.what_stopped` and :func:`~ddlsched.solvers.result.mark_stopped`)."""
     if not solves:
         return {}
     return {
@@ -101,7 +104,6 @@ def solves_outcome(solves: Sequence[ModelSolve]) -> dict[str, Any]:
             sum(size) for size in zip(*(s.model_size for s in solves), strict=True)
         ),
         "solver_time_s": sum(s.runtime_s for s in solves),
-        "time_limit_hit": any(s.time_limit_hit for s in solves),
     }
 
 
@@ -164,10 +166,12 @@ def load_lb(
     components: dict[str, float | None] = dict(closed_form_bounds(instance))
     components["problem14"] = ceil_bound(solve.bound) if solve.bound is not None else None
     valid = [v for v in components.values() if v is not None]
-    return Outcome(
+    outcome = Outcome(
         None,
         Status.BOUND_ONLY,
         bound=float(max(valid)),
         info={"components": components},
         **solves_outcome([solve]),
     )
+    # cut: the closed forms and the solver's bound so far (None without one) stand
+    return mark_stopped(outcome, solve.what_stopped("the Problem (14) load model"))

@@ -91,7 +91,7 @@ from ddlsched.problems.rar_timing import (
     min_servers,
 )
 from ddlsched.solvers.backends import SolveLimits
-from ddlsched.solvers.result import Outcome, Status
+from ddlsched.solvers.result import Outcome, Status, mark_stopped
 
 __all__ = [
     "MAX_CONFIGURATIONS",
@@ -238,7 +238,7 @@ def contention_lb(
         "must_split": [job.id for job in must_split_jobs(instance)],
         "serial_enumerated": contention["serial"] is not None,
     }
-    return Outcome(
+    outcome = Outcome(
         None,
         Status.BOUND_ONLY,
         bound=float(max(values)),
@@ -246,6 +246,6 @@ def contention_lb(
         backend_version=base.backend_version,
         model_size=base.model_size,
         solver_time_s=base.solver_time_s,
-        time_limit_hit=base.time_limit_hit,
         info=info,
     )
+    return mark_stopped(outcome, base.info.get("stopped", ""))

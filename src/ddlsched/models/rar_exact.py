@@ -27,7 +27,7 @@ from ddlsched.errors import InfeasibleScheduleError, ModelTooLargeError, TimeLim
 from ddlsched.problems.rar import RarInstance
 from ddlsched.problems.rar_schedule import RarSchedule, evaluate
 from ddlsched.solvers.limits import SolveLimits
-from ddlsched.solvers.result import Outcome, Status
+from ddlsched.solvers.result import Outcome, Status, mark_stopped
 
 __all__ = ["exact"]
 
@@ -207,13 +207,8 @@ def _exact_search(
         if result.proven:
             info["reason"] = f"no schedule finishes within the horizon T = {instance.horizon}"
             return Outcome(None, Status.INFEASIBLE, info=info)
-        return Outcome(
-            None,
-            Status.TIME_LIMIT_NO_SOLUTION,
-            bound=float(result.bound),
-            info=info,
-            time_limit_hit=True,
-        )
+        outcome = Outcome(None, Status.TIME_LIMIT_NO_SOLUTION, bound=float(result.bound), info=info)
+        return mark_stopped(outcome, _search_cut(result))
     if result.proven:
         # "bounds": nothing to search, a lower bound already met the presolve's incumbent
         info["proof"] = "bounds" if result.makespan is None and result.nodes == 0 else "search"
@@ -224,11 +219,16 @@ def _exact_search(
             claim=Claim(float(upper), proven=True),
             info=info,
         )
-    return Outcome(
+    outcome = Outcome(
         incumbent,
         Status.FEASIBLE,
         bound=float(min(result.bound, upper)),
         claim=Claim(float(upper)),
         info=info,
-        time_limit_hit=True,
     )
+    return mark_stopped(outcome, _search_cut(result))
+
+
+def _search_cut(result: Any) -> str:
+    """``info['stopped']`` of a search the deadline aborted (a ``SearchResult``)."""
+    return f"the branch-and-bound search at the time limit after {result.nodes} nodes"

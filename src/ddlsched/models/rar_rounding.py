@@ -75,7 +75,7 @@ from ddlsched.problems.rar import RarInstance
 from ddlsched.problems.rar_schedule import RarSchedule, evaluate
 from ddlsched.rng import make_rng
 from ddlsched.solvers.backends import SolveLimits, solve_model
-from ddlsched.solvers.result import Outcome, Status
+from ddlsched.solvers.result import Outcome, Status, mark_stopped
 
 __all__ = ["LpSolution", "lp_rounding", "round_once", "solve_lp"]
 
@@ -252,7 +252,8 @@ def lp_rounding(
         and instance.horizon == H
     ):  # no column fits the horizon for some job, or the LP is infeasible
         info["reason"] = f"no schedule finishes within the horizon T = {H}"
-        return Outcome(None, Status.INFEASIBLE, info=info, **solves_outcome(solves))
+        outcome = Outcome(None, Status.INFEASIBLE, info=info, **solves_outcome(solves))
+        return mark_stopped(outcome, *(s.what_stopped("the rounding LP") for s in solves))
     info["lp_bound"] = lp_bound
     bound = ceil_bound(max(lp_bound or 0.0, *closed.values()))
     best = best_schedule = None
@@ -267,9 +268,7 @@ def lp_rounding(
     else:
         status = Status.BOUND_ONLY
     outcome = Outcome(best_schedule, status, bound=bound, info=info, **solves_outcome(solves))
-    if "stopped" in info:
-        outcome.time_limit_hit = True
-    return outcome
+    return mark_stopped(outcome, *(s.what_stopped("the rounding LP") for s in solves))
 
 
 def _round_trials(

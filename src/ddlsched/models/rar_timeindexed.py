@@ -58,7 +58,7 @@ from ddlsched.problems.rar import RarInstance
 from ddlsched.problems.rar_schedule import RarSchedule, evaluate
 from ddlsched.solvers.backends import ModelSolve, SolveLimits, solve_model
 from ddlsched.solvers.limits import check_model_size
-from ddlsched.solvers.result import Outcome, Status
+from ddlsched.solvers.result import Outcome, Status, mark_stopped
 
 __all__ = ["FIRST_PASS_SHARE", "TWO_PASS_MIN_S", "build_timeindexed", "fine_ends", "timeindexed"]
 
@@ -308,7 +308,8 @@ def _merge_passes(passes: list[Outcome]) -> Outcome:
     elif bound is not None:
         status = Status.BOUND_ONLY
     sizes = [o.model_size for o in passes if o.model_size is not None]
-    return Outcome(
+    info.pop("stopped", None)  # said again below, for every pass the limit cut
+    outcome = Outcome(
         best.schedule,
         status,
         bound=bound,
@@ -317,8 +318,13 @@ def _merge_passes(passes: list[Outcome]) -> Outcome:
         backend_version=best.backend_version,
         model_size=sizes[-1] if sizes else None,
         solver_time_s=sum(o.solver_time_s or 0.0 for o in passes),
-        time_limit_hit=any(o.time_limit_hit for o in passes),
     )
+    cuts = (
+        f"pass {number} (slot width {o.info['slot_width']}): {o.info['stopped']}"
+        for number, o in enumerate(passes, 1)
+        if o.info.get("stopped")
+    )
+    return mark_stopped(outcome, *cuts)
 
 
 def _timeindexed_pass(
@@ -368,9 +374,8 @@ def _timeindexed_pass(
     )
     info["solver_status"] = [str(solve.status) for solve in solves]
     outcome = Outcome(schedule, status, bound=bound, info=info, **solves_outcome(solves))
-    if "stopped" in info:
-        outcome.time_limit_hit = True
-    return outcome
+    models = ("the bound model", "the schedule model") if w > 1 else ("the model",)
+    return mark_stopped(outcome, *(s.what_stopped(m) for s, m in zip(solves, models, strict=False)))
 
 
 def _solve_bound_model(

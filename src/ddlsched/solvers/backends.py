@@ -28,7 +28,18 @@ solve keeps HiGHS's last improving solution (``feasible``, no bound) or is
 ``time_limit_no_solution``, with ``time_limit_hit`` true and
 :attr:`ModelSolve.stopped` saying so. An
 answer in time is loaded into the model by Pyomo's own loader, as
-in-process. LPs and solves without a finite limit run in-process.
+in-process. LPs and solves without a finite limit run in-process: every LP
+algorithm HiGHS runs looks at ``time_limit`` inside its iterations. The
+simplex solvers (dual and primal) check it at every iteration
+(``HEkk::bailout``); the interior point solver IPX checks it at every
+iteration, in its conjugate-residual KKT solves, while it builds its starting
+basis, and in both push loops of crossover (``Control::InterruptCheck``); presolve
+checks it every 1,024 reductions. The remaining risk is one step between two
+checks: a single factorization (a simplex basis, an IPX normal-equations
+matrix), a presolve reduction that runs long, and the way back through Pyomo,
+none of which is cut; on a very large LP that step is the overrun (not
+measured here). The method's deadline counts it, and the benchmark platform
+kills a task that outlives its wall-clock limit.
 
 Solver version and settings (``CONTRIBUTING.md``, "Solver versions"):
 highspy is pinned to ``>=1.16,<1.17`` and HiGHS runs with presolve on
@@ -78,6 +89,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pyomo.environ as pyo
 
@@ -128,6 +140,17 @@ class ModelSolve:
     @property
     def has_solution(self) -> bool:
         return self.status in (Status.OPTIMAL, Status.FEASIBLE)
+
+    def what_stopped(self, what: str) -> str:
+        """What the time limit stopped in this solve of ``what`` ("" if nothing): the
+        phrase of ``info['stopped']`` (:func:`ddlsched.solvers.result.mark_stopped`)."""
+        if self.stopped:  # the worker killed: its own phrase says what it kept
+            return self.stopped
+        if not self.time_limit_hit:
+            return ""
+        if self.status is Status.TIME_LIMIT_NO_SOLUTION and self.message:
+            return f"the {self.backend} solve of {what} at the time limit ({self.message})"
+        return f"the {self.backend} solve of {what} at the time limit"
 
     @property
     def model_size(self) -> tuple[int, int, int]:
@@ -224,7 +247,7 @@ def solve_model(
     remaining = (lambda: limits.seconds(deadline)) if deadline is not None else (lambda: seconds)
     if backend == "highs":
         return _solve_highs(model, limits, remaining, deadline)
-    return _solve_scip(model, limits, remaining)
+    return _solve_scip(model, limits, remaining, deadline)
 
 
 # --------------------------------------------------------------------------- HiGHS
@@ -411,8 +434,16 @@ def _solve_highs(
 
 
 def _solve_scip(
-    model: pyo.ConcreteModel, limits: SolveLimits, remaining: Callable[[], float]
+    model: pyo.ConcreteModel,
+    limits: SolveLimits,
+    remaining: Callable[[], float],
+    deadline: Deadline | None = None,
 ) -> ModelSolve:
+    """SCIP through OR-Tools on the MPS file Pyomo writes (module docstring).
+
+    Writing the file is pure Python (seconds on a large model) and runs under
+    ``deadline``'s interrupt: cut there, the answer is the one the HiGHS path
+    gives for a hand-over the limit cut (``time_limit_no_solution``)."""
     try:
         from ortools.linear_solver.python import model_builder as mb
     except ImportError as exc:  # pragma: no cover - ortools is a dependency
@@ -420,11 +451,13 @@ def _solve_scip(
     import ortools
 
     nvars, nint, ncons = model_size(model)
+    version = f"ortools {ortools.__version__}"
     with tempfile.TemporaryDirectory(prefix="ddlsched-mps-") as tmp:
         path = Path(tmp) / "model.mps"
-        _, smap_id = model.write(
-            str(path), format="mps", io_options={"symbolic_solver_labels": True}
-        )
+        try:
+            smap_id = _write_mps(model, path, deadline)
+        except TimeLimitReached as exc:  # interrupted while handing the model over
+            return _out_of_time(model, "scip", str(exc), version, size=(nvars, nint, ncons))
         symbol_map = model.solutions.symbol_map[smap_id]
         builder = mb.ModelBuilder()
         if not builder.import_from_mps_file(str(path)):
@@ -474,7 +507,7 @@ def _solve_scip(
         bound=bound,
         runtime_s=runtime,
         backend="scip",
-        backend_version=f"ortools {ortools.__version__}",
+        backend_version=version,
         num_variables=nvars,
         num_integer_variables=nint,
         num_constraints=ncons,
@@ -482,6 +515,24 @@ def _solve_scip(
         # only time and gap limits are set: a schedule without a proof, or none, means time
         time_limit_hit=status in (Status.FEASIBLE, Status.TIME_LIMIT_NO_SOLUTION),
     )
+
+
+def _write_mps(model: pyo.ConcreteModel, path: Path, deadline: Deadline | None) -> Any:
+    """Pyomo writes ``model`` to ``path`` (MPS) under ``deadline``'s interrupt; the id of
+    its symbol map. Raises :class:`~ddlsched.errors.TimeLimitReached` at the deadline."""
+    what = "handing the model to SCIP (writing the MPS file)"
+
+    def write() -> Any:
+        _, smap_id = model.write(
+            str(path), format="mps", io_options={"symbolic_solver_labels": True}
+        )
+        return smap_id
+
+    if deadline is None:
+        return write()
+    deadline.check(what)
+    with deadline.interrupting(what):
+        return write()
 
 
 def _finite(x: float | None) -> bool:

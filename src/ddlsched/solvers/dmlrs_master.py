@@ -231,9 +231,11 @@ class ColumnMaster:
 
         Solved on a copy (a fresh Highs object: its clock starts at 0, and the
         LP's basis stays intact), under a finite limit in the HiGHS worker process
-        that is killed at the limit (:mod:`ddlsched.solvers.highs_server`: no
-        schedule then). ``start`` (0/1 per column) is offered to HiGHS as a
-        starting solution.
+        that is killed at the limit (:mod:`ddlsched.solvers.highs_server`); the
+        worker sends each improving solution as HiGHS finds it, so a killed run
+        keeps the last one (status ``time_limit``, no bound). ``start`` (0/1 per
+        column) is offered to HiGHS as a starting solution; the caller keeps the
+        better of it and what comes back.
         """
         hs = self._hs
         n = self.num_columns
@@ -243,7 +245,8 @@ class ColumnMaster:
         lp.col_upper_ = np.asarray(self.integral, dtype=float)
         lp.integrality_ = [hs.HighsVarType.kInteger] * n
         # in the HiGHS worker process, killed at the limit (solvers/highs_server.py)
-        run = solve_mip(MipArrays.from_lp(lp, self._options, start), float(time_limit_s))
+        mip = MipArrays.from_lp(lp, self._options, start)
+        run = solve_mip(mip, float(time_limit_s), incumbents=True)
         status = self._status(run.model_status)
         has = status == "optimal" or run.primal_valid
         value = run.objective if has else None

@@ -47,7 +47,7 @@ from ddlsched import progress
 from ddlsched.deadline import Deadline
 from ddlsched.errors import TimeLimitReached
 from ddlsched.solvers.backends import ModelSolve, SolveLimits, solve_model
-from ddlsched.solvers.result import Claim, Outcome, Status
+from ddlsched.solvers.result import Claim, Outcome, Status, mark_stopped
 
 __all__ = ["CAP_RTOL", "Formulation", "other_backend", "solve_formulation"]
 
@@ -265,11 +265,10 @@ def solve_formulation(
     try:
         first = _solve_once(formulation, instance, backend, limits, deadline)
     except TimeLimitReached as exc:  # the limit came while building the model
-        return Outcome(
-            status=Status.TIME_LIMIT_NO_SOLUTION,
-            time_limit_hit=True,
-            info={"formulation": formulation.name, "stopped": str(exc)},
+        outcome = Outcome(
+            status=Status.TIME_LIMIT_NO_SOLUTION, info={"formulation": formulation.name}
         )
+        return mark_stopped(outcome, str(exc))
     kept, second, report = first, None, None
     if cross_check and first.solve.status in (Status.OPTIMAL, Status.INFEASIBLE):
         kept, second, report = _cross_check(formulation, instance, backend, limits, deadline, first)
@@ -309,10 +308,7 @@ def solve_formulation(
             status = Status.FEASIBLE
         bound = None
     solver_time = first.solve.runtime_s + (second.solve.runtime_s if second is not None else 0.0)
-    stopped = _what_the_limit_stopped(formulation, first, second, report)
-    if stopped:
-        info["stopped"] = stopped
-    return Outcome(
+    outcome = Outcome(
         schedule=kept.schedule,
         status=status,
         bound=bound,
@@ -321,9 +317,9 @@ def solve_formulation(
         backend_version=solve.backend_version,
         model_size=solve.model_size,
         solver_time_s=solver_time,
-        time_limit_hit=bool(stopped),
         info=info,
     )
+    return mark_stopped(outcome, _what_the_limit_stopped(formulation, first, second, report))
 
 
 def _what_the_limit_stopped(
@@ -338,10 +334,8 @@ def _what_the_limit_stopped(
     without a reason.
     """
     parts = []
-    if first.solve.stopped:  # a solve the solver could not report on (solvers/backends.py)
-        parts.append(first.solve.stopped)
-    elif first.solve.time_limit_hit:
-        parts.append(f"the {first.solve.backend} solve of {formulation.name} at the time limit")
+    if first_cut := first.solve.what_stopped(formulation.name):
+        parts.append(first_cut)
     cross_cut = (second is not None and second.solve.time_limit_hit) or (report or {}).get(
         "status"
     ) == _NOT_RUN

@@ -34,8 +34,13 @@ schedule (``tests/test_solver_worker.py``).
 Which solves (:func:`use_worker`): every MILP (at least one integer column;
 :data:`WORKER_MIN_COLUMNS`) under a finite time limit, single-threaded, on a
 platform with ``fork``. LPs and solves without a finite limit run
-in-process. When no worker can be forked (no memory or process slot) the
-solve runs in-process, with a warning.
+in-process: HiGHS's simplex checks ``time_limit`` at every iteration and
+IPX (interior point) at every iteration, in its KKT solves and in crossover,
+so an LP stops within one step of its limit; a step is not cut (one
+factorization, a long presolve reduction, the solution's way back through
+Pyomo), which on a very large LP is the overrun (``solvers/backends.py``).
+When no worker can be forked (no memory or process slot) the solve runs
+in-process, with a warning.
 
 Why one long-lived worker and not a fork per solve (as before): forking
 the whole parent per MILP copies its page tables (2-36 ms on 4,000-60,000

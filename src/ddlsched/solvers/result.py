@@ -22,6 +22,12 @@ its adapter returns ``Outcome(None, Status.NO_SOLUTION, info={"reason":
 outcome); or the evaluator rejects its schedule for a reason the adapter
 lists in :attr:`Outcome.no_solution_failures` (e.g. a heuristic's plan that,
 executed, overruns the horizon). ``info['reason']`` says why.
+
+A method cut by its time limit says what the limit stopped:
+``time_limit_hit`` and ``info['stopped']`` (a short phrase) come together,
+and neither comes alone. :func:`mark_stopped` sets both; a search that ended
+for another reason (converged, an iteration budget) names it under another
+key.
 """
 
 from __future__ import annotations
@@ -34,7 +40,16 @@ from functools import cache
 from importlib import metadata
 from typing import Any
 
-__all__ = ["BACKENDS", "Claim", "Outcome", "SolveResult", "Status", "relative_gap", "versions"]
+__all__ = [
+    "BACKENDS",
+    "Claim",
+    "Outcome",
+    "SolveResult",
+    "Status",
+    "mark_stopped",
+    "relative_gap",
+    "versions",
+]
 
 # MILP backends of ddlsched.solvers.backends (named here so that callers need not import Pyomo).
 BACKENDS = ("highs", "scip")
@@ -146,6 +161,25 @@ class Outcome:
     time_limit_hit: bool = False
     info: dict[str, Any] = field(default_factory=dict)
     no_solution_failures: tuple[str, ...] = ()
+
+
+def mark_stopped(outcome: Outcome, *stopped: str) -> Outcome:
+    """Record on ``outcome`` what the time limit stopped, if anything; ``outcome`` itself.
+
+    Every non-empty phrase of ``stopped`` is appended to ``info['stopped']``
+    (``"; "`` between phrases, none repeated) and sets ``time_limit_hit``; with no
+    non-empty phrase nothing changes. The one way a method records a cut, so that
+    ``time_limit_hit`` never comes without ``info['stopped']`` nor the other way round.
+
+    >>> mark_stopped(Outcome(), "", "the LP at the time limit").info
+    {'stopped': 'the LP at the time limit'}
+    """
+    known = [p for p in str(outcome.info.get("stopped") or "").split("; ") if p]
+    new = [p for p in stopped if p and p not in known]
+    if known or new:
+        outcome.info["stopped"] = "; ".join(known + new)
+        outcome.time_limit_hit = True
+    return outcome
 
 
 @dataclass
