@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import _weakrefset
 import gc
+import importlib
 import math
 import signal
 import sys
@@ -27,7 +28,7 @@ import time
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from types import FrameType
+from types import FrameType, ModuleType
 
 from ddlsched.errors import TimeLimitReached
 
@@ -225,6 +226,14 @@ def import_within(module: str, deadline: Deadline, what: str) -> None:
         raise TimeLimitReached(
             f"time limit of {deadline.limit_s:g} s reached in importing {module} for {what}"
         )
+
+
+def imported(module: str, deadline: Deadline, what: str) -> ModuleType:
+    """``module``, imported within the deadline (:func:`import_within`), for a method that
+    imports its model code lazily: a cold import (Pyomo and a model module: seconds under
+    load) then counts against the limit and stops at it, instead of running past it."""
+    import_within(module, deadline, what)
+    return importlib.import_module(module)
 
 
 def _import_quietly(module: str) -> None:

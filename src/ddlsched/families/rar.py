@@ -95,7 +95,11 @@ rounding LP named); ``exact`` its best schedule and bound, ``feasible`` (the
 branch-and-bound's node count, or the MILP solve, named), or
 ``time_limit_no_solution``; ``improve`` its best schedule (the list search or
 the starts the limit cut named); ``lb_timeindexed`` the closed forms (the
-preparation or the LP named).
+preparation or the LP named). The Pyomo-backed methods import their model
+module within the deadline (:func:`ddlsched.deadline.imported`): a cold import
+(Pyomo and the module: 2-7 s at load 11) that the limit cuts gives
+``time_limit_no_solution`` at the limit, naming the import, instead of a run
+seconds past a small limit.
 """
 
 from __future__ import annotations
@@ -103,6 +107,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ddlsched.deadline import imported
 from ddlsched.params import NoParams, param
 from ddlsched.problems.rar import MAX_GPUS, RarInstance
 from ddlsched.problems.rar_schedule import (
@@ -302,10 +307,11 @@ def _run_start(instance: RarInstance, name: str, ctx: RunContext, deadline, shar
 
     if name != "timeindexed":
         return {"sjf_bco": sjf_bco, "ff": ff, "ls": ls}[name](instance).schedule, False
-    from ddlsched.models.rar_timeindexed import timeindexed
-
     try:
-        outcome = timeindexed(
+        module = imported(
+            "ddlsched.models.rar_timeindexed", deadline, "improve's timeindexed start"
+        )
+        outcome = module.timeindexed(
             instance,
             backend=ctx.backend,
             limits=SolveLimits(seed=ctx.seed),
@@ -409,7 +415,7 @@ class LoadLbParams:
 )
 def _exact(instance: RarInstance, params: ExactParams, ctx: RunContext) -> Outcome:
     """``exact`` (:func:`ddlsched.models.rar_exact.exact`, the module docstring)."""
-    from ddlsched.models.rar_exact import exact
+    exact = imported("ddlsched.models.rar_exact", ctx.deadline, "rar exact").exact
 
     return exact(
         instance,
@@ -430,7 +436,9 @@ def _exact(instance: RarInstance, params: ExactParams, ctx: RunContext) -> Outco
     params=TimeIndexedParams,
 )
 def _timeindexed(instance: RarInstance, params: TimeIndexedParams, ctx: RunContext) -> Outcome:
-    from ddlsched.models.rar_timeindexed import timeindexed
+    timeindexed = imported(
+        "ddlsched.models.rar_timeindexed", ctx.deadline, "rar timeindexed"
+    ).timeindexed
 
     return timeindexed(
         instance,
@@ -451,7 +459,7 @@ def _timeindexed(instance: RarInstance, params: TimeIndexedParams, ctx: RunConte
     params=LoadLbParams,
 )
 def _load_lb(instance: RarInstance, params: LoadLbParams, ctx: RunContext) -> Outcome:
-    from ddlsched.models.rar_bounds import load_lb
+    load_lb = imported("ddlsched.models.rar_bounds", ctx.deadline, "rar load_lb").load_lb
 
     return load_lb(
         instance,
@@ -470,7 +478,9 @@ def _load_lb(instance: RarInstance, params: LoadLbParams, ctx: RunContext) -> Ou
     params=LoadLbParams,
 )
 def _contention_lb(instance: RarInstance, params: LoadLbParams, ctx: RunContext) -> Outcome:
-    from ddlsched.models.rar_contention_bound import contention_lb
+    contention_lb = imported(
+        "ddlsched.models.rar_contention_bound", ctx.deadline, "rar contention_lb"
+    ).contention_lb
 
     return contention_lb(
         instance,
@@ -521,7 +531,9 @@ class LbTimeIndexedParams:
     params=LbTimeIndexedParams,
 )
 def _lb_timeindexed(instance: RarInstance, params: LbTimeIndexedParams, ctx: RunContext) -> Outcome:
-    from ddlsched.models.rar_lb_timeindexed import lb_timeindexed
+    lb_timeindexed = imported(
+        "ddlsched.models.rar_lb_timeindexed", ctx.deadline, "rar lb_timeindexed"
+    ).lb_timeindexed
 
     return lb_timeindexed(
         instance,
@@ -554,7 +566,9 @@ class LpRoundingParams(GridParams):
     params=LpRoundingParams,
 )
 def _lp_rounding(instance: RarInstance, params: LpRoundingParams, ctx: RunContext) -> Outcome:
-    from ddlsched.models.rar_rounding import lp_rounding
+    lp_rounding = imported(
+        "ddlsched.models.rar_rounding", ctx.deadline, "rar lp_rounding"
+    ).lp_rounding
 
     return lp_rounding(
         instance,
