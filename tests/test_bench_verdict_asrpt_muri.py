@@ -207,3 +207,42 @@ def test_muri_sample_verdicts(tmp_path, capsys):
         index=["instance_params", "instance_seed"], columns="label", values="objective"
     )
     assert (k4["exact"] / k4["multiround"]).mean() > 1.2
+
+
+def _trend_word(ratios: pd.DataFrame) -> str:
+    """The monotone rule of Fig. 7's trend (increasing, mean_strict, seed_test rank), by
+    hand: ``ratios`` has one row per seed and one column per share, in increasing order."""
+    mean = ratios.mean(axis=0).to_numpy()
+    moves = np.diff(mean)
+    mean_rises = bool((moves > 0.005 * mean[0]).all())
+    shares = np.arange(ratios.shape[1])
+    rising = sum(stats.spearmanr(shares, row).statistic >= 0.8 for row in ratios.to_numpy())
+    if mean_rises and rising >= 0.75 * len(ratios):
+        return "reproduced"
+    if not mean_rises and rising <= 0.25 * len(ratios):
+        return "not reproduced"
+    return "depends on seeds"
+
+
+def test_asrpt_fig7_trend_against_every_baseline(tmp_path, capsys):
+    claims = _verdicts(tmp_path, "asrpt", ["asrpt", "asrpt-testbed"], capsys)
+    table = _table("asrpt", "share-philly").reset_index()
+    table["share"] = table["instance_params"].map(lambda t: json.loads(t)["single_gpu_share"])
+    for baseline in BASELINES:
+        ratio = table.assign(r=table["asrpt"] / table[baseline]).pivot_table(
+            index="instance_seed", columns="share", values="r"
+        )
+        verdict = claims[f"fig7-share-trend.{baseline}"]
+        assert verdict["verdict"] == _trend_word(ratio.sort_index(axis=1)), baseline
+
+
+def test_asrpt_fig9_errors_as_printed():
+    """The paper (Sec. V-B-2-d): "the average errors for the random forest, median-based, and
+    mean-based models are 369, 563, and 593"."""
+    from ddlsched.bench.claims import load_claims
+
+    claims = {c.id: c for c in load_claims(CLAIMS / "asrpt.toml").claims}
+    assert claims["fig9-error-mean-vs-rf"].paper_value == "593 vs 369 iterations"
+    assert claims["fig9-error-mean-vs-rf"].params == {"predictor": "mean"}
+    assert claims["fig9-error-median-vs-rf"].paper_value == "563 vs 369 iterations"
+    assert claims["fig9-error-median-vs-rf"].params == {"predictor": "median"}

@@ -1,10 +1,12 @@
-"""Muri's claims of Sec. 6.3-6.5 and Fig. 11 on committed samples of real runs: traces
+"""Muri's claims of Sec. 6.3-6.6 and Figs. 11-13 on committed samples of real runs: traces
 1'-4' (``tests/data/verdict/muri-traces-pr``, every row of a run of
-``benchmarks/suites/muri-traces-pr.toml``) and the ablation without Blossom
-(``tests/data/verdict/muri-ablation``, every row of ``muri-ablation.toml``), with traces 1-4
-(``muri-traces``). Each verdict is recomputed from the rows' metrics with pandas and scipy,
-not through the verdict code: Fig. 11's paired difference and magnitude, the larger gains
-when durations are unknown and at high load, Muri-L behind Muri-S.
+``benchmarks/suites/muri-traces-pr.toml``), the ablation without Blossom
+(``tests/data/verdict/muri-ablation``, every row of ``muri-ablation.toml``) and the group
+size and job types (``tests/data/verdict/muri-sensitivity``, every row of
+``muri-sensitivity.toml``), with traces 1-4 (``muri-traces``). Each verdict is recomputed
+from the rows' metrics with pandas and scipy, not through the verdict code: Fig. 11's
+paired difference and magnitude, the larger gains when durations are unknown and at high
+load, Muri-L behind Muri-S, trace 3's makespan, Figs. 12 and 13.
 """
 
 from __future__ import annotations
@@ -23,9 +25,18 @@ from ddlsched.cli import main
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "verdict"
 CLAIMS = ROOT / "benchmarks" / "claims"
-SAMPLES = ["muri-traces", "muri-traces-pr", "muri-traces-pr34", "muri-ablation", "muri-grouping"]
+SAMPLES = [
+    "muri-traces",
+    "muri-traces-pr",
+    "muri-traces-pr34",
+    "muri-ablation",
+    "muri-grouping",
+    "muri-sensitivity",
+]
 TRACES = ["trace1", "trace2", "trace3", "trace4"]
 PR = [f"{t}-pr" for t in TRACES]
+GROUP_SIZES = [f"group-size-{n}" for n in (2, 3, 4)]
+JOB_TYPES = [f"job-types-{n}" for n in (1, 2, 3, 4)]
 
 
 @pytest.fixture(scope="module")
@@ -60,10 +71,12 @@ def test_samples_are_whole_runs():
         ("muri-traces-pr", PR[:2], 7),
         ("muri-traces-pr34", PR[2:], 7),
         ("muri-ablation", TRACES, 2),
+        ("muri-sensitivity", GROUP_SIZES + JOB_TYPES, None),
     ):
         rows = read_rows(DATA / sample).to_pandas()
         assert sorted(rows["group"].unique()) == groups
-        assert len(rows) == len(groups) * labels and set(rows["status"]) == {"feasible"}
+        expected = 3 * 2 + 4 * 4 if labels is None else len(groups) * labels
+        assert len(rows) == expected and set(rows["status"]) == {"feasible"}
 
 
 @pytest.mark.parametrize(
@@ -158,5 +171,69 @@ def test_muri_l_behind_muri_s(claims):
     ratio = table["muri-l"] / table["muri-s"]
     inside = ((ratio >= 1.0) & (ratio <= 1.10)).all()
     assert claims["muri-l-behind-muri-s-slightly"]["verdict"] == (
+        "reproduced" if inside else "not reproduced"
+    )
+
+
+def test_trace3_has_no_makespan_gain(claims):
+    table = _metric("muri-traces", "makespan_s").loc["trace3"]
+    for muri, tag, baselines in (
+        ("muri-s", "s", ["srtf", "srsf"]),
+        ("muri-l", "l", ["tiresias", "antman", "themis"]),
+    ):
+        for baseline in baselines:
+            ratio = table[muri] / table[baseline]
+            verdict = claims[f"trace3-no-makespan-gain-{tag}.{baseline}"]
+            assert verdict["verdict"] == (
+                "reproduced" if 0.995 <= ratio <= 1.005 else "not reproduced"
+            )
+
+
+@pytest.mark.parametrize("metric", ["average_jct_s", "makespan_s"])
+def test_fig12_group_size_against_antman(claims, metric):
+    table = _metric("muri-sensitivity", metric).loc[GROUP_SIZES]
+    tag = "jct" if metric == "average_jct_s" else "makespan"
+    below = int((table["muri-l"] < table["antman"]).sum())
+    above = int((table["muri-l"] > table["antman"]).sum())
+    verdict = claims[f"fig12-{tag}-vs-antman"]
+    assert verdict["numbers"] == {"points": 3, "favourable": below, "unfavourable": above}
+    assert verdict["verdict"] == (
+        "reproduced" if below == 3 else "not reproduced" if above else "depends on seeds"
+    )
+    gain = table["antman"] / table["muri-l"]
+    for smaller in (2, 3):
+        larger, other = gain["group-size-4"], gain[f"group-size-{smaller}"]
+        verdict = claims[f"fig12-{tag}-4-over-{smaller}"]
+        assert verdict["numbers"]["gain"] == pytest.approx([larger])
+        assert verdict["numbers"]["other_gain"] == pytest.approx([other])
+        assert verdict["verdict"] == (
+            "reproduced"
+            if larger > other
+            else "not reproduced"
+            if larger < other
+            else "depends on seeds"
+        )
+
+
+@pytest.mark.parametrize(
+    ("baseline", "muri", "two", "four"),
+    [("srtf", "muri-s", 1.42, 2.26), ("tiresias", "muri-l", 1.49, 3.92)],
+)
+def test_fig13_job_types(claims, baseline, muri, two, four):
+    table = _metric("muri-sensitivity", "average_jct_s").loc[JOB_TYPES]
+    gain = (table[baseline] / table[muri]).to_numpy()
+    grow = claims[f"fig13-types-grow-{baseline}"]
+    assert grow["numbers"]["gain"] == pytest.approx(list(gain[1:]))
+    assert grow["numbers"]["other_gain"] == pytest.approx(list(gain[:-1]))
+    rises, falls = int((gain[1:] > gain[:-1]).sum()), int((gain[1:] < gain[:-1]).sum())
+    assert grow["verdict"] == (
+        "reproduced" if rises == 3 else "not reproduced" if falls else "depends on seeds"
+    )
+    for name, value, printed in (("two", gain[1], two), ("four", gain[3], four)):
+        inside = printed - 0.005 <= value <= printed + 0.005
+        verdict = claims[f"fig13-{name}-types-{baseline}"]["verdict"]
+        assert verdict == ("reproduced" if inside else "not reproduced")
+    inside = 1.0 <= gain[0] <= 1.10
+    assert claims[f"fig13-one-type-{baseline}"]["verdict"] == (
         "reproduced" if inside else "not reproduced"
     )
