@@ -3,7 +3,8 @@
 Each claim names the rows it reads (suite, instance group, preset, instance
 parameters, method labels, metric, instance seeds), the comparison, and the
 rule that turns the comparison into *reproduced*, *not reproduced* or
-*depends on seeds*, written before the run. :func:`load_claims` reads and
+*depends on seeds*, and when that rule was written (``rule_written``: before
+its rows were read, or after, with its confirmation on fresh seeds). :func:`load_claims` reads and
 checks a file; every fault is one :class:`ClaimsError` line naming the file,
 the claim and the field (``ddlsched: error: ...``, exit status 2). The
 format, field by field, is in ``benchmarks/claims/README.md``; the
