@@ -423,12 +423,19 @@ def test_rows_of_several_versions_are_chosen_per_method_by_latest_code(
 def test_rar_claims_file_is_valid():
     claims = load_claims(Path(__file__).resolve().parents[1] / "benchmarks/claims/rar.toml")
     # Section 7 (36), Lemmas 2 and 4 on the tightest theta (4), Fig. 6 nested (6), the
-    # advantage when GPUs are scarce (12: FF, LS, RAND x 2 readings x 2 presets), Theorem 6 (2)
-    assert claims.paper == "rar" and len(claims.claims) == 60
+    # advantage when GPUs are scarce (12: FF, LS, RAND x 2 readings x 2 presets), Theorem 6
+    # (2), FF's largest reduction (8: LS, SJF-BCO x 2 readings x 2 presets)
+    assert claims.paper == "rar" and len(claims.claims) == 68
     assert {c.kind for c in claims.claims} == {"paired_difference", "shaped", "monotone",
                                                 "ratio_within", "holds", "scaling"}  # fmt: skip
     groups = {("fig4",), ("fig6",), ("fig6-nested",), ("scale-jobs",), ("scale-cluster",)}
+    # Lemmas 2-4 of SJF-BCO (the tightest theta's but) read every group it runs on
+    groups.add(("fig4", "fig6", "fig6-nested"))
     assert {c.groups for c in claims.claims} == groups
+    lemmas = [c for c in claims.claims if c.id.startswith("lemma") and "tightest" not in c.id]
+    assert len(lemmas) == 12 and all(c.groups == ("fig4", "fig6", "fig6-nested") for c in lemmas)
+    largest = [c for c in claims.claims if c.id.startswith("fig6-ff-largest-drop")]
+    assert len(largest) == 8 and all(c.option("change") for c in largest)
     scaling = [c for c in claims.claims if c.kind == "scaling"]
     assert all(c.seeds == (0, 1, 2) for c in scaling) and len(scaling) == 2
     assert all(c.seeds == tuple(range(20)) for c in claims.claims if c not in scaling)

@@ -235,6 +235,11 @@ def test_placement_sample_verdicts():
         ci, word = _mean_word(ratios.loc[group, model], 0.0, high)
         assert verdicts[claim].numbers["ci"] == pytest.approx(ci)
         assert verdicts[claim].verdict == word, claim
+    # VGG19's 6 % as printed: the mean ratio's interval within [1.055, 1.065].
+    for claim in ("vgg-default", "vgg19-paper", "vgg19-paper-cut-cost"):
+        ci, word = _mean_word(ratios.loc[MEAN_CLAIMS[claim][0], "vgg16"], 1.055, 1.065)
+        assert verdicts[f"{claim}-printed"].numbers["ci"] == pytest.approx(ci)
+        assert verdicts[f"{claim}-printed"].verdict == word, claim
     for claim, group in (
         ("gpt175b-default-every", "table2"),
         ("gpt175b-paper-every", "table2-paper"),

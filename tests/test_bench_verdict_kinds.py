@@ -239,3 +239,62 @@ def test_malformed_against_params(tmp_path, case):
     assert old in PAIRED
     with pytest.raises(ClaimsError, match=re.escape(message)):
         _claim(tmp_path, PAIRED.replace(old, replacement))
+
+
+def _server_rows() -> pd.DataFrame:
+    """f and s on seeds 0-3 at n = 10 and 20 (and 15, never read): f falls by 40 + seed,
+    s by 30 + 4 * seed (f's drop the larger on every seed; relative to its start, f's is
+    the smaller on seeds 2-3)."""
+    rows = []
+    for seed in range(4):
+        for n, f, s in ((10, 100.0, 90.0), (15, 500.0, 500.0), (20, 60.0 - seed, 60.0 - 4 * seed)):
+            rows.append(_row("p", seed, "f", f, inst={"n": n}))
+            rows.append(_row("p", seed, "s", s, inst={"n": n}))
+    return pd.DataFrame(rows)
+
+
+CHANGE = """kind = "paired_difference"
+group = "p"
+method = "f"
+against = "s"
+params = { n = 20 }
+against_params = { n = 10 }
+change = true
+"""
+
+
+def test_paired_difference_of_changes(tmp_path):
+    """f's change from n = 10 to n = 20 minus s's, per seed (relative: of the ratios - 1),
+    recomputed from a pivot table; a plain paired difference with against_params reads s
+    at n = 10 instead; no row at n = 10: missing."""
+    frame = _server_rows()
+    frame = frame.assign(n=frame["instance_params"].map(lambda t: json.loads(t)["n"]))
+    table = frame.pivot_table(index="instance_seed", columns=["label", "n"], values="objective")
+    for relative in (False, True):
+        body = CHANGE + ("relative = true\n" if relative else "")
+        verdict = evaluate_claim(_server_rows(), _claim(tmp_path, body))
+        if relative:
+            diffs = table[("f", 20)] / table[("f", 10)] - table[("s", 20)] / table[("s", 10)]
+        else:
+            diffs = (table[("f", 20)] - table[("f", 10)]) - (table[("s", 20)] - table[("s", 10)])
+        assert verdict.numbers["mean"] == pytest.approx(diffs.mean())
+        lower = int((diffs < -1e-9).sum())
+        assert (verdict.numbers["better"], verdict.numbers["pairs"]) == (lower, 4)
+    plain = evaluate_claim(_server_rows(), _claim(tmp_path, CHANGE.replace("change = true\n", "")))
+    assert plain.numbers["mean"] == pytest.approx((table[("f", 20)] - table[("s", 10)]).mean())
+    no_start = _server_rows()[~_server_rows()["instance_params"].str.contains('"n": 10')]
+    assert evaluate_claim(no_start, _claim(tmp_path, CHANGE)).verdict == MISSING
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "message"),
+    [
+        ("against_params = { n = 10 }\n", "", "(c).change: needs against_params"),
+        ('against = "s"\n', "", "(c).against: missing"),
+        ("change = true", "change = 1", "(c).change: expected true or false"),
+    ],
+)
+def test_malformed_change(tmp_path, old, new, message):
+    assert old in CHANGE
+    with pytest.raises(ClaimsError, match=re.escape(message)):
+        _claim(tmp_path, CHANGE.replace(old, new))

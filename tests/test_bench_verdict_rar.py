@@ -125,9 +125,16 @@ def test_rar_sample_verdicts(claims):
         for b in ("ff", "ls", "rand")
         for p in presets
     }
+    largest = {
+        f"fig6-ff-largest-drop-{reading}-{p}.{b}"
+        for reading in ("regen", "nested")
+        for p in presets
+        for b in ("ls", "sjf_bco")
+    }
     # the sample has neither sjf_bco_tightest's rows nor the scaling suite's
     tightest = {f"lemma{n}-tightest-{p}" for n in (2, 4) for p in presets}
-    assert missing == fig6 | scarce | tightest | {"theorem6-jobs", "theorem6-cluster"}
+    theorem6 = {"theorem6-jobs", "theorem6-cluster"}
+    assert missing == fig6 | scarce | largest | tightest | theorem6
     note = claims["fig6-regen-ff-paper"]["note"]
     assert "group fig6" in note and "benchmarks/suites/rar-section7.toml" in note
 

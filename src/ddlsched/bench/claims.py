@@ -3,7 +3,8 @@
 Each claim names the rows it reads (suite, instance group, preset, instance
 parameters, method labels, metric, instance seeds), the comparison, and the
 rule that turns the comparison into *reproduced*, *not reproduced* or
-*depends on seeds*, written before the run. :func:`load_claims` reads and
+*depends on seeds*, and when that rule was written (``rule_written``: before
+its rows were read, or after, with its confirmation on fresh seeds). :func:`load_claims` reads and
 checks a file; every fault is one :class:`ClaimsError` line naming the file,
 the claim and the field (``ddlsched: error: ...``, exit status 2). The
 format, field by field, is in ``benchmarks/claims/README.md``; the
@@ -21,7 +22,11 @@ Kinds (``kind``):
   parameters the claim's ``params`` fix, at other values) reads the other
   side on the instance at those values, paired by the rest of the instance
   (asrpt, Fig. 9: A-SRPT with the mean predictor against A-SRPT with RF on
-  the same window); ``against`` then defaults to the method.
+  the same window); ``against`` then defaults to the method. With ``change =
+  true`` each side is a change instead: the label's metric at ``params`` minus
+  its metric at ``against_params`` (``relative``: their ratio - 1), so the unit
+  is ``method``'s change minus ``against``'s (rar, Fig. 6: FF's makespan
+  reduction from 10 to 20 servers against LS's and SJF-BCO's).
 * ``pointwise``: per point (instance group, preset and generator parameters
   but the seed), *favourable* when ``method - against`` is on the ``expect``
   side of 0 on every seed, *unfavourable* when on the other side on every
@@ -148,7 +153,7 @@ _LISTED = (*_EXPANDED, "lowest", "gain_compare")
 # fmt: off
 _BY_KIND = {
     "paired_difference": {"against", "against_params", "expect", "share_not", "tie_tol",
-                          "relative"},
+                          "relative", "change"},
     "pointwise": {"against", "expect", "misses_allowed", "share_not", "tie_tol"},
     "monotone": {
         "over", "against", "direction", "mean_strict", "seed_test", "rank_at_least", "flat_tol",
@@ -178,6 +183,7 @@ _DEFAULTS: dict[str, Any] = {
     "direction": "decreasing",
     "mean_strict": False,
     "relative": False,
+    "change": False,
     "seed_test": "monotone",
     "rank_at_least": 0.8,
     "statistic": "mean",
@@ -292,7 +298,7 @@ def _check_option(where: str, name: str, value: Any) -> Any:
     elif name == "flag":
         if not isinstance(value, str) or not value.startswith("info.") or len(value) <= 5:
             raise ClaimsError(at, f"expected 'info.KEY', got {value!r}")
-    elif name in ("mean_strict", "against_worst", "relative"):
+    elif name in ("mean_strict", "against_worst", "relative", "change"):
         if not isinstance(value, bool):
             raise ClaimsError(at, f"expected true or false, got {value!r}")
     elif name == "moves":
@@ -360,6 +366,8 @@ def _check_alternatives(where: str, kind: str, merged: Mapping[str, Any]) -> Non
     if other is not None and _count(other) != _count(merged.get("group")):
         raise ClaimsError(f"{where}.other_groups", "expected one group per group of the claim")
     swap = merged.get("against_params")
+    if merged.get("change") and swap is None:
+        raise ClaimsError(f"{where}.change", "needs against_params (where each change starts)")
     if isinstance(swap, Mapping):
         params = merged.get("params", {})
         for name, value in swap.items():
@@ -401,7 +409,8 @@ def _claim(table: Any, where: str, defaults: Mapping[str, Any]) -> Claim:
         if name not in allowed:
             raise ClaimsError(f"{where}.{name}", f"unknown field of a {kind} claim")
     required = ["id", "text", "paper_value", "suite", "group", "method", "seeds"]
-    required += {"paired_difference": [] if "against_params" in merged else ["against"],
+    alone = "against_params" in merged and not merged.get("change")
+    required += {"paired_difference": [] if alone else ["against"],
                  "pointwise": ["against"], "monotone": ["over"], "shaped": ["over", "moves"],
                  "ratio_within": ["against", "range"], "holds": [],
                  "lowest": ["against"], "scaling": ["over", "exponent"],

@@ -73,26 +73,55 @@ __all__ = [
 ]
 
 
+def _change(claim: Claim, rows: pd.DataFrame, label: str) -> pd.Series:
+    """Per unit (the instance without the ``against_params``) the label's change of the
+    metric: its value at the claim's ``params`` minus its value at ``against_params``
+    (``relative``: their ratio - 1)."""
+    swap = claim.option("against_params")
+    at = _values(
+        _drop_params(_label_rows(_with_params(rows, claim.params), label), swap),
+        claim.metric,
+        _UNIT,
+    )
+    start = _values(
+        _drop_params(_label_rows(_with_params(rows, {**claim.params, **swap}), label), swap),
+        claim.metric,
+        _UNIT,
+    )
+    both = pd.concat([at.rename("at"), start.rename("start")], axis=1, join="inner")
+    if claim.option("relative"):
+        return both["at"] / both["start"] - 1
+    return both["at"] - both["start"]
+
+
 def _pairs(claim: Claim, rows: pd.DataFrame) -> pd.DataFrame | Verdict:
     """Per unit the metric of the method (``mine``) and of ``against`` (``theirs``), on the
     units both have; the missing verdict when there is none. With ``against_params``,
     ``theirs`` is read on the instance at those generator parameters (``against`` defaults
-    to the method) and the unit leaves them out."""
+    to the method) and the unit leaves them out; with ``change`` as well, each side is the
+    label's change from those parameters to the claim's (:func:`_change`)."""
     swap = claim.option("against_params") or {}
     against = claim.option("against") or claim.method
-    mine_rows = _label_rows(_with_params(rows, claim.params), claim.method)
-    theirs_rows = _label_rows(_with_params(rows, {**claim.params, **swap}), against)
-    if swap:
-        mine_rows, theirs_rows = _drop_params(mine_rows, swap), _drop_params(theirs_rows, swap)
-        against = f"{against} at {', '.join(f'{k}={v}' for k, v in swap.items())}"
-    mine = _values(mine_rows, claim.metric, _UNIT)
-    theirs = _values(theirs_rows, claim.metric, _UNIT)
-    for label, values in ((claim.method, mine), (against, theirs)):
+    if claim.option("change"):
+        mine, theirs = _change(claim, rows, claim.method), _change(claim, rows, against)
+        since = ", ".join(f"{k}={v}" for k, v in swap.items())
+        label, against = f"{claim.method}'s change from {since}", f"{against}'s change"
+    else:
+        mine_rows = _label_rows(_with_params(rows, claim.params), claim.method)
+        theirs_rows = _label_rows(_with_params(rows, {**claim.params, **swap}), against)
+        if swap:
+            mine_rows = _drop_params(mine_rows, swap)
+            theirs_rows = _drop_params(theirs_rows, swap)
+            against = f"{against} at {', '.join(f'{k}={v}' for k, v in swap.items())}"
+        mine = _values(mine_rows, claim.metric, _UNIT)
+        theirs = _values(theirs_rows, claim.metric, _UNIT)
+        label = claim.method
+    for name, values in ((label, mine), (against, theirs)):
         if values.empty:
-            return _missing(claim, f"{label} with {claim.metric}")
+            return _missing(claim, f"{name} with {claim.metric}")
     both = pd.concat([mine.rename("mine"), theirs.rename("theirs")], axis=1, join="inner")
     if both.empty:
-        return _missing(claim, f"{claim.method} and {against} on one instance")
+        return _missing(claim, f"{label} and {against} on one instance")
     return both
 
 
@@ -101,7 +130,8 @@ def _paired(claim: Claim, rows: pd.DataFrame) -> Verdict:
     if isinstance(both, Verdict):
         return both
     diffs = (both["mine"] - both["theirs"]).to_numpy()
-    if claim.option("relative"):  # per unit method / against - 1: units of any size weigh alike
+    if claim.option("relative") and not claim.option("change"):
+        # per unit method / against - 1: units of any size weigh alike
         diffs = (both["mine"] / both["theirs"] - 1).to_numpy()
     mean, half = t_interval(diffs, claim.option("confidence"))
     tie = claim.option("tie_tol")
