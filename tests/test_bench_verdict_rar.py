@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from rar_lemma_verdicts import LEMMA_VERDICTS
 from scipy import stats
 
 from ddlsched.bench.store import read_rows
@@ -60,18 +61,7 @@ DECIDED = {
     # not tight (theta~ = 600 on every seed: the kept pair's limit), so Lemma 2's equality
     # and Lemma 4 read with theta~ fail on `paper`; Lemma 3 and Lemma 4 with W_max hold with
     # room (n_g = 32 makes n_g W_max 25-30 times the makespan).
-    "lemma2-paper": "reproduced",
-    "lemma2-tight-paper": "not reproduced",
-    "lemma3-paper": "vacuous",
-    "lemma3-plan-paper": "vacuous",
-    "lemma4-paper": "not reproduced",
-    "lemma4-wmax-paper": "reproduced",
-    "lemma2-contention": "reproduced",
-    "lemma2-tight-contention": "not reproduced",
-    "lemma3-contention": "vacuous",
-    "lemma3-plan-contention": "vacuous",
-    "lemma4-contention": "vacuous",
-    "lemma4-wmax-contention": "vacuous",
+    **LEMMA_VERDICTS,
 }
 
 

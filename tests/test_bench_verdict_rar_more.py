@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from rar_lemma_verdicts import LEMMA_VERDICTS
 from scipy import stats
 
 from ddlsched.bench.store import read_rows
@@ -64,18 +65,7 @@ DECIDED = {
     },
     # Lemmas 2-4 on every group SJF-BCO runs on (fig4 and Fig. 6's, 92 runs per preset): as
     # on fig4 alone (Lemma 3's plan reads fig4 only: the fig6 sample keeps no estimate).
-    "lemma2-paper": "reproduced",
-    "lemma2-tight-paper": "not reproduced",
-    "lemma3-paper": "vacuous",
-    "lemma3-plan-paper": "vacuous",
-    "lemma4-paper": "not reproduced",
-    "lemma4-wmax-paper": "reproduced",
-    "lemma2-contention": "reproduced",
-    "lemma2-tight-contention": "not reproduced",
-    "lemma3-contention": "vacuous",
-    "lemma3-plan-contention": "vacuous",
-    "lemma4-contention": "vacuous",
-    "lemma4-wmax-contention": "vacuous",
+    **LEMMA_VERDICTS,
 }
 
 
