@@ -38,16 +38,14 @@ def test_the_default_clock_is_the_monotonic_one():
     assert 0 < Deadline(5.0).remaining_s() <= 5.0
 
 
-def test_imported_stops_a_cold_import_at_the_deadline(tmp_path, monkeypatch):
-    import json
-
+def test_import_within_stops_a_cold_import_at_the_deadline(tmp_path, monkeypatch):
     import pytest
 
-    from ddlsched.deadline import Deadline, imported
+    from ddlsched.deadline import Deadline, import_within
     from ddlsched.errors import TimeLimitReached
 
-    assert imported("json", Deadline(1e-6), "a test") is json  # already there: no wait
+    import_within("json", Deadline(1e-6), "a test")  # already there: no wait
     (tmp_path / "ddlsched_slow_module.py").write_text("import time\ntime.sleep(5)\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     with pytest.raises(TimeLimitReached, match="importing ddlsched_slow_module for a test"):
-        imported("ddlsched_slow_module", Deadline(0.05), "a test")
+        import_within("ddlsched_slow_module", Deadline(0.05), "a test")

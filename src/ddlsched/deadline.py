@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import _weakrefset
 import gc
-import importlib
 import math
 import signal
 import sys
@@ -28,7 +27,7 @@ import time
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from types import FrameType, ModuleType
+from types import FrameType
 
 from ddlsched.errors import TimeLimitReached
 
@@ -209,6 +208,9 @@ def import_within(module: str, deadline: Deadline, what: str) -> None:
     for it only until the deadline: a method that cannot have the module in
     time stops at its limit, and the import goes on in the background for
     the next caller (which then waits for it to end, by the import lock).
+    A method's adapter calls it, then imports the module with a plain ``from
+    ... import ...`` statement (a no-op by then), which the code fingerprint of
+    the method (:mod:`ddlsched.bench.fingerprint`) reads to cover the module.
     """
     with _IMPORTS_LOCK:
         thread = _IMPORTS.get(module)
@@ -226,14 +228,6 @@ def import_within(module: str, deadline: Deadline, what: str) -> None:
         raise TimeLimitReached(
             f"time limit of {deadline.limit_s:g} s reached in importing {module} for {what}"
         )
-
-
-def imported(module: str, deadline: Deadline, what: str) -> ModuleType:
-    """``module``, imported within the deadline (:func:`import_within`), for a method that
-    imports its model code lazily: a cold import (Pyomo and a model module: seconds under
-    load) then counts against the limit and stops at it, instead of running past it."""
-    import_within(module, deadline, what)
-    return importlib.import_module(module)
 
 
 def _import_quietly(module: str) -> None:

@@ -96,7 +96,7 @@ branch-and-bound's node count, or the MILP solve, named), or
 ``time_limit_no_solution``; ``improve`` its best schedule (the list search or
 the starts the limit cut named); ``lb_timeindexed`` the closed forms (the
 preparation or the LP named). The Pyomo-backed methods import their model
-module within the deadline (:func:`ddlsched.deadline.imported`): a cold import
+module within the deadline (:func:`ddlsched.deadline.import_within`): a cold import
 (Pyomo and the module: 2-7 s at load 11) that the limit cuts gives
 ``time_limit_no_solution`` at the limit, naming the import, instead of a run
 seconds past a small limit.
@@ -107,7 +107,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ddlsched.deadline import imported
+from ddlsched.deadline import import_within
 from ddlsched.params import NoParams, param
 from ddlsched.problems.rar import MAX_GPUS, RarInstance
 from ddlsched.problems.rar_schedule import (
@@ -308,10 +308,10 @@ def _run_start(instance: RarInstance, name: str, ctx: RunContext, deadline, shar
     if name != "timeindexed":
         return {"sjf_bco": sjf_bco, "ff": ff, "ls": ls}[name](instance).schedule, False
     try:
-        module = imported(
-            "ddlsched.models.rar_timeindexed", deadline, "improve's timeindexed start"
-        )
-        outcome = module.timeindexed(
+        import_within("ddlsched.models.rar_timeindexed", deadline, "improve's timeindexed start")
+        from ddlsched.models.rar_timeindexed import timeindexed
+
+        outcome = timeindexed(
             instance,
             backend=ctx.backend,
             limits=SolveLimits(seed=ctx.seed),
@@ -415,7 +415,8 @@ class LoadLbParams:
 )
 def _exact(instance: RarInstance, params: ExactParams, ctx: RunContext) -> Outcome:
     """``exact`` (:func:`ddlsched.models.rar_exact.exact`, the module docstring)."""
-    exact = imported("ddlsched.models.rar_exact", ctx.deadline, "rar exact").exact
+    import_within("ddlsched.models.rar_exact", ctx.deadline, "rar exact")
+    from ddlsched.models.rar_exact import exact
 
     return exact(
         instance,
@@ -436,9 +437,8 @@ def _exact(instance: RarInstance, params: ExactParams, ctx: RunContext) -> Outco
     params=TimeIndexedParams,
 )
 def _timeindexed(instance: RarInstance, params: TimeIndexedParams, ctx: RunContext) -> Outcome:
-    timeindexed = imported(
-        "ddlsched.models.rar_timeindexed", ctx.deadline, "rar timeindexed"
-    ).timeindexed
+    import_within("ddlsched.models.rar_timeindexed", ctx.deadline, "rar timeindexed")
+    from ddlsched.models.rar_timeindexed import timeindexed
 
     return timeindexed(
         instance,
@@ -459,7 +459,8 @@ def _timeindexed(instance: RarInstance, params: TimeIndexedParams, ctx: RunConte
     params=LoadLbParams,
 )
 def _load_lb(instance: RarInstance, params: LoadLbParams, ctx: RunContext) -> Outcome:
-    load_lb = imported("ddlsched.models.rar_bounds", ctx.deadline, "rar load_lb").load_lb
+    import_within("ddlsched.models.rar_bounds", ctx.deadline, "rar load_lb")
+    from ddlsched.models.rar_bounds import load_lb
 
     return load_lb(
         instance,
@@ -478,9 +479,8 @@ def _load_lb(instance: RarInstance, params: LoadLbParams, ctx: RunContext) -> Ou
     params=LoadLbParams,
 )
 def _contention_lb(instance: RarInstance, params: LoadLbParams, ctx: RunContext) -> Outcome:
-    contention_lb = imported(
-        "ddlsched.models.rar_contention_bound", ctx.deadline, "rar contention_lb"
-    ).contention_lb
+    import_within("ddlsched.models.rar_contention_bound", ctx.deadline, "rar contention_lb")
+    from ddlsched.models.rar_contention_bound import contention_lb
 
     return contention_lb(
         instance,
@@ -531,9 +531,8 @@ class LbTimeIndexedParams:
     params=LbTimeIndexedParams,
 )
 def _lb_timeindexed(instance: RarInstance, params: LbTimeIndexedParams, ctx: RunContext) -> Outcome:
-    lb_timeindexed = imported(
-        "ddlsched.models.rar_lb_timeindexed", ctx.deadline, "rar lb_timeindexed"
-    ).lb_timeindexed
+    import_within("ddlsched.models.rar_lb_timeindexed", ctx.deadline, "rar lb_timeindexed")
+    from ddlsched.models.rar_lb_timeindexed import lb_timeindexed
 
     return lb_timeindexed(
         instance,
@@ -566,9 +565,8 @@ class LpRoundingParams(GridParams):
     params=LpRoundingParams,
 )
 def _lp_rounding(instance: RarInstance, params: LpRoundingParams, ctx: RunContext) -> Outcome:
-    lp_rounding = imported(
-        "ddlsched.models.rar_rounding", ctx.deadline, "rar lp_rounding"
-    ).lp_rounding
+    import_within("ddlsched.models.rar_rounding", ctx.deadline, "rar lp_rounding")
+    from ddlsched.models.rar_rounding import lp_rounding
 
     return lp_rounding(
         instance,

@@ -371,6 +371,9 @@ class CoverSearch:
     stopped: bool = False
 
 
+# Three phases (LP bisection, fill, integer search) share the deadline and what is proven
+# so far; the deadline checks took it past 100 lines (to be split into the phases).
+# size: three phases sharing the deadline and the proven state
 def cover_search(
     tables: list[np.ndarray],
     values: list[np.ndarray],
