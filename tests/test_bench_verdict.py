@@ -471,3 +471,24 @@ def test_holds_kind(tmp_path):
     assert evaluate_claim(frame([None, None, None]), claim).verdict == MISSING
     with pytest.raises(ClaimsError, match=r"expected 'info\.KEY'"):
         _holds_claim(tmp_path, flag="theory.lemma_holds")
+
+
+def test_a_pointwise_claim_read_at_fewer_points_than_its_groups_says_so(tmp_path, claims_path):
+    """Without e's rows at n = 4 the claim reads 2 of g6's 3 points: favourable at both, so
+    the rule says reproduced, but the verdict is incomplete and says on how many points."""
+    out = tmp_path / "results"
+    store = ResultStore(out)
+    rows = _rows()
+    store.extend(r for r in rows if not (r["label"] == "e" and '"n": 4' in r["instance_params"]))
+    store.flush()
+    claims = load_claims(claims_path)
+    verdicts = {v.claim.id: v for v in evaluate_claims(load_results(out), claims.claims)}
+    points = verdicts["points-strict"]
+    assert points.verdict == REPRODUCED and points.numbers["points"] == 2
+    assert points.incomplete and points.points == (2, 3)
+    assert points.shown == "reproduced (incomplete: 2/3 points)"
+    assert "1 of the 3 points of its groups lack one side" in points.ours
+    from ddlsched.bench.verdict_report import count_line
+
+    assert count_line("hand", [points, verdicts["better-b"]]).endswith("(2 claims, 1 incomplete)")
+    assert not verdicts["better-b"].incomplete and verdicts["better-b"].points is None

@@ -159,9 +159,14 @@ def test_registered_method_through_the_pipeline():
 
 
 def test_a_short_time_limit_keeps_the_closed_forms_and_the_limit():
+    from fake_clock import StepClock
+
     from ddlsched.deadline import Deadline
 
+    # a 3 s limit on a clock that stands still: the grid is planned from the limit (the
+    # coarsest), and no machine is too slow to reach the probe (a real 3 s deadline on a
+    # machine at load 11 was cut in the preparation, before any probe)
     inst = generate("paper", 0)
-    result = lb_timeindexed(inst, deadline=Deadline(3.0))
+    result = lb_timeindexed(inst, deadline=Deadline(3.0, clock=StepClock(0.0)))
     assert result.bound == max(closed_form_bounds(inst).values())
     assert result.info["probes"][-1]["slot_width"] > 4  # the coarsest grid, not the finest

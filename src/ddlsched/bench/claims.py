@@ -105,7 +105,9 @@ and is *vacuous* when that stays below ``vacuous_below`` (default 0.5).
 exist) or ``unconfirmed`` (the confirming run, not yet made) say where the rule comes from.
 
 A claim whose needed seeds are not all in the rows is evaluated on the seeds
-that are there and marked *incomplete*; one without rows is *missing* and
+that are there and marked *incomplete*, as is a ``pointwise`` claim read at
+fewer points than its groups' rows have (a method missing at some); one
+without rows is *missing* and
 names the command that runs its suite. Our choices: the pairing unit is the
 instance (same group, preset, instance parameters and seed), a seeded
 method's value on an instance is its mean over its method seeds (as the

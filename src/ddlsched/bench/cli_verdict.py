@@ -141,7 +141,7 @@ def add_verdict(sub: Any) -> None:
         "monotone or shaped curve with a flat tolerance, a flag or an inequality that must hold "
         "on every run) and its rule for reproduced / not reproduced / depends on seeds. A claim "
         "without rows is 'missing' and names the command that runs its suite; one with only "
-        "some of its seeds is marked incomplete. Prints the table (claim, paper's value, ours "
+        "some of its seeds (or, pointwise, some of its points) is marked incomplete. Prints the table (claim, paper's value, ours "
         "with its interval and seed count, verdict) and writes verdict.md, verdict.tex "
         "(booktabs), verdict.json and one figure per curve claim, with the provenance of the "
         "rows (ddlsched version and git commit, solver versions, machine, suite file hash, "

@@ -174,8 +174,15 @@ def _pointwise(claim: Claim, rows: pd.DataFrame) -> Verdict:
         verdict = DEPENDS
     ours = f"{claim.option('expect')} 0 on every seed at {good} of {points} point(s), "
     ours += f"mixed at {points - good - bad}, the other side at {bad}"
+    named = points  # with against_params the rows hold the other instances too
+    if not claim.option("against_params"):
+        keys = _with_params(rows, claim.params)[["group", "preset", "instance_params"]]
+        named = max(points, len(keys.drop_duplicates()))
+    if named > points:
+        ours += f" ({named - points} of the {named} points of its groups lack one side)"
     numbers = {"points": points, "favourable": good, "unfavourable": bad}
-    return _decide(claim, _seeds(diffs.index), verdict, ours, numbers=numbers)
+    return _decide(claim, _seeds(diffs.index), verdict, ours, numbers=numbers,
+                   points=(points, named))  # fmt: skip
 
 
 def _at_x(rows: pd.DataFrame, over: str, source: str) -> pd.DataFrame:

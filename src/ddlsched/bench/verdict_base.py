@@ -73,20 +73,28 @@ class Verdict:
     #: (units, distinct instances among them): units whose every label has the same
     #: objective count once (a generator that repeats an instance under several seeds).
     instances: tuple[int, int] | None = None
+    #: (points read, points the claim's groups have): a pointwise claim read at fewer points
+    #: than its rows name (a method missing at some of them) is incomplete.
+    points: tuple[int, int] | None = None
 
     @property
     def shown(self) -> str:
         """The verdict as printed: a bound's closest approach beside it (``reproduced (closest
         lhs/rhs 0.97)``, ``vacuous (holds; closest lhs/rhs 0.0036)``), and ``incomplete:
-        n/N seeds`` when seeds are missing."""
+        n/N seeds`` when seeds are missing, ``incomplete: n/N points`` when points are."""
         word = self.verdict
         closest = self.numbers.get("closest")
         if closest is not None and word in (REPRODUCED, VACUOUS, NOT_REPRODUCED):
             held = "holds; " if word == VACUOUS else ""
             word = f"{word} ({held}closest lhs/rhs {closest:.3g})"
-        if self.incomplete and self.verdict != MISSING:
-            return f"{word} (incomplete: {len(self.seeds)}/{len(self.claim.seeds)} seeds)"
-        return word
+        if not self.incomplete or self.verdict == MISSING:
+            return word
+        parts = []
+        if not set(self.claim.seeds) <= set(self.seeds):
+            parts.append(f"{len(self.seeds)}/{len(self.claim.seeds)} seeds")
+        if self.points and self.points[0] < self.points[1]:
+            parts.append(f"{self.points[0]}/{self.points[1]} points")
+        return f"{word} (incomplete: {', '.join(parts)})" if parts else word
 
 
 def t_interval(values: Any, confidence: float = 0.95) -> tuple[float, float]:
@@ -207,4 +215,6 @@ def _seeds(index: pd.Index) -> tuple[int, ...]:
 
 def _decide(claim: Claim, seeds: tuple[int, ...], verdict: str, ours: str, **extra: Any) -> Verdict:
     incomplete = not set(claim.seeds) <= set(seeds)
+    points = extra.get("points")
+    incomplete |= bool(points and points[0] < points[1])
     return Verdict(claim, verdict, ours, seeds, incomplete, **extra)

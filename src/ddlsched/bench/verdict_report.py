@@ -27,7 +27,7 @@ from ddlsched.bench.claims import ClaimsFile
 from ddlsched.bench.paths import portable_path
 from ddlsched.bench.store import read_manifest
 from ddlsched.bench.tables import markdown_lines, tex_escape
-from ddlsched.bench.verdict import VERDICTS, Verdict
+from ddlsched.bench.verdict import MISSING, VERDICTS, Verdict
 
 __all__ = [
     "HEADERS",
@@ -48,10 +48,14 @@ _SHORT = {"not reproduced": "not", "depends on seeds": "depends"}
 
 def count_line(paper: str, verdicts: Sequence[Verdict]) -> str:
     """One line: the paper and its count of verdicts, ``reproduced 12 / not 5 / depends 3 /
-    vacuous 4 / missing 0`` (incomplete ones counted by their verdict)."""
+    vacuous 4 / missing 0 (28 claims)``; incomplete ones (read on part of their seeds or
+    points) are counted by their verdict and named after the total: ``(28 claims, 2
+    incomplete)``."""
     counts = {word: sum(v.verdict == word for v in verdicts) for word in VERDICTS}
     parts = " / ".join(f"{_SHORT.get(word, word)} {n}" for word, n in counts.items())
-    return f"{paper}: {parts} ({len(verdicts)} claims)"
+    partial = sum(v.incomplete and v.verdict != MISSING for v in verdicts)
+    tail = f", {partial} incomplete" if partial else ""
+    return f"{paper}: {parts} ({len(verdicts)} claims{tail})"
 
 
 def _rule_text(verdict: Verdict) -> str:
