@@ -20,6 +20,7 @@ Modules of the family:
   :mod:`ddlsched.models.rar_bounds` (``load_lb``, closed forms),
   :mod:`ddlsched.models.rar_contention_bound` (``contention_lb``, ours),
   :mod:`ddlsched.models.rar_lb_timeindexed` (``lb_timeindexed``, ours),
+  :mod:`ddlsched.models.rar_lb_binpacking` (``lb_binpacking``, ours),
   :mod:`ddlsched.models.rar_lb_columns` (its columns and Pyomo model),
   :mod:`ddlsched.models.rar_lb_direct` (its direct highspy build),
   :mod:`ddlsched.models.rar_timeindexed` (``timeindexed``, Eqs. 10-13),
@@ -80,6 +81,11 @@ Methods (all minimise the makespan in slots, as executed by the evaluator):
   width whose LP fits ``memory_mb`` and the time left; horizons probed from the
   closed forms upwards (an infeasible LP on ``H`` proves ``T* > H``). Built
   in Pyomo when small, else directly for highspy (the same LP).
+* ``lb_binpacking`` (bound, ours): each GPU a bin of capacity ``C``, each job
+  ``G_j`` items of its shortest duration (its split duration on a server class
+  it does not fit unsplit); the least ``C`` that neither arc-flow LP (pooled,
+  rounded up; per server class) refutes, galloping up from the closed forms
+  (proof in :mod:`ddlsched.models.rar_lb_binpacking`).
 * ``lp_rounding`` (bound + schedule): the LP relaxation of the same model (its
   ceiling, times the slot width, is a certified bound) and the best of
   ``trials`` seeded alpha-point roundings, executed by the evaluator
@@ -489,6 +495,19 @@ def _contention_lb(instance: RarInstance, params: LoadLbParams, ctx: RunContext)
         max_patterns=params.max_patterns,
         deadline=ctx.deadline,
     )
+
+
+@register_method(
+    "rar",
+    "lb_binpacking",
+    "bound",
+    "gang bin-packing bound: GPUs as bins of the makespan, arc-flow LPs per server class (ours)",
+)
+def _lb_binpacking(instance: RarInstance, params: NoParams, ctx: RunContext) -> Outcome:
+    import_within("ddlsched.models.rar_lb_binpacking", ctx.deadline, "rar lb_binpacking")
+    from ddlsched.models.rar_lb_binpacking import lb_binpacking
+
+    return lb_binpacking(instance, deadline=ctx.deadline)
 
 
 @dataclass(frozen=True)
