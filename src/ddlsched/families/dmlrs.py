@@ -97,8 +97,9 @@ the answer, and ``info['stopped']`` says what stopped):
   refusing ``U^r <= L``) is skipped and named in ``info['starts_refused']``
   (none left at all: ``no_solution`` with the reasons); a search cut by the
   limit returns its best schedule (``time_limit_hit``, ``info['stopped']``
-  names the window search; why the search ended is ``info['search_stopped']``
-  on every run);
+  names the window search or the MIP windows; why the search ended is
+  ``info['search_stopped']`` on every run, why the MIP windows ended
+  ``info['mip_stopped']``);
 * ``dorm``: a slot's MILP stopped at its share of the time (or at
   ``slot_time_limit_s``) keeps its incumbent (or the greedy allocation):
   a schedule, ``time_limit_hit`` and ``info['load_dependent']`` (a slot
