@@ -228,3 +228,21 @@ class ImproveParams:
     max_windows: int = param(
         0, "stop after this many windows (0: no cap)", minimum=0, maximum=10_000_000
     )
+    mip_windows: int = param(
+        0,
+        "after the greedy LNS, this many windows repaired by exact's MILP on the capacity "
+        "the other jobs leave (0: none)",
+        minimum=0,
+        maximum=1_000_000,
+    )
+    mip_window: int = param(
+        4, "jobs freed per MIP window (about half scheduled, the rest not)", minimum=1,
+        maximum=1000,
+    )  # fmt: skip
+    mip_nodes: int = param(
+        200,
+        "branch-and-bound nodes of each MIP window (HiGHS mip_max_nodes; the same answer on "
+        "every machine, unlike a time limit)",
+        minimum=1,
+        maximum=10**9,
+    )

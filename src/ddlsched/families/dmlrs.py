@@ -40,7 +40,8 @@ Modules of the family:
   :mod:`ddlsched.models.dmlrs_dorm` (Dorm's per-slot MILP),
   :mod:`ddlsched.models.dmlrs_capacity` (``ub_capacity``, ours: a time-indexed
   LP over the whole cluster with the internal and external modes' speeds);
-* improvement: :mod:`ddlsched.heuristics.dmlrs_improve` (``improve``, ours);
+* improvement: :mod:`ddlsched.heuristics.dmlrs_improve` (``improve``, ours)
+  and its MIP repair :mod:`ddlsched.models.dmlrs_mip_repair`;
 * the methods' parameter classes: :mod:`ddlsched.families._dmlrs_params`.
 
 Algorithm 4's per-slot problem is the family ``dmlrs_slot``
@@ -67,8 +68,10 @@ R-DMLRS; also returns the restricted master's integer schedule),
 :mod:`ddlsched.heuristics.dmlrs_improve`: the best of ``pd_ors``, ``oasis``,
 ``fifo`` and ``drf`` improved by an LNS that frees windows of jobs and
 re-inserts them at their earliest finish in the free capacity; parameters
-``starts``, ``window``, ``patience``, ``max_windows``; never worse than its
-best start), ``ub_trivial`` and ``ub_prices`` (bounds; ``ub_prices`` runs PD-ORS with
+``starts``, ``window``, ``patience``, ``max_windows``; ``mip_windows``,
+``mip_window`` and ``mip_nodes`` add windows repaired by ``exact``'s MILP on
+the residual capacity, :mod:`ddlsched.models.dmlrs_mip_repair`; never worse
+than its best start), ``ub_trivial`` and ``ub_prices`` (bounds; ``ub_prices`` runs PD-ORS with
 the same seed and certifies its ratio with ``UB(p_final)``), ``ub_capacity``
 (bound, ours: the LP of :mod:`ddlsched.models.dmlrs_capacity`,
 per slot and resource the cluster's capacity, per job the speed of its
@@ -94,8 +97,9 @@ the answer, and ``info['stopped']`` says what stopped):
   refusing ``U^r <= L``) is skipped and named in ``info['starts_refused']``
   (none left at all: ``no_solution`` with the reasons); a search cut by the
   limit returns its best schedule (``time_limit_hit``, ``info['stopped']``
-  names the window search; why the search ended is ``info['search_stopped']``
-  on every run);
+  names the window search or the MIP windows; why the search ended is
+  ``info['search_stopped']`` on every run, why the MIP windows ended
+  ``info['mip_stopped']``);
 * ``dorm``: a slot's MILP stopped at its share of the time (or at
   ``slot_time_limit_s``) keeps its incumbent (or the greedy allocation):
   a schedule, ``time_limit_hit`` and ``info['load_dependent']`` (a slot
@@ -331,9 +335,21 @@ def _improve(instance: DmlrsInstance, params: ImproveParams, ctx: RunContext) ->
         patience=params.patience,
         max_windows=params.max_windows,
         seed=ctx.seed,
+        mip_windows=params.mip_windows,
+        mip_window=params.mip_window,
     )
+    repair = None
+    if params.mip_windows > 0:
+        _need_pyomo(ctx, "the MIP windows of improve")
+        from ddlsched.models.dmlrs_mip_repair import MipRepair
+
+        repair = MipRepair(instance, ctx.backend, params.mip_nodes, ctx.seed or 0)
     schedule, info, cut = improve(
-        instance, settings, lambda name, dl: _run_start(instance, name, ctx, dl), ctx.deadline
+        instance,
+        settings,
+        lambda name, dl: _run_start(instance, name, ctx, dl),
+        ctx.deadline,
+        repair,
     )
     return Outcome(schedule, info=info, time_limit_hit=cut)
 

@@ -45,6 +45,27 @@ limit (``time limit``: the answer then depends on the machine's speed, so
 ``time_limit_hit`` is set). Same seed, same stop reason other than the time
 limit: same schedule.
 
+MIP repair (ours; parameter ``mip_windows``, 0 by default: off, and then
+every answer is the one above). After the greedy LNS stops (it gets half of
+the time then, not 90 %), ``mip_windows`` more windows are repaired by a MILP
+instead of the insertion: each frees about half of ``mip_window`` (at least
+one) scheduled jobs, drawn uniformly, and the rest among the unscheduled
+jobs that can finish by ``T``, weighted as above (the same random stream,
+so the run's seed fixes them); the repair (``repair``, handed in by the
+family: this layer knows no solver; :mod:`ddlsched.models.dmlrs_mip_repair`)
+solves the compact MILP of ``exact`` over those jobs on the capacity every
+other job leaves, per machine and slot, with the freed jobs' plans as a MIP
+start, and may complete a job later than the insertion would. Its plans
+replace the freed jobs' when the evaluator's total utility rises (relative
+1e-12); a schedule the evaluator refuses is undone like a worse one. The
+phase stops after ``mip_windows`` windows (``mip_windows``), when no job is
+left to free (``converged``), or at the time limit (``time limit``: a solve
+the limit stopped ends the phase after its window). ``info`` adds
+``greedy_utility`` (after the greedy LNS), ``mip_windows_tried`` /
+``mip_windows_accepted``, ``mip_solves`` (how each repair ended: ``optimal``,
+``node limit``, ``time limit``, ``no solution``, ``no job``) and
+``mip_stopped``.
+
 The answer is the better of the LNS schedule and the best start, so never
 worse than the best start. ``info``: ``start_utility`` per start,
 ``best_start``, ``insertion_utility`` (after the first insertion pass),
@@ -65,7 +86,13 @@ from typing import Any
 import numpy as np
 
 from ddlsched.deadline import Deadline
-from ddlsched.errors import DdlschedError, NoScheduleFound, SolverError, TimeLimitReached
+from ddlsched.errors import (
+    DdlschedError,
+    InfeasibleScheduleError,
+    NoScheduleFound,
+    SolverError,
+    TimeLimitReached,
+)
 from ddlsched.heuristics.dmlrs_baselines import FIT_RTOL
 from ddlsched.params import parse_name_list
 from ddlsched.problems.dmlrs import (
@@ -81,7 +108,7 @@ from ddlsched.problems.dmlrs import (
 from ddlsched.problems.dmlrs_schedule import schedule_from_counts
 from ddlsched.rng import make_rng
 
-__all__ = ["STARTS", "ImproveSettings", "improve", "parse_starts"]
+__all__ = ["STARTS", "ImproveSettings", "WindowRepair", "improve", "parse_starts"]
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +118,14 @@ _RTOL = 1e-12
 StartRunner = Callable[[str, Deadline], DmlrsSchedule]
 #: ``(slot, machine, workers, ps)``: one entry of a job's plan.
 PlanEntry = tuple[int, int, int, int]
+#: ``repair(jobs, reserved, current, deadline)``: plans for some of ``jobs`` (the others
+#: rejected) on the capacity left beside ``reserved`` (per slot, ``(T + 1, H, R)``), given
+#: the freed jobs' ``current`` plans, or ``None``; and how the solve ended. Raises
+#: TimeLimitReached when the deadline stops it without an answer.
+WindowRepair = Callable[
+    [Sequence[int], np.ndarray, dict[int, list[PlanEntry]], Deadline],
+    tuple[dict[int, list[PlanEntry]] | None, str],
+]
 
 
 def parse_starts(text: str) -> tuple[str, ...]:
@@ -107,6 +142,8 @@ class ImproveSettings:
     patience: int = 300
     max_windows: int = 0  # 0: no cap
     seed: int = 0
+    mip_windows: int = 0  # MIP-repaired windows after the greedy LNS (0: none)
+    mip_window: int = 4  # jobs freed per MIP window
 
 
 class _Inserter:
@@ -206,6 +243,8 @@ class _Search:
         }
         self.utility = self.score()
         self.tried = self.accepted = 0
+        self.mip_tried = self.mip_accepted = 0
+        self.mip_solves: dict[str, int] = {}
 
     def _use(self, i: int, plan: Sequence[PlanEntry], sign: float) -> None:
         for t, h, w, s in plan:
@@ -259,6 +298,60 @@ class _Search:
         self.used, self.plans = saved_used, saved_plans
         return False
 
+    def _commit(self, plans: dict[int, list[PlanEntry]]) -> None:
+        for i, plan in plans.items():
+            self.plans[i] = plan
+            self._use(i, plan, +1.0)
+
+    def mip_window(self, size: int, repair: WindowRepair, deadline: Deadline) -> tuple[bool, str]:
+        """One MIP-repaired window (module docstring): whether it was accepted and how
+        the repair's solve ended (raises TimeLimitReached, the window undone)."""
+        scheduled = sorted(self.plans)
+        waiting = sorted(i for i in self.value if i not in self.plans)
+        n_out = min(len(scheduled), max(1, size // 2))
+        removed = self._gumbel_top(scheduled, n_out, weighted=False)
+        added = self._gumbel_top(waiting, size - n_out, weighted=True)
+        saved_used, saved_plans = self.used.copy(), dict(self.plans)
+        current = {i: self.plans.pop(i) for i in removed}
+        for i, plan in current.items():
+            self._use(i, plan, -1.0)
+        self.mip_tried += 1
+        try:
+            plans, how = repair(sorted(removed + added), self.used.copy(), current, deadline)
+            if plans is not None:
+                self._commit(plans)
+                utility = self.score()
+                if utility > self.utility * (1.0 + _RTOL) + _RTOL:
+                    self.utility = utility
+                    self.mip_accepted += 1
+                    return True, how
+        except InfeasibleScheduleError as exc:  # the evaluator refused it: undone
+            log.info("dmlrs improve: a MIP window refused by the evaluator: %s", exc)
+            how = "refused"
+        except BaseException:
+            self.used, self.plans = saved_used, saved_plans
+            raise
+        self.used, self.plans = saved_used, saved_plans
+        return False, how
+
+    def run_mip(self, settings: ImproveSettings, repair: WindowRepair, deadline: Deadline) -> str:
+        """The MIP windows after the greedy LNS; why they stopped."""
+        while True:
+            if deadline.expired():
+                return "time limit"
+            if self.mip_tried >= settings.mip_windows:
+                return "mip_windows"
+            if not self.value and not self.plans:
+                return "converged"
+            try:
+                _, how = self.mip_window(settings.mip_window, repair, deadline)
+            except TimeLimitReached:
+                self.mip_solves["time limit"] = self.mip_solves.get("time limit", 0) + 1
+                return "time limit"
+            self.mip_solves[how] = self.mip_solves.get(how, 0) + 1
+            if how == "time limit":
+                return "time limit"
+
     def run(self, settings: ImproveSettings, deadline: Deadline) -> str:
         since_gain = 0
         while True:
@@ -300,20 +393,33 @@ def _starts(
 
 
 def improve(
-    instance: DmlrsInstance, settings: ImproveSettings, run_start: StartRunner, deadline: Deadline
+    instance: DmlrsInstance,
+    settings: ImproveSettings,
+    run_start: StartRunner,
+    deadline: Deadline,
+    repair: WindowRepair | None = None,
 ) -> tuple[DmlrsSchedule, dict[str, Any], bool]:
     """The improved schedule, its ``info`` and whether the time limit stopped the search.
 
     ``run_start(name, deadline)`` runs a start heuristic (the family's; this layer
     cannot import it) and raises :class:`~ddlsched.errors.TimeLimitReached` at the
-    deadline.
+    deadline. ``repair`` solves the MIP windows (needed when ``settings.mip_windows``
+    is positive; module docstring).
     """
+    use_mip = settings.mip_windows > 0
+    if use_mip and repair is None:
+        raise ValueError("improve: mip_windows > 0 needs a repair")
     schedules, start_utility, skipped, refused = _starts(instance, settings, run_start, deadline)
     best_start = max(start_utility, key=lambda name: (start_utility[name], -STARTS.index(name)))
     search = _Search(instance, schedules[best_start], settings.seed)
     search.first_pass()
     inserted = search.utility
-    stopped = search.run(settings, deadline.sub(share=0.9))  # the rest: the answer's evaluation
+    # the rest (10 %): the answer's evaluation; with MIP windows, half to each phase
+    stopped = search.run(settings, deadline.sub(share=0.5 if use_mip else 0.9))
+    greedy_utility = search.utility
+    mip_stopped = ""
+    if use_mip and repair is not None and stopped != "time limit":
+        mip_stopped = search.run_mip(settings, repair, deadline.sub(share=0.8))
     base = start_utility[best_start]
     if search.utility > base:
         winner, schedule, answer = "lns", search.schedule(), search.utility
@@ -330,11 +436,24 @@ def improve(
         "windows_accepted": search.accepted,
         "search_stopped": stopped,
     }
+    if use_mip:
+        info.update(
+            greedy_utility=greedy_utility,
+            mip_windows_tried=search.mip_tried,
+            mip_windows_accepted=search.mip_accepted,
+            mip_solves=dict(sorted(search.mip_solves.items())),
+            mip_stopped=mip_stopped or "not run: the greedy search hit the time limit",
+        )
     if stopped == "time limit":
         info["stopped"] = f"the window search at the time limit after {search.tried} windows"
+    elif mip_stopped == "time limit":
+        info["stopped"] = (
+            f"the MIP windows at the time limit after {search.mip_tried} of "
+            f"{settings.mip_windows} windows"
+        )
     if skipped:
         info["starts_skipped"] = skipped
     if refused:
         info["starts_refused"] = refused
     log.info("dmlrs improve: %s (%s)", winner, stopped)
-    return schedule, info, stopped == "time limit"
+    return schedule, info, "time limit" in (stopped, mip_stopped)

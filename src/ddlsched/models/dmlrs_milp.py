@@ -11,7 +11,9 @@ row and Eq. 4; :func:`_add_capacity_rows`: Eq. 5;
 :func:`_set_objective`: Eq. 6's utilities less the priced usage), in the
 order the model always had (the solvers see the same rows in the same
 order). The pricing (:mod:`ddlsched.models.dmlrs_dual`) restricts it to one
-job with prices.
+job with prices; the MIP repair of ``improve``
+(:mod:`ddlsched.models.dmlrs_mip_repair`) restricts it to a window of jobs on
+the capacity the other jobs leave (``reserved``).
 
 The compact offline MILP (:func:`build_model`; ``exact`` solves it through
 :class:`ddlsched.models.dmlrs.ExactFormulation`): the spec's, exactly, with
@@ -46,6 +48,13 @@ rejected) and slot ``t in a_i..T`` (Eq. 7):
   relaxation at least as tight); exact, without
   the evaluator's ``1e-9`` slack;
 * maximise ``sum_{i,t} u_i(t - a_i) c[i,t]``.
+
+Residual capacity (*ours*, ``reserved``, the MIP repair): the capacity other
+jobs already use per slot, machine and resource, shape ``(T + 1, H, R)``
+(row 0 unused), is subtracted from ``C[h,r]`` in Eq. 5 (clamped at 0); the
+bounds on the counts stay those of the whole machine (valid, looser). A
+symmetry row (below) is kept only where the two machines' reserved usage is
+equal in that slot (only then are they interchangeable).
 
 Symmetry (*ours*). Machines of equal capacity are interchangeable *within
 each slot separately*: the slots are coupled only through per-job sums
@@ -149,6 +158,7 @@ class _Sets:
     comp: dict[int, list[int]]  # slots in which job i may complete
     bounds: dict[int, Any]  # machine_bounds per live job
     costs: dict[int, tuple[np.ndarray, np.ndarray]]  # job_costs per live job
+    reserved: np.ndarray | None  # capacity other jobs use per (slot, machine, resource)
     it: list[tuple[int, int]]
     iht: list[tuple[int, int, int]]
     ic: list[tuple[int, int]]
@@ -162,7 +172,12 @@ class _Sets:
         return [i for i in self.live if self.arrival[i] <= t]
 
 
-def _sets(instance: DmlrsInstance, jobs: Sequence[int] | None, prices: np.ndarray | None) -> _Sets:
+def _sets(
+    instance: DmlrsInstance,
+    jobs: Sequence[int] | None,
+    prices: np.ndarray | None,
+    reserved: np.ndarray | None = None,
+) -> _Sets:
     T, H, cap = instance.slots, instance.num_machines, instance.cap
     jobs = list(range(len(instance.jobs))) if jobs is None else list(jobs)
     data = {i: job_data(instance, i) for i in jobs}
@@ -182,6 +197,7 @@ def _sets(instance: DmlrsInstance, jobs: Sequence[int] | None, prices: np.ndarra
         comp=comp,
         bounds=bounds,
         costs={i: job_costs(instance, i, prices) for i in live},
+        reserved=reserved,
         it=[(i, t) for i in live for t in slots[i]],
         iht=[(i, h, t) for i in live for h in range(H) for t in slots[i]],
         ic=[(i, t) for i in live for t in comp[i]],
@@ -205,18 +221,24 @@ def build_model(
     prices: np.ndarray | None = None,
     relax: bool = False,
     deadline: Deadline | None = None,
+    reserved: np.ndarray | None = None,
 ) -> pyo.ConcreteModel:
     """The compact MILP of the module docstring over ``jobs`` (default: all).
 
     ``prices`` (shape ``(H, R, T)``) subtracts the priced usage from the
     objective (pricing); ``relax`` builds the LP relaxation with every
-    worker at ``b_int`` (pricing ``"lp"``). The model records
-    ``model.dmlrs_jobs`` (the jobs that have variables) and their data.
+    worker at ``b_int`` (pricing ``"lp"``); ``reserved`` (shape ``(T + 1, H,
+    R)``) is the capacity other jobs already use (residual capacity, module
+    docstring). The model records ``model.dmlrs_jobs`` (the jobs that have
+    variables) and their data.
     """
     import pyomo.environ as pyo
 
     deadline = deadline or Deadline.unlimited()
-    sets = _sets(instance, jobs, prices)
+    expected = (instance.slots + 1, instance.num_machines, len(instance.resources))
+    if reserved is not None and reserved.shape != expected:
+        raise ValueError(f"reserved must have shape {expected}, got {reserved.shape}")
+    sets = _sets(instance, jobs, prices, reserved)
     m = pyo.ConcreteModel(name="dmlrs_relaxed" if relax else "dmlrs_exact")
     m.dmlrs_jobs = sets.live
     work, serve, done = _add_variables(m, sets, relax, deadline)
@@ -394,11 +416,14 @@ def _add_capacity_rows(
     m: pyo.ConcreteModel, sets: _Sets, work: dict, serve: dict, deadline: Deadline
 ) -> None:
     """Capacities ``sum_i alpha[i,r] (wI + wE) + beta[i,r] (sI + sE) <= C[h,r]`` (Eq. 5),
-    for the resources some present job uses."""
+    less the reserved usage if any, for the resources some present job uses."""
     import pyomo.environ as pyo
 
     instance = sets.instance
-    alpha, beta, cap = instance.alpha, instance.beta, instance.cap
+    alpha, beta = instance.alpha, instance.beta
+    cap = np.broadcast_to(instance.cap, (instance.slots + 1, *instance.cap.shape))
+    if sets.reserved is not None:
+        cap = np.maximum(cap - sets.reserved, 0.0)
     T, R = instance.slots, len(instance.resources)
     present = {t: sets.present(t) for t in range(1, T + 1)}
     cap_idx = [
@@ -417,7 +442,7 @@ def _add_capacity_rows(
                     for i in present[t]
                     if alpha[i, r] or beta[i, r]
                 )
-                <= float(cap[h, r])
+                <= float(cap[t, h, r])
             ),
             deadline,
         ),
@@ -451,10 +476,11 @@ def _add_symmetry_rows(
     deadline: Deadline,
 ) -> None:
     """Symmetry (ours, module docstring): ``L[h,t] >= L[h+1,t]`` for consecutive machines of
-    identical capacity in every slot where they are also equally priced for every job."""
+    identical capacity in every slot where they are also equally priced for every job (and
+    equally reserved, with ``reserved``)."""
     import pyomo.environ as pyo
 
-    instance, arrival, costs = sets.instance, sets.arrival, sets.costs
+    instance, arrival, costs, reserved = sets.instance, sets.arrival, sets.costs, sets.reserved
     cap = instance.cap
     present = {t: sets.present(t) for t in range(1, instance.slots + 1)}
     sym = []
@@ -462,6 +488,8 @@ def _add_symmetry_rows(
         for t in range(1, instance.slots + 1):
             users = present[t]
             if not users:
+                continue
+            if reserved is not None and not np.array_equal(reserved[t, h], reserved[t, h + 1]):
                 continue
             if priced and not all(
                 costs[i][0][h, t - arrival[i]] == costs[i][0][h + 1, t - arrival[i]]
