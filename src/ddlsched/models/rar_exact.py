@@ -110,7 +110,8 @@ def exact(
         sources["incumbent_from"] = best[0]
     sources["exact_method"] = "milp"
     if best is not None and deadline.expired():
-        outcome = _milp_not_started(instance, best, lower)
+        spent_by = "the search" if use_search else "the presolve (timeindexed)"
+        outcome = _milp_not_started(instance, best, lower, spent_by)
     else:
         outcome = solve_exact(
             instance,
@@ -128,9 +129,9 @@ def exact(
 
 
 def _milp_not_started(
-    instance: RarInstance, best: tuple[str, RarSchedule, int], lower: float | None
+    instance: RarInstance, best: tuple[str, RarSchedule, int], lower: float | None, spent_by: str
 ) -> Outcome:
-    """The incumbent when the presolve spent the whole limit: the MILP never started."""
+    """The incumbent when ``spent_by`` (a phase before it) spent the limit: no MILP ran."""
     from ddlsched.models.rar_bounds import ceil_bound, closed_form_bounds
 
     known = [max(closed_form_bounds(instance).values())]
@@ -141,9 +142,7 @@ def _milp_not_started(
     if bound >= makespan:
         return Outcome(best[1], Status.OPTIMAL, bound=bound, info={"proof": "bounds"})
     outcome = Outcome(best[1], Status.FEASIBLE, bound=bound, info={"proof": None})
-    return mark_stopped(
-        outcome, "the presolve (timeindexed) at the time limit: the MILP did not start"
-    )
+    return mark_stopped(outcome, f"{spent_by} at the time limit: the MILP did not start")
 
 
 def _never_worse(
