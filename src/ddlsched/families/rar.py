@@ -57,8 +57,8 @@ Methods (all minimise the makespan in slots, as executed by the evaluator):
 * ``exact``: with ``presolve_bounds`` (default) the cheap heuristics
   (``sjf_bco``, ``ls``, ``ff``) and ``timeindexed`` (a fifth of the time
   limit, at most 10 s; all of it when the MILP would be refused for its
-  size and no search applies, e.g. the paper preset) supply an incumbent
-  and a lower bound first. Then,
+  size and no search applies, e.g. the paper preset; above 120 s first as
+  at 120 s) supply an incumbent and a lower bound first. Then,
   on instances within its limits (``floor`` rule, <= 8 jobs, <= 4 servers,
   <= 16 GPUs; param ``search``), the contention-aware branch-and-bound of
   :mod:`ddlsched.models.rar_search` (half of the time left; it is complete
@@ -66,7 +66,8 @@ Methods (all minimise the makespan in slots, as executed by the evaluator):
   elsewhere, or if the search did not finish, the MILP with contention,
   which only has to rule out shorter schedules. ``info['exact_method']``
   says which ran last; ``info['proof']``: ``search``, ``bounds``, ``milp``
-  or ``no_shorter_schedule`` (:mod:`ddlsched.models.rar_exact`).
+  or ``no_shorter_schedule``; ``info['schedule_from']``: the schedule
+  returned, never worse than any in hand (:mod:`ddlsched.models.rar_exact`).
 * ``timeindexed`` (bound): the contention-free pattern ILP, a valid lower
   bound and an evaluated schedule; ``load_lb`` (bound): Problem (14) and the
   closed forms; ``contention_lb`` (bound, ours): the maximum of ``load_lb`` and

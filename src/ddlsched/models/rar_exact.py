@@ -16,6 +16,24 @@ through :func:`~ddlsched.solvers.formulation.solve_formulation`), which only
 has to rule out shorter schedules. ``info['exact_method']`` says which ran
 last; ``info['proof']``: ``search``, ``bounds``, ``milp`` or
 ``no_shorter_schedule``. The shares of the time limit are ours.
+
+**A longer limit starts as the shorter one did.** ``timeindexed`` chooses
+its grid from the time planned for it (``Deadline.plan_s``): given the
+whole of a long limit it plans a finer grid, whose build or solve the limit
+can cut before any schedule exists (Fig. 4 seed 2: 396 at 120 s, the
+heuristics' 464 at 900 s, its ``timeindexed`` left without a schedule). So
+when the presolve has the whole limit and it exceeds :data:`FIRST_PLAN_S`,
+``timeindexed`` runs twice: first exactly as at a limit of
+:data:`FIRST_PLAN_S` (the same plan, hence the same grids, and as much
+time), then on the rest with the horizon of the best schedule so far; the
+best schedule and the largest bound are kept (``info['timeindexed_runs']``).
+A longer limit thus returns no worse than a limit of :data:`FIRST_PLAN_S` on the
+same machine and load (a solve the limit cuts can still end differently
+under a different load). The answer is never worse than the best schedule
+in hand (a heuristic start, a ``timeindexed`` schedule, the search's or the
+MILP's): ``info['schedule_from']`` names it and ``info['schedule_why']``
+says why it was returned. When the presolve spent the whole limit the MILP
+does not start, and ``info['stopped']`` says so.
 """
 
 from __future__ import annotations
@@ -29,7 +47,11 @@ from ddlsched.problems.rar_schedule import RarSchedule, evaluate
 from ddlsched.solvers.limits import SolveLimits
 from ddlsched.solvers.result import Outcome, Status, mark_stopped
 
-__all__ = ["exact"]
+__all__ = ["FIRST_PLAN_S", "exact"]
+
+#: Time planned for the first ``timeindexed`` run when the presolve has the whole limit
+#: (seconds): the limit the benchmarks run ``exact`` at on the paper's instances.
+FIRST_PLAN_S = 120.0
 
 
 def exact(
@@ -76,30 +98,95 @@ def exact(
         if presolve_time_s:
             outcome.solver_time_s = presolve_time_s
         if outcome.status in (Status.OPTIMAL, Status.INFEASIBLE) or search == "always":
-            return outcome
+            best = min(candidates, key=lambda c: c[2]) if candidates else None
+            return _never_worse(instance, outcome, best)
         # the search ran out of its share: hand its incumbent and bound to the MILP
         sources["search"] = outcome.info["search"]
         if outcome.schedule is not None and outcome.claim is not None:
             candidates = [("search", outcome.schedule, int(outcome.claim.value))]
         lower = outcome.bound
-    incumbent = None
-    if candidates:
-        name, incumbent, _ = min(candidates, key=lambda c: c[2])
-        sources["incumbent_from"] = name
+    best = min(candidates, key=lambda c: c[2]) if candidates else None
+    if best is not None:
+        sources["incumbent_from"] = best[0]
     sources["exact_method"] = "milp"
-    outcome = solve_exact(
-        instance,
-        backend=backend,
-        limits=limits,
-        incumbent=incumbent,
-        lower_bound=lower,
-        cross_check=cross_check,
-        deadline=deadline,
-    )
+    if best is not None and deadline.expired():
+        spent_by = "the search" if use_search else "the presolve (timeindexed)"
+        outcome = _milp_not_started(instance, best, lower, spent_by)
+    else:
+        outcome = solve_exact(
+            instance,
+            backend=backend,
+            limits=limits,
+            incumbent=None if best is None else best[1],
+            lower_bound=lower,
+            cross_check=cross_check,
+            deadline=deadline,
+        )
     outcome.info = {**sources, **outcome.info}
     if presolve_time_s:
         outcome.solver_time_s = (outcome.solver_time_s or 0.0) + presolve_time_s
-    return outcome
+    return _never_worse(instance, outcome, best)
+
+
+def _milp_not_started(
+    instance: RarInstance, best: tuple[str, RarSchedule, int], lower: float | None, spent_by: str
+) -> Outcome:
+    """The incumbent when ``spent_by`` (a phase before it) spent the limit: no MILP ran."""
+    from ddlsched.models.rar_bounds import ceil_bound, closed_form_bounds
+
+    known = [max(closed_form_bounds(instance).values())]
+    if lower is not None:
+        known.append(ceil_bound(lower))
+    makespan = best[2]
+    bound = float(min(max(known), makespan))
+    if bound >= makespan:
+        return Outcome(best[1], Status.OPTIMAL, bound=bound, info={"proof": "bounds"})
+    outcome = Outcome(best[1], Status.FEASIBLE, bound=bound, info={"proof": None})
+    return mark_stopped(outcome, f"{spent_by} at the time limit: the MILP did not start")
+
+
+def _never_worse(
+    instance: RarInstance, outcome: Outcome, best: tuple[str, RarSchedule, int] | None
+) -> Outcome:
+    """``outcome``, or the best schedule in hand if that is shorter; ``info`` says which and why.
+
+    The MILP only looks for schedules shorter than its incumbent, so its own
+    schedule is shorter by construction; this is the check that keeps it so.
+    """
+    if best is None:
+        if outcome.schedule is not None:
+            outcome.info["schedule_from"] = outcome.info.get("exact_method", "milp")
+            outcome.info["schedule_why"] = "the exact model's schedule (no start was in hand)"
+        return outcome
+    name, schedule, makespan = best
+    if outcome.schedule is schedule:
+        outcome.info["schedule_from"] = name
+        outcome.info["schedule_why"] = (
+            "the best schedule in hand (heuristic starts, timeindexed): nothing shorter was found"
+        )
+        return outcome
+    found = None if outcome.schedule is None else evaluate(instance, outcome.schedule).makespan
+    if found is not None and found <= makespan:
+        outcome.info["schedule_from"] = outcome.info.get("exact_method", "milp")
+        outcome.info["schedule_why"] = f"no longer than the best start ({name}, {makespan})"
+        return outcome
+    bound = None if outcome.bound is None else min(outcome.bound, float(makespan))
+    outcome.info.update(
+        schedule_from=name,
+        schedule_why=f"the exact model's schedule ({found}) is not shorter than {name}'s ({makespan})",
+        proof=None,
+    )
+    return Outcome(
+        schedule,
+        Status.FEASIBLE,
+        bound=bound,
+        backend=outcome.backend,
+        backend_version=outcome.backend_version,
+        model_size=outcome.model_size,
+        solver_time_s=outcome.solver_time_s,
+        time_limit_hit=outcome.time_limit_hit,
+        info=outcome.info,
+    )
 
 
 def _incumbents(instance: RarInstance) -> list[tuple[str, RarSchedule, int]]:
@@ -133,8 +220,10 @@ def _presolve(
     fifth of the time limit, at most 10 s, when the MILP (or the search) is
     to use the rest; when the MILP over that horizon would be refused for its
     size (the paper-sized instances), nothing else could use the time, so
-    ``timeindexed`` gets all of it (``info['timeindexed_share']``). Returns
-    the candidates, the bound (``None`` if it failed) and its solver time.
+    ``timeindexed`` gets all of it (``info['timeindexed_share']``), above
+    :data:`FIRST_PLAN_S` in two runs (the module docstring). Returns the
+    candidates, the largest bound (``None`` if every run failed) and the
+    solver time.
     """
     from ddlsched.models.rar import check_exact_size
     from ddlsched.models.rar_timeindexed import timeindexed
@@ -151,21 +240,63 @@ def _presolve(
         except ModelTooLargeError:
             ti_deadline = deadline
             sources["timeindexed_share"] = "all (the MILP would be refused for its size)"
-    try:
-        ti = timeindexed(
-            instance,
-            backend=backend,
-            limits=limits,
-            horizon=horizon,
-            deadline=ti_deadline,
-        )
-    except (TimeLimitReached, ModelTooLargeError):  # no bound from it, go on
+    plans: list[float | None] = [None]  # None: ti_deadline as it is
+    if ti_deadline is deadline and deadline.plan_s > FIRST_PLAN_S:
+        # first exactly as at a limit of FIRST_PLAN_S, then the rest (module docstring)
+        plans = [FIRST_PLAN_S, deadline.plan_s - FIRST_PLAN_S]
+    bound = None
+    returned = False
+    solver_time_s = 0.0
+    for number, plan_s in enumerate(plans, 1):
+        if plan_s is None:
+            run_deadline = ti_deadline
+        elif number == 1:
+            run_deadline = deadline.sub(plan_s / deadline.plan_s)
+        else:
+            if deadline.expired():
+                break
+            run_deadline = deadline.sub()
+            run_deadline.plan_s = plan_s
+        try:
+            ti = timeindexed(
+                instance, backend=backend, limits=limits, horizon=horizon, deadline=run_deadline
+            )
+        except (TimeLimitReached, ModelTooLargeError) as exc:  # no bound from it, go on
+            _record_run(sources, len(plans), run_deadline, None, None, str(exc))
+            continue
+        returned = True
+        makespan = None
+        if ti.schedule is not None:
+            makespan = evaluate(instance, ti.schedule).makespan
+            candidates.append(("timeindexed", ti.schedule, makespan))
+            horizon = makespan if horizon is None else min(horizon, makespan)
+        if ti.bound is not None:
+            bound = ti.bound if bound is None else max(bound, ti.bound)
+        solver_time_s += ti.solver_time_s or 0.0
+        _record_run(sources, len(plans), run_deadline, makespan, ti.bound, ti.info.get("stopped"))
+        if ti.status in (Status.OPTIMAL, Status.INFEASIBLE):
+            break
+    if not returned:
         return candidates, None, 0.0
-    sources["timeindexed_bound"] = ti.bound
-    if ti.schedule is not None:
-        makespan = evaluate(instance, ti.schedule).makespan
-        candidates.append(("timeindexed", ti.schedule, makespan))
-    return candidates, ti.bound, ti.solver_time_s or 0.0
+    sources["timeindexed_bound"] = bound
+    return candidates, bound, solver_time_s
+
+
+def _record_run(
+    sources: dict[str, Any],
+    runs: int,
+    deadline: Deadline,
+    makespan: int | None,
+    bound: float | None,
+    stopped: str | None,
+) -> None:
+    """One ``timeindexed`` run of the presolve in ``info['timeindexed_runs']`` (when 2 runs)."""
+    if runs < 2:
+        return
+    entry = {"plan_s": deadline.plan_s, "makespan": makespan, "bound": bound}
+    if stopped:
+        entry["stopped"] = stopped
+    sources.setdefault("timeindexed_runs", []).append(entry)
 
 
 def _exact_search(
