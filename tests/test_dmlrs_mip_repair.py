@@ -166,3 +166,30 @@ def test_bad_parameter_is_one_line_error(params):
     with pytest.raises(DdlschedError) as err:
         _improve(generate("tiny", 0), **params)
     assert "\n" not in str(err.value)
+
+
+def test_the_mip_windows_run_on_what_the_greedy_search_left(monkeypatch):
+    """The greedy search spends its half of the limit (the clock moved on 600 of 1000 s):
+    the MIP phase still runs on the rest, and the answer says the greedy search was cut."""
+    import ddlsched.heuristics.dmlrs_improve as module
+
+    instance = _small(1)
+    clock = StepClock()
+    deadline = Deadline(1000.0, clock=clock)
+    greedy = module._Search.run
+
+    def half_spent(self, settings, sub):
+        greedy(self, settings, sub)
+        clock.advance(600.0)
+        return "time limit"
+
+    monkeypatch.setattr(module._Search, "run", half_spent)
+    ctx = RunContext(seed=0, backend="highs", deadline=Deadline(120))
+    settings = ImproveSettings(starts=("fifo",), patience=1, window=1, mip_windows=3)
+    _, info, cut = improve(
+        instance, settings, lambda name, dl: _run_start(instance, name, ctx, dl), deadline,
+        MipRepair(instance, max_nodes=50),
+    )  # fmt: skip
+    assert cut and info["mip_windows_tried"] == 3 and info["mip_stopped"] == "mip_windows"
+    assert "(its half, with MIP windows)" in info["stopped"]
+    assert info["lns_utility"] >= info["greedy_utility"] - TOL

@@ -47,7 +47,8 @@ limit: same schedule.
 
 MIP repair (ours; parameter ``mip_windows``, 0 by default: off, and then
 every answer is the one above). After the greedy LNS stops (it gets half of
-the time then, not 90 %), ``mip_windows`` more windows are repaired by a MILP
+the time then, not 90 %; the MIP phase runs on what is left even when the
+greedy search used its half), ``mip_windows`` more windows are repaired by a MILP
 instead of the insertion: each frees about half of ``mip_window`` (at least
 one) scheduled jobs, drawn uniformly, and the rest among the unscheduled
 jobs that can finish by ``T``, weighted as above (the same random stream,
@@ -418,7 +419,8 @@ def improve(
     stopped = search.run(settings, deadline.sub(share=0.5 if use_mip else 0.9))
     greedy_utility = search.utility
     mip_stopped = ""
-    if use_mip and repair is not None and stopped != "time limit":
+    if use_mip and repair is not None and not deadline.expired():
+        # also after the greedy search spent its half: the MIP phase gets the rest
         mip_stopped = search.run_mip(settings, repair, deadline.sub(share=0.8))
     base = start_utility[best_start]
     if search.utility > base:
@@ -442,11 +444,12 @@ def improve(
             mip_windows_tried=search.mip_tried,
             mip_windows_accepted=search.mip_accepted,
             mip_solves=dict(sorted(search.mip_solves.items())),
-            mip_stopped=mip_stopped or "not run: the greedy search hit the time limit",
+            mip_stopped=mip_stopped or "not run: no time left after the greedy search",
         )
     if stopped == "time limit":
-        info["stopped"] = f"the window search at the time limit after {search.tried} windows"
-    elif mip_stopped == "time limit":
+        share = " (its half, with MIP windows)" if use_mip else ""
+        info["stopped"] = f"the window search at the time limit{share} after {search.tried} windows"
+    if mip_stopped == "time limit":
         info["stopped"] = (
             f"the MIP windows at the time limit after {search.mip_tried} of "
             f"{settings.mip_windows} windows"
