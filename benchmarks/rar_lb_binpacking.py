@@ -21,27 +21,19 @@ unless ``S`` is 4, which stands for Fig. 4 (20 servers, ``T = 1200``).
 from __future__ import annotations
 
 import argparse
-import json
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+from cli_timed import CLI, run_timed
+
 BOUNDS = ("load_lb", "contention_lb", "lb_timeindexed", "lb_binpacking")
 SCHEDULES = ("improve", "exact")
-CLI = [sys.executable, "-c", "import sys; from ddlsched.cli import main; sys.exit(main())"]
 
 
 def _run(args: list[str]) -> tuple[dict, str]:
-    proc = subprocess.run(
-        ["/usr/bin/time", "-f", "%e s %M KB", *CLI, *args], capture_output=True, text=True
-    )
-    timing = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "?"
-    try:
-        return json.loads(proc.stdout), timing
-    except json.JSONDecodeError:
-        return {"status": f"exit {proc.returncode}: {proc.stderr.strip()[:120]}"}, timing
+    return run_timed(args)
 
 
 def _instance_args(spec: str) -> tuple[str, list[str]]:

@@ -14,24 +14,15 @@ known makespans, e.g. ``timeindexed``'s from ``benchmarks/results/rar.md``) or `
 from __future__ import annotations
 
 import argparse
-import json
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
-CLI = [sys.executable, "-c", "import sys; from ddlsched.cli import main; sys.exit(main())"]
+from cli_timed import CLI, run_timed
 
 
 def _run(args: list[str]) -> tuple[dict, str]:
-    proc = subprocess.run(
-        ["/usr/bin/time", "-f", "%e s %M KB", *CLI, *args], capture_output=True, text=True
-    )
-    timing = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "?"
-    try:
-        return json.loads(proc.stdout), timing
-    except json.JSONDecodeError:
-        return {"status": f"exit {proc.returncode}: {proc.stderr.strip()[:160]}"}, timing
+    return run_timed(args, 160)
 
 
 def _probes(info: dict) -> str:

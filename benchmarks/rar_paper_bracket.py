@@ -15,25 +15,17 @@ peak RSS) and the bracket ``[best bound, best schedule]`` and its width per seed
 from __future__ import annotations
 
 import argparse
-import json
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
+from cli_timed import CLI, run_timed
+
 METHODS = ("timeindexed", "exact", "lp_rounding", "load_lb", "sjf_bco")
-CLI = [sys.executable, "-c", "import sys; from ddlsched.cli import main; sys.exit(main())"]
 
 
 def _run(args: list[str]) -> tuple[dict, str]:
-    proc = subprocess.run(
-        ["/usr/bin/time", "-f", "%e s %M KB", *CLI, *args], capture_output=True, text=True
-    )
-    timing = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "?"
-    try:
-        return json.loads(proc.stdout), timing
-    except json.JSONDecodeError:
-        return {"status": f"exit {proc.returncode}: {proc.stderr.strip()[:120]}"}, timing
+    return run_timed(args)
 
 
 def main() -> None:
