@@ -83,10 +83,9 @@ Methods (all minimise the makespan in slots, as executed by the evaluator):
   closed forms upwards (an infeasible LP on ``H`` proves ``T* > H``). Built
   in Pyomo when small, else directly for highspy (the same LP).
 * ``lb_binpacking`` (bound, ours): each GPU a bin of capacity ``C``, each job
-  ``G_j`` items of its shortest duration (its split duration on a server class
-  it does not fit unsplit); the least ``C`` that neither arc-flow LP (pooled,
-  rounded up; per server class) refutes, galloping up from the closed forms
-  (proof in :mod:`ddlsched.models.rar_lb_binpacking`).
+  ``G_j`` items of its shortest duration (split duration on a server class it
+  does not fit unsplit); the least ``C`` neither arc-flow LP (pooled, rounded
+  up; per class) refutes (proof in :mod:`ddlsched.models.rar_lb_binpacking`).
 * ``lp_rounding`` (bound + schedule): the LP relaxation of the same model (its
   ceiling, times the slot width, is a certified bound) and the best of
   ``trials`` seeded alpha-point roundings, executed by the evaluator
