@@ -245,3 +245,14 @@ def test_the_suite_of_a_cut_loads_from_its_file(benchmarks, tmp_path):
     path.write_text(cut_suite_text(cut, benchmarks / "suites", "a note"))
     assert path.read_text().splitlines()[1] == "# a note"
     assert load_suite(path, check_registry=False).name == "smoke"
+
+
+def test_a_table_without_a_bound_says_so_on_the_index(benchmarks, tmp_path):
+    plan = benchmarks / "reproduce" / "smoke.toml"
+    plan.write_text(plan.read_text().replace('["load_lb"]', '["load_lb", "exact"]'))
+    out = tmp_path / "out"
+    args = ["reproduce", "smoke", "--benchmarks", str(benchmarks), "--out", str(out)]
+    assert main([*args, "--workers", "1", "-q"]) == 0
+    index = (out / "smoke" / "index.md").read_text()
+    assert "| smoke / rar / small | no bound | **no** |" in index
+    assert "inf" not in index.split("## Widest certified interval per table")[1].split("##")[0]

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ddlsched import __version__
+from ddlsched.bench.tables import width_text
 from ddlsched.errors import DdlschedError
 
 __all__ = ["index_blocks", "to_html", "to_markdown", "write_index", "write_text"]
@@ -32,10 +33,6 @@ Block = tuple[Any, ...]
 
 def _minutes(seconds: float) -> str:
     return f"{seconds:.1f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
-
-
-def _width(width: float) -> str:
-    return "-" if math.isnan(width) else f"{100 * width:.1f} %"
 
 
 def _table_of(lines: Sequence[str]) -> Block:
@@ -141,7 +138,7 @@ def index_blocks(run: Any) -> list[Block]:
     blocks.append(("h2", "Widest certified interval per table"))
     blocks.append(("p", "Per table, the widest interval's hi / lo - 1 (at most 10 %: citable); "
                         "every line: [intervals.md](intervals.md)."))  # fmt: skip
-    wide = [[name, _width(w), "-" if math.isnan(w) else ("yes" if w <= 0.10 else "**no**")]
+    wide = [[name, width_text(w), "-" if math.isnan(w) else ("yes" if w <= 0.10 else "**no**")]
             for name, w in run.widest]  # fmt: skip
     blocks.append(("table", ["table", "widest width", "within 10 %"], wide))
     blocks.append(("h2", "Figures"))
