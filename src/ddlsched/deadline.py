@@ -125,6 +125,10 @@ class Deadline:
         matching). A ``SIGALRM`` timer interrupts the main thread at the next
         Python bytecode once the deadline passes (a C call, e.g. a solver,
         finishes first, so never wrap a solve that has its own limit). Never
+        wrap a block that hands its output to a thread, such as Pyomo's
+        ``capture_output``: interrupted there, the thread is left reading a
+        pipe that the block's exit closes (the HiGHS hand-over in
+        ``solvers/backends.py`` adds the model outside Pyomo's capture). Never
         inside an import (a module interrupted half-way stays broken for the
         rest of the process): it tries again 20 ms later. A no-op off the
         main thread (Dask workers), without a

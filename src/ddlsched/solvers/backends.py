@@ -260,7 +260,8 @@ def _highs_class():
     Pyomo builds the highspy model (``_set_instance``) before it sets the
     options and runs HiGHS (``_solve``); on a model of ~10^4 rows the
     hand-over takes most of a second. Reading the time left at ``_solve``
-    makes the hand-over count against the method's deadline.
+    makes the hand-over count against the method's deadline, and the
+    hand-over runs under the deadline's interrupt (:meth:`set_instance`).
     """
     from pyomo.contrib.solver.solvers.highs import Highs
 
@@ -269,19 +270,37 @@ def _highs_class():
         deadline: Deadline | None = None
 
         def set_instance(self, model):
-            # the hand-over is pure Python (seconds on a 10^5-row model): interruptible
+            """Hand ``model`` to highspy, interrupted at the deadline, never inside Pyomo's
+            output capture.
+
+            Pyomo's ``set_instance`` builds the highspy model inside
+            ``capture_output(capture_fd=True)``, whose ``TeeStream`` has a reader
+            thread on two pipes. An interrupt raised in there leaves that
+            thread on a closed pipe: raised in the block, the capture's exit
+            waits about 0.8 s for the reader, then closes the pipes under it
+            if it has not ended (a starved process on a loaded machine), and
+            the reader dies on ``OSError: [Errno 9] Bad file descriptor``;
+            raised in the exit itself, its cleanup is cut half-way and a
+            later ``TeeStream.__del__`` closes the same descriptors again,
+            by then another file's. So Pyomo's own ``set_instance`` runs on an
+            empty block, its capture opened and closed with no interrupt armed
+            (it resets the interface and creates the highspy model, whose
+            banner it swallows), and the model is added after it, as Pyomo
+            adds it, under the interrupt, with HiGHS's output off (no capture
+            to swallow its matrix warnings; every solve sets ``output_flag``
+            off anyway): the same highspy model, the same time limit.
+            """
             if self.deadline is None:
                 return super().set_instance(model)
-            try:
-                with self.deadline.interrupting("handing the model to HiGHS"):
-                    return super().set_instance(model)
-            except RuntimeError as exc:  # the interrupt landed in Pyomo's output capture's
-                if "TimeLimitReached" not in str(exc):  # teardown, which names it in one
-                    raise
-                what = "handing the model to HiGHS"
-                raise TimeLimitReached(
-                    f"time limit of {self.deadline.limit_s:g} s reached in {what}"
-                ) from None
+            super().set_instance(pyo.Block(concrete=True))
+            self._model = model
+            self._solver_model.setOptionValue("output_flag", False)
+            # the hand-over is pure Python (seconds on a 10^5-row model): interruptible
+            with self.deadline.interrupting("handing the model to HiGHS"):
+                self.add_block(model)
+                if self._objective is None:
+                    self.set_objective(None)
+            return None
 
         reserve_s: float = 0.0
         in_worker: bool = False  # run HiGHS in the worker process killed at the limit
