@@ -328,6 +328,9 @@ def test_method_kinds_and_parameter_classes_are_checked_at_registration():
 
 def test_a_time_limit_keeps_the_rar_incumbent_and_bound():
     """Review: a limit reached while the MILP is built must not throw the incumbent away."""
+    # their cold import, Pyomo included, can outlast the 0.3 s limit under load
+    import ddlsched.models.rar
+    import ddlsched.models.rar_timeindexed  # noqa: F401
     from ddlsched.workloads.rar import small
 
     inst = small(5, num_jobs=12, max_horizon=120)
