@@ -141,8 +141,11 @@ def test_improve_never_worse_than_any_start(instance):
 
 
 def test_improve_lns_gains_on_crowded_instances():
-    """The search itself moves: on the crowded instances the LNS list beats every start."""
-    gains = [_improve(_crowded(s)).info for s in range(3)]
+    """The search itself moves: on the crowded instances the LNS list beats every policy and
+    packed start (the offline work-conserving starts are often locally optimal there
+    already: tests/test_asrpt_greedy.py)."""
+    starts = ",".join((*POLICY_STARTS, "packed", "packed_best_fit"))
+    gains = [_improve(_crowded(s), starts=starts).info for s in range(3)]
     assert all(info["winner"] == "lns" and info["windows_accepted"] > 0 for info in gains)
 
 

@@ -167,6 +167,45 @@ def test_lb_lagrange_gains_on_the_proven_set():
     assert over >= 1
 
 
+@cache
+def _patient(preset: str, seed: int) -> float:
+    """The Lagrangian alone with the testbed suite's ascent (2,000 iterations, patience 50)."""
+    instance = _instance(preset, seed)
+    return lb_lagrange(
+        instance, alpha_lbs_of=alpha_lbs(instance), slots=200, iterations=2000, patience=50
+    ).value_s
+
+
+@pytest.mark.parametrize("preset", sorted(GENERATORS))
+def test_a_patient_ascent_is_valid_and_climbs_further(preset):
+    """Patience decides the strength only: never above a proven optimum (60 instances per
+    preset), and at least the default ascent's bound on most of them."""
+    higher = lower = 0
+    for seed in SEEDS:
+        patient, default = _patient(preset, seed), _bounds(preset, seed)[3]
+        assert patient <= _optimum(preset, seed) * (1 + TOL), (preset, seed)
+        higher += patient > default * (1 + 1e-9)
+        lower += patient < default * (1 - 1e-9)
+    assert higher >= 1 and lower <= higher, (higher, lower)
+
+
+def test_patience_on_a_burst():
+    """Thirty unit jobs of 1-3 GPUs released together on 4 GPUs: the patient ascent's
+    bound is strictly above the default ascent's (the default halves its step too soon)."""
+    rng = np.random.default_rng(7)
+    gpus = rng.integers(1, 4, 30).astype(float)
+    durations = rng.uniform(1.0, 5.0, 30)
+    releases = np.zeros(30)
+    default = relaxation_bound(releases, durations, gpus, 4.0, slots=200, iterations=2000)
+    patient = relaxation_bound(
+        releases, durations, gpus, 4.0, slots=200, iterations=2000, patience=50
+    )
+    assert patient.value_s > default.value_s * (1 + 1e-4), (patient, default)
+    assert patient.value_s <= patient.relaxation_ub_s * (1 + TOL)
+    with pytest.raises(ValueError, match="patience must be at least 1"):
+        relaxation_bound(releases, durations, gpus, 4.0, patience=0)
+
+
 # --------------------------------------------------------------------------- pipeline
 
 

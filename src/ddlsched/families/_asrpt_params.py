@@ -53,7 +53,8 @@ class ImproveParams:
 
     starts: str = param(
         "all",
-        "all, or a comma-separated subset of the policies and packed, packed_best_fit",
+        "all, or a comma-separated subset of the policies, packed, packed_best_fit, "
+        "offline_wcs_workload, offline_wcs_duration",
     )
     window: int = param(
         5, "LNS window: list positions whose every order is tried", minimum=2, maximum=7
@@ -124,6 +125,12 @@ class LagrangeParams(BoundParams):
     iterations: int = param(
         200,
         "subgradient iterations at most (the best iterate is kept)",
+        minimum=1,
+        maximum=1_000_000,
+    )
+    patience: int = param(
+        5,
+        "iterations without a better bound before the step is halved (strength only)",
         minimum=1,
         maximum=1_000_000,
     )

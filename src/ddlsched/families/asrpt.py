@@ -34,7 +34,8 @@ Modules of the family:
   ``eligibility = arrival``), :mod:`ddlsched.heuristics.asrpt_diagnostics`
   (hold-back, queueing, virtual work, utilisation of a run),
   :mod:`ddlsched.heuristics.srpt`, :mod:`ddlsched.heuristics.asrpt_packed`
-  (packed list schedules, ours) and
+  (packed list schedules, ours), :mod:`ddlsched.heuristics.asrpt_greedy`
+  (offline work-conserving packed schedules, ours) and
   :mod:`ddlsched.heuristics.asrpt_improve` (``improve``, ours);
 * models: :mod:`ddlsched.models.asrpt` (``alpha_lb``, ``lb_sum``,
   ``lb_srpt``), :mod:`ddlsched.models.asrpt_exact` (``exact``, the
@@ -82,7 +83,8 @@ Methods (all minimise ``sum_i C_i`` in seconds, recomputed by the evaluator):
 * ``spjf``, ``spwf``, ``wcs_duration``, ``wcs_workload``, ``wcs_subtime``
   (Sec. V-A-1-d), parameter ``server_selection``;
 * ``improve`` (ours; :mod:`ddlsched.heuristics.asrpt_improve`): the
-  best of the policies' schedules and the packed list schedules, improved
+  best of the policies' schedules, the packed list schedules and the
+  offline work-conserving schedules on the true sizes, improved
   by a seeded LNS over packed priority lists within the time limit
   (parameters ``starts``, ``window``, ``horizon``, ``max_windows``);
 * ``exact`` (CP-SAT over usage-vector modes; tiny instances; parameters
@@ -97,7 +99,8 @@ Methods (all minimise ``sum_i C_i`` in seconds, recomputed by the evaluator):
   theirs), and ``lb_lagrange`` (a bound of ours: the Lagrangian
   relaxation of the cluster's GPU capacity over time, each job a contiguous
   block of ``n_i alpha_lb_i`` from a start ``>= r_i``, multipliers by
-  subgradient ascent on a grid of ``slots`` slots, ``iterations`` at most;
+  subgradient ascent on a grid of ``slots`` slots, ``iterations`` at most,
+  the step halved after ``patience`` iterations without a gain;
   the larger of it and ``lb_busy``, so at least every bound above; its
   ``info`` records ``relaxation_ub``, a list schedule of that relaxation,
   above which no bound from the relaxation can go).
@@ -337,6 +340,7 @@ def _extra_bound(
         alpha_lbs_of=lbs,
         slots=params.slots,
         iterations=params.iterations,
+        patience=params.patience,
     )
     value = max(lagrange.value_s, busy.value_s)
     releases = math.fsum(job.arrival_s for job in instance.jobs)

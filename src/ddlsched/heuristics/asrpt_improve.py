@@ -10,14 +10,17 @@ Starts (parameter ``starts``): the family's policies run offline on the
 instance (``asrpt``, ``asrpt_perfect``, ``spjf``, ``spwf``, ``wcs_*``, each
 with its default parameters and the run's seed) and the packed list
 schedules of :mod:`ddlsched.heuristics.asrpt_packed` in arrival order
-(``packed``: first fit, ``packed_best_fit``), each evaluated. A policy the
-time limit stops is skipped (``info['starts_skipped']``).
+(``packed``: first fit, ``packed_best_fit``), and the offline
+work-conserving packed schedules of :mod:`ddlsched.heuristics.asrpt_greedy`
+on the true sizes (``offline_wcs_workload``, ``offline_wcs_duration``: the
+``wcs_*`` rules with ``n_i`` in place of the prediction), each evaluated. A
+start the time limit stops is skipped (``info['starts_skipped']``).
 
 Search space: priority lists decoded by
 :class:`~ddlsched.heuristics.asrpt_packed.PackedDecoder` (every job on the
 fewest servers, no backfilling). The first list is the best, in flow time,
-of the arrival order and of each policy start's start order (ties: arrival,
-then id), decoded by the packed start's decoder (the better of the two when
+of the arrival order and of each policy or offline start's start order (ties:
+arrival, then id), decoded by the packed start's decoder (the better of the two when
 both are started; first fit when neither is). A policy's own schedule is not
 a list of this space (it splits jobs); it stays a candidate for the answer.
 
@@ -59,6 +62,7 @@ import numpy as np
 
 from ddlsched.deadline import Deadline
 from ddlsched.errors import TimeLimitReached
+from ddlsched.heuristics.asrpt_greedy import work_conserving_schedule
 from ddlsched.heuristics.asrpt_packed import PackedDecoder, Placed, arrival_order
 from ddlsched.params import parse_name_list
 from ddlsched.problems.asrpt import AsrptInstance
@@ -79,7 +83,9 @@ POLICY_STARTS = (
     "wcs_subtime",
 )
 PACKED_STARTS = ("packed", "packed_best_fit")
-STARTS = POLICY_STARTS + PACKED_STARTS
+#: Offline work-conserving starts on the true sizes: start name -> queue order.
+OFFLINE_STARTS = {"offline_wcs_workload": "workload", "offline_wcs_duration": "duration"}
+STARTS = POLICY_STARTS + PACKED_STARTS + tuple(OFFLINE_STARTS)
 #: The decoder's state is copied every this many list positions.
 SNAPSHOT_EVERY = 16
 _RTOL = 1e-9
@@ -241,7 +247,13 @@ def _starts(
             schedules[name] = decoders[best_fit].schedule(order, decoders[best_fit].decode(order))
             continue
         try:
-            schedules[name] = run_policy(name, settings.seed, deadline)
+            if name in OFFLINE_STARTS:
+                if False not in decoders:
+                    decoders[False] = PackedDecoder(instance, seed=settings.seed)
+                order_key = OFFLINE_STARTS[name]
+                schedules[name] = work_conserving_schedule(decoders[False], order_key, deadline)[2]
+            else:
+                schedules[name] = run_policy(name, settings.seed, deadline)
         except TimeLimitReached:
             skipped.append(name)
     if skipped:
