@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 import pytest
+from asrpt_crowded import crowded
 
 from ddlsched.deadline import Deadline
 from ddlsched.errors import TimeLimitReached
@@ -73,16 +74,7 @@ def _reference(decoder: PackedDecoder, order: str) -> dict[int, tuple[float, int
 
 def _crowded(seed: int, jobs: int = 14) -> AsrptInstance:
     """``tiny(seed)``'s cluster and configurations, ``jobs`` jobs arriving close together."""
-    data = tiny(seed).to_dict()
-    rng = make_rng(2000 + seed)
-    arrivals = np.sort(rng.uniform(0, 3.0, jobs)).round(1)
-    base = data["jobs"]
-    data["jobs"] = [
-        dict(base[k % len(base)], id=f"j{k}", arrival_s=float(arrivals[k]),
-             iterations=int(rng.integers(2, 40)))
-        for k in range(jobs)
-    ]  # fmt: skip
-    return AsrptInstance.from_dict(data)
+    return crowded(seed, jobs, rng_seed=2000 + seed, iterations=(2, 40))
 
 
 def _single_gpu_servers(seed: int, jobs: int = 14, servers: int = 6) -> AsrptInstance:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 from functools import cache
 
-import numpy as np
 import pytest
+from asrpt_crowded import crowded
 
 from ddlsched.cli import main
 from ddlsched.errors import DdlschedError
@@ -68,16 +68,7 @@ def _reference_packed(instance: AsrptInstance, best_fit: bool) -> AsrptSchedule:
 def _crowded(seed: int, jobs: int = 16) -> AsrptInstance:
     """``tiny(seed)``'s cluster and configurations with ``jobs`` jobs arriving close
     together (so that jobs wait and the search has windows to improve)."""
-    data = tiny(seed).to_dict()
-    rng = make_rng(1000 + seed)
-    arrivals = np.sort(rng.uniform(0, 3.0, jobs)).round(1)
-    base = data["jobs"]
-    data["jobs"] = [
-        dict(base[k % len(base)], id=f"j{k}", arrival_s=float(arrivals[k]),
-             iterations=int(rng.integers(5, 30)))
-        for k in range(jobs)
-    ]  # fmt: skip
-    return AsrptInstance.from_dict(data)
+    return crowded(seed, jobs, rng_seed=1000 + seed, iterations=(5, 30))
 
 
 def _improve(instance: AsrptInstance, seed: int = 0, **params):
