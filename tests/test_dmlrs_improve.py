@@ -8,10 +8,9 @@ the insertion alone on an empty cluster, the time limit and bad parameters.
 
 from __future__ import annotations
 
-from functools import cache
-
 import numpy as np
 import pytest
+from dmlrs_improve_helpers import run_improve, small
 
 from ddlsched.cli import main
 from ddlsched.errors import DdlschedError
@@ -26,19 +25,12 @@ TOL = 1e-6
 
 
 def _improve(instance, seed: int = 0, **params):
-    options = RunOptions(seed=seed, params=params, time_limit_s=60)
-    return run_method("dmlrs", "improve", instance, options, raise_errors=True)
-
-
-@cache
-def _small(seed: int):
-    """A congested paper-shaped instance: 12 jobs on 3 machines, 10 slots."""
-    return generate("paper", seed, jobs=12, machines=3, slots=10)
+    return run_improve(instance, seed, 60, **params)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_never_worse_than_its_best_start(seed):
-    instance = _small(seed)
+    instance = small(seed)
     starts = {
         name: run_method("dmlrs", name, instance, RunOptions(seed=seed), raise_errors=True)
         for name in STARTS
@@ -66,7 +58,7 @@ def test_at_most_the_proven_optimum_on_40_tiny_instances():
 
 
 def test_same_seed_same_schedule():
-    instance = _small(3)
+    instance = small(3)
     first = _improve(instance, 7, max_windows=200)
     second = _improve(instance, 7, max_windows=200)
     assert first.info["search_stopped"] in ("max_windows", "converged")
@@ -105,7 +97,7 @@ def test_insertion_alone_finishes_at_the_fastest_on_an_empty_cluster():
 
 def test_time_limit_is_reported():
     result = run_method(
-        "dmlrs", "improve", _small(0), RunOptions(time_limit_s=1e-3), raise_errors=True
+        "dmlrs", "improve", small(0), RunOptions(time_limit_s=1e-3), raise_errors=True
     )
     assert result.status is Status.TIME_LIMIT_NO_SOLUTION or result.time_limit_hit
 

@@ -11,10 +11,9 @@ search's best schedule and says so, and ``info`` says what ran.
 
 from __future__ import annotations
 
-from functools import cache
-
 import numpy as np
 import pytest
+from dmlrs_improve_helpers import run_improve, small
 from fake_clock import StepClock
 
 from ddlsched.deadline import Deadline
@@ -24,7 +23,7 @@ from ddlsched.heuristics.dmlrs_improve import ImproveSettings, improve
 from ddlsched.models.dmlrs_milp import build_model
 from ddlsched.models.dmlrs_mip_repair import MipRepair
 from ddlsched.problems.dmlrs import evaluate
-from ddlsched.registry import RunContext, RunOptions, run_method
+from ddlsched.registry import RunContext, run_method
 from ddlsched.solvers.result import Status
 from ddlsched.workloads.dmlrs import generate
 
@@ -34,19 +33,12 @@ WEAK = {"starts": "fifo", "patience": 1, "window": 1}
 
 
 def _improve(instance, seed: int = 0, **params):
-    options = RunOptions(seed=seed, params=params, time_limit_s=120)
-    return run_method("dmlrs", "improve", instance, options, raise_errors=True)
-
-
-@cache
-def _small(seed: int):
-    """A congested paper-shaped instance: 12 jobs on 3 machines, 10 slots."""
-    return generate("paper", seed, jobs=12, machines=3, slots=10)
+    return run_improve(instance, seed, 120, **params)
 
 
 @pytest.mark.parametrize("seed", [0, 1])
 def test_mip_windows_never_lower_the_utility(seed):
-    instance = _small(seed)
+    instance = small(seed)
     greedy = _improve(instance, seed, **WEAK)
     mip = _improve(instance, seed, **WEAK, mip_windows=6, mip_window=4)
     assert mip.status is Status.FEASIBLE
@@ -57,7 +49,7 @@ def test_mip_windows_never_lower_the_utility(seed):
 
 
 def test_info_says_what_ran():
-    instance = _small(2)
+    instance = small(2)
     plain = _improve(instance, 2, **WEAK)
     assert not any(key.startswith("mip") for key in plain.info)
     mip = _improve(instance, 2, **WEAK, mip_windows=3, mip_window=3)
@@ -70,7 +62,7 @@ def test_info_says_what_ran():
 
 
 def test_same_seed_same_answer():
-    instance = _small(3)
+    instance = small(3)
     first = _improve(instance, 5, **WEAK, mip_windows=4, mip_window=4, mip_nodes=50)
     second = _improve(instance, 5, **WEAK, mip_windows=4, mip_window=4, mip_nodes=50)
     assert first.schedule == second.schedule
@@ -91,7 +83,7 @@ def test_a_window_of_every_job_reaches_the_exact_optimum(seed):
 
 
 def test_plans_fit_the_capacity_the_others_leave():
-    instance = _small(0)
+    instance = small(0)
     greedy = _improve(instance, 0, **WEAK)
     used = np.zeros((instance.slots + 1, instance.num_machines, len(instance.resources)))
     for a in greedy.schedule.alloc:
@@ -118,7 +110,7 @@ def test_reserved_must_match_the_instance():
 def test_a_deadline_that_passes_stops_the_mip_windows():
     """The clock jumps past the deadline during the first window's solve: that window is
     undone, the phase ends at the time limit and says so; the answer is the greedy one."""
-    instance = _small(1)
+    instance = small(1)
     clock = StepClock()
     deadline = Deadline(1000.0, clock=clock)
     real = MipRepair(instance, max_nodes=50)
@@ -150,7 +142,7 @@ def test_a_cut_solve_through_the_pipeline_says_so(monkeypatch):
         return _out_of_time(model, backend, "no time left for the solver", "test")
 
     monkeypatch.setattr("ddlsched.models.dmlrs_mip_repair.solve_model", cut)
-    result = _improve(_small(0), 0, **WEAK, mip_windows=3)
+    result = _improve(small(0), 0, **WEAK, mip_windows=3)
     assert result.time_limit_hit
     assert "MIP windows" in result.info["stopped"]
     assert result.info["mip_solves"] == {"time limit": 1}
@@ -173,7 +165,7 @@ def test_the_mip_windows_run_on_what_the_greedy_search_left(monkeypatch):
     the MIP phase still runs on the rest, and the answer says the greedy search was cut."""
     import ddlsched.heuristics.dmlrs_improve as module
 
-    instance = _small(1)
+    instance = small(1)
     clock = StepClock()
     deadline = Deadline(1000.0, clock=clock)
     greedy = module._Search.run
