@@ -23,6 +23,7 @@ Modules of the family:
   :mod:`ddlsched.models.rar_lb_binpacking` (``lb_binpacking``, ours),
   :mod:`ddlsched.models.rar_lb_columns` (its columns and Pyomo model),
   :mod:`ddlsched.models.rar_lb_direct` (its direct highspy build),
+  :mod:`ddlsched.models.rar_lb_configuration` (``lb_configuration``, ours),
   :mod:`ddlsched.models.rar_timeindexed` (``timeindexed``, Eqs. 10-13),
   :mod:`ddlsched.models.rar_timegrid` (its slot width, horizon and size),
   :mod:`ddlsched.models.rar_patterns` (placement patterns, GPU mapping) and
@@ -86,6 +87,10 @@ Methods (all minimise the makespan in slots, as executed by the evaluator):
   ``G_j`` items of its shortest duration (split duration on a server class it
   does not fit unsplit); the least ``C`` neither arc-flow LP (pooled, rounded
   up; per class) refutes (proof in :mod:`ddlsched.models.rar_lb_binpacking`).
+* ``lb_configuration`` (bound, ours): the configuration LP (the rings running in
+  one slot fit the servers' GPUs, each at its fastest rate there), solved by column
+  generation within ``rounds`` pricing MILPs; Farley's bound at every round (proof in
+  :mod:`ddlsched.models.rar_lb_configuration`).
 * ``lp_rounding`` (bound + schedule): the LP relaxation of the same model (its
   ceiling, times the slot width, is a certified bound) and the best of
   ``trials`` seeded alpha-point roundings, executed by the evaluator
@@ -508,6 +513,34 @@ def _lb_binpacking(instance: RarInstance, params: NoParams, ctx: RunContext) -> 
     from ddlsched.models.rar_lb_binpacking import lb_binpacking
 
     return lb_binpacking(instance, deadline=ctx.deadline)
+
+
+@dataclass(frozen=True)
+class LbConfigurationParams:
+    rounds: int = param(
+        200, "column-generation rounds (pricing MILPs) at most", minimum=1, maximum=1_000_000
+    )
+    pricing_nodes: int = param(
+        1000, "branch-and-bound nodes of one pricing MILP at most", minimum=1, maximum=10**9
+    )
+
+
+@register_method(
+    "rar",
+    "lb_configuration",
+    "bound",
+    "configuration LP: the rings running at one moment fit the servers, by column generation (ours)",
+    params=LbConfigurationParams,
+)
+def _lb_configuration(
+    instance: RarInstance, params: LbConfigurationParams, ctx: RunContext
+) -> Outcome:
+    import_within("ddlsched.models.rar_lb_configuration", ctx.deadline, "rar lb_configuration")
+    from ddlsched.models.rar_lb_configuration import lb_configuration
+
+    return lb_configuration(
+        instance, rounds=params.rounds, pricing_nodes=params.pricing_nodes, deadline=ctx.deadline
+    )
 
 
 @dataclass(frozen=True)
