@@ -7,7 +7,8 @@ tiny contention-bound instances by the independent brute force of
 instance where only two 3-GPU rings fit side by side on two 4-GPU servers
 (the bound is 15, the closed forms and ``lb_binpacking`` 12, the optimum 18);
 the rates of a hand-computed ring; the pricing MILP's optimum against an
-enumeration of every configuration on random prices; the same bound twice;
+enumeration of every configuration on random prices (and its upper bound
+under a one-node budget); the same bound twice;
 a round budget and a passed deadline that keep a valid, weaker bound.
 """
 
@@ -129,6 +130,17 @@ def test_pricing_milp_against_enumeration(seed):
     assert answer.optimal
     assert answer.value == pytest.approx(expected, rel=1e-7, abs=1e-9)
     assert answer.value <= answer.upper <= expected + 2e-6
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_pricing_node_budget_keeps_an_upper_bound(seed):
+    """One node: HiGHS may stop before proving, its dual bound still covers v*."""
+    inst = generate("small", seed, num_jobs=5)
+    rates = configuration_rates(inst)
+    prices = np.random.default_rng(100 + seed).uniform(0.0, 5.0, len(rates.gpus))
+    answer = price(rates, prices, max_nodes=1)
+    expected = _enumerated_value(rates, prices)
+    assert answer.value <= expected + 1e-9 <= answer.upper + 2e-9
 
 
 def test_same_bound_twice():
