@@ -153,7 +153,7 @@ def main() -> None:
     parser.add_argument("--paper", nargs="*", default=[], metavar="SERVERS:SEED")
     parser.add_argument("--fig4", action="store_true", help="Fig. 4 seeds 0-9")
     parser.add_argument("--fig6", action="store_true", help="Fig. 6: 10-20 servers, seeds 0-4")
-    parser.add_argument("--rounds", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=50)
     parser.add_argument("--results", default=None, help="a results directory of rar.toml")
     parser.add_argument("--time-limit", type=float, default=120.0)
     args = parser.parse_args()

@@ -518,7 +518,7 @@ def _lb_binpacking(instance: RarInstance, params: NoParams, ctx: RunContext) -> 
 @dataclass(frozen=True)
 class LbConfigurationParams:
     rounds: int = param(
-        200, "column-generation rounds (pricing MILPs) at most", minimum=1, maximum=1_000_000
+        50, "column-generation rounds (pricing MILPs) at most", minimum=1, maximum=1_000_000
     )
     pricing_nodes: int = param(
         1000, "branch-and-bound nodes of one pricing MILP at most", minimum=1, maximum=10**9

@@ -125,7 +125,7 @@ _MIP_ABS_GAP = 1e-6
 _ROUND_TOL = 1e-6
 
 #: Default budget of column-generation rounds (pricing MILPs).
-DEFAULT_ROUNDS = 200
+DEFAULT_ROUNDS = 50
 
 #: Default branch-and-bound node budget of one pricing MILP (HiGHS ``mip_max_nodes``).
 DEFAULT_PRICING_NODES = 1000
