@@ -9,14 +9,16 @@ count of bounds above a proven optimum (a bug: must be 0).
 Part 2 (``--paper SPEC ...``, ``--fig4``, ``--fig6``): the paper-scale instances as
 ``benchmarks/suites/rar.toml`` generates them (``S:SEED``: ``num_servers=S, horizon=1500``,
 Fig. 6's sweep, unless ``S`` is 4, which stands for Fig. 4: 20 servers, ``T = 1200``);
-``lb_configuration`` in-process (its value, the LP's value bracket ``[lp_bound, master]``,
-rounds, wall time), beside ``load_lb`` and ``lb_binpacking``. Those two and the best schedule
-are read from a ``ddlsched bench run`` results directory of ``rar.toml`` when ``--results``
-names one (``lb_binpacking`` is run here otherwise, at ``--time-limit``); the interval
-``[best bound, best schedule]`` before and after, and the share of it closed.
+``--preset paper-contention`` for that preset's instances. ``lb_configuration`` runs
+in-process (its value, the LP's value bracket ``[lp_bound, master]``, rounds, wall time),
+beside the closed forms, ``load_lb`` and ``lb_binpacking``. Those two and the best schedule
+are read from a ``ddlsched bench run`` results directory (``rar.toml``'s or
+``rar-section7.toml``'s) when ``--results`` names one (``lb_binpacking`` is run here
+otherwise, at ``--time-limit``); the interval ``[best bound, best schedule]`` before and
+after, and the share of it closed.
 
     PYTHONPATH=src python benchmarks/rar_lb_configuration.py --proven 100 40 \\
-        --fig4 --fig6 --results RESULTS/rar --rounds 200
+        --fig4 --fig6 --results RESULTS/rar --rounds 50
 """
 
 from __future__ import annotations
@@ -90,17 +92,19 @@ def _spec(spec: str) -> tuple[str, int, dict]:
     )
 
 
-def _stored(results: str | None) -> dict[tuple[int, str], dict[str, float]]:
-    """Best schedule and bounds per (seed, params JSON) from a results directory's rows."""
+def _stored(results: str | None) -> dict[tuple[str, int, str], dict[str, float]]:
+    """Best schedule and bounds per (preset, seed, params JSON) from a results directory."""
     if not results:
         return {}
     import pandas as pd
 
     rows = pd.concat(pd.read_parquet(f) for f in glob.glob(f"{results}/rows/*.parquet"))
     rows = rows[rows.group.isin(["fig4", "fig6"])]
-    out: dict[tuple[int, str], dict[str, float]] = {}
-    for (seed, params), part in rows.groupby(["instance_seed", "instance_params"]):
-        key = (int(seed), json.dumps(json.loads(params), sort_keys=True))
+    out: dict[tuple[str, int, str], dict[str, float]] = {}
+    for (preset, seed, params), part in rows.groupby(
+        ["preset", "instance_seed", "instance_params"]
+    ):
+        key = (str(preset), int(seed), json.dumps(json.loads(params), sort_keys=True))
         entry = out.setdefault(key, {})
         entry["schedule"] = float(part.objective.min())
         for method in ("load_lb", "lb_binpacking"):
@@ -110,8 +114,10 @@ def _stored(results: str | None) -> dict[tuple[int, str], dict[str, float]]:
     return out
 
 
-def paper(specs: list[str], rounds: int, results: str | None, time_limit: float) -> None:
-    """Part 2: the paper-scale instances."""
+def paper(
+    specs: list[str], rounds: int, results: str | None, time_limit: float, preset: str
+) -> None:
+    """Part 2: the paper-scale instances (of ``preset``: ``paper`` or ``paper-contention``)."""
     stored = _stored(results)
     print(
         "| instance | gpu_time | load_lb | lb_binpacking | lb_configuration (LP in) | rounds "
@@ -120,8 +126,8 @@ def paper(specs: list[str], rounds: int, results: str | None, time_limit: float)
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for spec in specs:
         label, seed, params = _spec(spec)
-        inst = generate("paper", seed, **params)
-        known = stored.get((seed, json.dumps(params, sort_keys=True)), {})
+        inst = generate(preset, seed, **params)
+        known = dict(stored.get((preset, seed, json.dumps(params, sort_keys=True)), {}))
         if "lb_binpacking" not in known:
             from ddlsched.deadline import Deadline
 
@@ -130,19 +136,20 @@ def paper(specs: list[str], rounds: int, results: str | None, time_limit: float)
         config = lb_configuration(inst, rounds=rounds)
         wall = time.perf_counter() - started
         info = config.info
-        before = max(v for k, v in known.items() if k != "schedule")
+        closed = closed_form_bounds(inst)
+        before = max([*closed.values(), *(v for k, v in known.items() if k != "schedule")])
         after = max(before, config.bound)
         upper = known.get("schedule")
         if upper:
             width = f"{100 * (upper / before - 1):.1f} % | {100 * (upper / after - 1):.1f} %"
-            closed = f"{100 * (after - before) / (upper - before):.0f} %" if upper > before else "-"
+            share = f"{100 * (after - before) / (upper - before):.0f} %" if upper > before else "-"
         else:
-            width, closed = "- | -", "-"
+            width, share = "- | -", "-"
         print(
-            f"| {label} | {closed_form_bounds(inst)['gpu_time']:g} | {known.get('load_lb', '-')} "
+            f"| {label} | {closed['gpu_time']:g} | {known.get('load_lb', '-')} "
             f"| {known['lb_binpacking']:g} | {config.bound:g} ([{info['lp_bound']:.2f}, "
             f"{info['master']:.2f}]) | {info['rounds']}{'' if info['converged'] else ' (open)'} "
-            f"| {wall:.1f} | {upper if upper else '-'} | {width} | {closed} |",
+            f"| {wall:.1f} | {upper if upper else '-'} | {width} | {share} |",
             flush=True,
         )
 
@@ -156,6 +163,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=50)
     parser.add_argument("--results", default=None, help="a results directory of rar.toml")
     parser.add_argument("--time-limit", type=float, default=120.0)
+    parser.add_argument(
+        "--preset", default="paper", choices=("paper", "paper-contention"), help="of Part 2"
+    )
     args = parser.parse_args()
     specs = list(args.paper)
     specs += [f"4:{s}" for s in range(10)] if args.fig4 else []
@@ -171,7 +181,7 @@ def main() -> None:
         proven("contention", args.proven[1], args.rounds)
     if specs:
         print()
-        paper(specs, args.rounds, args.results, args.time_limit)
+        paper(specs, args.rounds, args.results, args.time_limit, args.preset)
     load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     ended = subprocess.run(["date", "-u"], capture_output=True, text=True).stdout.strip()
     print(f"\nended {ended}; load: {load}")
