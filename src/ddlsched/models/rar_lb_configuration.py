@@ -53,34 +53,48 @@ whole rings at one moment; a DFF bound on the GPU dimension,
 computed apart). It drops what makes a schedule rigid in time:
 non-preemption and fixed placements (a job may change configuration at every
 slot) and the packing of whole runs on one GPU, which ``lb_binpacking``
-keeps; the two bounds
-are incomparable (measured: ``benchmarks/results/``, the rar page).
+keeps; the two bounds are incomparable (measured on the ``small`` and
+``contention`` presets: ``benchmarks/rar_lb_configuration.py``).
 
 **Column generation.** The restricted master holds some configurations; its
 dual ``max sum_j pi_j`` s.t. ``sum_j r_j(c) pi_j <= 1`` over them gives prices
-``pi >= 0``. The pricing problem ``v* = max_c sum_j pi_j r_j(c)`` is a MILP
-(:func:`price`): binaries for whole job ``j`` on server ``s`` (``G_j >= 2``;
-1-GPU jobs and split jobs only count against ``N``, because 1-GPU rings fill
-any GPU left on a server), a capacity row per server and for ``N``, at most
-one place per job, and loads non-increasing along the servers of one size
-(every configuration has a copy in that order). ``pi / max(1, v*)`` is
-feasible for the full dual, so at every round ``sum_j pi_j / max(1, v_up)``
-is a valid bound (Farley's bound), with ``v_up >= v*`` HiGHS's optimum plus its absolute
-gap (``1e-6``), or its dual bound when a limit stopped the pricing MILP
-(``pi`` need not be the master's exact optimum for this: any ``pi >= 0``
-with its ``v_up`` gives a valid bound). The method keeps the best bound over
-its rounds, and ends when ``v_up <= 1 + 1e-9`` (the restricted master is
-optimal for the full LP), after ``rounds`` rounds (the budget: the same
-rounds give the same bound on any machine) or at the time limit.
+``pi >= 0``. The pricing problem ``v*(pi) = max_c sum_j pi_j r_j(c)`` is a
+MILP (:func:`price`): binaries for whole job ``j`` on server ``s``
+(``G_j >= 2``; 1-GPU jobs and split jobs only count against ``N``, because
+1-GPU rings fill any GPU left on a server), a capacity row per server and
+for ``N``, at most one place per job, and loads non-increasing along the
+servers of one size (every configuration has a copy in that order).
+
+*Farley's bound.* For any prices ``pi >= 0``, ``pi / max(1, v*(pi))`` is
+feasible for the dual of the full LP, so ``sum_j pi_j / max(1, v_up)`` is a
+valid bound whenever ``v_up >= v*(pi)``: HiGHS's optimum plus its absolute
+gap (``1e-6``), or its dual bound when the node budget (``pricing_nodes``,
+HiGHS's ``mip_max_nodes``) or the limit stopped the MILP. The prices need
+not be the master's exact optimum. The first bound comes free:
+:func:`area_prices` (``pi_j = G_j rho_j / N``, every configuration worth at
+most 1) give ``gpu_time``; likewise a DFF bound on the GPU dimension,
+``sum_j rho_j f(G_j / N)``, is Farley's bound at ``pi_j = rho_j f(G_j / N)``,
+so this LP is never below it and it is not computed apart.
+
+*Rounds.* Each round prices at Wentges-smoothed prices (0.7 of the best
+prices so far, 0.3 of the master's; the master's own after a round that found
+no column improving the master), adds the configuration found if it improves
+the master, and keeps the best Farley bound. The method ends when the
+master's value, rounded up, is the bound's (``converged``: the LP has no
+more whole slot to give), when the pricing at the master's prices proves
+``v* <= 1`` (the master is optimal) or finds no improving configuration
+within its node budget, after ``rounds`` pricing MILPs (the
+budget: the same rounds and nodes give the same bound on any machine) or at
+the time limit (``stopped``); the best bound so far stands in every case.
 
 The master starts from one column per job (alone, at its fastest rate) and a
 greedy preemptive solution of the relaxation (longest remaining time first,
 first fit on the servers, each configuration until one of its jobs is done),
-so its value starts near the LP's; the first prices' Farley bound is
-``gpu_time`` itself (:func:`area_prices`). On the ``paper`` preset that greedy
-solution already costs ``ceil(gpu_time)`` (measured on Figs. 4 and 6: the
-bound stops after 0 rounds and equals ``gpu_time``): power-of-two rings on
-power-of-two servers fill every GPU at every moment once runs may be cut.
+so its value starts near the LP's. On the ``paper`` preset that greedy
+solution already costs ``ceil(gpu_time)`` on every instance of Figs. 4 and 6
+(0 rounds; the bound equals ``gpu_time`` or ``longest_job``): power-of-two
+rings on power-of-two servers fill every GPU at every moment once runs may
+be cut.
 
 The bound reported is the maximum of that bound and the closed forms
 (``longest_job``, ``gpu_time``): valid for any contention and ``<=`` the
@@ -108,6 +122,8 @@ from ddlsched.solvers.result import Outcome, Status, mark_stopped
 __all__ = [
     "ConfigurationRates",
     "PricingAnswer",
+    "area_prices",
+    "configuration_bound",
     "configuration_rates",
     "lb_configuration",
     "price",
