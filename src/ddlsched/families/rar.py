@@ -27,7 +27,8 @@ Modules of the family:
   :mod:`ddlsched.models.rar_timeindexed` (``timeindexed``, Eqs. 10-13),
   :mod:`ddlsched.models.rar_timegrid` (its slot width, horizon and size),
   :mod:`ddlsched.models.rar_patterns` (placement patterns, GPU mapping) and
-  :mod:`ddlsched.models.rar_rounding` (``lp_rounding``).
+  :mod:`ddlsched.models.rar_rounding` (``lp_rounding``);
+* the methods' parameter classes: :mod:`ddlsched.families._rar_params`.
 
 Methods (all minimise the makespan in slots, as executed by the evaluator):
 
@@ -115,12 +116,22 @@ seconds past a small limit.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from ddlsched.deadline import import_within
-from ddlsched.params import NoParams, param
-from ddlsched.problems.rar import MAX_GPUS, RarInstance
+from ddlsched.families._rar_params import (
+    BaselineParams,
+    ExactParams,
+    ImproveParams,
+    LbConfigurationParams,
+    LbTimeIndexedParams,
+    LoadLbParams,
+    LpRoundingParams,
+    SjfBcoParams,
+    TimeIndexedParams,
+)
+from ddlsched.params import NoParams
+from ddlsched.problems.rar import RarInstance
 from ddlsched.problems.rar_schedule import (
     RarEvaluation,
     evaluate,
@@ -133,8 +144,6 @@ from ddlsched.solvers.result import Outcome, Status
 from ddlsched.workloads.rar import PRESET_PARAMS, PRESETS, generate
 
 __all__ = ["FAMILY"]
-
-_BISECTION = ("paper", "tightest")
 
 
 def _summary(evaluation: RarEvaluation) -> dict[str, Any]:
@@ -167,29 +176,6 @@ FAMILY = register_family(
 
 
 # --------------------------------------------------------------------------- heuristics
-
-
-@dataclass(frozen=True)
-class BaselineParams:
-    """Parameters of the bisected baselines (FF, LS) and of SJF-BCO."""
-
-    u: float = param(
-        1.0, "scale of the estimate: U += rho_hat / u", minimum=0.0, exclusive_minimum=True
-    )
-    p_est: int = param(
-        1, "contention level assumed when estimating durations", minimum=0, maximum=MAX_GPUS
-    )
-    bisection: str = param("paper", "theta bisection rule", choices=_BISECTION)
-
-
-@dataclass(frozen=True)
-class SjfBcoParams(BaselineParams):
-    kappa: int | None = param(
-        None, "fix kappa (None: Alg. 1 loops 1..max G_j)", minimum=1, maximum=MAX_GPUS
-    )
-    lambda_: float | dict[str, float] = param(
-        1.0, "LBSGF weight (Alg. 3), for every job or per job id", minimum=1.0
-    )
 
 
 def _plan_outcome(instance: RarInstance, plan, *, u: float = 1.0, p_est: int = 1) -> Outcome:
@@ -281,35 +267,6 @@ def _rand(instance: RarInstance, params: NoParams, ctx: RunContext) -> Outcome:
     return _plan_outcome(instance, rand(instance, ctx.seed))
 
 
-@dataclass(frozen=True)
-class ImproveParams:
-    """Parameters of ``improve`` (ours; :mod:`ddlsched.heuristics.rar_improve`)."""
-
-    starts: str = param(
-        "default",
-        "default (sjf_bco, ff, ls), all (and timeindexed), or a comma-separated subset",
-    )
-    iterations: int = param(
-        1000, "LNS candidates decoded and evaluated (0: no cap)", minimum=0, maximum=10**9
-    )
-    patience: int = param(
-        400, "stop after this many candidates without a gain (0: never)", minimum=0, maximum=10**9
-    )
-    window: int = param(
-        8,
-        "LNS move reach: latest-finishing jobs reinserted, swap distance",
-        minimum=1,
-        maximum=100_000,
-    )
-    timeindexed_share: float = param(
-        0.3,
-        "share of the time limit the timeindexed start may use",
-        minimum=0.0,
-        maximum=1.0,
-        exclusive_minimum=True,
-    )
-
-
 def _run_start(instance: RarInstance, name: str, ctx: RunContext, deadline, share: float):
     """One start of ``improve``: its schedule (or ``None``) and whether the limit cut it."""
     from ddlsched.errors import ModelTooLargeError, TimeLimitReached
@@ -366,55 +323,6 @@ def _improve(instance: RarInstance, params: ImproveParams, ctx: RunContext) -> O
 
 
 # --------------------------------------------------------------------------- formulations
-
-
-@dataclass(frozen=True)
-class ExactParams:
-    presolve_bounds: bool = param(
-        True, "incumbent from the heuristics and timeindexed, lower bound from timeindexed"
-    )
-    cross_check: bool = param(False, "re-solve a proven answer with the other backend")
-    search: str = param(
-        "auto",
-        "contention-aware branch-and-bound (models/rar_search.py): auto = on instances within "
-        "its size limits (floor rule, <= 8 jobs, <= 4 servers, <= 16 GPUs), else the MILP; "
-        "always = refuse larger instances; never = the MILP only",
-        choices=("auto", "always", "never"),
-    )
-
-
-@dataclass(frozen=True)
-class GridParams:
-    """The time-indexed model's grid, shared by ``timeindexed`` and ``lp_rounding``."""
-
-    slot_width: int | str = param(
-        "auto",
-        "slots aggregated into one model slot ('auto': the finest that fits memory and time)",
-        minimum=1,
-        maximum=10_000_000,
-        choices=("auto",),
-    )
-    max_patterns: int | str = param(
-        "auto",
-        "patterns per job before it gets one pooled column ('auto': 64, fewer if nothing fits)",
-        minimum=1,
-        maximum=100_000,
-        choices=("auto",),
-    )
-
-
-@dataclass(frozen=True)
-class TimeIndexedParams(GridParams):
-    contention: str = param(
-        "free", "durations: contention-free (a valid bound) or worst", choices=("free", "worst")
-    )
-
-
-@dataclass(frozen=True)
-class LoadLbParams:
-    max_patterns: int = param(
-        64, "patterns per job before it gets one pooled column", minimum=1, maximum=100_000
-    )
 
 
 @register_method(
@@ -515,16 +423,6 @@ def _lb_binpacking(instance: RarInstance, params: NoParams, ctx: RunContext) -> 
     return lb_binpacking(instance, deadline=ctx.deadline)
 
 
-@dataclass(frozen=True)
-class LbConfigurationParams:
-    rounds: int = param(
-        50, "column-generation rounds (pricing MILPs) at most", minimum=1, maximum=1_000_000
-    )
-    pricing_nodes: int = param(
-        1000, "branch-and-bound nodes of one pricing MILP at most", minimum=1, maximum=10**9
-    )
-
-
 @register_method(
     "rar",
     "lb_configuration",
@@ -540,38 +438,6 @@ def _lb_configuration(
 
     return lb_configuration(
         instance, rounds=params.rounds, pricing_nodes=params.pricing_nodes, deadline=ctx.deadline
-    )
-
-
-@dataclass(frozen=True)
-class LbTimeIndexedParams:
-    slot_width: int | str = param(
-        "auto",
-        "slots per model window ('auto': the finest whose LP fits memory_mb and the time left)",
-        minimum=1,
-        maximum=10_000_000,
-        choices=("auto",),
-    )
-    max_patterns: int = param(
-        64, "patterns per job before it gets one pooled column", minimum=1, maximum=100_000
-    )
-    memory_mb: float | str = param(
-        "auto",
-        "memory the LP may take in MiB ('auto': the process's budget, --memory-budget)",
-        minimum=1.0,
-        choices=("auto",),
-    )
-    build: str = param(
-        "auto",
-        "Pyomo model or direct highspy build ('auto': Pyomo up to 200,000 nonzeros)",
-        choices=("auto", "pyomo", "direct"),
-    )
-    horizon: int | str = param(
-        "auto",
-        "model horizon ('auto': probe from the closed forms up to the LS/FF makespan)",
-        minimum=1,
-        maximum=10_000_000,
-        choices=("auto",),
     )
 
 
@@ -596,16 +462,6 @@ def _lb_timeindexed(instance: RarInstance, params: LbTimeIndexedParams, ctx: Run
         build=params.build,
         horizon=params.horizon,
         deadline=ctx.deadline,
-    )
-
-
-@dataclass(frozen=True)
-class LpRoundingParams(GridParams):
-    trials: int = param(
-        32, "randomized roundings of the LP solution (seeded by --seed)", minimum=1, maximum=100_000
-    )
-    delta: float = param(
-        0.0, "round an LP with capacities scaled by 1/(1+delta) (0: the bound LP)", minimum=0.0
     )
 
 
