@@ -97,6 +97,9 @@ class ExactParams:
     lp_bound: bool = param(
         True, "constraint sum C_i >= the time-indexed LP relaxation (HiGHS IPM; ours)"
     )
+    improve_incumbent: bool = param(
+        True, "warm start: improve's schedule as incumbent, hint and window bound (ours)"
+    )
 
 
 @dataclass(frozen=True)

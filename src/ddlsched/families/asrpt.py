@@ -280,12 +280,7 @@ def _improve(instance: AsrptInstance, params: ImproveParams, ctx: RunContext) ->
         max_windows=params.max_windows,
         seed=ctx.seed,
     )
-    from ddlsched.sim.asrpt import simulate
-
-    def run_policy(name: str, seed: int, deadline: Any) -> Any:
-        return simulate(instance, name, seed=seed, deadline=deadline)
-
-    schedule, info, cut = improve(instance, settings, run_policy, ctx.deadline)
+    schedule, info, cut = improve(instance, settings, _policy_runner(instance), ctx.deadline)
     return Outcome(schedule, info=info, time_limit_hit=cut)
 
 
@@ -318,8 +313,20 @@ def _exact(instance: AsrptInstance, params: ExactParams, ctx: RunContext) -> Out
             symmetry=params.symmetry,
             lp_relaxation=params.lp_relaxation,
             lp_bound=params.lp_bound,
+            improve_incumbent=params.improve_incumbent,
         ),
+        run_policy=_policy_runner(instance),
     )
+
+
+def _policy_runner(instance: AsrptInstance) -> Any:
+    """The family's simulator as ``improve``'s policy runner (``exact``'s warm start)."""
+    from ddlsched.sim.asrpt import simulate
+
+    def run_policy(name: str, seed: int, deadline: Any) -> Any:
+        return simulate(instance, name, seed=seed, deadline=deadline)
+
+    return run_policy
 
 
 def _extra_bound(

@@ -22,7 +22,8 @@ the members' intervals.
 Strengthenings (ours; :mod:`ddlsched.models.asrpt_strengthen`, each
 switchable, proofs there): ``objective_bound`` and ``lp_bound`` add
 ``sum_i C_i >= LB`` (the larger of the partition bound and the time-indexed
-LP relaxation's value, the LP solved first within part of the deadline);
+LP relaxation's value, the LP solved first within part of the deadline, and
+not at all when the partition bound already meets the incumbent);
 ``symmetry`` adds ``S_a <= S_b`` for identical jobs ``a < b`` and re-sorts the
 hint to match; ``lp_relaxation`` runs CP-SAT at ``linearization_level = 2``.
 (``incumbent_search`` acts on the data: a better hint and tighter windows.)
@@ -219,7 +220,8 @@ def _added_bounds(
     out = {}
     if strengthening.objective_bound:
         out["partition"] = objective_lower_bound(data)
-    if strengthening.lp_bound:
+    proven = out.get("partition", -1) >= data.incumbent.objective(data)
+    if strengthening.lp_bound and not proven:  # nothing left to prove: the LP is skipped
         lp = lp_lower_bound(data, deadline)
         if lp is not None:
             out["lp"] = lp.bound

@@ -62,7 +62,7 @@ import logging
 import math
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ddlsched.deadline import DEFAULT_TIME_LIMIT_S, Deadline
 from ddlsched.errors import ModelTooLargeError, UnknownMethodError
@@ -72,12 +72,21 @@ from ddlsched.models.asrpt_cpsat import solve_cpsat
 from ddlsched.models.asrpt_integer import IntegerData, IntegerSolution, Mode, make_data, to_schedule
 from ddlsched.models.asrpt_milp import TimeIndexedFormulation
 from ddlsched.models.asrpt_modes import AlphaStar, alpha_star, count_usage_vectors, usage_vectors
-from ddlsched.models.asrpt_strengthen import Strengthening, search_incumbent, with_incumbent
+from ddlsched.models.asrpt_strengthen import (
+    Strengthening,
+    improve_schedule,
+    improved_incumbent,
+    search_incumbent,
+    with_incumbent,
+)
 from ddlsched.problems.asrpt import AsrptInstance, job_placement_instance
 from ddlsched.problems.asrpt_schedule import evaluate
 from ddlsched.solvers.formulation import solve_formulation
 from ddlsched.solvers.limits import SolveLimits
 from ddlsched.solvers.result import Claim, Outcome, Status, mark_stopped
+
+if TYPE_CHECKING:
+    from ddlsched.heuristics.asrpt_improve import PolicyRunner
 
 __all__ = ["DEFAULT_MAX_HORIZON_UNITS", "DEFAULT_MAX_JOB_MODES", "solve_exact"]
 
@@ -394,6 +403,29 @@ def _best_solution(
     return best_units, best_from, best
 
 
+def _improved(
+    upper: IntegerData,
+    lower: IntegerData | None,
+    deadline: Deadline,
+    run_policy: PolicyRunner | None,
+    seed: int,
+) -> tuple[IntegerData, IntegerData | None, dict[str, Any]]:
+    """Both data sets with ``improve``'s schedule as incumbent where it is better
+    (``improve_incumbent``), and what it gave (units, ``None``: no schedule)."""
+    started = time.perf_counter()
+    schedule = improve_schedule(upper, deadline, run_policy, seed)
+    report: dict[str, Any] = {"improve_units": None}
+    if schedule is not None:
+        found = improved_incumbent(upper, schedule)
+        if found is not None:
+            report["improve_units"] = found.objective(upper)
+            upper = with_incumbent(upper, found)
+        if lower is not None and (found := improved_incumbent(lower, schedule)) is not None:
+            lower = with_incumbent(lower, found)
+    report["improve_s"] = time.perf_counter() - started
+    return upper, lower, report
+
+
 def _searched(data: IntegerData, deadline: Deadline) -> IntegerData:
     """``data`` with the searched incumbent and its windows (``incumbent_search``)."""
     return with_incumbent(data, search_incumbent(data, deadline=deadline))
@@ -451,13 +483,16 @@ def solve_exact(
     threads: int = 1,
     placement_cross_check: bool = True,
     strengthening: Strengthening | None = None,
+    run_policy: PolicyRunner | None = None,
 ) -> Outcome:
     """The offline optimum ``OPT_A`` of ``instance`` (module docstring).
 
     ``backend`` is the MILP backend (placement ILPs, and the time-indexed
     MILP when ``solver="milp"`` or cross-checking); ``placement_cross_check``
     re-proves every placement-ILP optimum ``alpha*(u)`` with the other backend;
-    ``strengthening`` (default: all on) picks those of ``asrpt_strengthen``.
+    ``strengthening`` (default: all on) picks those of ``asrpt_strengthen``;
+    ``run_policy`` (the family's simulator) lets ``improve_incumbent`` start
+    ``improve`` from the policies' schedules too.
     Raises :class:`~ddlsched.errors.ModelTooLargeError` beyond the caps.
     """
     if solver not in ("cpsat", "milp"):
@@ -469,6 +504,9 @@ def solve_exact(
     job_modes = _check_caps(instance, max_job_modes, max_horizon_units)
     modes, star_info = _job_modes(instance, backend, deadline, placement_cross_check, seed)
     upper, lower = _integer_data(instance, modes, max_horizon_units)
+    warm: dict[str, Any] = {}
+    if strengthening.improve_incumbent:
+        upper, lower, warm = _improved(upper, lower, deadline, run_policy, seed)
     if strengthening.incumbent_search:
         upper, lower = _searched(upper, deadline), lower and _searched(lower, deadline)
     whole = lower is None
@@ -511,6 +549,8 @@ def solve_exact(
         "alpha_star": star_info,
         "strengthening": strengthening.report(),
         "schedule_from": best_from,
+        "incumbent_units": upper.incumbent.objective(upper),
+        **warm,
         "objective_units": best_units,
         "bounds": bounds,
         "proof": proof,
