@@ -64,6 +64,7 @@ ONE_AT_A_TIME = [
         "symmetry",
         "lp_relaxation",
         "improve_incumbent",
+        "job_windows",
     )
 ]
 
@@ -200,3 +201,61 @@ def test_improve_incumbent_beats_the_serial_search():
     tighter, searched_data = with_incumbent(data, found), with_incumbent(data, searched)
     assert tighter.incumbent == found
     assert all(a <= b for a, b in zip(tighter.latest_end, searched_data.latest_end, strict=True))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_job_windows_hold_the_optimum_and_are_no_wider(seed):
+    """Per job, the bound on the other jobs' total lies at or below their total in a
+    proven optimum, and the windows are no wider than the floors'."""
+    from ddlsched.models.asrpt_strengthen import with_incumbent, with_job_windows
+
+    instance = tiny(seed, num_jobs=6)
+    data = _data(instance)
+    out = solve_exact(instance, time_limit_s=60, strengthening=Strengthening.none())
+    assert out.status is Status.OPTIMAL
+    optimum = out.info["objective_units"]
+    windowed = with_job_windows(data)
+    assert windowed.others_bound is not None
+    ends = [
+        s + data.modes[i][k].duration
+        for i, (s, k) in enumerate(zip(*_solution(out, data), strict=True))
+    ]
+    for i, bound in enumerate(windowed.others_bound):
+        assert bound <= optimum - ends[i]
+        assert ends[i] <= windowed.latest_end[i] <= data.latest_end[i]
+    assert with_incumbent(windowed, windowed.incumbent).others_bound == windowed.others_bound
+    large = _data(tiny(seed, num_jobs=12))
+    windows = with_job_windows(large).latest_end
+    assert all(a <= b for a, b in zip(windows, large.latest_end, strict=True))
+
+
+def test_job_windows_are_tighter_with_a_good_incumbent():
+    """With improve's incumbent on a 20-job frontier instance, the per-job windows hold
+    at least 40 % fewer start slots than the floors' windows."""
+    from ddlsched.models.asrpt_strengthen import with_incumbent, with_job_windows
+
+    data = _data(tiny(0, num_jobs=20))
+    found = improved_incumbent(data, improve_schedule(data, Deadline(30)))
+    assert found is not None
+    data = with_incumbent(data, found)
+
+    def slots(d) -> int:
+        return sum(d.latest_end[i] - d.release[i] for i in range(d.num_jobs))
+
+    assert slots(with_job_windows(data)) < 0.6 * slots(data)
+
+
+def _solution(out, data) -> tuple[list[int], list[int]]:
+    """Starts (units) and modes of ``out``'s schedule on ``data`` (whole data)."""
+    unit = data.instance.time_unit_s
+    starts, modes = [], []
+    for i, job in enumerate(data.instance.jobs):
+        run = out.schedule.runs[job.id]
+        counts = [0] * data.instance.cluster.servers
+        for m, gpus in run.gpus_on().items():
+            counts[m] += gpus
+        usage = {tuple(counts), tuple(reversed(counts))}
+        k = next(k for k, mode in enumerate(data.modes[i]) if mode.usage in usage)
+        starts.append(round(run.start_s / unit))
+        modes.append(k)
+    return starts, modes

@@ -100,6 +100,9 @@ class ExactParams:
     improve_incumbent: bool = param(
         True, "warm start: improve's schedule as incumbent, hint and window bound (ours)"
     )
+    job_windows: bool = param(
+        True, "windows from the partition bound of the other jobs, per job (ours)"
+    )
 
 
 @dataclass(frozen=True)

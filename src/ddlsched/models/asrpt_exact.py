@@ -78,6 +78,7 @@ from ddlsched.models.asrpt_strengthen import (
     improved_incumbent,
     search_incumbent,
     with_incumbent,
+    with_job_windows,
 )
 from ddlsched.problems.asrpt import AsrptInstance, job_placement_instance
 from ddlsched.problems.asrpt_schedule import evaluate
@@ -509,6 +510,8 @@ def solve_exact(
         upper, lower, warm = _improved(upper, lower, deadline, run_policy, seed)
     if strengthening.incumbent_search:
         upper, lower = _searched(upper, deadline), lower and _searched(lower, deadline)
+    if strengthening.job_windows:
+        upper, lower = with_job_windows(upper), lower and with_job_windows(lower)
     whole = lower is None
     solves, cross = _run_solves(
         upper, lower, solver, backend, deadline, (cross_check, seed, threads, strengthening)

@@ -47,6 +47,21 @@ cut off *every* optimum of the integer data; why each cannot:
     only the packed and offline starts are used. On the frontier suite's
     unproven 20- and 24-job seeds it found 1,752 units where CP-SAT reached
     1,806 in 50 s (the LP bound: 1,752, so a proof at once).
+``job_windows`` (:func:`with_job_windows`)
+    The windows ``L_i = min(H, UB - sum_{j != i} (r_j + min_u d_ju))`` use
+    only each other job's own floor. Any valid lower bound ``B_i`` on
+    ``sum_{j != i} C_j`` may replace that sum: in an optimum of value at most
+    ``UB``, ``C_i = OPT - sum_{j != i} C_j <= UB - B_i``. Here ``B_i`` is
+    ``ceil`` of the partition bound (``objective_bound`` below) of the jobs
+    other than ``i``: the other jobs' part of any feasible schedule is a
+    feasible schedule of those jobs alone (same releases, run times, at most
+    ``G`` GPUs busy), so the theorem bounds their total. ``L_i = min(H, UB -
+    max(floors, B_i))``; the incumbent fits them (its other jobs are such a
+    schedule too), so the models stay feasible, and every later incumbent
+    recomputes them with the same ``B_i``. On the frontier suite's 20- and
+    24-job instances, with ``improve``'s incumbent, they cut the start slots
+    of the time-indexed LP (and CP-SAT's start domains) by a factor of 1.9 to 3.3. ``n`` partition bounds,
+    each ``O(n log n)`` per round.
 ``objective_bound`` (:func:`objective_lower_bound`)
     The constraint ``sum_i C_i >= ceil(LB)``, ``LB`` the partition bound of
     :mod:`ddlsched.models.asrpt_comm_bound` (``lb_busy``'s theorem: mean busy
@@ -140,6 +155,7 @@ __all__ = [
     "search_incumbent",
     "sorted_within_classes",
     "with_incumbent",
+    "with_job_windows",
 ]
 
 #: Share of the time left that ``improve`` may take (``improve_incumbent``).
@@ -166,11 +182,12 @@ class Strengthening:
     lp_relaxation: bool = True
     lp_bound: bool = True
     improve_incumbent: bool = True
+    job_windows: bool = True
 
     @classmethod
     def none(cls) -> Strengthening:
         """The model without strengthenings (every switch off)."""
-        return cls(False, False, False, False, False, False)
+        return cls(False, False, False, False, False, False, False)
 
     def report(self) -> dict[str, bool]:
         """Every switch by name (``info['strengthening']``)."""
@@ -242,7 +259,7 @@ def with_incumbent(data: IntegerData, incumbent: IntegerSolution) -> IntegerData
     upper = incumbent.objective(data)
     if upper >= data.incumbent.objective(data):
         return data
-    windows = latest_ends(data.release, data.modes, upper, data.serial_horizon)
+    windows = latest_ends(data.release, data.modes, upper, data.serial_horizon, data.others_bound)
     return dataclasses.replace(data, incumbent=incumbent, latest_end=windows)
 
 
@@ -303,13 +320,33 @@ def improved_incumbent(data: IntegerData, schedule: AsrptSchedule) -> IntegerSol
 
 def objective_lower_bound(data: IntegerData) -> int:
     """``ceil(LB)`` of the partition bound on the integer data (module docstring)."""
+    return _partition_units(data, range(data.num_jobs))
+
+
+def _partition_units(data: IntegerData, jobs: Sequence[int]) -> int:
+    """``ceil`` of the partition bound of ``jobs`` alone (``p_i = min_u d_iu``,
+    ``q_i = (g_i / G) p_i``), lowered by 1e-9 (relative) first."""
     total_gpus = data.instance.cluster.num_gpus
-    shortest = [min(m.duration for m in ms) for ms in data.modes]
-    sizes = [sum(ms[0].usage) / total_gpus * p for ms, p in zip(data.modes, shortest, strict=True)]
+    shortest = [min(m.duration for m in data.modes[i]) for i in jobs]
+    sizes = [
+        sum(data.modes[i][0].usage) / total_gpus * p for i, p in zip(jobs, shortest, strict=True)
+    ]
     bound = partition_bound(
-        [float(r) for r in data.release], [float(p) for p in shortest], sizes
+        [float(data.release[i]) for i in jobs], [float(p) for p in shortest], sizes
     ).value_s
     return math.ceil(bound * (1 - 1e-9) - 1e-9)
+
+
+def with_job_windows(data: IntegerData) -> IntegerData:
+    """``data`` with the windows of ``job_windows`` (module docstring): per job ``i``,
+    the partition bound of the other jobs as the bound on ``sum_{j != i} C_j``."""
+    others = tuple(
+        _partition_units(data, [j for j in range(data.num_jobs) if j != i])
+        for i in range(data.num_jobs)
+    )
+    upper = data.incumbent.objective(data)
+    windows = latest_ends(data.release, data.modes, upper, data.serial_horizon, others)
+    return dataclasses.replace(data, others_bound=others, latest_end=windows)
 
 
 def identical_classes(data: IntegerData) -> list[list[int]]:
