@@ -28,6 +28,7 @@ from ddlsched.models.asrpt_strengthen import (
     improved_incumbent,
     lp_lower_bound,
     objective_lower_bound,
+    release_classes,
     search_incumbent,
     sorted_within_classes,
 )
@@ -48,6 +49,17 @@ def _twins(seed: int) -> AsrptInstance:
     return dataclasses.replace(base, jobs=tuple(jobs))
 
 
+def _staggered(seed: int) -> AsrptInstance:
+    """``tiny(seed, num_jobs=2)`` with every job doubled, the copy released one or two
+    time units later (same mode list, different releases: ``release_order`` binds)."""
+    base = tiny(seed, num_jobs=2)
+    jobs = list(base.jobs)
+    for k, job in enumerate(base.jobs):
+        later = job.arrival_s + (1 + (seed + k) % 2) * base.time_unit_s
+        jobs.append(dataclasses.replace(job, id=job.id + "b", arrival_s=later))
+    return dataclasses.replace(base, jobs=tuple(jobs))
+
+
 #: 114 small instances: (label, builder); tiny seeds 13 and 16 left out (slow)
 CASES = (
     [(f"tiny-{s}", lambda s=s: tiny(s)) for s in range(32) if s not in (13, 16)]
@@ -65,6 +77,7 @@ ONE_AT_A_TIME = [
         "lp_relaxation",
         "improve_incumbent",
         "job_windows",
+        "release_order",
     )
 ]
 
@@ -111,6 +124,39 @@ def test_twins_equal_the_brute_force(seed):
     assert out.status is Status.OPTIMAL
     value = evaluate(instance, out.schedule).total_completion_s
     assert brute_force(instance) == pytest.approx(value, rel=REL, abs=1e-6)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_staggered_twins_equal_the_brute_force(seed):
+    instance = _staggered(seed)
+    data = _data(instance)
+    assert release_classes(data), "the instance must have a class for the test to bind"
+    out = solve_exact(instance, time_limit_s=60)
+    assert out.status is Status.OPTIMAL
+    value = evaluate(instance, out.schedule).total_completion_s
+    assert brute_force(instance) == pytest.approx(value, rel=REL, abs=1e-6)
+    alone = Strengthening(release_order=True, **{f: False for f in _OTHERS})
+    out_alone = solve_exact(instance, time_limit_s=60, strengthening=alone)
+    assert out_alone.status is Status.OPTIMAL
+    alone_value = evaluate(instance, out_alone.schedule).total_completion_s
+    assert alone_value == pytest.approx(value, rel=REL)
+
+
+_OTHERS = [f.name for f in dataclasses.fields(Strengthening) if f.name != "release_order"]
+
+
+def test_release_classes_order_by_release_and_sort_the_hint():
+    data = _data(_staggered(1))
+    classes = release_classes(data)
+    for members in classes:
+        releases = [data.release[i] for i in members]
+        assert releases == sorted(releases) and len(set(releases)) > 1
+    hint = sorted_within_classes(data.incumbent, classes)
+    for members in classes:
+        starts = [hint.start[i] for i in members]
+        assert starts == sorted(starts)
+        assert all(hint.start[i] >= data.release[i] for i in members)
+    assert hint.objective(data) == data.incumbent.objective(data)
 
 
 def _data(instance: AsrptInstance):

@@ -103,6 +103,7 @@ class ExactParams:
     job_windows: bool = param(
         True, "windows from the partition bound of the other jobs, per job (ours)"
     )
+    release_order: bool = param(True, "jobs with the same modes start in order of release (ours)")
 
 
 @dataclass(frozen=True)

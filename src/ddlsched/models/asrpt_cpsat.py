@@ -25,7 +25,8 @@ switchable, proofs there): ``objective_bound`` and ``lp_bound`` add
 LP relaxation's value, the LP solved first within part of the deadline, and
 not at all when the partition bound already meets the incumbent);
 ``symmetry`` adds ``S_a <= S_b`` for identical jobs ``a < b`` and re-sorts the
-hint to match; ``lp_relaxation`` runs CP-SAT at ``linearization_level = 2``.
+hint to match, ``release_order`` the same for jobs with the same modes in order
+of release; ``lp_relaxation`` runs CP-SAT at ``linearization_level = 2``.
 (``incumbent_search`` acts on the data: a better hint and tighter windows.)
 
 Choices (the spec leaves them open):
@@ -55,6 +56,7 @@ from ddlsched.models.asrpt_strengthen import (
     identical_classes,
     lp_lower_bound,
     objective_lower_bound,
+    release_classes,
     search_incumbent,
     sorted_within_classes,
     with_incumbent,
@@ -148,6 +150,13 @@ def build_cpsat(
         model.add(sum(objective) >= lower_bound)
     if strengthening.symmetry:  # identical jobs start in index order (asrpt_strengthen)
         classes = identical_classes(data)
+        for members in classes:
+            for a, b in itertools.pairwise(members):
+                model.add(starts[a] <= starts[b])
+        if hint is not None:
+            hint = sorted_within_classes(hint, classes)
+    if strengthening.release_order:  # jobs of one mode list start in release order
+        classes = release_classes(data)
         for members in classes:
             for a, b in itertools.pairwise(members):
                 model.add(starts[a] <= starts[b])
