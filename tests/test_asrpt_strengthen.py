@@ -305,3 +305,12 @@ def _solution(out, data) -> tuple[list[int], list[int]]:
         starts.append(round(run.start_s / unit))
         modes.append(k)
     return starts, modes
+
+
+def test_lp_bound_stays_below_a_known_schedule():
+    """``tiny(3, num_jobs=20)`` has a schedule of 1,187 units (the time-indexed MILP finds
+    it and proves it optimal, ``solver=milp``, about 30 s); the IPM without crossover
+    reported the LP as 1187.0039 and the bound became 1,188."""
+    data = _data(tiny(3, num_jobs=20))
+    lp = lp_lower_bound(data, Deadline(120))
+    assert lp is not None and lp.bound <= 1187

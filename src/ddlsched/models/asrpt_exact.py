@@ -38,10 +38,12 @@ time-indexed MILP, :mod:`ddlsched.models.asrpt_milp`; their shared data in
     remaining model solve gets an equal share of what is left.
     Strengthenings (ours; each switchable, all on by default; the
     proofs that none cuts off every optimum are in
-    :mod:`ddlsched.models.asrpt_strengthen`): a searched incumbent (tighter
-    windows, a better hint), ``sum C_i >= LB`` (the partition bound and the
-    time-indexed LP relaxation), symmetry between identical jobs and CP-SAT's
-    ``linearization_level = 2``; the MILP sees only the first.
+    :mod:`ddlsched.models.asrpt_strengthen`): ``improve``'s schedule and a
+    searched serial one as incumbent (tighter windows, a better hint), per-job
+    windows from the other jobs' partition bound, ``sum C_i >= LB`` (the
+    partition bound and the time-indexed LP relaxation), symmetry between
+    identical jobs (same release; same modes in release order) and CP-SAT's
+    ``linearization_level = 2``; the MILP sees the incumbents and the windows.
     ``cross_check=True`` also solves every integer model with the other
     scheduling model (MILP for CP-SAT and vice versa) and records in
     ``info['cross_check']`` whether their optima agree (``True``), disagree

@@ -82,19 +82,27 @@ cut off *every* optimum of the integer data; why each cannot:
     optimum). Its relaxation is far stronger than CP-SAT's: ``tiny(2,
     num_jobs=10)`` LP 571 = the optimum, ``tiny(4, num_jobs=10)`` LP 1101 =
     the best schedule found; CP-SAT alone stays at 362 and 858. Solved by
-    HiGHS's interior point method without crossover (the simplex took 52 s on
+    HiGHS's interior point method *with* crossover (the simplex took 52 s on
     ``tiny(4, num_jobs=10)``, the IPM 8 s under a load of 11), within
     :data:`LP_SHARE` of the time left; not tried when that share of the
     deadline's plan (``Deadline.plan_s``: the time limit, not what a loaded
-    machine has left of it) is below :data:`LP_MIN_S` or when the partition
-    bound already meets the incumbent (nothing left to prove) (Pyomo's build and
+    machine has left of it) is below :data:`LP_MIN_S` (Pyomo's build and
     hand-over overran a 0.1 s share by 0.4 s), so whether the LP, its bound
-    and its job order are tried does not depend on the load; when the IPM stops without an optimum
-    (HiGHS says "unknown" on some tiny instances) the simplex gets the rest of
-    that share; a stopped or failed solve adds nothing. A floating-point bound like every HiGHS bound of the project:
-    the margin ``1e-6`` relative is 100 times HiGHS's IPM optimality
-    tolerance (1e-8 relative gap); it is checked against the incumbent (a
-    bound above a schedule's value is refused with a warning).
+    and its job order are tried does not depend on the load, nor when the
+    partition bound already meets the incumbent (nothing left to prove); when
+    the IPM stops without an optimum (HiGHS says "unknown" on some tiny
+    instances) the simplex gets the rest of that share; a stopped or failed
+    solve adds nothing. A floating-point bound like every HiGHS bound of the
+    project, with a margin of ``1e-6`` relative; it is checked against the
+    incumbent (a bound above a schedule's value is refused with a warning).
+    Why crossover: without it the IPM's objective is that of an approximate
+    primal point, *above* the LP optimum by more than the margin:
+    ``tiny(3, num_jobs=20)`` gave 1187.0039 for an LP optimum of 1187 (simplex,
+    and IPM with crossover), so ``ceil`` claimed 1188 where a schedule of
+    1187 exists (found and proven optimal by the time-indexed MILP). After
+    crossover the value is a basic solution's (1187.0 there; the crossover
+    also took less time than the IPM's last iterations: 8 s against 16 s under
+    a load of 12).
 ``symmetry`` (:func:`identical_classes`)
     Jobs ``a < b`` with the same release and the same list of modes (usage
     vectors and durations; so the same configuration and iterations) get
@@ -184,7 +192,7 @@ LP_SHARE = 0.6
 #: The LP is not tried when its share of the deadline's plan (``Deadline.plan_s``) is below this.
 LP_MIN_S = 0.5
 #: HiGHS options of the LP relaxation, tried in turn (module docstring).
-_LP_OPTIONS = ((("solver", "ipm"), ("run_crossover", "off")), (("solver", "simplex"),))
+_LP_OPTIONS = ((("solver", "ipm"), ("run_crossover", "on")), (("solver", "simplex"),))
 
 log = logging.getLogger(__name__)
 
