@@ -78,6 +78,7 @@ ONE_AT_A_TIME = [
         "improve_incumbent",
         "job_windows",
         "release_order",
+        "milp_proof",
     )
 ]
 
@@ -314,3 +315,22 @@ def test_lp_bound_stays_below_a_known_schedule():
     data = _data(tiny(3, num_jobs=20))
     lp = lp_lower_bound(data, Deadline(120))
     assert lp is not None and lp.bound <= 1187
+
+
+@pytest.mark.parametrize("index", range(0, 40, 5), ids=lambda i: CASES[i][0])
+def test_milp_proof_after_a_cpsat_that_proves_nothing(index, monkeypatch):
+    """CP-SAT left no time: the time-indexed MILP proves the old model's optimum on the
+    same data, and the result says which model's schedule it is."""
+    import ddlsched.models.asrpt_exact as exact
+
+    monkeypatch.setattr(exact, "CPSAT_SHARE", 1e-9)
+    instance = _instance(index)
+    out = solve_exact(instance, time_limit_s=60)
+    assert out.status is Status.OPTIMAL
+    assert "upper/milp" in out.info["solves"]
+    assert out.info["solves"]["upper/cpsat"]["status"] != "optimal"
+    assert evaluate(instance, out.schedule).total_completion_s == pytest.approx(
+        _old(index), rel=REL
+    )
+    off = solve_exact(instance, time_limit_s=60, strengthening=Strengthening(milp_proof=False))
+    assert "upper/milp" not in off.info["solves"]

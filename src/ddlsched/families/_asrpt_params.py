@@ -104,6 +104,9 @@ class ExactParams:
         True, "windows from the partition bound of the other jobs, per job (ours)"
     )
     release_order: bool = param(True, "jobs with the same modes start in order of release (ours)")
+    milp_proof: bool = param(
+        True, "when CP-SAT proves nothing in half its time, the time-indexed MILP (ours)"
+    )
 
 
 @dataclass(frozen=True)

@@ -90,6 +90,7 @@ Methods (all minimise ``sum_i C_i`` in seconds, recomputed by the evaluator):
 * ``exact`` (CP-SAT over usage-vector modes; tiny instances; parameters
   ``incumbent_search``, ``objective_bound``, ``lp_bound``, ``symmetry``,
   ``lp_relaxation``, ``improve_incumbent``, ``job_windows``, ``release_order``,
+  ``milp_proof``,
   strengthenings of ours, all on by default, all off is the
   model without them), ``lb_sum`` and
   ``lb_srpt`` (valid lower bounds, no schedule), and ``lb_busy`` (a bound of
@@ -316,6 +317,7 @@ def _exact(instance: AsrptInstance, params: ExactParams, ctx: RunContext) -> Out
             improve_incumbent=params.improve_incumbent,
             job_windows=params.job_windows,
             release_order=params.release_order,
+            milp_proof=params.milp_proof,
         ),
         run_policy=_policy_runner(instance),
     )

@@ -91,7 +91,7 @@ from ddlsched.solvers.result import Claim, Outcome, Status, mark_stopped
 if TYPE_CHECKING:
     from ddlsched.heuristics.asrpt_improve import PolicyRunner
 
-__all__ = ["DEFAULT_MAX_HORIZON_UNITS", "DEFAULT_MAX_JOB_MODES", "solve_exact"]
+__all__ = ["CPSAT_SHARE", "DEFAULT_MAX_HORIZON_UNITS", "DEFAULT_MAX_JOB_MODES", "solve_exact"]
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +99,8 @@ log = logging.getLogger(__name__)
 DEFAULT_MAX_JOB_MODES = 2_000
 DEFAULT_MAX_HORIZON_UNITS = 5_000
 _WHOLE_RTOL = 1e-9
+#: With ``milp_proof``, CP-SAT's share (its LP bound included) of each solve's time.
+CPSAT_SHARE = 0.5
 
 
 def _count(value: float) -> str:
@@ -343,8 +345,12 @@ def _run_solves(
     options: tuple[bool, int, int, Strengthening],
 ) -> tuple[dict[tuple[str, str], _IntegerSolve], dict[str, Any]]:
     """Every model solve of the plan, each with an equal share of what is left of
-    ``deadline``; ``options`` = ``(cross_check, seed, threads, strengthening)``. Returns
-    the solves by ``(upper|lower, solver)`` and the cross-check record per data set."""
+    ``deadline``; ``options`` = ``(cross_check, seed, threads, strengthening)``. With
+    ``milp_proof`` (CP-SAT, no cross-check) CP-SAT gets :data:`CPSAT_SHARE` of a solve's
+    share and, when it proves nothing, the time-indexed MILP the rest, on the same data
+    (its windows tightened by CP-SAT's schedule). Returns the solves by ``(upper|lower,
+    solver)`` and the cross-check record per data set (the two models compared whenever
+    both ran)."""
     cross_check = options[0]
     other = "milp" if solver == "cpsat" else "cpsat"
     plan: list[tuple[str, IntegerData, str]] = [("upper", upper, solver)]
@@ -356,15 +362,27 @@ def _run_solves(
             plan.append(("lower", lower, other))
     solves: dict[tuple[str, str], _IntegerSolve] = {}
     cross: dict[str, Any] = {}
+    follow_up = options[3].milp_proof and solver == "cpsat" and not cross_check
     for index, (label, data, name) in enumerate(plan):
-        share = 1.0 / (len(plan) - index)
+        phase = deadline.sub(1.0 / (len(plan) - index))
         try:
-            solves[label, name] = _solve_integer(data, name, backend, deadline.sub(share), options)
+            first = _solve_integer(
+                data, name, backend, phase.sub(CPSAT_SHARE) if follow_up else phase, options
+            )
         except ModelTooLargeError as exc:
             if name == solver:
                 raise
             cross[label] = {"agree": None, "status": f"not run: {exc}"}
-    if cross_check:
+            continue
+        solves[label, name] = first
+        if follow_up and first.status is not Status.OPTIMAL:
+            if first.solution is not None:  # its value tightens the MILP's windows
+                data = with_incumbent(data, first.solution)
+            try:
+                solves[label, "milp"] = _solve_integer(data, "milp", backend, phase, options)
+            except ModelTooLargeError as exc:
+                log.info("asrpt exact: milp_proof not run (%s)", exc)
+    if cross_check or follow_up:
         _compare_solves(solves, solver, other, cross)
     return solves, cross
 
