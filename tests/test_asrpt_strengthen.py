@@ -334,3 +334,11 @@ def test_milp_proof_after_a_cpsat_that_proves_nothing(index, monkeypatch):
     )
     off = solve_exact(instance, time_limit_s=60, strengthening=Strengthening(milp_proof=False))
     assert "upper/milp" not in off.info["solves"]
+
+
+def test_cpsat_effort_is_reported():
+    """Every CP-SAT solve records its deterministic time, branches and conflicts."""
+    out = solve_exact(tiny(0, num_jobs=10), time_limit_s=60)
+    search = out.info["solves"]["upper/cpsat"]["search"]
+    assert set(search) == {"deterministic_time", "branches", "conflicts"}
+    assert all(value >= 0 for value in search.values()) and search["deterministic_time"] > 0

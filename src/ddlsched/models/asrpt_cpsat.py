@@ -84,6 +84,9 @@ class CpsatResult:
     message: str
     time_limit_hit: bool
     added_bounds: dict[str, int] = field(default_factory=dict)
+    #: CP-SAT's own effort counters (the same on every machine for a search that ends
+    #: before its time limit): ``deterministic_time``, ``branches``, ``conflicts``
+    search: dict[str, float] = field(default_factory=dict)
 
 
 def build_cpsat(
@@ -218,7 +221,19 @@ def solve_cpsat(
         message=run.message,
         added_bounds=added,
         time_limit_hit=status in (Status.FEASIBLE, Status.TIME_LIMIT_NO_SOLUTION),
+        search=_effort(run.solver),
     )
+
+
+def _effort(solver: Any) -> dict[str, float]:
+    """CP-SAT's deterministic time, branches and conflicts (empty when it did not run)."""
+    if solver is None:
+        return {}
+    return {
+        "deterministic_time": float(solver.deterministic_time),
+        "branches": float(solver.num_branches),
+        "conflicts": float(solver.num_conflicts),
+    }
 
 
 def _added_bounds(

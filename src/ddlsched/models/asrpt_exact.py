@@ -141,10 +141,12 @@ class _IntegerSolve:
     message: str
     time_limit_hit: bool
     added_bounds: dict[str, int] | None = None
+    search: dict[str, float] | None = None
 
     def report(self) -> dict[str, Any]:
         return {
             "added_bounds": self.added_bounds,
+            "search": self.search,
             "solver": self.solver,
             "backend": self.backend,
             "status": str(self.status),
@@ -179,6 +181,7 @@ def _solve_integer(
             res.message,
             res.time_limit_hit,
             res.added_bounds,
+            res.search,
         )
     unit = data.instance.time_unit_s
     out = solve_formulation(
