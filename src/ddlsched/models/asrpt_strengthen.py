@@ -140,7 +140,10 @@ cut off *every* optimum of the integer data; why each cannot:
     data, so the better schedule and the larger bound of the two are valid,
     and the result is ``optimal`` when either proves it; the two answers are
     compared as by ``cross_check`` (a disagreement claims nothing). Not a
-    change of either model. Why: on the frontier's unproven instances the
+    change of either model. Clock: whether the MILP runs depends on whether
+    CP-SAT proved within its share, so on a loaded machine a proven optimum may
+    come with the other model's schedule (the same value); an unproven result
+    depends on the clock as every result at a time limit does. Why: on the frontier's unproven instances the
     gap left is between CP-SAT's incumbent and the LP bound, and CP-SAT's
     search closes neither side; the MILP's branch and cut on the same LP does
     (20 jobs, seed 3: 1,187 proven in 33 s; 24 jobs, seed 3: 1,349 in 21 s,
