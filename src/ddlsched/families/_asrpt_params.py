@@ -105,7 +105,7 @@ class ExactParams:
     )
     release_order: bool = param(True, "jobs with the same modes start in order of release (ours)")
     milp_proof: bool = param(
-        True, "when CP-SAT proves nothing in half its time, the time-indexed MILP (ours)"
+        True, "when CP-SAT's search proves nothing in half its time, the time-indexed MILP (ours)"
     )
 
 

@@ -180,8 +180,10 @@ def solve_cpsat(
     seed: int = 0,
     threads: int = 1,
     strengthening: Strengthening | None = None,
+    search_share: float = 1.0,
 ) -> CpsatResult:
-    """Solve the CP-SAT model of ``data`` within ``deadline`` (incumbent as hint)."""
+    """Solve the CP-SAT model of ``data`` within ``deadline`` (incumbent as hint); the
+    search itself gets ``search_share`` of what the added bounds leave of it."""
     strengthening = strengthening or Strengthening.none()
     added, data = _added_bounds(data, deadline, strengthening)
     model, starts, presences = build_cpsat(
@@ -194,7 +196,7 @@ def solve_cpsat(
     options = CpsatOptions(
         seed=seed, workers=threads, linearization_level=2 if strengthening.lp_relaxation else None
     )
-    run = run_cpsat(model, deadline, options)
+    run = run_cpsat(model, deadline.sub(search_share), options)
     status = run.status
     if status in (Status.INFEASIBLE, Status.ERROR):  # the windows hold the incumbent
         status = Status.ERROR

@@ -99,7 +99,7 @@ log = logging.getLogger(__name__)
 DEFAULT_MAX_JOB_MODES = 2_000
 DEFAULT_MAX_HORIZON_UNITS = 5_000
 _WHOLE_RTOL = 1e-9
-#: With ``milp_proof``, CP-SAT's share (its LP bound included) of each solve's time.
+#: With ``milp_proof``, CP-SAT's search's share of what its LP bound leaves of a solve's time.
 CPSAT_SHARE = 0.5
 
 
@@ -164,10 +164,18 @@ def _solve_integer(
     backend: str,
     deadline: Deadline,
     options: tuple[bool, int, int, Strengthening],
+    search_share: float = 1.0,
 ) -> _IntegerSolve:
     _, seed, threads, strengthening = options
     if solver == "cpsat":
-        res = solve_cpsat(data, deadline, seed=seed, threads=threads, strengthening=strengthening)
+        res = solve_cpsat(
+            data,
+            deadline,
+            seed=seed,
+            threads=threads,
+            strengthening=strengthening,
+            search_share=search_share,
+        )
         return _IntegerSolve(
             "cpsat",
             res.status,
@@ -349,8 +357,9 @@ def _run_solves(
 ) -> tuple[dict[tuple[str, str], _IntegerSolve], dict[str, Any]]:
     """Every model solve of the plan, each with an equal share of what is left of
     ``deadline``; ``options`` = ``(cross_check, seed, threads, strengthening)``. With
-    ``milp_proof`` (CP-SAT, no cross-check) CP-SAT gets :data:`CPSAT_SHARE` of a solve's
-    share and, when it proves nothing, the time-indexed MILP the rest, on the same data
+    ``milp_proof`` (CP-SAT, no cross-check) CP-SAT's search gets :data:`CPSAT_SHARE` of
+    what its LP bound leaves of a solve's share and, when it proves nothing, the
+    time-indexed MILP the rest, on the same data
     (its windows tightened by CP-SAT's schedule). Returns the solves by ``(upper|lower,
     solver)`` and the cross-check record per data set (the two models compared whenever
     both ran)."""
@@ -370,7 +379,7 @@ def _run_solves(
         phase = deadline.sub(1.0 / (len(plan) - index))
         try:
             first = _solve_integer(
-                data, name, backend, phase.sub(CPSAT_SHARE) if follow_up else phase, options
+                data, name, backend, phase, options, CPSAT_SHARE if follow_up else 1.0
             )
         except ModelTooLargeError as exc:
             if name == solver:

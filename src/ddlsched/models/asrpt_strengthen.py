@@ -132,8 +132,8 @@ cut off *every* optimum of the integer data; why each cannot:
     configuration often share a mode list: 5 classes of 2 to 4 jobs among the
     20 jobs of the frontier's 20-job seed 0.
 ``milp_proof`` (:func:`ddlsched.models.asrpt_exact.solve_exact`)
-    CP-SAT gets half of its solve's time (its LP bound included); when it
-    proves nothing, the time-indexed MILP of :mod:`ddlsched.models.asrpt_milp`
+    CP-SAT's search gets half of what its LP bound (``lp_bound``, planned as
+    without this switch) leaves of its solve's time; when it proves nothing, the time-indexed MILP of :mod:`ddlsched.models.asrpt_milp`
     (HiGHS's branch and cut, the ``solver="milp"`` model) solves the *same*
     integer data in the rest, within windows tightened by CP-SAT's schedule
     (valid: any feasible schedule's value). Both are exact models of that
