@@ -97,6 +97,16 @@ class ExactParams:
     lp_bound: bool = param(
         True, "constraint sum C_i >= the time-indexed LP relaxation (HiGHS IPM; ours)"
     )
+    improve_incumbent: bool = param(
+        True, "warm start: improve's schedule as incumbent, hint and window bound (ours)"
+    )
+    job_windows: bool = param(
+        True, "windows from the partition bound of the other jobs, per job (ours)"
+    )
+    release_order: bool = param(True, "jobs with the same modes start in order of release (ours)")
+    milp_proof: bool = param(
+        True, "when CP-SAT's search proves nothing in half its time, the time-indexed MILP (ours)"
+    )
 
 
 @dataclass(frozen=True)

@@ -89,7 +89,8 @@ Methods (all minimise ``sum_i C_i`` in seconds, recomputed by the evaluator):
   (parameters ``starts``, ``window``, ``horizon``, ``max_windows``);
 * ``exact`` (CP-SAT over usage-vector modes; tiny instances; parameters
   ``incumbent_search``, ``objective_bound``, ``lp_bound``, ``symmetry``,
-  ``lp_relaxation``,
+  ``lp_relaxation``, ``improve_incumbent``, ``job_windows``, ``release_order``,
+  ``milp_proof``,
   strengthenings of ours, all on by default, all off is the
   model without them), ``lb_sum`` and
   ``lb_srpt`` (valid lower bounds, no schedule), and ``lb_busy`` (a bound of
@@ -280,12 +281,7 @@ def _improve(instance: AsrptInstance, params: ImproveParams, ctx: RunContext) ->
         max_windows=params.max_windows,
         seed=ctx.seed,
     )
-    from ddlsched.sim.asrpt import simulate
-
-    def run_policy(name: str, seed: int, deadline: Any) -> Any:
-        return simulate(instance, name, seed=seed, deadline=deadline)
-
-    schedule, info, cut = improve(instance, settings, run_policy, ctx.deadline)
+    schedule, info, cut = improve(instance, settings, _policy_runner(instance), ctx.deadline)
     return Outcome(schedule, info=info, time_limit_hit=cut)
 
 
@@ -318,8 +314,23 @@ def _exact(instance: AsrptInstance, params: ExactParams, ctx: RunContext) -> Out
             symmetry=params.symmetry,
             lp_relaxation=params.lp_relaxation,
             lp_bound=params.lp_bound,
+            improve_incumbent=params.improve_incumbent,
+            job_windows=params.job_windows,
+            release_order=params.release_order,
+            milp_proof=params.milp_proof,
         ),
+        run_policy=_policy_runner(instance),
     )
+
+
+def _policy_runner(instance: AsrptInstance) -> Any:
+    """The family's simulator as ``improve``'s policy runner (``exact``'s warm start)."""
+    from ddlsched.sim.asrpt import simulate
+
+    def run_policy(name: str, seed: int, deadline: Any) -> Any:
+        return simulate(instance, name, seed=seed, deadline=deadline)
+
+    return run_policy
 
 
 def _extra_bound(

@@ -22,9 +22,11 @@ the members' intervals.
 Strengthenings (ours; :mod:`ddlsched.models.asrpt_strengthen`, each
 switchable, proofs there): ``objective_bound`` and ``lp_bound`` add
 ``sum_i C_i >= LB`` (the larger of the partition bound and the time-indexed
-LP relaxation's value, the LP solved first within part of the deadline);
+LP relaxation's value, the LP solved first within part of the deadline, and
+not at all when the partition bound already meets the incumbent);
 ``symmetry`` adds ``S_a <= S_b`` for identical jobs ``a < b`` and re-sorts the
-hint to match; ``lp_relaxation`` runs CP-SAT at ``linearization_level = 2``.
+hint to match, ``release_order`` the same for jobs with the same modes in order
+of release; ``lp_relaxation`` runs CP-SAT at ``linearization_level = 2``.
 (``incumbent_search`` acts on the data: a better hint and tighter windows.)
 
 Choices (the spec leaves them open):
@@ -54,6 +56,7 @@ from ddlsched.models.asrpt_strengthen import (
     identical_classes,
     lp_lower_bound,
     objective_lower_bound,
+    release_classes,
     search_incumbent,
     sorted_within_classes,
     with_incumbent,
@@ -81,6 +84,9 @@ class CpsatResult:
     message: str
     time_limit_hit: bool
     added_bounds: dict[str, int] = field(default_factory=dict)
+    #: CP-SAT's own effort counters (the same on every machine for a search that ends
+    #: before its time limit): ``deterministic_time``, ``branches``, ``conflicts``
+    search: dict[str, float] = field(default_factory=dict)
 
 
 def build_cpsat(
@@ -152,6 +158,13 @@ def build_cpsat(
                 model.add(starts[a] <= starts[b])
         if hint is not None:
             hint = sorted_within_classes(hint, classes)
+    if strengthening.release_order:  # jobs of one mode list start in release order
+        classes = release_classes(data)
+        for members in classes:
+            for a, b in itertools.pairwise(members):
+                model.add(starts[a] <= starts[b])
+        if hint is not None:
+            hint = sorted_within_classes(hint, classes)
     if hint is not None:
         for i in range(data.num_jobs):
             model.add_hint(starts[i], hint.start[i])
@@ -167,8 +180,10 @@ def solve_cpsat(
     seed: int = 0,
     threads: int = 1,
     strengthening: Strengthening | None = None,
+    search_share: float = 1.0,
 ) -> CpsatResult:
-    """Solve the CP-SAT model of ``data`` within ``deadline`` (incumbent as hint)."""
+    """Solve the CP-SAT model of ``data`` within ``deadline`` (incumbent as hint); the
+    search itself gets ``search_share`` of what the added bounds leave of it."""
     strengthening = strengthening or Strengthening.none()
     added, data = _added_bounds(data, deadline, strengthening)
     model, starts, presences = build_cpsat(
@@ -181,7 +196,7 @@ def solve_cpsat(
     options = CpsatOptions(
         seed=seed, workers=threads, linearization_level=2 if strengthening.lp_relaxation else None
     )
-    run = run_cpsat(model, deadline, options)
+    run = run_cpsat(model, deadline.sub(search_share), options)
     status = run.status
     if status in (Status.INFEASIBLE, Status.ERROR):  # the windows hold the incumbent
         status = Status.ERROR
@@ -208,7 +223,19 @@ def solve_cpsat(
         message=run.message,
         added_bounds=added,
         time_limit_hit=status in (Status.FEASIBLE, Status.TIME_LIMIT_NO_SOLUTION),
+        search=_effort(run.solver),
     )
+
+
+def _effort(solver: Any) -> dict[str, float]:
+    """CP-SAT's deterministic time, branches and conflicts (empty when it did not run)."""
+    if solver is None:
+        return {}
+    return {
+        "deterministic_time": float(solver.deterministic_time),
+        "branches": float(solver.num_branches),
+        "conflicts": float(solver.num_conflicts),
+    }
 
 
 def _added_bounds(
@@ -219,7 +246,8 @@ def _added_bounds(
     out = {}
     if strengthening.objective_bound:
         out["partition"] = objective_lower_bound(data)
-    if strengthening.lp_bound:
+    proven = out.get("partition", -1) >= data.incumbent.objective(data)
+    if strengthening.lp_bound and not proven:  # nothing left to prove: the LP is skipped
         lp = lp_lower_bound(data, deadline)
         if lp is not None:
             out["lp"] = lp.bound

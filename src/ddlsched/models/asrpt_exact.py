@@ -38,10 +38,12 @@ time-indexed MILP, :mod:`ddlsched.models.asrpt_milp`; their shared data in
     remaining model solve gets an equal share of what is left.
     Strengthenings (ours; each switchable, all on by default; the
     proofs that none cuts off every optimum are in
-    :mod:`ddlsched.models.asrpt_strengthen`): a searched incumbent (tighter
-    windows, a better hint), ``sum C_i >= LB`` (the partition bound and the
-    time-indexed LP relaxation), symmetry between identical jobs and CP-SAT's
-    ``linearization_level = 2``; the MILP sees only the first.
+    :mod:`ddlsched.models.asrpt_strengthen`): ``improve``'s schedule and a
+    searched serial one as incumbent (tighter windows, a better hint), per-job
+    windows from the other jobs' partition bound, ``sum C_i >= LB`` (the
+    partition bound and the time-indexed LP relaxation), symmetry between
+    identical jobs (same release; same modes in release order) and CP-SAT's
+    ``linearization_level = 2``; the MILP sees the incumbents and the windows.
     ``cross_check=True`` also solves every integer model with the other
     scheduling model (MILP for CP-SAT and vice versa) and records in
     ``info['cross_check']`` whether their optima agree (``True``), disagree
@@ -62,7 +64,7 @@ import logging
 import math
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ddlsched.deadline import DEFAULT_TIME_LIMIT_S, Deadline
 from ddlsched.errors import ModelTooLargeError, UnknownMethodError
@@ -72,14 +74,24 @@ from ddlsched.models.asrpt_cpsat import solve_cpsat
 from ddlsched.models.asrpt_integer import IntegerData, IntegerSolution, Mode, make_data, to_schedule
 from ddlsched.models.asrpt_milp import TimeIndexedFormulation
 from ddlsched.models.asrpt_modes import AlphaStar, alpha_star, count_usage_vectors, usage_vectors
-from ddlsched.models.asrpt_strengthen import Strengthening, search_incumbent, with_incumbent
+from ddlsched.models.asrpt_strengthen import (
+    Strengthening,
+    improve_schedule,
+    improved_incumbent,
+    search_incumbent,
+    with_incumbent,
+    with_job_windows,
+)
 from ddlsched.problems.asrpt import AsrptInstance, job_placement_instance
 from ddlsched.problems.asrpt_schedule import evaluate
 from ddlsched.solvers.formulation import solve_formulation
 from ddlsched.solvers.limits import SolveLimits
 from ddlsched.solvers.result import Claim, Outcome, Status, mark_stopped
 
-__all__ = ["DEFAULT_MAX_HORIZON_UNITS", "DEFAULT_MAX_JOB_MODES", "solve_exact"]
+if TYPE_CHECKING:
+    from ddlsched.heuristics.asrpt_improve import PolicyRunner
+
+__all__ = ["CPSAT_SHARE", "DEFAULT_MAX_HORIZON_UNITS", "DEFAULT_MAX_JOB_MODES", "solve_exact"]
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +99,8 @@ log = logging.getLogger(__name__)
 DEFAULT_MAX_JOB_MODES = 2_000
 DEFAULT_MAX_HORIZON_UNITS = 5_000
 _WHOLE_RTOL = 1e-9
+#: With ``milp_proof``, CP-SAT's search's share of what its LP bound leaves of a solve's time.
+CPSAT_SHARE = 0.5
 
 
 def _count(value: float) -> str:
@@ -127,10 +141,12 @@ class _IntegerSolve:
     message: str
     time_limit_hit: bool
     added_bounds: dict[str, int] | None = None
+    search: dict[str, float] | None = None
 
     def report(self) -> dict[str, Any]:
         return {
             "added_bounds": self.added_bounds,
+            "search": self.search,
             "solver": self.solver,
             "backend": self.backend,
             "status": str(self.status),
@@ -148,10 +164,18 @@ def _solve_integer(
     backend: str,
     deadline: Deadline,
     options: tuple[bool, int, int, Strengthening],
+    search_share: float = 1.0,
 ) -> _IntegerSolve:
     _, seed, threads, strengthening = options
     if solver == "cpsat":
-        res = solve_cpsat(data, deadline, seed=seed, threads=threads, strengthening=strengthening)
+        res = solve_cpsat(
+            data,
+            deadline,
+            seed=seed,
+            threads=threads,
+            strengthening=strengthening,
+            search_share=search_share,
+        )
         return _IntegerSolve(
             "cpsat",
             res.status,
@@ -165,6 +189,7 @@ def _solve_integer(
             res.message,
             res.time_limit_hit,
             res.added_bounds,
+            res.search,
         )
     unit = data.instance.time_unit_s
     out = solve_formulation(
@@ -331,8 +356,13 @@ def _run_solves(
     options: tuple[bool, int, int, Strengthening],
 ) -> tuple[dict[tuple[str, str], _IntegerSolve], dict[str, Any]]:
     """Every model solve of the plan, each with an equal share of what is left of
-    ``deadline``; ``options`` = ``(cross_check, seed, threads, strengthening)``. Returns
-    the solves by ``(upper|lower, solver)`` and the cross-check record per data set."""
+    ``deadline``; ``options`` = ``(cross_check, seed, threads, strengthening)``. With
+    ``milp_proof`` (CP-SAT, no cross-check) CP-SAT's search gets :data:`CPSAT_SHARE` of
+    what its LP bound leaves of a solve's share and, when it proves nothing, the
+    time-indexed MILP the rest, on the same data
+    (its windows tightened by CP-SAT's schedule). Returns the solves by ``(upper|lower,
+    solver)`` and the cross-check record per data set (the two models compared whenever
+    both ran)."""
     cross_check = options[0]
     other = "milp" if solver == "cpsat" else "cpsat"
     plan: list[tuple[str, IntegerData, str]] = [("upper", upper, solver)]
@@ -344,15 +374,27 @@ def _run_solves(
             plan.append(("lower", lower, other))
     solves: dict[tuple[str, str], _IntegerSolve] = {}
     cross: dict[str, Any] = {}
+    follow_up = options[3].milp_proof and solver == "cpsat" and not cross_check
     for index, (label, data, name) in enumerate(plan):
-        share = 1.0 / (len(plan) - index)
+        phase = deadline.sub(1.0 / (len(plan) - index))
         try:
-            solves[label, name] = _solve_integer(data, name, backend, deadline.sub(share), options)
+            first = _solve_integer(
+                data, name, backend, phase, options, CPSAT_SHARE if follow_up else 1.0
+            )
         except ModelTooLargeError as exc:
             if name == solver:
                 raise
             cross[label] = {"agree": None, "status": f"not run: {exc}"}
-    if cross_check:
+            continue
+        solves[label, name] = first
+        if follow_up and first.status is not Status.OPTIMAL:
+            if first.solution is not None:  # its value tightens the MILP's windows
+                data = with_incumbent(data, first.solution)
+            try:
+                solves[label, "milp"] = _solve_integer(data, "milp", backend, phase, options)
+            except ModelTooLargeError as exc:
+                log.info("asrpt exact: milp_proof not run (%s)", exc)
+    if cross_check or follow_up:
         _compare_solves(solves, solver, other, cross)
     return solves, cross
 
@@ -392,6 +434,29 @@ def _best_solution(
             candidates.append((res.objective, 0 if name == solver else 0.5, name, res.solution))
     best_units, _, best_from, best = min(candidates, key=lambda c: (c[0], c[1]))
     return best_units, best_from, best
+
+
+def _improved(
+    upper: IntegerData,
+    lower: IntegerData | None,
+    deadline: Deadline,
+    run_policy: PolicyRunner | None,
+    seed: int,
+) -> tuple[IntegerData, IntegerData | None, dict[str, Any]]:
+    """Both data sets with ``improve``'s schedule as incumbent where it is better
+    (``improve_incumbent``), and what it gave (units, ``None``: no schedule)."""
+    started = time.perf_counter()
+    schedule = improve_schedule(upper, deadline, run_policy, seed)
+    report: dict[str, Any] = {"improve_units": None}
+    if schedule is not None:
+        found = improved_incumbent(upper, schedule)
+        if found is not None:
+            report["improve_units"] = found.objective(upper)
+            upper = with_incumbent(upper, found)
+        if lower is not None and (found := improved_incumbent(lower, schedule)) is not None:
+            lower = with_incumbent(lower, found)
+    report["improve_s"] = time.perf_counter() - started
+    return upper, lower, report
 
 
 def _searched(data: IntegerData, deadline: Deadline) -> IntegerData:
@@ -451,13 +516,16 @@ def solve_exact(
     threads: int = 1,
     placement_cross_check: bool = True,
     strengthening: Strengthening | None = None,
+    run_policy: PolicyRunner | None = None,
 ) -> Outcome:
     """The offline optimum ``OPT_A`` of ``instance`` (module docstring).
 
     ``backend`` is the MILP backend (placement ILPs, and the time-indexed
     MILP when ``solver="milp"`` or cross-checking); ``placement_cross_check``
     re-proves every placement-ILP optimum ``alpha*(u)`` with the other backend;
-    ``strengthening`` (default: all on) picks those of ``asrpt_strengthen``.
+    ``strengthening`` (default: all on) picks those of ``asrpt_strengthen``;
+    ``run_policy`` (the family's simulator) lets ``improve_incumbent`` start
+    ``improve`` from the policies' schedules too.
     Raises :class:`~ddlsched.errors.ModelTooLargeError` beyond the caps.
     """
     if solver not in ("cpsat", "milp"):
@@ -469,8 +537,13 @@ def solve_exact(
     job_modes = _check_caps(instance, max_job_modes, max_horizon_units)
     modes, star_info = _job_modes(instance, backend, deadline, placement_cross_check, seed)
     upper, lower = _integer_data(instance, modes, max_horizon_units)
+    warm: dict[str, Any] = {}
+    if strengthening.improve_incumbent:
+        upper, lower, warm = _improved(upper, lower, deadline, run_policy, seed)
     if strengthening.incumbent_search:
         upper, lower = _searched(upper, deadline), lower and _searched(lower, deadline)
+    if strengthening.job_windows:
+        upper, lower = with_job_windows(upper), lower and with_job_windows(lower)
     whole = lower is None
     solves, cross = _run_solves(
         upper, lower, solver, backend, deadline, (cross_check, seed, threads, strengthening)
@@ -511,6 +584,8 @@ def solve_exact(
         "alpha_star": star_info,
         "strengthening": strengthening.report(),
         "schedule_from": best_from,
+        "incumbent_units": upper.incumbent.objective(upper),
+        **warm,
         "objective_units": best_units,
         "bounds": bounds,
         "proof": proof,

@@ -118,6 +118,9 @@ class IntegerData:
     latest_end: tuple[int, ...]
     serial_horizon: int
     incumbent: IntegerSolution
+    #: per job, a lower bound on ``sum_{j != i} C_j`` tighter than the floors (the
+    #: windows' second term; ``None``: the floors alone)
+    others_bound: tuple[int, ...] | None = None
 
     @property
     def num_jobs(self) -> int:
@@ -193,12 +196,21 @@ def _earliest(load: np.ndarray, release: int, mode: Mode, g: int) -> int:
 
 
 def latest_ends(
-    release: Sequence[int], modes: Sequence[Sequence[Mode]], upper_bound: int, horizon: int
+    release: Sequence[int],
+    modes: Sequence[Sequence[Mode]],
+    upper_bound: int,
+    horizon: int,
+    others_bound: Sequence[int] | None = None,
 ) -> tuple[int, ...]:
-    """``L_i = min(H, UB - sum_{j != i} (r_j + min_u d_ju))`` (module docstring)."""
+    """``L_i = min(H, UB - sum_{j != i} (r_j + min_u d_ju))`` (module docstring); with
+    ``others_bound``, ``UB - max(that sum, others_bound[i])`` (any valid lower bound on
+    ``sum_{j != i} C_j``: the same proof)."""
     floors = [r + min(m.duration for m in ms) for r, ms in zip(release, modes, strict=True)]
     total = sum(floors)
-    return tuple(min(horizon, upper_bound - (total - f)) for f in floors)
+    others = [total - f for f in floors]
+    if others_bound is not None:
+        others = [max(a, b) for a, b in zip(others, others_bound, strict=True)]
+    return tuple(min(horizon, upper_bound - rest) for rest in others)
 
 
 def make_data(
