@@ -27,6 +27,9 @@ PLAIN = {
     "patterns": False,
     "capacity_cuts": False,
     "start": False,
+    "no_surplus": False,
+    "packing": False,
+    "improve_start": False,
 }
 
 

@@ -368,9 +368,7 @@ def _exact(instance: DmlrsInstance, params: ExactParams, ctx: RunContext) -> Out
     from ddlsched.models.dmlrs import solve_exact
     from ddlsched.models.dmlrs_strong import Strengthening
 
-    which = Strengthening(
-        params.earliest, params.completion_work, params.patterns, params.capacity_cuts, params.start
-    )
+    which = Strengthening(**{f.name: getattr(params, f.name) for f in fields(Strengthening)})
     return solve_exact(
         instance,
         ctx.backend,

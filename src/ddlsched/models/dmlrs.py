@@ -38,12 +38,8 @@ import numpy as np
 from ddlsched.deadline import Deadline
 from ddlsched.errors import ModelTooLargeError
 from ddlsched.models.dmlrs_milp import build_model, model_arrays
-from ddlsched.models.dmlrs_strong import (
-    Strengthening,
-    best_heuristic_schedule,
-    start_values,
-    strengthen,
-)
+from ddlsched.models.dmlrs_start import IMPROVE_WINDOWS, best_heuristic_schedule, start_values
+from ddlsched.models.dmlrs_strong import Strengthening, strengthen
 from ddlsched.problems.dmlrs import (
     DmlrsInstance,
     DmlrsSchedule,
@@ -184,7 +180,8 @@ def solve_exact(
     from ddlsched.solvers.formulation import solve_formulation
 
     check_exact_size(instance)  # before the heuristics of the start
-    start = best_heuristic_schedule(instance, seed, deadline) if which.start else None
+    windows = IMPROVE_WINDOWS if which.improve_start else 0
+    start = best_heuristic_schedule(instance, seed, deadline, windows) if which.start else None
     limits = SolveLimits(abs_gap=1e-9, seed=seed)
     outcome = solve_formulation(
         ExactFormulation(which, start), instance, backend, limits, cross_check, deadline=deadline
