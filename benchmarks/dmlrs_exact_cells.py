@@ -30,6 +30,7 @@ PLAIN = {
     "no_surplus": False,
     "packing": False,
     "improve_start": False,
+    "solver_symmetry": False,
 }
 
 

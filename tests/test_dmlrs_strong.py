@@ -4,7 +4,7 @@
   slot 1, capacities halved) the strengthened model (every row on) proves
   the brute-force optimum (``tests/dmlrs_brute_force.py``, independent of the
   MILP); each strengthening alone, and every one with the MIP start, on a
-  ninth of them in turn; the plain model on a third; a deliberately wrong
+  tenth of them in turn; the plain model on a third; a deliberately wrong
   ``no_surplus`` (every mode completes its job alone) or ``packing`` (a
   function that is not dual feasible) is caught by the same comparison, and
   the set has jobs whose modes do and do not complete them alone;
@@ -55,6 +55,7 @@ ONE_EACH = (  # each strengthening alone (capacity_cuts needs the pattern binari
     dataclasses.replace(NONE, no_surplus=True),
     dataclasses.replace(NONE, packing=True),
     dataclasses.replace(NONE, start=True, improve_start=True),
+    dataclasses.replace(NONE, solver_symmetry=True),
     Strengthening(),  # every row and the start
 )
 

@@ -150,6 +150,9 @@ class ExactParams:
     improve_start: bool = param(
         True, "ours: the MIP start improved by improve's search (1,000 windows; with start)"
     )
+    solver_symmetry: bool = param(
+        False, "ours: identical machines left to HiGHS's symmetry detection (load-order rows off)"
+    )
 
 
 @dataclass(frozen=True)
