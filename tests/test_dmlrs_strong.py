@@ -8,8 +8,8 @@
   ``no_surplus`` (every mode completes its job alone) or ``packing`` (a
   function that is not dual feasible) is caught by the same comparison, and
   the set has jobs whose modes do and do not complete them alone;
-* ``no_surplus`` on the counts of jobs without pattern binaries (the bound
-  path) keeps the optimum; ``finishing_workers`` is the least count;
+* ``no_surplus`` and ``packing`` on the counts of jobs without pattern
+  binaries (the plain path) keep the optimum; ``finishing_workers`` is the least count;
 * on ``tiny`` instances both backends prove the plain model's optimum with
   every strengthening (the SCIP cross-check agrees);
 * the MIP start is a feasible point of the strengthened model (every row
@@ -145,14 +145,14 @@ def test_finishing_workers_is_the_least_count(rate):
 
 
 @pytest.mark.parametrize("k", range(0, 100, 10))
-def test_no_surplus_on_jobs_without_patterns_keeps_the_optimum(monkeypatch, k):
+def test_rows_on_jobs_without_patterns_keep_the_optimum(monkeypatch, k):
     """With no pattern binaries (every job above the limit), ``no_surplus`` only bounds the
-    counts: the optimum is the brute force's."""
+    counts and ``packing`` weighs the plain counts: the optimum is the brute force's."""
     import ddlsched.models.dmlrs_strong as strong
 
     monkeypatch.setattr(strong, "MAX_PATTERN_WORKERS", 0)
     instance = MICRO[k]
-    which = dataclasses.replace(NONE, no_surplus=True)
+    which = dataclasses.replace(NONE, no_surplus=True, packing=True)
     assert optimum(instance, which) == pytest.approx(brute_force_optimum(instance), abs=1e-9)
 
 

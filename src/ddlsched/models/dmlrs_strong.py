@@ -359,8 +359,8 @@ def _add_patterns(model: pyo.ConcreteModel, instance: DmlrsInstance, jobs: dict[
 def _add_no_surplus(model: pyo.ConcreteModel, instance: DmlrsInstance, jobs: dict[int, JobFacts]):
     """``no_surplus`` (module docstring): the worker counts of the jobs without pattern
     binaries capped; for the others, a pattern that completes the job alone is used at most
-    in its completion slot (``fin <= c``) and then no mode runs before (``modes(t') + sum_{t
-    > t'} fin(t) <= 1``)."""
+    in its completion slot (``fin <= c``), and no mode runs before it
+    (``modes(t') + sum_{t > t'} fin(t) <= 1``)."""
     import pyomo.environ as pyo
 
     machines = range(instance.num_machines)
