@@ -27,6 +27,10 @@ PLAIN = {
     "patterns": False,
     "capacity_cuts": False,
     "start": False,
+    "no_surplus": False,
+    "packing": False,
+    "improve_start": False,
+    "solver_symmetry": False,
 }
 
 

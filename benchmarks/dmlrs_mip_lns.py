@@ -49,7 +49,8 @@ def full_milp(instance, start, seconds: float, nodes: int) -> str:
     """The whole compact MILP's incumbent and dual bound (module docstring)."""
     from ddlsched.deadline import Deadline
     from ddlsched.models.dmlrs_milp import build_model
-    from ddlsched.models.dmlrs_strong import Strengthening, start_values, strengthen
+    from ddlsched.models.dmlrs_start import start_values
+    from ddlsched.models.dmlrs_strong import Strengthening, strengthen
     from ddlsched.solvers.backends import solve_model
     from ddlsched.solvers.limits import SolveLimits
 

@@ -4,31 +4,41 @@
   slot 1, capacities halved) the strengthened model (every row on) proves
   the brute-force optimum (``tests/dmlrs_brute_force.py``, independent of the
   MILP); each strengthening alone, and every one with the MIP start, on a
-  sixth of them in turn; the plain model on a third;
+  tenth of them in turn; the plain model on a third; a deliberately wrong
+  ``no_surplus`` (every mode completes its job alone) or ``packing`` (a
+  function that is not dual feasible) is caught by the same comparison, and
+  the set has jobs whose modes do and do not complete them alone;
+* ``no_surplus`` and ``packing`` on the counts of jobs without pattern
+  binaries (the plain path) keep the optimum; ``finishing_workers`` is the least count;
 * on ``tiny`` instances both backends prove the plain model's optimum with
   every strengthening (the SCIP cross-check agrees);
 * the MIP start is a feasible point of the strengthened model (every row
   holds at its values) whose objective is the heuristic's utility less the
   jobs it drops; the earliest completion never exceeds an optimal schedule's
   completion and is later than ``d_min`` on some instances;
-* a solve that ends at the limit without a schedule returns the start.
+* a solve that ends at the limit without a schedule returns the start;
+  ``improve_start``'s start is at least the heuristics' and the same twice.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
 import pyomo.environ as pyo
 import pytest
 from dmlrs_brute_force import brute_force_optimum
 
 from ddlsched.deadline import Deadline
 from ddlsched.models.dmlrs import ExactFormulation, solve_exact
+from ddlsched.models.dmlrs_milp import job_data
+from ddlsched.models.dmlrs_start import IMPROVE_WINDOWS, best_heuristic_schedule, start_values
 from ddlsched.models.dmlrs_strong import (
     Strengthening,
-    best_heuristic_schedule,
     earliest_completion,
-    start_values,
+    finishes_alone,
+    finishing_workers,
+    job_facts,
 )
 from ddlsched.problems.dmlrs import DmlrsInstance, evaluate, fastest_slots
 from ddlsched.solvers import Status
@@ -42,6 +52,10 @@ ONE_EACH = (  # each strengthening alone (capacity_cuts needs the pattern binari
     dataclasses.replace(NONE, patterns=True),
     dataclasses.replace(NONE, capacity_cuts=True),
     dataclasses.replace(NONE, start=True),
+    dataclasses.replace(NONE, no_surplus=True),
+    dataclasses.replace(NONE, packing=True),
+    dataclasses.replace(NONE, start=True, improve_start=True),
+    dataclasses.replace(NONE, solver_symmetry=True),
     Strengthening(),  # every row and the start
 )
 
@@ -77,6 +91,79 @@ def test_strengthened_exact_equals_brute_force_and_plain(k):
         settings.append(Strengthening.none())
     for which in settings:
         assert optimum(instance, which) == pytest.approx(truth, rel=1e-9, abs=1e-9), which
+
+
+def _wrong_optima(monkeypatch, which: Strengthening) -> int:
+    """How many ``micro`` instances (every other one) ``which`` proves a wrong optimum on."""
+    wrong = 0
+    for instance in MICRO[::2]:
+        outcome = solve_exact(
+            instance, "highs", 0, False, Deadline.unlimited(), strengthening=which
+        )
+        value = evaluate(instance, outcome.schedule).total_utility
+        wrong += value < brute_force_optimum(instance) - 1e-6
+    return wrong
+
+
+def test_a_wrong_no_surplus_row_is_caught(monkeypatch):
+    """Every mode declared to complete its job alone cuts off the optima with a job that
+    runs in two slots: the brute-force comparison sees it."""
+    import ddlsched.models.dmlrs_strong as strong
+
+    monkeypatch.setattr(strong, "finishes_alone", lambda job, workers, internal: True)
+    assert _wrong_optima(monkeypatch, dataclasses.replace(NONE, no_surplus=True)) >= 1
+
+
+def test_a_wrong_packing_row_is_caught(monkeypatch):
+    """``f(x) = min(1, 2 x)`` is not dual feasible (two items of 0.4 fit, 0.8 + 0.8 > 1)."""
+    import ddlsched.models.dmlrs_capacity as capacity
+
+    monkeypatch.setattr(capacity, "dual_feasible", lambda x, k: np.minimum(1.0, 2 * x))
+    assert _wrong_optima(monkeypatch, dataclasses.replace(NONE, packing=True)) >= 1
+
+
+def test_micro_set_has_jobs_completed_alone_and_not():
+    """``no_surplus``'s rows matter on the set: some jobs' modes complete them in one slot,
+    some jobs' modes never do."""
+    alone = never = 0
+    for instance in MICRO:
+        facts = job_facts(instance, [i for i in range(2) if job_data(instance, i)], True)
+        for job in facts.values():
+            top = int(job.int_top.max())
+            if top and finishes_alone(job, top, internal=True):
+                alone += 1
+            elif not finishes_alone(job, job.ext_top, internal=False):
+                never += 1
+    assert alone >= 10 and never >= 10
+
+
+@pytest.mark.parametrize("rate", [0.5, 1.0, 0.3, 2.5, 1 / 3, 0.999999])
+def test_finishing_workers_is_the_least_count(rate):
+    workers = finishing_workers(rate)
+    assert workers * rate >= 1.0 + 1e-9
+    assert workers == 1 or (workers - 1) * rate < 1.0 + 1e-9
+
+
+@pytest.mark.parametrize("k", range(0, 100, 10))
+def test_rows_on_jobs_without_patterns_keep_the_optimum(monkeypatch, k):
+    """With no pattern binaries (every job above the limit), ``no_surplus`` only bounds the
+    counts and ``packing`` weighs the plain counts: the optimum is the brute force's."""
+    import ddlsched.models.dmlrs_strong as strong
+
+    monkeypatch.setattr(strong, "MAX_PATTERN_WORKERS", 0)
+    instance = MICRO[k]
+    which = dataclasses.replace(NONE, no_surplus=True, packing=True)
+    assert optimum(instance, which) == pytest.approx(brute_force_optimum(instance), abs=1e-9)
+
+
+def test_improved_start_is_at_least_the_heuristics_and_reproducible():
+    instance = generate("tiny", 1, jobs=24)
+    plain = best_heuristic_schedule(instance, 3, Deadline.unlimited())
+    improved = best_heuristic_schedule(instance, 3, Deadline.unlimited(), improve_windows=200)
+    again = best_heuristic_schedule(instance, 3, Deadline.unlimited(), improve_windows=200)
+    assert improved == again
+    gain = evaluate(instance, improved).total_utility - evaluate(instance, plain).total_utility
+    assert gain > 1e-6
 
 
 def test_micro_set_is_not_trivial():
@@ -171,7 +258,7 @@ def test_start_is_the_answer_when_the_solver_has_no_schedule(monkeypatch):
     instance = TINY[0]
     outcome = solve_exact(instance, "highs", 0, False, Deadline.unlimited())
     assert outcome.status is Status.FEASIBLE and "fallback" in outcome.info
-    best = best_heuristic_schedule(instance, 0, Deadline.unlimited())
+    best = best_heuristic_schedule(instance, 0, Deadline.unlimited(), IMPROVE_WINDOWS)
     assert outcome.schedule == best
     plain = solve_exact(
         instance, "highs", 0, False, Deadline.unlimited(), strengthening=Strengthening.none()

@@ -139,6 +139,20 @@ class ExactParams:
         True, "ours: Eq. 5 over the pattern binaries, per machine and summed over machines"
     )
     start: bool = param(True, "ours: MIP start from the best of FIFO, DRF and PD-ORS")
+    no_surplus: bool = param(
+        True,
+        "ours: no surplus workers; a pattern that completes the job alone runs only in its "
+        "completion slot, with no work before (patterns of jobs with F <= 16)",
+    )
+    packing: bool = param(
+        True, "ours: per machine and slot, Eq. 5 through dual feasible functions f_1..f_3"
+    )
+    improve_start: bool = param(
+        True, "ours: the MIP start improved by improve's search (1,000 windows; with start)"
+    )
+    solver_symmetry: bool = param(
+        False, "ours: identical machines left to HiGHS's symmetry detection (load-order rows off)"
+    )
 
 
 @dataclass(frozen=True)

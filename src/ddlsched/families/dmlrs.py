@@ -32,7 +32,9 @@ Modules of the family:
   MILP of DMLRS, Eqs. 3-7, one builder per row group),
   :mod:`ddlsched.models.dmlrs_strong` (``exact``'s strengthenings, ours,
   each a parameter: earliest completion, work in the completion slot,
-  pattern binaries, aggregated capacity rows, the MIP start),
+  pattern binaries, aggregated capacity rows, no surplus work, packing rows,
+  the solver's symmetry handling), :mod:`ddlsched.models.dmlrs_start`
+  (``exact``'s MIP start: the best heuristic, improved by ``improve``'s search),
   :mod:`ddlsched.models.dmlrs_dual` (the single-job pricing of the R-DMLRS
   dual, Eqs. 10-11, and the bound ``UB(p)``),
   :mod:`ddlsched.models.dmlrs_colgen` (column generation and ``colgen``'s
@@ -368,9 +370,7 @@ def _exact(instance: DmlrsInstance, params: ExactParams, ctx: RunContext) -> Out
     from ddlsched.models.dmlrs import solve_exact
     from ddlsched.models.dmlrs_strong import Strengthening
 
-    which = Strengthening(
-        params.earliest, params.completion_work, params.patterns, params.capacity_cuts, params.start
-    )
+    which = Strengthening(**{f.name: getattr(params, f.name) for f in fields(Strengthening)})
     return solve_exact(
         instance,
         ctx.backend,

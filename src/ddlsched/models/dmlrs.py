@@ -8,8 +8,9 @@ Paper: Yu et al., IEEE TNSE 2022 (reading notes of the paper): DMLRS (Eqs.
 The exact method's model is the compact offline MILP of DMLRS, built in
 :mod:`ddlsched.models.dmlrs_milp` (its rows, the symmetry rows and why its
 optimum is the evaluator's), strengthened (ours; each switch a
-parameter of ``exact``, all on by default) by
-:mod:`ddlsched.models.dmlrs_strong` (its validity arguments);
+parameter of ``exact``, all but one on by default) by
+:mod:`ddlsched.models.dmlrs_strong` (its validity arguments) and started
+from :mod:`ddlsched.models.dmlrs_start` (the MIP start);
 :class:`ExactFormulation` sizes, builds and decodes it and
 :func:`solve_exact` is ``exact``'s strategy (the empty schedule when
 ``ub_trivial`` is 0, else the best heuristic schedule as a MIP start and the
@@ -38,12 +39,8 @@ import numpy as np
 from ddlsched.deadline import Deadline
 from ddlsched.errors import ModelTooLargeError
 from ddlsched.models.dmlrs_milp import build_model, model_arrays
-from ddlsched.models.dmlrs_strong import (
-    Strengthening,
-    best_heuristic_schedule,
-    start_values,
-    strengthen,
-)
+from ddlsched.models.dmlrs_start import IMPROVE_WINDOWS, best_heuristic_schedule, start_values
+from ddlsched.models.dmlrs_strong import Strengthening, strengthen
 from ddlsched.problems.dmlrs import (
     DmlrsInstance,
     DmlrsSchedule,
@@ -171,9 +168,9 @@ def solve_exact(
     else :class:`ExactFormulation` through
     :func:`~ddlsched.solvers.formulation.solve_formulation` (absolute gap ``1e-9``).
     ``before_pyomo`` runs before Pyomo is needed (the family's check of the time left for
-    its import). ``strengthening`` (default: all of
+    its import). ``strengthening`` (default: :class:`Strengthening`'s defaults, from
     :mod:`ddlsched.models.dmlrs_strong`) selects the strengthened rows and the MIP start
-    from :func:`~ddlsched.models.dmlrs_strong.best_heuristic_schedule`; when the solver ends
+    from :func:`~ddlsched.models.dmlrs_start.best_heuristic_schedule`; when the solver ends
     at the time limit without a schedule, that start is the answer (``feasible``,
     ``info['fallback']``)."""
     which = Strengthening() if strengthening is None else strengthening
@@ -184,7 +181,8 @@ def solve_exact(
     from ddlsched.solvers.formulation import solve_formulation
 
     check_exact_size(instance)  # before the heuristics of the start
-    start = best_heuristic_schedule(instance, seed, deadline) if which.start else None
+    windows = IMPROVE_WINDOWS if which.improve_start else 0
+    start = best_heuristic_schedule(instance, seed, deadline, windows) if which.start else None
     limits = SolveLimits(abs_gap=1e-9, seed=seed)
     outcome = solve_formulation(
         ExactFormulation(which, start), instance, backend, limits, cross_check, deadline=deadline

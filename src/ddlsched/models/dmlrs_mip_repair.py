@@ -38,7 +38,7 @@ solve without an incumbent raises :class:`~ddlsched.errors.TimeLimitReached`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -61,9 +61,7 @@ __all__ = ["DEFAULT_MIP_NODES", "MipRepair", "plan_start"]
 #: HiGHS branch-and-bound nodes per window (ours; ``improve``'s ``mip_nodes``).
 DEFAULT_MIP_NODES = 200
 #: ``exact``'s strengthenings that hold on a residual capacity (module docstring).
-_ROWS = Strengthening(
-    earliest=True, completion_work=True, patterns=False, capacity_cuts=False, start=False
-)
+_ROWS = replace(Strengthening.none(), earliest=True, completion_work=True)
 _WHAT = "the MIP repair of a dmlrs improve window"
 
 #: ``(slot, machine, workers, ps)``: one entry of a job's plan (as in ``improve``).

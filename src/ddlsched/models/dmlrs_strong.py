@@ -6,10 +6,12 @@ None of this is the paper's or the spec's: every row and fixing here is
 ours, added to the model of :mod:`ddlsched.models.dmlrs_milp` (whose rows
 and symbols ``c, m, e, wI, sI, wE, sE`` this docstring uses) by
 :func:`strengthen`, for ``exact`` only (the pricing of column generation
-keeps the plain model). :class:`Strengthening` switches each one (all on
-by default; ``exact``'s parameters of the same names), so that the old
+keeps the plain model). :class:`Strengthening` switches each one
+(``exact``'s parameters of the same names), so that the old
 model stays one parameter away and the frontier suite
 (``benchmarks/suites/frontier-dmlrs.toml``) runs both side by side.
+
+Every switch is on by default except ``solver_symmetry``.
 
 Validity (each cuts off no optimum; together neither). Start from any
 optimum of the plain model and *normalise* it: (a) a mode (``m[i,h,t]`` or
@@ -20,7 +22,20 @@ are 0 already: ``gamma sum s <= sum w + gamma - 1``); (b) the completion
 non-increasing, so the value does not drop and the normalised schedule is
 an optimum too; modes after ``t*`` are empty by (a)); (c) the machines of
 each slot are sorted by load within each run of identical machines (the
-plain model's symmetry rows, :mod:`ddlsched.models.dmlrs_milp`). The
+plain model's symmetry rows, :mod:`ddlsched.models.dmlrs_milp`), last. For
+``no_surplus``, before (c): (d) in every slot the job's workers are cut to
+``FI = min {W: W rho_I >= 1 + 1e-9}`` in an internal mode and ``FE`` (the
+same with ``rho_E``) in an external one (workers taken away, then the
+surplus PSs; the mode stays what it was): every capacity use falls
+(``alpha, beta >= 0``), Eq. 4 and the PS rows hold, and a cut slot alone
+still gives ``>= 1`` of the work;
+then the completion moves to the first slot ``t°`` in which the job's
+share ``sum_{t' <= t} (rho_I wI + rho_E wE)`` reaches 1 (no later than
+before: every sample row still holds; ``u_i`` non-increasing) and every
+slot after ``t°`` is emptied; if slot ``t°`` alone gives ``>= 1`` (its
+mode with ``W rho >= 1 + 1e-9``), the slots before ``t°`` are emptied too
+(the sample rows before ``t°`` have right side 0, from ``t°`` on the slot
+alone covers 1). The value does not drop, so the result is an optimum. The
 normalised optimum satisfies every row below:
 
 * ``earliest`` (dominance): job ``i`` processes at most ``r_i = max(rho_I
@@ -59,39 +74,71 @@ normalised optimum satisfies every row below:
   sE`` substituted): nothing is cut off, but the rows are knapsacks over
   binaries, from which the solver derives cover and clique cuts that it
   does not find in the mixed rows of Eq. 5.
-* ``start`` (a MIP start, changes no row): the best of FIFO, DRF and
-  PD-ORS (seeded with the run's seed; :func:`best_heuristic_schedule`,
-  each re-evaluated by the family evaluator, within the method's deadline)
-  is normalised as above by :func:`start_values` (surplus PSs dropped,
-  machines sorted per slot, a job whose samples reach ``V_i`` only within
-  the evaluator's ``1e-9`` slack is dropped from the start) and handed to
-  the solver as ``model.ddlsched_start`` (HiGHS: an incumbent it checks;
-  SCIP: a hint). A start the solver finds infeasible is ignored by it.
+* ``no_surplus`` (dominance, normalisation (d); it adds the pattern
+  binaries): the patterns stop at ``FI`` and ``FE`` workers (``y[i,h,t,W]``
+  for ``W <= min(UwI[h], FI)``, ``z[i,t,W]`` for ``W <= FE``); with
+  ``fin(i,t)`` the sum of the patterns that complete the job alone
+  (``y[i,h,t,FI]``, ``z[i,t,FE]`` where they exist), ``fin(i,t) <=
+  c[i,t]`` (such a slot is ``t°``) and ``sum_h m[i,h,t'] + e[i,t'] +
+  sum_{t > t'} fin(i,t) <= 1`` (nothing runs before a slot that completes
+  the job alone). Jobs with ``F_i >`` :data:`MAX_PATTERN_WORKERS` get the
+  caps as bounds of ``wI``, ``sI`` and ``wE`` only. On ``tiny`` instances
+  one internal worker completes most jobs in one slot: their internal modes
+  are single-worker patterns, in the completion slot only.
+* ``packing`` (Eq. 5 through dual feasible functions; it adds the pattern
+  binaries): per machine ``h``, slot, resource ``r`` with ``C[h,r] > 0`` and
+  ``k = 1..`` :data:`PACKING_FUNCTIONS`, ``sum f_k(size) <= 1`` over the
+  items on ``h``: each internal pattern one item of size ``use_ir(W) /
+  C[h,r]`` (or, if larger, ``f_k`` of its workers and PSs as separate items
+  summed: splitting an item keeps a packing a packing), each external
+  worker and PS an item (``alpha_ir / C[h,r]``, ``beta_ir / C[h,r]``, times
+  ``wE``, ``sE``). ``f_k`` is Fekete and Schepers' dual feasible function
+  (:func:`ddlsched.models.dmlrs_capacity.dual_feasible`): item sizes in
+  ``[0, 1]`` summing to at most 1 still do after ``f_k``, and Eq. 5 says the
+  items on a machine sum to at most 1 per resource, so the rows hold at
+  every point of the pattern formulation. Kept where some weight exceeds
+  its size (on ``tiny`` machines, CPU 4: workers and PSs of 3 cores weigh
+  1, two of them no longer fit fractionally).
+* ``solver_symmetry`` (a row group *removed*; the one switch off by
+  default): the plain model's load-order rows of identical machines
+  (:mod:`ddlsched.models.dmlrs_milp`) are deactivated and the symmetry is
+  left to the solver's own detection (HiGHS: ``mip_detect_symmetry``, on by
+  default, orbital fixing on the column permutations it finds; swapping two
+  identical machines in one slot is one). Removing rows cuts off nothing;
+  the solver's symmetry handling keeps an optimum of every orbit. None of
+  the rows above depends on the machine order. Measured on the frontier
+  suite's 64-job seed 1 (two machines, six slots), HiGHS work to the proof:
+  without the MIP start of ``improve_start`` 11 nodes and 52k LP iterations
+  against 1,021 and 94k with the rows; with it 219 and 125k against 39 and
+  101k. No clear gain, so off.
+* ``start`` and ``improve_start`` (a MIP start, no row):
+  :mod:`ddlsched.models.dmlrs_start`.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ddlsched.deadline import Deadline
-from ddlsched.errors import DdlschedError
 from ddlsched.models.dmlrs_milp import job_data
-from ddlsched.problems.dmlrs import DmlrsInstance, DmlrsSchedule, evaluate
-from ddlsched.solvers.dmlrs_machine import identical_pairs, load_weights, machine_bounds
+from ddlsched.problems.dmlrs import DmlrsInstance
+from ddlsched.solvers.dmlrs_machine import machine_bounds
 
 if TYPE_CHECKING:
     import pyomo.environ as pyo
 
 __all__ = [
     "MAX_PATTERN_WORKERS",
+    "PACKING_FUNCTIONS",
+    "JobFacts",
     "Strengthening",
-    "best_heuristic_schedule",
     "earliest_completion",
-    "start_values",
+    "finishes_alone",
+    "finishing_workers",
+    "job_facts",
     "strengthen",
 ]
 
@@ -103,27 +150,40 @@ _RTOL = 1e-9
 
 @dataclass(frozen=True)
 class Strengthening:
-    """Which strengthenings of the module docstring ``exact`` applies (all by default)."""
+    """Which strengthenings of the module docstring ``exact`` applies (all but
+    ``solver_symmetry`` by default)."""
 
     earliest: bool = True
     completion_work: bool = True
     patterns: bool = True
     capacity_cuts: bool = True
     start: bool = True
+    no_surplus: bool = True
+    packing: bool = True
+    improve_start: bool = True
+    solver_symmetry: bool = False  # off by default: measured, no clear gain (docstring)
 
     @classmethod
     def none(cls) -> Strengthening:
         """The plain model of :mod:`ddlsched.models.dmlrs_milp`."""
-        return cls(False, False, False, False, False)
+        return cls(**{f.name: False for f in fields(cls)})
 
     @property
     def changes_model(self) -> bool:
-        return self.earliest or self.completion_work or self.patterns or self.capacity_cuts
+        return (
+            self.earliest
+            or self.completion_work
+            or self.patterns
+            or self.capacity_cuts
+            or self.no_surplus
+            or self.packing
+            or self.solver_symmetry
+        )
 
 
 @dataclass(frozen=True)
-class _Job:
-    """What the strengthenings need of one job with variables."""
+class JobFacts:
+    """What the strengthenings need of one job with variables (:func:`job_facts`)."""
 
     arrival: int
     gamma: int
@@ -134,16 +194,44 @@ class _Job:
     uwe: np.ndarray
     alpha: np.ndarray
     beta: np.ndarray
+    int_top: np.ndarray  # per machine, the most internal workers of a pattern
+    ext_top: int  # the most external workers of a pattern
 
 
-def _jobs(instance: DmlrsInstance, live: list[int]) -> dict[int, _Job]:
+def finishing_workers(rate: float) -> int | None:
+    """``min {W >= 1: W rate >= 1 + 1e-9}``: the fewest workers of a mode of per-worker
+    share ``rate`` whose one slot alone completes the job (``no_surplus``); ``None`` if
+    ``rate <= 0``. The margin ``1e-9`` only ever gives a larger count."""
+    if not rate > 0:
+        return None
+    workers = max(1, math.ceil((1.0 + _RTOL) / rate))
+    while workers > 1 and (workers - 1) * rate >= 1.0 + _RTOL:
+        workers -= 1
+    while workers * rate < 1.0 + _RTOL:
+        workers += 1
+    return workers
+
+
+def job_facts(
+    instance: DmlrsInstance, live: list[int], no_surplus: bool = False
+) -> dict[int, JobFacts]:
+    """:class:`JobFacts` of the jobs ``live``; ``no_surplus`` caps the pattern counts."""
     out = {}
     for i in live:
         data = job_data(instance, i)
         uwi, _, uwe, _ = machine_bounds(
             instance.cap, data.alpha, data.beta, data.worker_cap, data.gamma
         )
-        out[i] = _Job(
+        int_top = uwi.copy()
+        ext_top = int(min(data.worker_cap, int(uwe.sum())))
+        if no_surplus:
+            enough_int = finishing_workers(data.rate_int)
+            enough_ext = finishing_workers(data.rate_ext)
+            if enough_int is not None:
+                int_top = np.minimum(int_top, enough_int)
+            if enough_ext is not None:
+                ext_top = min(ext_top, enough_ext)
+        out[i] = JobFacts(
             arrival=instance.jobs[i].arrival_slot,
             gamma=data.gamma,
             worker_cap=data.worker_cap,
@@ -153,12 +241,19 @@ def _jobs(instance: DmlrsInstance, live: list[int]) -> dict[int, _Job]:
             uwe=uwe,
             alpha=data.alpha,
             beta=data.beta,
+            int_top=int_top,
+            ext_top=ext_top,
         )
     return out
 
 
-def _external_most(job: _Job) -> int:
+def _external_most(job: JobFacts) -> int:
     return int(min(job.worker_cap, int(job.uwe.sum())))
+
+
+def finishes_alone(job: JobFacts, workers: int, internal: bool) -> bool:
+    """One slot of this mode with ``workers`` workers alone completes the job (margin 1e-9)."""
+    return workers * (job.rate_int if internal else job.rate_ext) >= 1.0 + _RTOL
 
 
 def earliest_completion(instance: DmlrsInstance, i: int) -> int | None:
@@ -166,7 +261,7 @@ def earliest_completion(instance: DmlrsInstance, i: int) -> int | None:
     ``None`` if it cannot complete by ``T`` (or has no variable in the model)."""
     if job_data(instance, i) is None:
         return None
-    job = _jobs(instance, [i])[i]
+    job = job_facts(instance, [i])[i]
     per_slot = max(job.rate_int * int(job.uwi.max()), job.rate_ext * _external_most(job))
     if per_slot <= 0:
         return None
@@ -183,7 +278,8 @@ def strengthen(model: pyo.ConcreteModel, instance: DmlrsInstance, which: Strengt
     import pyomo.environ as pyo
 
     live = list(model.dmlrs_jobs)
-    jobs = _jobs(instance, live)
+    jobs = job_facts(instance, live, which.no_surplus)
+    model.dmlrs_no_surplus = which.no_surplus  # read by start_values
     if which.earliest:
         for i in live:
             first = earliest_completion(instance, i)
@@ -198,13 +294,19 @@ def strengthen(model: pyo.ConcreteModel, instance: DmlrsInstance, which: Strengt
                 model.c[i, t] <= sum(model.m[i, h, t] for h in machines) + model.e[i, t]
             ),
         )
-    if which.patterns or which.capacity_cuts:
+    if which.patterns or which.capacity_cuts or which.no_surplus or which.packing:
         _add_patterns(model, instance, jobs)
     if which.capacity_cuts:
         _add_capacity_cuts(model, instance, jobs)
+    if which.no_surplus:
+        _add_no_surplus(model, instance, jobs)
+    if which.packing:
+        _add_packing_cuts(model, instance, jobs)
+    if which.solver_symmetry and hasattr(model, "symmetry"):
+        model.symmetry.deactivate()
 
 
-def _add_patterns(model: pyo.ConcreteModel, instance: DmlrsInstance, jobs: dict[int, _Job]):
+def _add_patterns(model: pyo.ConcreteModel, instance: DmlrsInstance, jobs: dict[int, JobFacts]):
     """The pattern binaries ``y`` and ``z`` and their linking rows (module docstring)."""
     import pyomo.environ as pyo
 
@@ -213,8 +315,8 @@ def _add_patterns(model: pyo.ConcreteModel, instance: DmlrsInstance, jobs: dict[
     slots = {i: range(jobs[i].arrival, instance.slots + 1) for i in small}
     it = [(i, t) for i in small for t in slots[i]]
     iht = [(i, h, t) for i, t in it for h in machines]
-    y_idx = [(i, h, t, w) for i, h, t in iht for w in range(1, int(jobs[i].uwi[h]) + 1)]
-    z_idx = [(i, t, w) for i, t in it for w in range(1, _external_most(jobs[i]) + 1)]
+    y_idx = [(i, h, t, w) for i, h, t in iht for w in range(1, int(jobs[i].int_top[h]) + 1)]
+    z_idx = [(i, t, w) for i, t in it for w in range(1, jobs[i].ext_top + 1)]
     model.pat_int = pyo.Var(y_idx, domain=pyo.Binary)
     model.pat_ext = pyo.Var(z_idx, domain=pyo.Binary)
     y_of = {key: [] for key in iht}
@@ -254,11 +356,63 @@ def _add_patterns(model: pyo.ConcreteModel, instance: DmlrsInstance, jobs: dict[
         setattr(model, f"pat_ext_{kind}", pyo.Constraint(it, rule=external(kind)))
 
 
-def _pattern_use(job: _Job, r: int, w: int) -> float:
+def _add_no_surplus(model: pyo.ConcreteModel, instance: DmlrsInstance, jobs: dict[int, JobFacts]):
+    """``no_surplus`` (module docstring): the worker counts of the jobs without pattern
+    binaries capped; for the others, a pattern that completes the job alone is used at most
+    in its completion slot (``fin <= c``), and no mode runs before it
+    (``modes(t') + sum_{t > t'} fin(t) <= 1``)."""
+    import pyomo.environ as pyo
+
+    machines = range(instance.num_machines)
+    y, z = model.pat_int, model.pat_ext
+    finishing: dict[tuple[int, int], list] = {}
+    for i, job in jobs.items():
+        slots = range(job.arrival, instance.slots + 1)
+        if job.worker_cap > MAX_PATTERN_WORKERS:  # plain counts: the caps as bounds
+            for h in machines:
+                for t in slots:
+                    top = int(job.int_top[h])
+                    model.wI[i, h, t].setub(min(model.wI[i, h, t].ub, top))
+                    model.sI[i, h, t].setub(min(model.sI[i, h, t].ub, -(-top // job.gamma)))
+                    model.wE[i, h, t].setub(min(model.wE[i, h, t].ub, job.ext_top))
+            continue
+        for t in slots:
+            alone = [
+                y[i, h, t, int(job.int_top[h])]
+                for h in machines
+                if job.int_top[h] >= 1 and finishes_alone(job, int(job.int_top[h]), internal=True)
+            ]
+            if job.ext_top >= 1 and finishes_alone(job, job.ext_top, internal=False):
+                alone.append(z[i, t, job.ext_top])
+            if alone:
+                finishing[i, t] = alone
+    for (i, t), alone in finishing.items():
+        if (i, t) not in model.c:  # no completion in t: no pattern that completes the job
+            for var in alone:
+                var.setub(0)
+    model.surplus_done = pyo.Constraint(
+        [key for key in finishing if key in model.c],
+        rule=lambda _m, i, t: sum(finishing[i, t]) <= model.c[i, t],
+    )
+
+    def later(i, t):
+        return [v for tt in range(t + 1, instance.slots + 1) for v in finishing.get((i, tt), [])]
+
+    model.surplus_before = pyo.Constraint(
+        [(i, t) for i, t in model.e if i in jobs and later(i, t)],
+        rule=lambda _m, i, t: (
+            sum(model.m[i, h, t] for h in machines) + model.e[i, t] + sum(later(i, t)) <= 1
+        ),
+    )
+
+
+def _pattern_use(job: JobFacts, r: int, w: int) -> float:
     return float(job.alpha[r]) * w + float(job.beta[r]) * -(-w // job.gamma)
 
 
-def _add_capacity_cuts(model: pyo.ConcreteModel, instance: DmlrsInstance, jobs: dict[int, _Job]):
+def _add_capacity_cuts(
+    model: pyo.ConcreteModel, instance: DmlrsInstance, jobs: dict[int, JobFacts]
+):
     """Eq. 5 over the pattern binaries, per machine, and summed over the machines with the
     external totals ``z`` (module docstring)."""
     import pyomo.environ as pyo
@@ -276,7 +430,7 @@ def _add_capacity_cuts(model: pyo.ConcreteModel, instance: DmlrsInstance, jobs: 
         job = jobs[i]
         if job.worker_cap <= MAX_PATTERN_WORKERS:
             internal = sum(
-                _pattern_use(job, r, w) * y[i, h, t, w] for w in range(1, int(job.uwi[h]) + 1)
+                _pattern_use(job, r, w) * y[i, h, t, w] for w in range(1, int(job.int_top[h]) + 1)
             )
         else:
             internal = (
@@ -303,11 +457,9 @@ def _add_capacity_cuts(model: pyo.ConcreteModel, instance: DmlrsInstance, jobs: 
         internal = sum(
             _pattern_use(job, r, w) * y[i, h, t, w]
             for h in machines
-            for w in range(1, int(job.uwi[h]) + 1)
+            for w in range(1, int(job.int_top[h]) + 1)
         )
-        external = sum(
-            _pattern_use(job, r, w) * z[i, t, w] for w in range(1, _external_most(job) + 1)
-        )
+        external = sum(_pattern_use(job, r, w) * z[i, t, w] for w in range(1, job.ext_top + 1))
         return internal + external
 
     model.cut_slot = pyo.Constraint(
@@ -316,130 +468,65 @@ def _add_capacity_cuts(model: pyo.ConcreteModel, instance: DmlrsInstance, jobs: 
     )
 
 
-# --------------------------------------------------------------------------- MIP start
+#: The dual feasible functions ``f_1..f_k`` of the ``packing`` rows.
+PACKING_FUNCTIONS = 3
 
 
-def best_heuristic_schedule(
-    instance: DmlrsInstance, seed: int | None, deadline: Deadline
-) -> DmlrsSchedule | None:
-    """The best evaluated schedule of FIFO, DRF and PD-ORS (``start``); ``None`` if none ran.
-
-    A heuristic that fails (an error, the deadline) is skipped: the start is a hint."""
-    from ddlsched.heuristics.dmlrs_baselines import run_drf, run_fifo
-    from ddlsched.heuristics.pd_ors import PdOrsSettings, run_pd_ors
-    from ddlsched.solvers.dmlrs_slot_lp import HighsSlotSolvers
-
-    runs = (
-        lambda: run_fifo(instance, deadline),
-        lambda: run_drf(instance, deadline),
-        lambda: (
-            run_pd_ors(instance, PdOrsSettings(), seed or 0, deadline, HighsSlotSolvers()).schedule
-        ),
-    )
-    best, best_value = None, -math.inf
-    for run in runs:
-        try:
-            schedule = run()
-            value = evaluate(instance, schedule).total_utility
-        except DdlschedError:  # TimeLimitReached included: the start is optional
-            continue
-        if value > best_value:
-            best, best_value = schedule, value
-    return best
-
-
-def _slot_entries(schedule: DmlrsSchedule, accepted: set[int]) -> dict[tuple[int, int], dict]:
-    """``{(job, slot): {machine: [workers, ps]}}`` of the accepted jobs."""
-    out: dict[tuple[int, int], dict] = {}
-    for a in schedule.alloc:
-        if a.job in accepted and (a.workers or a.ps):
-            out.setdefault((a.job, a.slot), {})[a.machine] = [a.workers, a.ps]
-    return out
-
-
-def _normalised(job: _Job, per_machine: dict) -> dict:
-    """Exactly ``ceil(W / gamma)`` PSs (surplus dropped, first from machines without workers);
-    machines left with nothing are removed."""
-    workers = sum(w for w, _ in per_machine.values())
-    surplus = sum(s for _, s in per_machine.values()) - (-(-workers // job.gamma))
-    for h in sorted(per_machine, key=lambda h: (per_machine[h][0] > 0, h)):
-        cut = min(surplus, per_machine[h][1])
-        per_machine[h][1] -= cut
-        surplus -= cut
-    return {h: ws for h, ws in per_machine.items() if ws[0] or ws[1]}
-
-
-def _slot_permutation(instance: DmlrsInstance, jobs: dict[int, _Job], slot_use: dict) -> dict:
-    """Machine ``h -> position`` sorting each run of identical machines by load, decreasing."""
-    H, cap = instance.num_machines, instance.cap
-    load = np.zeros(H)
-    for i, per_machine in slot_use.items():
-        for h, (w, s) in per_machine.items():
-            lw, ls = load_weights(cap[h], jobs[i].alpha, jobs[i].beta)
-            load[h] += lw * w + ls * s
-    pairs, order, h = set(identical_pairs(cap)), {}, 0
-    while h < H:
-        end = h
-        while end in pairs:
-            end += 1
-        run = sorted(range(h, end + 1), key=lambda k: (-load[k], k))
-        order.update({old: h + pos for pos, old in enumerate(run)})
-        h = end + 1
-    return order
-
-
-def start_values(
-    model: pyo.ConcreteModel, instance: DmlrsInstance, schedule: DmlrsSchedule
-) -> list[tuple[Any, float]]:
-    """``(var, value)`` pairs of every variable of ``model`` for ``schedule`` (``start``)."""
-    live = list(model.dmlrs_jobs)
-    jobs = _jobs(instance, live)
-    completion = evaluate(instance, schedule).completion_slot
-    entries = _slot_entries(schedule, set(schedule.accepted) & set(live))
-    per_slot: dict[int, dict[int, dict]] = {}
-    kept: dict[int, int] = {}
-    for i in sorted(set(schedule.accepted) & set(live)):
-        uses = {t: _normalised(jobs[i], dict(pm)) for (j, t), pm in entries.items() if j == i}
-        share = sum(
-            (jobs[i].rate_int if len(pm) == 1 else jobs[i].rate_ext)
-            * sum(w for w, _ in pm.values())
-            for pm in uses.values()
-        )
-        if share < 1.0 or (i, completion[i]) not in model.c:  # within the evaluator's slack
-            continue
-        kept[i] = completion[i]
-        for t, pm in uses.items():
-            per_slot.setdefault(t, {})[i] = pm
+def _add_packing_cuts(model: pyo.ConcreteModel, instance: DmlrsInstance, jobs: dict[int, JobFacts]):
+    """``packing`` (module docstring): per machine, slot, resource and ``k``, ``sum f_k(size)
+    <= 1`` over the items on the machine, kept where some item's weight exceeds its size."""
     import pyomo.environ as pyo
-    from pyomo.common.collections import ComponentMap
 
-    values = ComponentMap((var, 0.0) for var in model.component_data_objects(pyo.Var))
-    for i, t in kept.items():
-        values[model.c[i, t]] = 1.0
-    for t, slot_use in per_slot.items():
-        order = _slot_permutation(instance, jobs, slot_use)
-        for i, pm in slot_use.items():
-            _set_slot(model, values, jobs[i], i, t, {order[h]: ws for h, ws in pm.items()})
-    return list(values.items())
+    from ddlsched.models.dmlrs_capacity import dual_feasible
+
+    T, R, cap = instance.slots, len(instance.resources), instance.cap
+    present = {t: [i for i in jobs if jobs[i].arrival <= t] for t in range(1, T + 1)}
+    rows: dict[tuple[int, int, int, int], list[tuple[float, Any]]] = {}
+    for h in range(instance.num_machines):
+        for r in range(R):
+            if not cap[h, r] > 0:
+                continue
+            for k in range(1, PACKING_FUNCTIONS + 1):
+
+                def f(amount: float, r=r, h=h, k=k) -> float:
+                    return float(dual_feasible(np.array([amount / cap[h, r]]), k)[0])
+
+                for t, users in present.items():
+                    terms, tighter = _packing_terms(model, jobs, users, h, t, r, f, cap[h, r])
+                    if tighter:
+                        rows[h, t, r, k] = terms
+    model.cut_packing = pyo.Constraint(
+        list(rows), rule=lambda _m, *key: sum(a * v for a, v in rows[key]) <= 1.0
+    )
 
 
-def _set_slot(model, values: Any, job: _Job, i: int, t: int, pm: dict) -> None:
-    """The values of job ``i``'s slot ``t`` with ``pm = {machine: [workers, ps]}``."""
-    if not pm:  # PSs only: dropped
-        return
-    workers = sum(w for w, _ in pm.values())
-    patterns = hasattr(model, "pat_int") and job.worker_cap <= MAX_PATTERN_WORKERS
-    if len(pm) == 1:
-        ((h, (w, s)),) = pm.items()
-        values[model.m[i, h, t]] = 1.0
-        values[model.wI[i, h, t]] = float(w)
-        values[model.sI[i, h, t]] = float(s)
-        if patterns:
-            values[model.pat_int[i, h, t, w]] = 1.0
-        return
-    values[model.e[i, t]] = 1.0
-    for h, (w, s) in pm.items():
-        values[model.wE[i, h, t]] = float(w)
-        values[model.sE[i, h, t]] = float(s)
-    if patterns:
-        values[model.pat_ext[i, t, workers]] = 1.0
+def _packing_terms(model, jobs: dict[int, JobFacts], users: list[int], h, t, r, f, capacity):
+    """The ``(weight, var)`` terms of one packing row and whether a weight exceeds a size.
+
+    An internal pattern is one item, or its workers and PSs as separate items (the larger
+    weight of the two views); an external worker or PS is one item; items that cannot fit
+    (size above 1) have bound 0 and are left out."""
+    terms, tighter = [], False
+
+    def add(weight: float, size: float, var) -> None:
+        nonlocal tighter
+        if size <= 0 or size > 1.0 + 1e-9:
+            return
+        terms.append((weight, var))
+        tighter = tighter or weight > size + 1e-12
+
+    for i in users:
+        job = jobs[i]
+        a, b = float(job.alpha[r]), float(job.beta[r])
+        if job.worker_cap <= MAX_PATTERN_WORKERS:
+            for w in range(1, int(job.int_top[h]) + 1):
+                ps = -(-w // job.gamma)
+                whole = _pattern_use(job, r, w)
+                weight = max(f(whole), f(a) * w + f(b) * ps)
+                add(weight, whole / capacity, model.pat_int[i, h, t, w])
+        else:
+            add(f(a), a / capacity, model.wI[i, h, t])
+            add(f(b), b / capacity, model.sI[i, h, t])
+        add(f(a), a / capacity, model.wE[i, h, t])
+        add(f(b), b / capacity, model.sE[i, h, t])
+    return terms, tighter
