@@ -116,9 +116,9 @@ def test_a_wrong_no_surplus_row_is_caught(monkeypatch):
 
 def test_a_wrong_packing_row_is_caught(monkeypatch):
     """``f(x) = min(1, 2 x)`` is not dual feasible (two items of 0.4 fit, 0.8 + 0.8 > 1)."""
-    import ddlsched.models.dmlrs_capacity as capacity
+    import ddlsched.models.dmlrs_strong as strong
 
-    monkeypatch.setattr(capacity, "dual_feasible", lambda x, k: np.minimum(1.0, 2 * x))
+    monkeypatch.setattr(strong, "dual_feasible", lambda x, k: np.minimum(1.0, 2 * x))
     assert _wrong_optima(monkeypatch, dataclasses.replace(NONE, packing=True)) >= 1
 
 

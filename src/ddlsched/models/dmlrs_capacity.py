@@ -105,7 +105,7 @@ from ddlsched.deadline import Deadline
 from ddlsched.errors import SolverError
 from ddlsched.problems.dmlrs import DmlrsInstance
 from ddlsched.problems.dmlrs_schedule import SAMPLE_RTOL, per_sample_time
-from ddlsched.solvers.dmlrs_machine import machine_bounds
+from ddlsched.solvers.dmlrs_machine import dual_feasible, machine_bounds
 
 __all__ = [
     "CapacityModel",
@@ -238,14 +238,6 @@ def _add_job(
         model.row(active, -inf, 0.0)  # mode and activity
         use.extend((t, int(col)) for col in cols)
     return use
-
-
-def dual_feasible(x: np.ndarray, k: int) -> np.ndarray:
-    """Fekete and Schepers' ``f_k(x)`` (module docstring): ``x`` where ``(k + 1) x`` is an
-    integer (up to ``1e-9``), else ``floor((k + 1) x) / k``."""
-    scaled = (k + 1) * np.asarray(x, dtype=float)
-    whole = np.abs(scaled - np.round(scaled)) <= 1e-9
-    return np.where(whole, x, np.floor(scaled) / k)
 
 
 def _packing_weights(instance: DmlrsInstance, k: int) -> np.ndarray:

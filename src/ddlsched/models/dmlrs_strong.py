@@ -93,7 +93,7 @@ normalised optimum satisfies every row below:
   summed: splitting an item keeps a packing a packing), each external
   worker and PS an item (``alpha_ir / C[h,r]``, ``beta_ir / C[h,r]``, times
   ``wE``, ``sE``). ``f_k`` is Fekete and Schepers' dual feasible function
-  (:func:`ddlsched.models.dmlrs_capacity.dual_feasible`): item sizes in
+  (:func:`ddlsched.solvers.dmlrs_machine.dual_feasible`): item sizes in
   ``[0, 1]`` summing to at most 1 still do after ``f_k``, and Eq. 5 says the
   items on a machine sum to at most 1 per resource, so the rows hold at
   every point of the pattern formulation. Kept where some weight exceeds
@@ -125,7 +125,7 @@ import numpy as np
 
 from ddlsched.models.dmlrs_milp import job_data
 from ddlsched.problems.dmlrs import DmlrsInstance
-from ddlsched.solvers.dmlrs_machine import machine_bounds
+from ddlsched.solvers.dmlrs_machine import dual_feasible, machine_bounds
 
 if TYPE_CHECKING:
     import pyomo.environ as pyo
@@ -476,8 +476,6 @@ def _add_packing_cuts(model: pyo.ConcreteModel, instance: DmlrsInstance, jobs: d
     """``packing`` (module docstring): per machine, slot, resource and ``k``, ``sum f_k(size)
     <= 1`` over the items on the machine, kept where some item's weight exceeds its size."""
     import pyomo.environ as pyo
-
-    from ddlsched.models.dmlrs_capacity import dual_feasible
 
     T, R, cap = instance.slots, len(instance.resources), instance.cap
     present = {t: [i for i in jobs if jobs[i].arrival <= t] for t in range(1, T + 1)}

@@ -27,6 +27,7 @@ from ddlsched.errors import SolverError
 
 __all__ = [
     "MachineHull",
+    "dual_feasible",
     "hull_facets",
     "identical_pairs",
     "load_weights",
@@ -187,3 +188,14 @@ def split_totals(hull: MachineHull, copies: int, workers: int, ps: int) -> list[
     if left.any():
         raise SolverError(f"dmlrs pricing: ({workers}, {ps}) does not split over {copies} machines")
     return [p for p in out if p != (0, 0)]
+
+
+def dual_feasible(x: np.ndarray, k: int) -> np.ndarray:
+    """Fekete and Schepers' dual feasible function ``f_k(x)`` ("New classes of fast lower
+    bounds for bin packing problems", Math. Program. 91:11-31, 2001) of item sizes ``x`` as
+    shares of a machine's capacity: ``x`` where ``(k + 1) x`` is an integer (up to ``1e-9``),
+    else ``floor((k + 1) x) / k``. Items that fit one machine keep ``sum f_k <= 1``: the
+    packing rows of ``ub_capacity`` and of ``exact``'s ``packing`` switch."""
+    scaled = (k + 1) * np.asarray(x, dtype=float)
+    whole = np.abs(scaled - np.round(scaled)) <= 1e-9
+    return np.where(whole, x, np.floor(scaled) / k)
