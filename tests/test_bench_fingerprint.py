@@ -106,6 +106,27 @@ def _edit(path: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new))
 
 
+def test_lines_added_above_a_lambda_change_nothing(demo):
+    """A lambda (a family hook written inline) is named by its syntax tree, not by its line:
+    a comment or a function added above it keeps the fingerprint; editing it changes it."""
+    hooks = demo / "hooks.py"
+    hooks.write_text("SIZE = dict(size=lambda instance: instance * 2)\n")
+
+    def digest() -> str:
+        import importlib
+
+        _clear()
+        sys.modules.pop("fpdemo.hooks", None)
+        module = importlib.import_module("fpdemo.hooks")
+        return fp._fingerprint([module.SIZE["size"]], (), None).digest
+
+    before = digest()
+    hooks.write_text("# a comment\n\n\ndef helper():\n    return 1\n\n\n" + hooks.read_text())
+    assert digest() == before
+    _edit(hooks, "instance * 2", "instance * 3")
+    assert digest() != before
+
+
 def test_an_edit_changes_exactly_the_code_that_reaches_it(demo):
     before = _digests(demo)
     assert len(set(before.values())) == 3

@@ -15,7 +15,9 @@ function rather than file by file (:mod:`ddlsched.bench.code_units`):
   statement that fills a module-level table, that it names, and that those
   name in turn, inside ddlsched, the plug-in's own package and the module of
   a script or notebook that defined it. Each unit is hashed by its syntax
-  tree, so comments, blank lines, docstrings and formatting change nothing;
+  tree, so comments, blank lines, docstrings and formatting change nothing
+  (a lambda, e.g. a family hook written inline, is named by its syntax tree
+  too, not by its line, so that lines added above it change nothing either);
   names are resolved statically through each module's imports (lazy imports
   inside functions, both arms of an ``ImportError`` fallback, star imports
   and a package's lazy ``__getattr__`` included); nothing is imported to
@@ -291,11 +293,16 @@ def _reach_session(walk: Walk, value: Any, module: str) -> None:
     lambda): its syntax tree, and what it names, found at run time."""
     qualname = getattr(value, "__qualname__", repr(value))
     code = getattr(value, "__code__", None)
-    line = getattr(code, "co_firstlineno", 0)
-    key = f"{module}:{qualname}@{line}"
+    digest = _session_digest(value)
+    if module != "__main__" and is_module(module):
+        # a lambda of a module file: named by its syntax tree, not its line, so that lines
+        # added or removed above it change nothing
+        key = f"{module}:{qualname}#{digest}"
+    else:
+        key = f"{module}:{qualname}@{getattr(code, 'co_firstlineno', 0)}"
     if key in walk.units:
         return
-    walk.units[key] = _session_digest(value)
+    walk.units[key] = digest
     with contextlib.suppress(OSError, TypeError, SyntaxError):
         walk.methods |= method_calls(ast.parse(textwrap.dedent(inspect.getsource(value))))
     members = [value]
