@@ -168,7 +168,16 @@ def test_no_finite_limit_or_an_lp_stays_in_process(forks, small_threshold):
 def _first_item_then_silence(mip, time_limit_s):
     """HiGHS finding one solution (the first item alone), then never returning."""
     values = [1.0] + [0.0] * (mip.cost.size - 1)
-    highs_server._incumbent_sink(float(mip.cost[0]), values)
+    highs_server._incumbent_sink("incumbent", (float(mip.cost[0]), values))
+    time.sleep(600)
+
+
+def _item_and_bound_then_silence(mip, time_limit_s):
+    """HiGHS finding one solution and a dual bound (the sum of every value), then never
+    returning."""
+    values = [1.0] + [0.0] * (mip.cost.size - 1)
+    highs_server._incumbent_sink("incumbent", (float(mip.cost[0]), values))
+    highs_server._incumbent_sink("bound", float(sum(mip.cost)))
     time.sleep(600)
 
 
@@ -187,11 +196,29 @@ def test_a_worker_killed_at_the_limit_keeps_its_last_incumbent(
     assert children and not _left(children)
 
 
+def test_a_worker_killed_at_the_limit_keeps_its_last_bound(
+    forks, small_threshold, monkeypatch, children
+):
+    monkeypatch.setattr(highs_server, "_run", _item_and_bound_then_silence)
+    model = knapsack(20, seed=1)
+    solve = solve_model(model, "highs", deadline=Deadline(5.0))
+    assert solve.status == "feasible" and solve.time_limit_hit
+    total = sum(model.obj.expr.linear_coefs)  # the bound the stand-in sent
+    assert solve.bound == pytest.approx(total) and solve.bound > solve.incumbent
+    assert "last incumbent and its last dual bound" in solve.stopped
+    assert children and not _left(children)
+
+
 def test_the_worker_reports_improving_solutions_as_highs_finds_them(monkeypatch):
     from pyomo.contrib.solver.solvers.highs import Highs
 
     found: list[float] = []
-    monkeypatch.setattr(highs_server, "_incumbent_sink", lambda value, x: found.append(value))
+    bounds: list[float] = []
+
+    def sink(kind, value):
+        (found.append(value[0]) if kind == "incumbent" else bounds.append(value))
+
+    monkeypatch.setattr(highs_server, "_incumbent_sink", sink)
     model = knapsack(12, seed=5)
     solve_model(model, "highs", deadline=Deadline.unlimited())  # in-process: the optimum
     solver = Highs()
@@ -200,6 +227,9 @@ def test_the_worker_reports_improving_solutions_as_highs_finds_them(monkeypatch)
     run = highs_server._run(mip, 60.0)
     assert found and found[-1] == pytest.approx(run.objective)
     assert run.objective == pytest.approx(pyo.value(model.obj))
+    # the dual bounds sent (a maximisation: non-increasing), each above the optimum
+    assert bounds and bounds == sorted(bounds, reverse=True)
+    assert all(b >= run.objective - 1e-6 for b in bounds)
 
 
 def test_a_worker_at_its_own_limit_answers_in_time(forks, small_threshold):

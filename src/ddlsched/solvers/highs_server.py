@@ -169,7 +169,8 @@ class DirectRun:
     solution); ``mip_dual_bound``: HiGHS's (``inf`` when it has none);
     ``primal_valid``: a primal solution exists (``primal_solution_status == 2``);
     ``col_value``: the column values (``None`` without a primal solution);
-    ``killed``: the worker was killed at the limit (nothing else is known);
+    ``killed``: the worker was killed at the limit (only the last incumbent and dual
+    bound it sent are known);
     ``run_time``: HiGHS's ``getRunTime()``; ``info``: every number of its
     ``HighsInfo`` by name (what Pyomo's ``_postsolve`` reads, for
     :mod:`ddlsched.solvers.highs_worker`).
@@ -333,17 +334,34 @@ def _run(mip: MipArrays, time_limit_s: float) -> DirectRun:
         sink = _incumbent_sink
         highs.cbMipImprovingSolution.subscribe(
             lambda event: sink(
-                float(event.data_out.objective_function_value),
-                list(event.data_out.mip_solution),
+                "incumbent",
+                (float(event.data_out.objective_function_value), list(event.data_out.mip_solution)),
             )
         )
+        highs.cbMipInterrupt.subscribe(_bound_reporter(sink))
     highs.run()
     return _read_direct(highs)
 
 
 #: In the worker, during a request that asked for them: where HiGHS's improving
-#: solutions go (to the parent, which keeps the last one should it kill the worker).
+#: solutions and dual bounds go (``sink(kind, value)``, to the parent, which keeps the
+#: last of each should it kill the worker).
 _incumbent_sink: Any = None
+
+
+def _bound_reporter(sink: Any) -> Any:
+    """A ``cbMipInterrupt`` handler (polled where HiGHS polls its clock) that sends HiGHS's
+    dual bound (the model's sense, offset included) each time it moves; it never asks HiGHS
+    to stop. Every dual bound HiGHS reports is valid, so the last one sent is."""
+    last = [math.nan]
+
+    def report(event: Any) -> None:
+        bound = float(event.data_out.mip_dual_bound)
+        if math.isfinite(bound) and bound != last[0]:
+            last[0] = bound
+            sink("bound", bound)
+
+    return report
 
 
 class _Worker:
@@ -395,6 +413,7 @@ class _Worker:
         request = (mip, seconds - reserve, incumbents)
         payload = pickle.dumps(request, protocol=pickle.HIGHEST_PROTOCOL)
         last = None  # the last improving solution the worker sent: (objective, values)
+        bound = math.inf  # the last dual bound it sent (``inf``: none)
         try:
             _write_all(self.to_child, _HEADER.pack(len(payload)) + payload)
             while True:
@@ -402,22 +421,25 @@ class _Worker:
                 if not answer:
                     break
                 kind, value = pickle.loads(answer)
-                if kind != "incumbent":
+                if kind == "incumbent":
+                    last = value
+                elif kind == "bound":
+                    bound = value
+                else:
                     break
-                last = value
         except OSError:  # the child died (killed by the kernel): a new one next time
             answer = b""
         except BaseException:  # interrupted (the deadline's interrupt, Ctrl-C) mid-request:
             self.stop(wait=False)  # its answer would come to the next request
             raise
-        if answer is None:  # the limit came first: kill it; only its last incumbent is known
+        if answer is None:  # the limit came first: kill it; its last incumbent and bound
             self.stop(wait=False)
             import highspy
 
             status = highspy.HighsModelStatus.kInterrupt
             if last is None:
-                return DirectRun(status, math.nan, math.inf, False, None, killed=True)
-            return DirectRun(status, last[0], math.inf, True, last[1], killed=True)
+                return DirectRun(status, math.nan, bound, False, None, killed=True)
+            return DirectRun(status, last[0], bound, True, last[1], killed=True)
         if not answer:
             how = _describe(self.stop(wait=True))
             raise SolverError(f"a HiGHS worker process {how} before answering")
@@ -475,7 +497,7 @@ def _serve(request_fd: int, answer_fd: int) -> None:  # pragma: no cover - the c
         try:
             mip, limit, incumbents = pickle.loads(message)
             if incumbents:
-                _incumbent_sink = lambda value, x: _send(answer_fd, ("incumbent", (value, x)))  # noqa: E731
+                _incumbent_sink = lambda kind, value: _send(answer_fd, (kind, value))  # noqa: E731
             reply = ("ok", _run(mip, limit))
         except BaseException as exc:  # every failure goes to the parent
             first = (str(exc).strip().splitlines() or [""])[0]
@@ -496,8 +518,9 @@ def solve_mip(
     Under a finite limit, with ``in_worker`` and ``fork``, in the worker
     (``killed`` true when the limit came first); otherwise in-process with
     HiGHS's ``time_limit``. With ``incumbents``, the worker sends each
-    improving solution as HiGHS finds it, and a killed run keeps the last one
-    (``primal_valid``, ``objective``, ``col_value``; no bound).
+    improving solution as HiGHS finds it and its dual bound each time it moves, and a
+    killed run keeps the last of each (``primal_valid``, ``objective``, ``col_value``;
+    ``mip_dual_bound``, ``inf`` when none was sent).
     """
     if not (in_worker and math.isfinite(seconds) and hasattr(os, "fork")):
         return _run(mip, seconds)

@@ -21,10 +21,13 @@ have had in-process (less a reserve for the answer's way back, at least
 plain data. The parent waits for it until the time the solve was given,
 then kills the worker (``SIGKILL``, reaped; the next MILP starts a new one).
 The worker sends each improving solution as HiGHS finds it
-(``kCallbackMipImprovingSolution``), so a killed solve keeps HiGHS's last
-incumbent: it reports ``feasible`` without a bound, ``time_limit_hit`` true
-and ``stopped`` saying so; without one it raises :class:`WorkerKilled`
-(``time_limit_no_solution``). The bound HiGHS had is lost. An answer in
+(``kCallbackMipImprovingSolution``) and its dual bound each time it moves
+(polled in ``kCallbackMipInterrupt``, which HiGHS calls where it polls its
+clock), so a killed solve keeps HiGHS's last incumbent and the last dual bound
+it sent (every dual bound HiGHS reports is valid): it reports ``feasible``
+with that bound (none if HiGHS had not sent one yet), ``time_limit_hit`` true
+and ``stopped`` saying so; without an incumbent it raises :class:`WorkerKilled`
+(``time_limit_no_solution``). An answer in
 time is turned into Pyomo's ``Results`` by Pyomo's own ``_postsolve``, read
 off a stand-in for the ``Highs`` that holds the worker's numbers
 (:class:`_Answered`), and the values are loaded by Pyomo's own loader, by
@@ -122,15 +125,16 @@ def solve_in_worker(
             f"HiGHS: the worker process was killed at the time limit ({seconds:.3g} s) "
             "before HiGHS found a solution"
         )
-    if run.killed:  # HiGHS's last improving solution, without a bound: a time limit
+    if run.killed:  # HiGHS's last improving solution and dual bound: a time limit
         import highspy
 
+        kept = "and its last dual bound are" if math.isfinite(run.mip_dual_bound) else "is"
         solver.stopped = (
             f"HiGHS: the worker process was killed at the time limit ({seconds:.3g} s); "
-            "its last incumbent is kept, without a bound"
+            f"its last incumbent {kept} kept"
         )
         info = {"primal_solution_status": 2, "valid": False, "mip_node_count": 0}
-        info.update(objective_function_value=run.objective, mip_dual_bound=math.inf)
+        info.update(objective_function_value=run.objective, mip_dual_bound=run.mip_dual_bound)
         run = dataclasses.replace(run, model_status=highspy.HighsModelStatus.kTimeLimit, info=info)
     own = solver._solver_model
     solver._solver_model = _Answered(run)
