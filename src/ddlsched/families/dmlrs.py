@@ -152,6 +152,7 @@ from ddlsched.families._dmlrs_params import (
     OasisParams,
     PdOrsParams,
     UbCapacityParams,
+    UbLagrangeParams,
     UbPricesParams,
 )
 from ddlsched.params import NoParams
@@ -406,6 +407,31 @@ def _ub_capacity(instance: DmlrsInstance, params: UbCapacityParams, ctx: RunCont
     if cut:
         info["stopped"] = "the MILP at the time limit: its dual bound (or the LP's)"
     return Outcome(None, Status.BOUND_ONLY, bound=bound, info=info, time_limit_hit=cut)
+
+
+@register_method(
+    "dmlrs",
+    "ub_lagrange",
+    "bound",
+    "Lagrangian of the per-machine capacity rows, exact single-job pricing, subgradient "
+    "steps from ub_capacity's duals (ours; upper bound)",
+    params=UbLagrangeParams,
+)
+def _ub_lagrange(instance: DmlrsInstance, params: UbLagrangeParams, ctx: RunContext) -> Outcome:
+    from ddlsched.models.dmlrs_lagrange import lagrange_bound
+
+    bound, info = lagrange_bound(
+        instance, params.iterations, params.step, params.patience, params.aim, ctx.deadline
+    )
+    unpriced = {k: v for k, v in info.get("pricing_status", {}).items() if k in _UNPRICED}
+    cut = info["search_stopped"] == "time_limit" or bool(unpriced)
+    if cut:  # the best iterate so far: weaker, still valid
+        info["stopped"] = f"the subgradient search at the time limit (pricing: {unpriced})"
+    return Outcome(None, Status.BOUND_ONLY, bound=bound, info=info, time_limit_hit=cut)
+
+
+#: Pricing statuses of a job bounded by a stopped MILP's dual bound or ``u_i(d_min_i - 1)``.
+_UNPRICED = ("time_limit", "trivial")
 
 
 #: Seconds a cold import of Pyomo takes (Dorm's MILP; measured 0.8 s at low load): a seed
