@@ -169,13 +169,14 @@ def main(argv: list[str] | None = None) -> None:
         sizes = POINTS[point]
         if args.sizes:
             sizes = [tuple(int(v) for v in s.split("x")) for s in args.sizes.split(",")]
-        rows = []
+        print(f"\n### {point} (T = {SLOTS})\n")
+        rows: list[dict] = []
         for jobs, machines in sizes:
             for seed in seeds:
                 rows.append(measure(jobs, machines, seed, args.exact_limit, args.lagrange))
-                print(f"<!-- {point} {jobs}x{machines} seed {seed} done -->", flush=True)
-        print(f"\n### {point} (T = {SLOTS})\n")
-        print("\n".join(table(rows, bool(args.lagrange))), flush=True)
+                lines = table(rows, bool(args.lagrange))
+                shown = lines if len(rows) == 1 else lines[-1:]  # header once, then each row
+                print("\n".join(shown), flush=True)
         every += rows
     keys = ["ub_trivial", "ub_capacity"] + (["ub_lagrange"] if args.lagrange else [])
     keys += ["best_start", "improve"]
