@@ -8,7 +8,8 @@ Instances generated exactly as ``benchmarks/suites/dmlrs.toml`` does (preset ``p
 interval, 15.2 %); ``fig8-100:0`` is Fig. 8 at 100 jobs (50 machines), seed 0 (12.9 %).
 One line per instance: ``ub_capacity`` (the suite's best bound) and its seconds, the
 Lagrangian at ``ub_capacity``'s duals (``L(p_0)``), ``ub_lagrange`` after ``--iterations``
-subgradient steps (the method as registered, every other parameter at its default), its
+subgradient steps (the method as registered; ``--step``, ``--aim``, ``--patience`` set its
+other parameters, default: the method's defaults), its
 seconds and the iterate that gave it; with ``--improve``, ``improve`` at the suite's
 120 s limit and the certified interval against each bound. All through
 :func:`ddlsched.registry.run_method`.
@@ -36,11 +37,11 @@ def _run(method: str, instance, limit_s: float, params: dict | None = None):
     return run_method("dmlrs", method, instance, options), time.perf_counter() - started
 
 
-def measure(point: str, seed: int, iterations: int, improve: bool) -> str:
-    """One line of the table (module docstring)."""
+def measure(point: str, seed: int, params: dict, improve: bool) -> str:
+    """One line of the table (module docstring); ``params`` are ``ub_lagrange``'s."""
     instance = generate("paper", seed, **POINTS[point])
     capacity, capacity_s = _run("ub_capacity", instance, 600)
-    lagrange, lagrange_s = _run("ub_lagrange", instance, 3600, {"iterations": iterations})
+    lagrange, lagrange_s = _run("ub_lagrange", instance, 3600, params)
     info = lagrange.info
     cells = [
         f"{point} seed {seed}",
@@ -62,8 +63,16 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--points", default="fig6-20:1,fig8-100:0")
     parser.add_argument("--iterations", type=int, default=20)
+    parser.add_argument("--step", type=float, default=None, help="ub_lagrange's step")
+    parser.add_argument("--aim", type=float, default=None, help="ub_lagrange's aim")
+    parser.add_argument("--patience", type=int, default=None, help="ub_lagrange's patience")
     parser.add_argument("--improve", action="store_true")
     args = parser.parse_args(argv)
+    params = {"iterations": args.iterations}
+    for name in ("step", "aim", "patience"):
+        if getattr(args, name) is not None:
+            params[name] = getattr(args, name)
+    print(f"ub_lagrange parameters: {params}\n")
     head = "| instance | `ub_capacity` | `L(p_0)` | `ub_lagrange` | gain | best iterate | stop |"
     if args.improve:
         head += " `improve` | interval |"
@@ -71,7 +80,7 @@ def main(argv: list[str] | None = None) -> None:
     print("|" + "---|" * (head.count("|") - 1))
     for item in args.points.split(","):
         point, _, seed = item.partition(":")
-        print(measure(point, int(seed or 0), args.iterations, args.improve), flush=True)
+        print(measure(point, int(seed or 0), params, args.improve), flush=True)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,11 @@ strengthening off: the plain model of record), ``ub_capacity`` and ``ub_lagrange
 instances, how many were proven, bound violations (``bound < OPT - 1e-6``: must be 0),
 instances where ``ub_lagrange`` is below ``ub_capacity`` (by more than 1e-6), and the mean
 and largest gap of each bound to ``OPT`` in % of ``OPT`` (instances with ``OPT > 0``).
+
+``--versus-colgen SEEDS`` (e.g. ``0,4,5,9,10``) instead prints, per congested ``tiny``
+seed, ``ub_capacity``, ``ub_lagrange`` at 10 and 40 iterations and ``colgen``'s converged
+bound (the LP relaxation of R-DMLRS, the Lagrangian dual's optimum): how close the
+subgradient steps get to the limit of the method.
 """
 
 from __future__ import annotations
@@ -78,13 +83,36 @@ def report(name: str, rows: list[dict]) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
+def versus_colgen(seeds: list[int]) -> None:
+    """``ub_capacity``, ``ub_lagrange`` at 10 and 40 steps and ``colgen`` (module docstring)."""
+    from ddlsched.models.dmlrs_colgen import colgen
+    from ddlsched.models.dmlrs_lagrange import lagrange_bound
+
+    print("| congested tiny seed | `ub_capacity` | 10 steps | 40 steps | R-DMLRS LP (`colgen`) |")
+    print("|---|---|---|---|---|")
+    for seed in seeds:
+        instance = congested(generate("tiny", seed))
+        short, info = lagrange_bound(instance, iterations=10)
+        long, _ = lagrange_bound(instance, iterations=40)
+        result = colgen(instance, pricing="milp")
+        lp = f"{result.bound:.2f}" + (
+            "" if result.stopped == "converged" else f" ({result.stopped})"
+        )
+        cells = [str(seed), f"{info['ub_capacity']:.2f}", f"{short:.2f}", f"{long:.2f}", lp]
+        print("| " + " | ".join(cells) + " |", flush=True)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tiny", type=int, default=60)
     parser.add_argument("--congested", type=int, default=40)
     parser.add_argument("--micro", type=int, default=10)
     parser.add_argument("--iterations", type=int, default=10)
+    parser.add_argument("--versus-colgen", default="", help="congested tiny seeds, e.g. 0,4,5")
     args = parser.parse_args(argv)
+    if args.versus_colgen:
+        versus_colgen([int(s) for s in args.versus_colgen.split(",")])
+        return
     sets = {
         "tiny": ([generate("tiny", s) for s in range(args.tiny)], False),
         "tiny congested": ([congested(generate("tiny", s)) for s in range(args.congested)], False),
