@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for loss, i, best, got, arrival, done, slots, machines, batch, gpus in rows[: args.top]:
-        share = 100.0 * loss / total if total > 0 else 0.0
+        share = 100.0 * loss / total if total > 1e-6 else 0.0
         print(
             f"| {i} | {best:.2f} | {got:.2f} | {loss:.2f} | {share:.1f} % | {arrival} | {done} "
             f"| {slots} | {machines} | {batch} | {gpus:g} |"
