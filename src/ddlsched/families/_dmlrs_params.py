@@ -206,6 +206,32 @@ class ColgenParams:
 
 
 @dataclass(frozen=True)
+class UbLagrangeParams:
+    """Parameters of ``ub_lagrange`` (ours; :mod:`ddlsched.models.dmlrs_lagrange`)."""
+
+    iterations: int = param(
+        20,
+        "subgradient steps after the start at ub_capacity's duals (one exact pricing of every "
+        "job each; a budget that does not depend on the machine)",
+        minimum=0,
+        maximum=10_000,
+    )
+    step: float = param(
+        0.1, "Polyak step factor theta_0", minimum=0.0, maximum=2.0, exclusive_minimum=True
+    )
+    patience: int = param(
+        3, "halve the step after this many steps without a better bound", minimum=1, maximum=1000
+    )
+    aim: float = param(
+        0.02,
+        "Polyak target at most (1 - aim) x the best bound (when fifo/drf earn less)",
+        minimum=0.0,
+        maximum=1.0,
+        exclusive_minimum=True,
+    )
+
+
+@dataclass(frozen=True)
 class UbPricesParams(PdOrsParams):
     """PD-ORS's parameters plus the pricing of ``UB(p_final)``."""
 

@@ -41,7 +41,9 @@ Modules of the family:
   strategy: seed schedules, the bound and the restricted MILP's schedule),
   :mod:`ddlsched.models.dmlrs_dorm` (Dorm's per-slot MILP),
   :mod:`ddlsched.models.dmlrs_capacity` (``ub_capacity``, ours: a time-indexed
-  LP over the whole cluster with the internal and external modes' speeds);
+  LP over the whole cluster with the internal and external modes' speeds),
+  :mod:`ddlsched.models.dmlrs_lagrange` (``ub_lagrange``, ours: the Lagrangian of the
+  per-machine capacity rows by subgradient steps from ``ub_capacity``'s duals);
 * improvement: :mod:`ddlsched.heuristics.dmlrs_improve` (``improve``, ours)
   and its MIP repair :mod:`ddlsched.models.dmlrs_mip_repair`;
 * the methods' parameter classes: :mod:`ddlsched.families._dmlrs_params`.
@@ -78,7 +80,10 @@ the same seed and certifies its ratio with ``UB(p_final)``), ``ub_capacity``
 (bound, ours: the LP of :mod:`ddlsched.models.dmlrs_capacity`,
 per slot and resource the cluster's capacity, per job the speed of its
 internal and external modes; ``--param integral=true`` makes the completion
-choices binary and reports the MILP's proven dual bound).
+choices binary and reports the MILP's proven dual bound), ``ub_lagrange`` (bound, ours:
+:mod:`ddlsched.models.dmlrs_lagrange`, ``UB(p)`` with exact pricing minimised over ``p`` by
+``iterations`` projected subgradient steps from ``ub_capacity``'s duals; at most
+``ub_capacity``).
 
 An instance without jobs (valid, :mod:`ddlsched.problems.dmlrs`): every
 heuristic returns the empty schedule (utility 0), ``exact`` proves it
@@ -113,6 +118,9 @@ the answer, and ``info['stopped']`` says what stopped):
 * ``ub_capacity``: the LP must finish (else ``time_limit_no_solution``); with
   ``integral``, a MILP stopped at the limit contributes its dual bound
   (``time_limit_hit``) or, before it has one, the LP's;
+* ``ub_lagrange``: ``ub_capacity`` must finish (else ``time_limit_no_solution``); then
+  the best iterate so far, each valid (``time_limit_hit``, ``info['search_stopped']``
+  ``time_limit``; a job whose pricing was cut contributes its dual or trivial bound);
 * ``dorm``, ``exact`` (and ``colgen``'s Dorm seed): with less than
   :data:`PYOMO_IMPORT_S` left and Pyomo not yet imported, they stop at once
   (``time_limit_no_solution``) rather than start an import no interrupt
@@ -154,6 +162,7 @@ from ddlsched.families._dmlrs_params import (
     OasisParams,
     PdOrsParams,
     UbCapacityParams,
+    UbLagrangeParams,
     UbPricesParams,
 )
 from ddlsched.params import NoParams
@@ -406,6 +415,31 @@ def _ub_capacity(instance: DmlrsInstance, params: UbCapacityParams, ctx: RunCont
     if cut:
         info["stopped"] = "the MILP at the time limit: its dual bound (or the LP's)"
     return Outcome(None, Status.BOUND_ONLY, bound=bound, info=info, time_limit_hit=cut)
+
+
+@register_method(
+    "dmlrs",
+    "ub_lagrange",
+    "bound",
+    "Lagrangian of the per-machine capacity rows, exact single-job pricing, subgradient "
+    "steps from ub_capacity's duals (ours; upper bound)",
+    params=UbLagrangeParams,
+)
+def _ub_lagrange(instance: DmlrsInstance, params: UbLagrangeParams, ctx: RunContext) -> Outcome:
+    from ddlsched.models.dmlrs_lagrange import lagrange_bound
+
+    bound, info = lagrange_bound(
+        instance, params.iterations, params.step, params.patience, params.aim, ctx.deadline
+    )
+    unpriced = {k: v for k, v in info.get("pricing_status", {}).items() if k in _UNPRICED}
+    cut = info["search_stopped"] == "time_limit" or bool(unpriced)
+    if cut:  # the best iterate so far: weaker, still valid
+        info["stopped"] = f"the subgradient search at the time limit (pricing: {unpriced})"
+    return Outcome(None, Status.BOUND_ONLY, bound=bound, info=info, time_limit_hit=cut)
+
+
+#: Pricing statuses of a job bounded by a stopped MILP's dual bound or ``u_i(d_min_i - 1)``.
+_UNPRICED = ("time_limit", "trivial")
 
 
 #: Seconds a cold import of Pyomo takes (Dorm's MILP; measured 0.8 s at low load): a seed
