@@ -1,9 +1,7 @@
 """``lb_binpacking`` (``models/rar_lb_binpacking.py``): a valid gang bin-packing lower bound.
 
-Checks: bound <= the proven optimum on 160 small instances (``small`` seeds
-0-99 and ``contention`` seeds 0-39 proven by the exact search, 20 tiny
-contention-bound instances by the independent brute force of
-``tests/rar_brute_force.py``); never below the closed forms; two
+Checks (its validity on 140 proven and 20 brute-forced optima is
+``tests/test_rar_lower_bounds_valid.py``, shared with the other bounds): two
 hand-computed instances where the bound is the optimum and the closed forms
 are not (three 1-GPU jobs on two GPUs: the pooled LP; two 2-GPU rings whose
 split costs three times the unsplit run: the per-class LP); the pooled LP's
@@ -13,11 +11,6 @@ has passed keeps the closed forms and says what it stopped.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-import pytest
-from rar_brute_force import brute_force_makespan
-
 from ddlsched.deadline import Deadline
 from ddlsched.models.rar_bounds import closed_form_bounds
 from ddlsched.models.rar_lb_binpacking import gang_items, lb_binpacking, packing_refutes
@@ -25,15 +18,6 @@ from ddlsched.models.rar_search import search_exact
 from ddlsched.problems.rar import Network, RarInstance, RarJob
 from ddlsched.registry import RunOptions, run_method
 from ddlsched.workloads.rar import generate
-
-#: Tiny contention-bound instances whose brute force is fast (as in tests/test_rar_contention.py).
-TINY_SEEDS = (5, 8, 12, 20, 23, 26, 27, 28, 35, 39, 46, 48, 49, 50, 52, 54, 55, 58, 59, 60)
-
-
-def tiny(seed: int) -> RarInstance:
-    inst = generate("contention", seed, num_jobs=3)
-    jobs = tuple(replace(j, iterations=max(1, j.iterations // 4)) for j in inst.jobs)
-    return replace(inst, jobs=jobs)
 
 
 def _job(name: str, gpus: int, grad_size: float = 0.0) -> RarJob:
@@ -108,37 +92,6 @@ def test_a_passed_deadline_keeps_the_closed_forms():
     result = lb_binpacking(three_on_two(), deadline=deadline)
     assert result.time_limit_hit and "arc-flow LP" in result.info["stopped"]
     assert result.bound == 9  # gpu_time: nothing refuted before the limit
-
-
-def _check_below(inst: RarInstance, optimum: int) -> None:
-    result = lb_binpacking(inst)
-    closed = max(closed_form_bounds(inst).values())
-    assert not result.time_limit_hit
-    assert closed <= result.bound <= optimum
-
-
-@pytest.mark.parametrize("seed", range(100))
-def test_below_the_optimum_on_small(seed):
-    inst = generate("small", seed)
-    opt = search_exact(inst)
-    assert opt.proven
-    _check_below(inst, opt.makespan)
-
-
-@pytest.mark.parametrize("seed", range(40))
-def test_below_the_optimum_on_contention(seed):
-    inst = generate("contention", seed)
-    opt = search_exact(inst)
-    assert opt.proven
-    _check_below(inst, opt.makespan)
-
-
-@pytest.mark.parametrize("seed", TINY_SEEDS)
-def test_below_the_brute_force_optimum(seed):
-    inst = tiny(seed)
-    bound = lb_binpacking(inst).bound
-    # the brute force finds a makespan <= bound unless the optimum exceeds it
-    assert brute_force_makespan(inst, below=bound) >= bound
 
 
 def test_above_the_closed_forms_on_some_small_instances():
