@@ -93,6 +93,17 @@ def test_strengthened_exact_equals_brute_force_and_plain(k):
         assert optimum(instance, which) == pytest.approx(truth, rel=1e-9, abs=1e-9), which
 
 
+@pytest.mark.parametrize("seed", [50, 53, 57])
+def test_capacity_cuts_where_no_job_fits_a_machine(seed):
+    """At a third of the capacities no job of these ``micro`` instances fits one worker on a
+    machine: the aggregated capacity rows have no variable there (the sum is 0); they are
+    left out, not handed to Pyomo as ``0 <= C`` (which it refuses)."""
+    instance = congested(generate("micro", seed), 0.35)
+    truth = brute_force_optimum(instance)
+    for which in (ALL_ROWS, dataclasses.replace(Strengthening.none(), capacity_cuts=True)):
+        assert optimum(instance, which) == pytest.approx(truth, rel=1e-9, abs=1e-9), which
+
+
 def _wrong_optima(monkeypatch, which: Strengthening) -> int:
     """How many ``micro`` instances (every other one) ``which`` proves a wrong optimum on."""
     wrong = 0

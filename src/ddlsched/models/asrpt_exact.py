@@ -229,6 +229,8 @@ def _agreement(first: _IntegerSolve, second: _IntegerSolve) -> bool | None:
     for a, b in ((first, second), (second, first)):
         if a.status is Status.OPTIMAL and b.objective is not None and b.objective < a.objective:
             return False  # b found better than a's "optimum"
+        if a.bound is not None and b.objective is not None and a.bound > b.objective:
+            return False  # a's lower bound above a schedule b found
     if Status.ERROR in (first.status, second.status):
         return False if Status.OPTIMAL in (first.status, second.status) else None
     return None
@@ -566,6 +568,14 @@ def solve_exact(
         if model_bounds:
             bounds["model"] = max(model_bounds) * unit
     bound = max(bounds.values())
+    if bounds.get("model", -math.inf) > objective * (1 + CHECK_RTOL) + 1e-9:
+        # a model's lower bound above a schedule the evaluator accepted: a solver's error
+        log.warning(
+            "asrpt exact: the model's bound %.9g is above a schedule's %.9g", bound, objective
+        )
+        disagree = True
+        del bounds["model"]
+        bound = max(bounds.values())
     optimal = bound >= objective * (1 - CHECK_RTOL) - 1e-12
     proof = None
     if optimal:
@@ -595,7 +605,10 @@ def solve_exact(
     if cross_check:
         info["cross_check"] = cross
     if disagree:
-        info["error_note"] = "the scheduling models disagree: no optimality claimed"
+        info["error_note"] = (
+            "the scheduling models disagree (or a bound lies above a schedule): "
+            "no optimality claimed"
+        )
     outcome = Outcome(
         schedule=schedule,
         status=Status.OPTIMAL if optimal else Status.FEASIBLE,

@@ -445,8 +445,8 @@ def _add_capacity_cuts(
     per_machine = [(h, r, t) for t in present for h in machines for r in used[t]]
     model.cut_machine = pyo.Constraint(
         per_machine,
-        rule=lambda _m, h, r, t: (
-            sum(machine_use(i, h, t, r) for i in present[t]) <= float(cap[h, r])
+        rule=lambda _m, h, r, t: _at_most(
+            sum(machine_use(i, h, t, r) for i in present[t]), float(cap[h, r])
         ),
     )
 
@@ -464,8 +464,21 @@ def _add_capacity_cuts(
 
     model.cut_slot = pyo.Constraint(
         [(r, t) for t in present for r in used[t]],
-        rule=lambda _m, r, t: sum(slot_use(i, t, r) for i in present[t]) <= float(cap[:, r].sum()),
+        rule=lambda _m, r, t: _at_most(
+            sum(slot_use(i, t, r) for i in present[t]), float(cap[:, r].sum())
+        ),
     )
+
+
+def _at_most(use: Any, capacity: float) -> Any:
+    """The row ``use <= capacity``, or none where ``use`` holds no variable (no job has a
+    pattern on that machine or slot: the sum is the number 0, which Pyomo refuses as a
+    trivial row)."""
+    import pyomo.environ as pyo
+
+    if isinstance(use, (int, float)):
+        return pyo.Constraint.Skip if use <= capacity else pyo.Constraint.Infeasible
+    return use <= capacity
 
 
 #: The dual feasible functions ``f_1..f_k`` of the ``packing`` rows.

@@ -24,7 +24,8 @@ worker process, which is killed at the limit
 (:mod:`ddlsched.solvers.highs_worker`): HiGHS 1.16 does not check its clock
 during a presolve pass or its root heuristics, which ran the ``dmlrs_slot``
 ILP of 100,000 machines 6.7-15.7 s past a 60 s limit. A killed worker's
-solve keeps HiGHS's last improving solution (``feasible``, no bound) or is
+solve keeps HiGHS's last improving solution and the last dual bound it sent
+(``feasible``; no bound if none was sent) or is
 ``time_limit_no_solution``, with ``time_limit_hit`` true and
 :attr:`ModelSolve.stopped` saying so. An
 answer in time is loaded into the model by Pyomo's own loader, as

@@ -232,8 +232,9 @@ class ColumnMaster:
         Solved on a copy (a fresh Highs object: its clock starts at 0, and the
         LP's basis stays intact), under a finite limit in the HiGHS worker process
         that is killed at the limit (:mod:`ddlsched.solvers.highs_server`); the
-        worker sends each improving solution as HiGHS finds it, so a killed run
-        keeps the last one (status ``time_limit``, no bound). ``start`` (0/1 per
+        worker sends each improving solution as HiGHS finds it and its dual bound as it
+        moves, so a killed run keeps the last of each (status ``time_limit``; the bound is
+        the restricted master's, never the instance's). ``start`` (0/1 per
         column) is offered to HiGHS as a starting solution; the caller keeps the
         better of it and what comes back.
         """
