@@ -349,8 +349,9 @@ def test_a_model_bound_above_a_schedule_claims_no_optimum(monkeypatch):
     LP value rounded up past the optimum) is caught: no optimality is claimed, the model's
     bound is dropped, and two solves that disagree that way are a disagreement."""
     import ddlsched.models.asrpt_exact as exact
+    from ddlsched.models.asrpt_solve import agreement
 
-    real = exact._solve_integer
+    real = exact.solve_integer
 
     def inflated(*args, **kwargs):
         res = real(*args, **kwargs)
@@ -358,17 +359,17 @@ def test_a_model_bound_above_a_schedule_claims_no_optimum(monkeypatch):
             res = dataclasses.replace(res, bound=res.objective + 7, status=Status.FEASIBLE)
         return res
 
-    monkeypatch.setattr(exact, "_solve_integer", inflated)
+    monkeypatch.setattr(exact, "solve_integer", inflated)
     out = solve_exact(tiny(1, num_jobs=4), time_limit_s=60)
     assert out.status is Status.FEASIBLE and "model" not in out.info["bounds"]
     assert out.bound <= evaluate(tiny(1, num_jobs=4), out.schedule).total_completion_s
     assert "no optimality claimed" in out.info["error_note"]
     solve = real(*_integer_args(tiny(1, num_jobs=4)))
     high = dataclasses.replace(solve, bound=solve.objective + 1, status=Status.FEASIBLE)
-    assert exact._agreement(high, solve) is False and exact._agreement(solve, solve) is not False
+    assert agreement(high, solve) is False and agreement(solve, solve) is not False
 
 
 def _integer_args(instance: AsrptInstance):
-    """``_solve_integer``'s arguments for ``instance``'s whole data (CP-SAT, one thread)."""
+    """``solve_integer``'s arguments for ``instance``'s whole data (CP-SAT, one thread)."""
     data = _data(instance)
     return data, "cpsat", "highs", Deadline(60), (False, 0, 1, Strengthening())

@@ -159,13 +159,13 @@ def test_asrpt_exact_model_cut_by_the_limit_says_so(monkeypatch) -> None:
 
     data = generate("tiny", 0).to_dict()  # jobs doubled: the closed forms prove nothing
     data["jobs"] += [{**job, "id": f"{job['id']}b"} for job in data["jobs"]]
-    real = asrpt_exact._solve_integer
+    real = asrpt_exact.solve_integer
 
     def cut(*args, **kwargs):  # the model's solve stopped at the limit, without a bound
         res = real(*args, **kwargs)
         return replace(res, status=Status.FEASIBLE, bound=None, time_limit_hit=True)
 
-    monkeypatch.setattr(asrpt_exact, "_solve_integer", cut)
+    monkeypatch.setattr(asrpt_exact, "solve_integer", cut)
     instance = AsrptInstance.from_dict(data)
     result = run_method("asrpt", "exact", instance, RunOptions(time_limit_s=60.0))
     assert str(result.status) == "feasible"

@@ -43,9 +43,12 @@ Modules of the family:
   ``alpha*(u)``), :mod:`ddlsched.models.asrpt_integer` (integer data,
   greedy incumbent, clique cuts), :mod:`ddlsched.models.asrpt_cpsat` (the
   CP-SAT model), :mod:`ddlsched.models.asrpt_milp` (the time-indexed MILP),
+  :mod:`ddlsched.models.asrpt_solve` (one solve of the integer data by either
+  model, and two solves compared),
   :mod:`ddlsched.models.asrpt_comm_bound` (``lb_busy``, ours),
   :mod:`ddlsched.models.asrpt_strengthen` (the strengthenings of ``exact``:
-  searched incumbent, objective bound, symmetry, LP level; ours),
+  searched and improved incumbent, objective bound, job windows, symmetry and
+  release order, LP level, the MILP's proof; ours),
   :mod:`ddlsched.models.asrpt_lagrange` (``lb_lagrange``, ours)
   and :mod:`ddlsched.models.asrpt_theory` (Theorem 1, Lemmas 2-3 per
   instance);

@@ -7,7 +7,8 @@ Eqs. (4)-(7); spec ``docs/families/asrpt.md``, ``exact``
 ``alpha*(u)`` of :mod:`ddlsched.models.asrpt_modes` (rounding), runs the
 scheduling models (CP-SAT, :mod:`ddlsched.models.asrpt_cpsat`; the
 time-indexed MILP, :mod:`ddlsched.models.asrpt_milp`; their shared data in
-:mod:`ddlsched.models.asrpt_integer`) and assembles the result.
+:mod:`ddlsched.models.asrpt_integer`; one solve and two compared in
+:mod:`ddlsched.models.asrpt_solve`) and assembles the result.
 
 ``exact`` (:func:`solve_exact`)
     Modes per job: every GPU-count vector ``u`` over the ``M`` servers
@@ -63,17 +64,15 @@ from __future__ import annotations
 import logging
 import math
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ddlsched.deadline import DEFAULT_TIME_LIMIT_S, Deadline
 from ddlsched.errors import ModelTooLargeError, UnknownMethodError
 from ddlsched.heuristics.srpt import srpt_total_completion
 from ddlsched.models.asrpt import CHECK_RTOL, alpha_closed_form
-from ddlsched.models.asrpt_cpsat import solve_cpsat
 from ddlsched.models.asrpt_integer import IntegerData, IntegerSolution, Mode, make_data, to_schedule
-from ddlsched.models.asrpt_milp import TimeIndexedFormulation
 from ddlsched.models.asrpt_modes import AlphaStar, alpha_star, count_usage_vectors, usage_vectors
+from ddlsched.models.asrpt_solve import IntegerSolve, compare_solves, solve_integer
 from ddlsched.models.asrpt_strengthen import (
     Strengthening,
     improve_schedule,
@@ -84,8 +83,6 @@ from ddlsched.models.asrpt_strengthen import (
 )
 from ddlsched.problems.asrpt import AsrptInstance, job_placement_instance
 from ddlsched.problems.asrpt_schedule import evaluate
-from ddlsched.solvers.formulation import solve_formulation
-from ddlsched.solvers.limits import SolveLimits
 from ddlsched.solvers.result import Claim, Outcome, Status, mark_stopped
 
 if TYPE_CHECKING:
@@ -123,117 +120,6 @@ def _method_deadline(time_limit_s: float | None, deadline: Deadline | None) -> D
     if deadline is None:
         return Deadline(DEFAULT_TIME_LIMIT_S if time_limit_s is None else time_limit_s)
     return deadline if time_limit_s is None else deadline.sub(at_most=time_limit_s)
-
-
-@dataclass
-class _IntegerSolve:
-    """One solve of one integer model by one scheduling model (objective, bound in units)."""
-
-    solver: str
-    status: Status
-    solution: IntegerSolution | None
-    objective: int | None
-    bound: int | None
-    runtime_s: float
-    model_size: tuple[int, int, int] | None
-    backend: str
-    backend_version: str
-    message: str
-    time_limit_hit: bool
-    added_bounds: dict[str, int] | None = None
-    search: dict[str, float] | None = None
-
-    def report(self) -> dict[str, Any]:
-        return {
-            "added_bounds": self.added_bounds,
-            "search": self.search,
-            "solver": self.solver,
-            "backend": self.backend,
-            "status": str(self.status),
-            "objective_units": self.objective,
-            "bound_units": self.bound,
-            "runtime_s": self.runtime_s,
-            "model_size": self.model_size,
-            "message": self.message,
-        }
-
-
-def _solve_integer(
-    data: IntegerData,
-    solver: str,
-    backend: str,
-    deadline: Deadline,
-    options: tuple[bool, int, int, Strengthening],
-    search_share: float = 1.0,
-) -> _IntegerSolve:
-    _, seed, threads, strengthening = options
-    if solver == "cpsat":
-        res = solve_cpsat(
-            data,
-            deadline,
-            seed=seed,
-            threads=threads,
-            strengthening=strengthening,
-            search_share=search_share,
-        )
-        return _IntegerSolve(
-            "cpsat",
-            res.status,
-            res.solution,
-            res.objective,
-            res.bound,
-            res.runtime_s,
-            res.model_size,
-            "cpsat",
-            res.version,
-            res.message,
-            res.time_limit_hit,
-            res.added_bounds,
-            res.search,
-        )
-    unit = data.instance.time_unit_s
-    out = solve_formulation(
-        TimeIndexedFormulation(),
-        data,
-        backend,
-        SolveLimits(abs_gap=0.5, seed=seed, threads=threads),
-        False,
-        deadline=deadline,
-    )
-    solution = out.schedule
-    objective = solution.objective(data) if solution is not None else None
-    bound = None
-    if out.bound is not None and math.isfinite(out.bound):
-        bound = math.ceil(out.bound / unit - 1e-6)
-    if out.status is Status.OPTIMAL and objective is not None:
-        bound = objective
-    return _IntegerSolve(
-        "milp",
-        out.status,
-        solution,
-        objective,
-        bound,
-        out.solver_time_s or 0.0,
-        out.model_size,
-        out.backend or backend,
-        out.backend_version or "",
-        str(out.info.get("solver_message", out.info.get("stopped", ""))),
-        out.time_limit_hit,
-    )
-
-
-def _agreement(first: _IntegerSolve, second: _IntegerSolve) -> bool | None:
-    """Whether two solves of one integer model agree on its optimum (``None``: undecided)."""
-    if first.status is Status.OPTIMAL and second.status is Status.OPTIMAL:
-        return first.objective == second.objective
-    for a, b in ((first, second), (second, first)):
-        if a.status is Status.OPTIMAL and b.objective is not None and b.objective < a.objective:
-            return False  # b found better than a's "optimum"
-        if a.bound is not None and b.objective is not None and a.bound > b.objective:
-            return False  # a's lower bound above a schedule b found
-    if Status.ERROR in (first.status, second.status):
-        return False if Status.OPTIMAL in (first.status, second.status) else None
-    return None
 
 
 def _job_modes(
@@ -356,7 +242,7 @@ def _run_solves(
     backend: str,
     deadline: Deadline,
     options: tuple[bool, int, int, Strengthening],
-) -> tuple[dict[tuple[str, str], _IntegerSolve], dict[str, Any]]:
+) -> tuple[dict[tuple[str, str], IntegerSolve], dict[str, Any]]:
     """Every model solve of the plan, each with an equal share of what is left of
     ``deadline``; ``options`` = ``(cross_check, seed, threads, strengthening)``. With
     ``milp_proof`` (CP-SAT, no cross-check) CP-SAT's search gets :data:`CPSAT_SHARE` of
@@ -374,13 +260,13 @@ def _run_solves(
         plan.append(("lower", lower, solver))
         if cross_check:
             plan.append(("lower", lower, other))
-    solves: dict[tuple[str, str], _IntegerSolve] = {}
+    solves: dict[tuple[str, str], IntegerSolve] = {}
     cross: dict[str, Any] = {}
     follow_up = options[3].milp_proof and solver == "cpsat" and not cross_check
     for index, (label, data, name) in enumerate(plan):
         phase = deadline.sub(1.0 / (len(plan) - index))
         try:
-            first = _solve_integer(
+            first = solve_integer(
                 data, name, backend, phase, options, CPSAT_SHARE if follow_up else 1.0
             )
         except ModelTooLargeError as exc:
@@ -393,41 +279,16 @@ def _run_solves(
             if first.solution is not None:  # its value tightens the MILP's windows
                 data = with_incumbent(data, first.solution)
             try:
-                solves[label, "milp"] = _solve_integer(data, "milp", backend, phase, options)
+                solves[label, "milp"] = solve_integer(data, "milp", backend, phase, options)
             except ModelTooLargeError as exc:
                 log.info("asrpt exact: milp_proof not run (%s)", exc)
     if cross_check or follow_up:
-        _compare_solves(solves, solver, other, cross)
+        compare_solves(solves, solver, other, cross)
     return solves, cross
 
 
-def _compare_solves(
-    solves: dict[tuple[str, str], _IntegerSolve], solver: str, other: str, cross: dict[str, Any]
-) -> None:
-    """Record in ``cross`` whether the two scheduling models agree on each data set."""
-    for label in ("upper", "lower"):
-        if (label, solver) in solves and (label, other) in solves:
-            first, second = solves[label, solver], solves[label, other]
-            cross[label] = {
-                "agree": _agreement(first, second),
-                solver: first.report(),
-                other: second.report(),
-            }
-            if cross[label]["agree"] is False:
-                log.warning(
-                    "asrpt exact: %s and %s disagree on the %s model: %s vs %s (%s, %s)",
-                    solver,
-                    other,
-                    label,
-                    first.objective,
-                    second.objective,
-                    first.status,
-                    second.status,
-                )
-
-
 def _best_solution(
-    upper: IntegerData, solves: dict[tuple[str, str], _IntegerSolve], solver: str
+    upper: IntegerData, solves: dict[tuple[str, str], IntegerSolve], solver: str
 ) -> tuple[int, str, IntegerSolution]:
     """The best upper solution (a solver's or the incumbent): value, source, solution."""
     candidates = [(upper.incumbent.objective(upper), 1.0, "serial", upper.incumbent)]
@@ -486,7 +347,7 @@ def _mode_bounds(
 
 
 def _limit_cuts(
-    solves: dict[tuple[str, str], _IntegerSolve], star_info: dict[str, Any]
+    solves: dict[tuple[str, str], IntegerSolve], star_info: dict[str, Any]
 ) -> list[str]:
     """What the time limit cut (``info['stopped']``): each scheduling model solve it
     stopped, and the ``alpha*`` placement ILPs it left unproven."""
@@ -502,6 +363,39 @@ def _limit_cuts(
             "(Heavy-Edge's value kept, the closed form as their bound)"
         )
     return cuts
+
+
+def _bounds(
+    instance: AsrptInstance,
+    modes: Any,
+    solves: dict[tuple[str, str], IntegerSolve],
+    whole: bool,
+    unit: float,
+    objective: float,
+    disagree: bool,
+) -> tuple[dict[str, float], bool]:
+    """The bounds (seconds) by source: the per-mode closed bounds and, unless the models
+    disagree, the model's (whole or rounded-down data); and whether they disagree. A model
+    bound above ``objective`` (a schedule the evaluator accepted) is a solver's error: it is
+    left out and counts as a disagreement."""
+    bounds = _mode_bounds(instance, modes)
+    bound_label = "upper" if whole else "lower"
+    model_bounds = [
+        res.bound
+        for (label, _), res in solves.items()
+        if label == bound_label and res.bound is not None
+    ]
+    if model_bounds and not disagree:
+        bounds["model"] = max(model_bounds) * unit
+        if bounds["model"] > objective * (1 + CHECK_RTOL) + 1e-9:
+            log.warning(
+                "asrpt exact: the model's bound %.9g is above a schedule's %.9g",
+                bounds["model"],
+                objective,
+            )
+            del bounds["model"]
+            disagree = True
+    return bounds, disagree
 
 
 def solve_exact(
@@ -556,26 +450,8 @@ def solve_exact(
     schedule = to_schedule(upper, best)
     objective = evaluate(instance, schedule).total_completion_s
 
-    # The bound: the model's (whole or rounded-down data) and the per-mode closed bounds.
-    bounds = _mode_bounds(instance, modes)
-    bound_label = "upper" if whole else "lower"
-    if not disagree:
-        model_bounds = [
-            res.bound
-            for (label, _), res in solves.items()
-            if label == bound_label and res.bound is not None
-        ]
-        if model_bounds:
-            bounds["model"] = max(model_bounds) * unit
+    bounds, disagree = _bounds(instance, modes, solves, whole, unit, objective, disagree)
     bound = max(bounds.values())
-    if bounds.get("model", -math.inf) > objective * (1 + CHECK_RTOL) + 1e-9:
-        # a model's lower bound above a schedule the evaluator accepted: a solver's error
-        log.warning(
-            "asrpt exact: the model's bound %.9g is above a schedule's %.9g", bound, objective
-        )
-        disagree = True
-        del bounds["model"]
-        bound = max(bounds.values())
     optimal = bound >= objective * (1 - CHECK_RTOL) - 1e-12
     proof = None
     if optimal:
