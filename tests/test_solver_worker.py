@@ -209,6 +209,29 @@ def test_a_worker_killed_at_the_limit_keeps_its_last_bound(
     assert children and not _left(children)
 
 
+def _bound_then_silence(mip, time_limit_s):
+    """HiGHS sending a dual bound (the sum of every value) and no solution, then never
+    returning."""
+    highs_server._incumbent_sink("bound", float(sum(mip.cost)))
+    time.sleep(600)
+
+
+def test_a_worker_killed_before_a_solution_keeps_its_last_bound(
+    forks, small_threshold, monkeypatch, children
+):
+    monkeypatch.setattr(highs_server, "_run", _bound_then_silence)
+    model = knapsack(20, seed=1)
+    solve = solve_model(model, "highs", deadline=Deadline(3.0))
+    assert solve.status == "time_limit_no_solution" and solve.incumbent is None
+    assert solve.bound == pytest.approx(sum(model.obj.expr.linear_coefs))
+    assert "before HiGHS found a solution; its last dual bound is kept" in solve.stopped
+    # and none when HiGHS sent no bound either
+    monkeypatch.setattr(highs_server, "_run", _never_returns)
+    solve = solve_model(knapsack(20, seed=1), "highs", deadline=Deadline(2.0))
+    assert solve.status == "time_limit_no_solution" and solve.bound is None
+    assert children and not _left(children)
+
+
 def test_the_worker_reports_improving_solutions_as_highs_finds_them(monkeypatch):
     from pyomo.contrib.solver.solvers.highs import Highs
 

@@ -204,15 +204,17 @@ def _out_of_time(
     runtime_s: float = 0.0,
     stopped: str = "",
     size: tuple[int, int, int] | None = None,
+    bound: float | None = None,
 ) -> ModelSolve:
     """The solve of a model the deadline stopped before the solver could run, or
-    killed while it ran (``stopped``); ``size``: the model's, if known (counting
-    takes a second on a model of 10^5 rows)."""
+    killed while it ran (``stopped``; ``bound``: the last dual bound the killed solver
+    sent, if any); ``size``: the model's, if known (counting takes a second on a model
+    of 10^5 rows)."""
     nvars, nint, ncons = size or model_size(model)
     return ModelSolve(
         status=Status.TIME_LIMIT_NO_SOLUTION,
         incumbent=None,
-        bound=None,
+        bound=bound,
         runtime_s=runtime_s,
         backend=backend,
         backend_version=version,
@@ -400,7 +402,9 @@ def _solve_highs(
     except WorkerKilled as exc:  # HiGHS overran the limit in its worker (module docstring)
         runtime = time.perf_counter() - start
         size = (nvars, nint, ncons)
-        return _out_of_time(model, "highs", "worker killed", version, runtime, str(exc), size)
+        return _out_of_time(
+            model, "highs", "worker killed", version, runtime, str(exc), size, exc.bound
+        )
     runtime = time.perf_counter() - start
     term, sol = results.termination_condition, results.solution_status
     has_solution = sol in (SolutionStatus.optimal, SolutionStatus.feasible)

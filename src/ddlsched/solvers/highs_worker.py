@@ -27,7 +27,7 @@ clock), so a killed solve keeps HiGHS's last incumbent and the last dual bound
 it sent (every dual bound HiGHS reports is valid): it reports ``feasible``
 with that bound (none if HiGHS had not sent one yet), ``time_limit_hit`` true
 and ``stopped`` saying so; without an incumbent it raises :class:`WorkerKilled`
-(``time_limit_no_solution``). An answer in
+(``time_limit_no_solution``, with that last dual bound if HiGHS sent one). An answer in
 time is turned into Pyomo's ``Results`` by Pyomo's own ``_postsolve``, read
 off a stand-in for the ``Highs`` that holds the worker's numbers
 (:class:`_Answered`), and the values are loaded by Pyomo's own loader, by
@@ -75,7 +75,13 @@ WORKER_MIN_COLUMNS = 1
 
 
 class WorkerKilled(Exception):
-    """The worker did not answer by its time and was killed (the message says so)."""
+    """The worker did not answer by its time and was killed before HiGHS found a
+    solution (the message says so); ``bound``: HiGHS's last dual bound, ``None`` if it
+    had sent none."""
+
+    def __init__(self, message: str, bound: float | None = None) -> None:
+        super().__init__(message)
+        self.bound = bound
 
 
 def use_worker(num_variables: int, num_integer: int, seconds: float, threads: int) -> bool:
@@ -121,9 +127,12 @@ def solve_in_worker(
         mip = dataclasses.replace(mip, options=tuple(later.items()))
     run = solve_mip(mip, max(1e-3, seconds - taken), incumbents=True)
     if run.killed and not run.primal_valid:
+        bound = run.mip_dual_bound if math.isfinite(run.mip_dual_bound) else None
+        kept = "; its last dual bound is kept" if bound is not None else ""
         raise WorkerKilled(
             f"HiGHS: the worker process was killed at the time limit ({seconds:.3g} s) "
-            "before HiGHS found a solution"
+            f"before HiGHS found a solution{kept}",
+            bound,
         )
     if run.killed:  # HiGHS's last improving solution and dual bound: a time limit
         import highspy
