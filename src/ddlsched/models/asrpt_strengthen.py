@@ -75,8 +75,10 @@ cut off *every* optimum of the integer data; why each cannot:
     sum of completion times over cumulatives is weak (``tiny(2,
     num_jobs=10)``: 362 units against an optimum of 571; this bound: 524).
 ``lp_bound`` (:func:`lp_lower_bound`)
-    The constraint ``sum_i C_i >= ceil(LP - 1e-6 max(1, |LP|))``, ``LP`` the
-    value of the LP relaxation of the time-indexed MILP of
+    The constraint ``sum_i C_i >= ceil(D)``, ``D`` the weak-duality bound at
+    HiGHS's row duals (:mod:`ddlsched.solvers.lp_dual_bound`: at most the value
+    of the LP, whatever HiGHS's tolerances) of the LP relaxation of the
+    time-indexed MILP of
     :mod:`ddlsched.models.asrpt_milp` on the same data and windows (every
     optimum fits the windows, so the relaxation's value is at most the
     optimum). Its relaxation is far stronger than CP-SAT's: ``tiny(2,
@@ -92,9 +94,9 @@ cut off *every* optimum of the integer data; why each cannot:
     partition bound already meets the incumbent (nothing left to prove); when
     the IPM stops without an optimum (HiGHS says "unknown" on some tiny
     instances) the simplex gets the rest of that share; a stopped or failed
-    solve adds nothing. A floating-point bound like every HiGHS bound of the
-    project, with a margin of ``1e-6`` relative; it is checked against the
-    incumbent (a bound above a schedule's value is refused with a warning).
+    solve adds nothing, and so does one without valid duals. The bound is
+    checked against the incumbent all the same (a bound above a schedule's
+    value is refused with a warning).
     Why crossover: without it the IPM's objective is that of an approximate
     primal point, *above* the LP optimum by more than the margin:
     ``tiny(3, num_jobs=20)`` gave 1187.0039 for an LP optimum of 1187 (simplex,
@@ -102,7 +104,10 @@ cut off *every* optimum of the integer data; why each cannot:
     1187 exists (found and proven optimal by the time-indexed MILP). After
     crossover the value is a basic solution's (1187.0 there; the crossover
     also took less time than the IPM's last iterations: 8 s against 16 s under
-    a load of 12).
+    a load of 12). Until the dual bound, ``ceil(LP - 1e-6 |LP|)`` on that basic
+    solution's objective was the bound: sound in practice, not proven (a point
+    optimal within tolerances of ``1e-7`` on 10^5 columns can lie further than
+    the margin above the optimum); ``ceil(D)`` needs no margin.
 ``symmetry`` (:func:`identical_classes`)
     Jobs ``a < b`` with the same release and the same list of modes (usage
     vectors and durations; so the same configuration and iterations) get
@@ -455,14 +460,18 @@ def lp_lower_bound(data: IntegerData, deadline: Deadline) -> LpBound | None:
     for options in _LP_OPTIONS:
         with warnings.catch_warnings():  # an IPM stop HiGHS reports as "unknown"
             warnings.simplefilter("ignore", RuntimeWarning)
-            out = solve_model(model, "highs", SolveLimits(highs_options=options), phase)
+            limits = SolveLimits(highs_options=options, lp_dual_bound=True)
+            out = solve_model(model, "highs", limits, phase)
         if out.status is Status.OPTIMAL and out.incumbent is not None:
             break
         log.info("asrpt lp_bound: the LP stopped (%s, %s)", options, out.message)
     else:
         return None
-    value = out.incumbent
-    bound = math.ceil(value - 1e-6 * max(1.0, abs(value)))
+    value, safe = out.incumbent, out.dual_bound
+    if safe is None:  # no valid duals: nothing proven (module docstring)
+        log.info("asrpt lp_bound: no dual bound (HiGHS gave no valid duals)")
+        return None
+    bound = math.ceil(min(value, safe))
     if bound > data.incumbent.objective(data):
         log.warning("asrpt lp_bound: LP %r above the incumbent; not used", value)
         return None

@@ -137,6 +137,8 @@ class ModelSolve:
     time_limit_hit: bool = False
     #: what stopped a solve the solver could not report on (the worker killed at the limit)
     stopped: str = ""
+    #: an LP's bound by weak duality at HiGHS's row duals (asked by ``SolveLimits.lp_dual_bound``)
+    dual_bound: float | None = None
 
     @property
     def has_solution(self) -> bool:
@@ -438,6 +440,11 @@ def _solve_highs(
     bound = results.objective_bound
     if bound is not None and not _finite(bound):
         bound = None
+    dual = None
+    if limits.lp_dual_bound and nint == 0 and status is Status.OPTIMAL:
+        from ddlsched.solvers.lp_dual_bound import dual_bound
+
+        dual = dual_bound(solver._solver_model)
     return ModelSolve(
         status=status,
         incumbent=results.incumbent_objective if has_solution else None,
@@ -451,6 +458,7 @@ def _solve_highs(
         message=f"{term.name}/{sol.name}",
         time_limit_hit=term == TerminationCondition.maxTimeLimit,
         stopped=solver.stopped,
+        dual_bound=dual,
     )
 
 

@@ -55,6 +55,9 @@ class SolveLimits:
     threads: int = 1
     seed: int = 0
     highs_options: tuple[tuple[str, object], ...] = ()  # extra HiGHS options (name, value)
+    #: an LP solved by HiGHS also reports ``ModelSolve.dual_bound``
+    #: (:mod:`ddlsched.solvers.lp_dual_bound`: weak duality at HiGHS's row duals)
+    lp_dual_bound: bool = False
 
     def __post_init__(self) -> None:
         if self.time_limit_s is not None and not self.time_limit_s > 0:
