@@ -161,6 +161,7 @@ from ddlsched.families._dmlrs_params import (
     ImproveParams,
     OasisParams,
     PdOrsParams,
+    UbBranchParams,
     UbCapacityParams,
     UbLagrangeParams,
     UbPricesParams,
@@ -435,6 +436,26 @@ def _ub_lagrange(instance: DmlrsInstance, params: UbLagrangeParams, ctx: RunCont
     cut = info["search_stopped"] == "time_limit" or bool(unpriced)
     if cut:  # the best iterate so far: weaker, still valid
         info["stopped"] = f"the subgradient search at the time limit (pricing: {unpriced})"
+    return Outcome(None, Status.BOUND_ONLY, bound=bound, info=info, time_limit_hit=cut)
+
+
+@register_method(
+    "dmlrs",
+    "ub_branch",
+    "bound",
+    "best-first branch-and-bound on job acceptance, then completion slots, over ub_capacity's "
+    "LP (ours; upper bound)",
+    params=UbBranchParams,
+)
+def _ub_branch(instance: DmlrsInstance, params: UbBranchParams, ctx: RunContext) -> Outcome:
+    from ddlsched.models.dmlrs_branch import branch_bound
+
+    bound, info = branch_bound(
+        instance, params.nodes, params.dff, params.incumbent, params.completion, ctx.deadline
+    )
+    cut = info["search_stopped"] == "time_limit"
+    if cut:  # the open nodes' bound: weaker, still valid
+        info["stopped"] = "the branch-and-bound at the time limit: the open nodes' bound"
     return Outcome(None, Status.BOUND_ONLY, bound=bound, info=info, time_limit_hit=cut)
 
 
