@@ -1,0 +1,180 @@
+"""``ub_branch`` (dmlrs): a bound on proven optima, and what it closes on the widest intervals.
+
+    python benchmarks/dmlrs_branch.py --validity
+    python benchmarks/dmlrs_branch.py --paper --nodes 1,100,1000,10000
+
+``--validity``: the sets of ``benchmarks/dmlrs_lagrange_validity.py`` (``tiny`` seeds 0-59,
+``tiny`` congested seeds 0-39, ``micro`` seeds 0-9 as generated and congested, those
+brute-forced too; ``--tiny``, ``--congested``, ``--micro`` change the counts). Per instance:
+``exact``'s proven optimum (the plain compact MILP), ``ub_capacity`` and ``ub_branch`` at
+``--validity-nodes`` node LPs (both through :func:`ddlsched.registry.run_method`). Printed
+per set: instances, proven, violations (a bound below a proven optimum by more than 1e-6
+relative: must be 0), instances where ``ub_branch`` is below ``ub_capacity``, the mean and
+largest gap of each bound to the optimum in % of it, and how many searches ended at the
+capacity MILP (``search_stopped = integral``).
+
+``--paper``: the instances of ``benchmarks/dmlrs_lagrange_paper.py``'s points, generated
+exactly as ``benchmarks/suites/dmlrs.toml`` does (``--points``, default Fig. 6 at 20
+machines seeds 1 and 12, Fig. 8 at 100 jobs seed 0). Per instance: ``ub_capacity``, its
+MILP with binary completion choices (``integral=true``, at most ``--milp-limit`` s: the
+limit of any branching on these columns), the root's profile (jobs the LP accepts wholly,
+in part, with a spread completion), then per budget in ``--nodes`` ``ub_branch``'s bound,
+seconds, why it stopped, open nodes and the spread of their bounds, and acceptance-only
+branching (``completion=false``) at the largest budget. The interval columns divide by
+the schedule utility of ``improve`` in the suite's rows (:data:`IMPROVE`), or by a fresh
+``improve`` run at the suite's 120 s limit with ``--improve``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+from dmlrs_lagrange_paper import POINTS
+from dmlrs_lagrange_validity import congested
+
+import ddlsched.families.dmlrs  # noqa: F401  (registers the family's methods)
+from ddlsched.registry import RunOptions, run_method
+from ddlsched.workloads.dmlrs import generate
+
+TOL = 1e-6
+
+#: ``improve``'s utility in the suite's rows (the reproduce runs of 2026-11-29: Fig. 6 seed 1
+#: and Fig. 8 seed 0 from the claims' seeds run, Fig. 6 seed 12 from the fresh-seed run).
+IMPROVE = {("fig6-20", 1): 996.619953, ("fig6-20", 12): 1018.590504, ("fig8-100", 0): 3017.660456}
+
+
+def _run(method: str, instance, limit_s: float, params: dict | None = None):
+    started = time.perf_counter()
+    options = RunOptions(time_limit_s=limit_s, seed=0, params=params or {})
+    return run_method("dmlrs", method, instance, options), time.perf_counter() - started
+
+
+def _check(instance, nodes: int, brute: bool) -> dict:
+    """One instance of ``--validity`` (module docstring)."""
+    from ddlsched.models.dmlrs import ExactFormulation
+    from ddlsched.solvers import Status
+    from ddlsched.solvers.formulation import solve_formulation
+
+    exact = solve_formulation(ExactFormulation(), instance, "highs")
+    row = {"proven": exact.status is Status.OPTIMAL, "opt": exact.claim.value}
+    if brute:
+        import sys
+        from pathlib import Path
+
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+        from dmlrs_brute_force import brute_force_optimum
+
+        row["brute"] = brute_force_optimum(instance)
+        row["proven"] = row["proven"] and abs(row["brute"] - row["opt"]) <= TOL
+    row["ub_capacity"] = _run("ub_capacity", instance, 600)[0].bound
+    branch = _run("ub_branch", instance, 600, {"nodes": nodes})[0]
+    row["ub_branch"], row["stop"] = branch.bound, branch.info.get("search_stopped")
+    return row
+
+
+def _report(name: str, rows: list[dict]) -> str:
+    proven = [r for r in rows if r["proven"]]
+    keys = ("ub_capacity", "ub_branch")
+    wrong = sum(r[k] < r["opt"] - TOL * max(1.0, r["opt"]) for r in proven for k in keys)
+    below = sum(r["ub_branch"] < r["ub_capacity"] - TOL for r in rows)
+    cells = [name, str(len(rows)), str(len(proven)), str(wrong), str(below)]
+    for key in keys:
+        gaps = [100.0 * (r[key] / r["opt"] - 1.0) for r in proven if r["opt"] > 0]
+        cells.append(f"{statistics.fmean(gaps):.2f} / {max(gaps):.2f}" if gaps else "-")
+    cells.append(str(sum(r["stop"] == "integral" for r in rows)))
+    return "| " + " | ".join(cells) + " |"
+
+
+def validity(args: argparse.Namespace) -> None:
+    """The ``--validity`` table (module docstring)."""
+    sets = {
+        "tiny": ([generate("tiny", s) for s in range(args.tiny)], False),
+        "tiny congested": ([congested(generate("tiny", s)) for s in range(args.congested)], False),
+        "micro (brute force)": ([generate("micro", s) for s in range(args.micro)], True),
+        "micro congested (brute force)": (
+            [congested(generate("micro", s)) for s in range(args.micro)],
+            True,
+        ),
+    }
+    print(
+        "| set | instances | proven | violations | `ub_branch` < `ub_capacity` | "
+        "`ub_capacity` gap mean / max % | `ub_branch` gap mean / max % | ended at the MILP |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    every: list[dict] = []
+    for name, (instances, brute) in sets.items():
+        rows = [_check(instance, args.validity_nodes, brute) for instance in instances]
+        every += rows
+        print(_report(name, rows), flush=True)
+    print(_report("all", every))
+
+
+def paper(args: argparse.Namespace) -> None:
+    """The ``--paper`` tables (module docstring)."""
+    budgets = [int(n) for n in args.nodes.split(",")]
+    print(
+        "| instance | `improve` | `ub_capacity` | capacity MILP (s) | root: accepted / "
+        "in part / spread | nodes | `ub_branch` | s | stop | open | open spread | interval |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for spec in args.points.split(","):
+        point, seed_text = spec.split(":")
+        seed = int(seed_text)
+        instance = generate("paper", seed, **POINTS[point])
+        if args.improve:
+            utility = _run("improve", instance, 120)[0].objective
+        else:
+            utility = IMPROVE[(point, seed)]
+        capacity = _run("ub_capacity", instance, 600)[0].bound
+        milp, milp_s = _run("ub_capacity", instance, args.milp_limit, {"integral": True})
+        milp_cell = f"{milp.bound:.2f} ({milp_s:.0f} s, {milp.info.get('milp_status')})"
+        runs = [(n, True) for n in budgets] + [(max(budgets), False)]
+        for nodes, completion in runs:
+            params = {"nodes": nodes, "completion": completion}
+            result, seconds = _run("ub_branch", instance, args.limit, params)
+            info = result.info
+            width = 100.0 * (result.bound / utility - 1.0)
+            cells = [
+                f"{point} seed {seed}",
+                f"{utility:.2f}",
+                f"{capacity:.2f} ({100.0 * (capacity / utility - 1.0):.2f} %)",
+                milp_cell,
+                f"{info['accepted']} / {info['fractional_acceptance']} / "
+                f"{info['spread_completion']}",
+                f"{info['nodes_solved']}" + ("" if completion else " (acceptance only)"),
+                f"{result.bound:.2f}",
+                f"{seconds:.1f}",
+                str(info["search_stopped"]),
+                str(info["nodes_open"]),
+                f"{info['open_bound_spread']:.2f}",
+                f"{width:.2f} %",
+            ]
+            print("| " + " | ".join(cells) + " |", flush=True)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--validity", action="store_true")
+    parser.add_argument("--tiny", type=int, default=60)
+    parser.add_argument("--congested", type=int, default=40)
+    parser.add_argument("--micro", type=int, default=10)
+    parser.add_argument("--validity-nodes", type=int, default=2000)
+    parser.add_argument("--paper", action="store_true")
+    parser.add_argument("--points", default="fig6-20:1,fig6-20:12,fig8-100:0")
+    parser.add_argument("--nodes", default="1,100,1000,10000")
+    parser.add_argument("--limit", type=float, default=3600.0, help="ub_branch's time limit")
+    parser.add_argument("--milp-limit", type=float, default=600.0)
+    parser.add_argument("--improve", action="store_true", help="run improve (120 s)")
+    args = parser.parse_args(argv)
+    if not (args.validity or args.paper):
+        parser.error("give --validity, --paper or both")
+    if args.validity:
+        validity(args)
+    if args.paper:
+        paper(args)
+
+
+if __name__ == "__main__":
+    main()
