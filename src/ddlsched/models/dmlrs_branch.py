@@ -56,8 +56,11 @@ order nodes were made):
 * the incumbent (parameter ``incumbent``): the better utility of the ``fifo`` and ``drf``
   schedules, each re-evaluated by the family evaluator (a cheap heuristic: ``improve`` takes
   minutes at paper scale); nodes at or below it are closed;
+* a node LP that HiGHS leaves unsettled, warm-started and again from scratch, keeps its
+  parent's bound and is not split (``info['unsolved']``);
 * stops: the node budget (``nodes``), every node closed (``closed``), the best node
-  integral (``integral``), or the deadline (``time_limit``: the open nodes still bound).
+  integral (``integral``) or unsolved (``unsolved``), or the deadline (``time_limit``: the
+  open nodes still bound).
 
 What it can reach: branching on every ``Y`` makes the completion choices binary, so the
 search converges to ``ub_capacity``'s MILP with binary ``y`` (``--param integral=true``
@@ -109,7 +112,8 @@ class Node:
     """An open node: ordered by ``(-bound, order)`` (best first, then the older);
     ``fixings`` maps a column to its ``(lower, upper)``; ``basis`` is the LP's optimal
     basis (the children's warm start); ``branch`` the column to split (``None``: every
-    ``Y`` integral)."""
+    ``Y`` integral); ``solved`` false: the node's LP was cut by the limit or left
+    unsolved, the node keeps its parent's bound and cannot be split."""
 
     sort_key: tuple[float, int]
     bound: float = field(compare=False)
@@ -117,6 +121,7 @@ class Node:
     basis: Any = field(compare=False, repr=False)
     branch: BranchChoice | None = field(compare=False)
     depth: int = field(compare=False)
+    solved: bool = field(default=True, compare=False)
 
 
 class NodeLp:
@@ -134,37 +139,52 @@ class NodeLp:
         self.highs.passModel(_to_highs(model, highspy))
         self._upper = np.minimum(np.asarray(model.upper, dtype=float), highspy.kHighsInf)
         self._fixed: dict[int, tuple[float, float]] = {}
+        #: Warm starts solved again from scratch (:meth:`solve`).
+        self.retries = 0
 
     def solve(
         self, fixings: dict[int, tuple[float, float]], basis: Any, time_limit_s: float
     ) -> tuple[str, float | None, np.ndarray | None]:
         """``(status, objective, column values)`` under ``fixings`` from ``basis`` (``None``:
-        the current one); ``status`` is ``optimal``, ``infeasible`` or ``time_limit``
-        (objective and values ``None`` unless optimal). Anything else is a
-        :class:`~ddlsched.errors.SolverError`."""
+        the current one); ``status`` is ``optimal``, ``infeasible``, ``time_limit`` or
+        ``unsolved`` (objective and values ``None`` unless optimal). A warm start that ends
+        in any other HiGHS status (``Unknown`` was seen at T = 80) is solved once more from
+        scratch, presolve on; ``unsolved`` if that does not settle it either."""
         highs = self.highs
         for col in set(self._fixed) - set(fixings):  # back to the model's bounds
             highs.changeColBounds(col, 0.0, float(self._upper[col]))
         for col, (lower, upper) in fixings.items():
             highs.changeColBounds(col, lower, upper)
         self._fixed = dict(fixings)
+        if math.isfinite(time_limit_s):
+            highs.setOptionValue("time_limit", max(1e-3, float(time_limit_s)))
         if basis is not None:
             highs.setBasis(basis)
             highs.setOptionValue("presolve", "off")
-        if math.isfinite(time_limit_s):
-            highs.setOptionValue("time_limit", max(1e-3, float(time_limit_s)))
-        highs.run()
-        status = highs.getModelStatus()
+        kind = self._run()
+        if kind == "unsolved" and basis is not None:  # from scratch, presolve on
+            self.retries += 1
+            highs.clearSolver()
+            highs.setOptionValue("presolve", "on")
+            kind = self._run()
+        if kind != "optimal":
+            return kind, None, None
+        values = np.asarray(highs.getSolution().col_value)
+        return "optimal", float(highs.getInfo().objective_function_value), values
+
+    def _run(self) -> str:
+        """Run HiGHS; its model status as ``optimal``, ``infeasible``, ``time_limit`` or
+        ``unsolved`` (every other status, ``kUnboundedOrInfeasible`` included: the LP's
+        columns with a cost are bounded, but the status does not prove infeasibility)."""
+        self.highs.run()
+        status = self.highs.getModelStatus()
         if status == self._status.kOptimal:
-            values = np.asarray(highs.getSolution().col_value)
-            return "optimal", float(highs.getInfo().objective_function_value), values
-        if status in (self._status.kInfeasible, self._status.kUnboundedOrInfeasible):
-            return "infeasible", None, None
+            return "optimal"
+        if status == self._status.kInfeasible:
+            return "infeasible"
         if status in (self._status.kTimeLimit, self._status.kIterationLimit):
-            return "time_limit", None, None
-        raise SolverError(
-            f"ub_branch: HiGHS ended a node LP with {highs.modelStatusToString(status)}"
-        )
+            return "time_limit"
+        return "unsolved"
 
     def basis(self) -> Any:
         """The last solve's basis."""
@@ -307,7 +327,8 @@ def branch_bound(
     heap = [
         Node((-root, 0), root, {}, lp.basis(), choose_branch(model, values, jobs, T, completion), 0)
     ]
-    stats = {"nodes_solved": 1, "closed_infeasible": 0, "closed_by_incumbent": 0, "max_depth": 0}
+    stats = {"nodes_solved": 1, "closed_infeasible": 0, "closed_by_incumbent": 0}
+    stats.update(max_depth=0, unsolved=0)
     branchings: list[list[Any]] = []
     history: list[list[float]] = [[1, root]]
     stopped = "closed"
@@ -315,6 +336,9 @@ def branch_bound(
         heap, stats["closed_by_incumbent"] = [], 1
     while heap:
         node = heap[0]
+        if not node.solved:  # its parent's bound, nothing to split
+            stopped = "unsolved"
+            break
         if node.branch is None:
             stopped = "integral"
             break
@@ -336,13 +360,14 @@ def branch_bound(
             if status == "infeasible":
                 stats["closed_infeasible"] += 1
                 continue
-            if status == "time_limit" or values is None or value is None:  # parent's bound
+            if status != "optimal" or values is None or value is None:  # parent's bound
+                stats["unsolved"] += status == "unsolved"
+                cut = cut or status == "time_limit"
                 heapq.heappush(
                     heap,
-                    Node((-node.bound, counter), node.bound, fixings, node.basis, node.branch,
-                         node.depth + 1),
+                    Node((-node.bound, counter), node.bound, fixings, None, None, node.depth + 1,
+                         solved=False),
                 )  # fmt: skip
-                cut = True
                 continue
             bound = min(value, node.bound)
             if bound <= best_known:
@@ -368,6 +393,7 @@ def branch_bound(
         branchings=branchings,
         bound_at_nodes=history,
         search_stopped=stopped,
+        warm_starts_redone=lp.retries,
         seconds=time.perf_counter() - started,
     )
     return max(0.0, min(global_bound, root, info["ub_trivial"])), info
