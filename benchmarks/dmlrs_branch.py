@@ -23,6 +23,10 @@ seconds, why it stopped, open nodes and the spread of their bounds, and acceptan
 branching (``completion=false``) at the largest budget. The interval columns divide by
 the schedule utility of ``improve`` in the suite's rows (:data:`IMPROVE`), or by a fresh
 ``improve`` run at the suite's 120 s limit with ``--improve``.
+
+``--leaves POINT:SEED:JOBS`` (e.g. ``fig6-20:1:44,46,12``): the node LP (``ub_capacity``'s)
+with the acceptance of the listed jobs fixed to each of the ``2^k`` combinations, one line
+each: its bound, or ``infeasible``; the acceptance-only tree on those jobs, written out.
 """
 
 from __future__ import annotations
@@ -154,6 +158,32 @@ def paper(args: argparse.Namespace) -> None:
             print("| " + " | ".join(cells) + " |", flush=True)
 
 
+def leaves(spec: str) -> None:
+    """The ``--leaves`` table (module docstring)."""
+    import itertools
+
+    from ddlsched.models.dmlrs_branch import NodeLp
+    from ddlsched.models.dmlrs_capacity import build_capacity_model
+
+    point, seed_text, jobs_text = spec.split(":")
+    instance = generate("paper", int(seed_text), **POINTS[point])
+    jobs = [int(j) for j in jobs_text.split(",")]
+    model = build_capacity_model(instance)
+    lp = NodeLp(model)
+    T = instance.slots
+    root = lp.solve({}, None, float("inf"))
+    accepted = [float(root[2][model.slot_columns[(j, T)][0]]) for j in jobs]
+    print(f"root LP {root[1]:.2f}; acceptance of jobs {jobs}: {[round(a, 4) for a in accepted]}")
+    print("| " + " | ".join(f"job {j}" for j in jobs) + " | node LP |")
+    print("|" + "---|" * (len(jobs) + 1))
+    for combo in itertools.product((0.0, 1.0), repeat=len(jobs)):
+        fixings = {model.slot_columns[(j, T)][0]: (v, v) for j, v in zip(jobs, combo, strict=True)}
+        status, value, _ = lp.solve(fixings, None, float("inf"))
+        cells = [("accepted" if v else "rejected") for v in combo]
+        cells.append(f"{value:.2f}" if value is not None else status)
+        print("| " + " | ".join(cells) + " |", flush=True)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--validity", action="store_true")
@@ -167,9 +197,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--limit", type=float, default=3600.0, help="ub_branch's time limit")
     parser.add_argument("--milp-limit", type=float, default=600.0)
     parser.add_argument("--improve", action="store_true", help="run improve (120 s)")
+    parser.add_argument("--leaves", default="", help="POINT:SEED:JOBS, e.g. fig6-20:1:44,46")
     args = parser.parse_args(argv)
-    if not (args.validity or args.paper):
-        parser.error("give --validity, --paper or both")
+    if not (args.validity or args.paper or args.leaves):
+        parser.error("give --validity, --paper or --leaves")
+    if args.leaves:
+        leaves(args.leaves)
     if args.validity:
         validity(args)
     if args.paper:
