@@ -27,6 +27,12 @@ the schedule utility of ``improve`` in the suite's rows (:data:`IMPROVE`), or by
 ``--leaves POINT:SEED:JOBS`` (e.g. ``fig6-20:1:44,46,12``): the node LP (``ub_capacity``'s)
 with the acceptance of the listed jobs fixed to each of the ``2^k`` combinations, one line
 each: its bound, or ``infeasible``; the acceptance-only tree on those jobs, written out.
+
+``--sweep GROUPS`` (e.g. ``fig6,fig7,fig8``, seeds ``--seeds``): every instance of those
+groups of ``benchmarks/suites/dmlrs.toml`` (:data:`SWEEPS`, its ``T = 20`` figures), one
+line each: ``ub_capacity``, its MILP (``integral=true`` at ``--milp-limit`` s) and
+``ub_branch`` at ``--validity-nodes`` node LPs, each with its seconds and how far below
+``ub_capacity`` it is: what running either in the suite would cost and give.
 """
 
 from __future__ import annotations
@@ -47,6 +53,42 @@ TOL = 1e-6
 #: ``improve``'s utility in the suite's rows (the reproduce runs of 2026-11-29: Fig. 6 seed 1
 #: and Fig. 8 seed 0 from the claims' seeds run, Fig. 6 seed 12 from the fresh-seed run).
 IMPROVE = {("fig6-20", 1): 996.619953, ("fig6-20", 12): 1018.590504, ("fig8-100", 0): 3017.660456}
+
+
+#: The suite's ``T = 20`` groups: name -> (fixed parameters, swept parameter, its values).
+SWEEPS = {
+    "fig6": ({"jobs": 50, "slots": 20}, "machines", (10, 20, 40, 60, 80, 100)),
+    "fig7": ({"machines": 100, "slots": 20}, "jobs", (10, 20, 30, 40, 50)),
+    "fig8": ({"machines": 50, "slots": 20}, "jobs", (20, 40, 60, 80, 100)),
+}
+
+
+def sweep(args: argparse.Namespace) -> None:
+    """The ``--sweep`` table (module docstring)."""
+    print(
+        "| instance | `ub_capacity` (s) | capacity MILP (s, status) | below | `ub_branch` "
+        "(s, stop, nodes) | below |"
+    )
+    print("|---|---|---|---|---|---|")
+    for group in args.sweep.split(","):
+        fixed, key, values = SWEEPS[group]
+        for value in values:
+            for seed in (int(s) for s in args.seeds.split(",")):
+                instance = generate("paper", seed, **fixed, **{key: value})
+                capacity, capacity_s = _run("ub_capacity", instance, 600)
+                milp, milp_s = _run("ub_capacity", instance, args.milp_limit, {"integral": True})
+                branch, branch_s = _run("ub_branch", instance, 3600, {"nodes": args.validity_nodes})
+                top = capacity.bound
+                cells = [
+                    f"{group} {key}={value} seed {seed}",
+                    f"{top:.2f} ({capacity_s:.1f})",
+                    f"{milp.bound:.2f} ({milp_s:.0f}, {milp.info.get('milp_status')})",
+                    f"{100.0 * (1.0 - milp.bound / top):.2f} %" if top > 0 else "-",
+                    f"{branch.bound:.2f} ({branch_s:.0f}, {branch.info['search_stopped']}, "
+                    f"{branch.info['nodes_solved']})",
+                    f"{100.0 * (1.0 - branch.bound / top):.2f} %" if top > 0 else "-",
+                ]
+                print("| " + " | ".join(cells) + " |", flush=True)
 
 
 def _run(method: str, instance, limit_s: float, params: dict | None = None):
@@ -198,9 +240,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--milp-limit", type=float, default=600.0)
     parser.add_argument("--improve", action="store_true", help="run improve (120 s)")
     parser.add_argument("--leaves", default="", help="POINT:SEED:JOBS, e.g. fig6-20:1:44,46")
+    parser.add_argument("--sweep", default="", help="suite groups, e.g. fig6,fig7,fig8")
+    parser.add_argument("--seeds", default="0,1,2", help="instance seeds of --sweep")
     args = parser.parse_args(argv)
-    if not (args.validity or args.paper or args.leaves):
-        parser.error("give --validity, --paper or --leaves")
+    if not (args.validity or args.paper or args.leaves or args.sweep):
+        parser.error("give --validity, --paper, --leaves or --sweep")
+    if args.sweep:
+        sweep(args)
     if args.leaves:
         leaves(args.leaves)
     if args.validity:
