@@ -29,6 +29,20 @@ the schedule utility of ``improve`` in the suite's rows (:data:`IMPROVE`), or by
 with the acceptance of the listed jobs fixed to each of the ``2^k`` combinations, one line
 each: its bound, or ``infeasible``; the acceptance-only tree on those jobs, written out.
 
+``--lagrange-leaves POINT:SEED:JOBS``: at each of those leaves, besides the node LP, the
+Lagrangian of the per-machine capacity rows (``ub_lagrange``'s ``L(p)``) restricted to the
+leaf, at the leaf's LP duals (the summed capacity rows of ``ub_capacity``'s LP without
+packing rows, the same price on every machine; no subgradient steps): a rejected job
+contributes nothing, a free one ``lambda_i(p) = max(0, best priced schedule)``, an accepted
+one its best *non-empty* priced schedule, which may be negative. That forced maximum is the
+pricer's answer with every completion utility raised by ``M = sum_{h, r, t} p C + 1``, less
+``M``: any single-job schedule's priced usage is at most ``p C`` (it fits the capacities),
+so with the raise the empty schedule never wins, and the pricer's dual bound less ``M`` is
+at least the forced maximum. Each schedule in the leaf earns at most ``L_leaf(p)`` (the
+Lagrangian argument of :mod:`ddlsched.models.dmlrs_lagrange` with the leaf's jobs fixed),
+so ``max over leaves of min(node LP, L_leaf)`` bounds every schedule: a diagnostic of how
+far a Lagrangian node bound would take the branching (``ub_branch`` does not use it).
+
 ``--sweep GROUPS`` (e.g. ``fig6,fig7,fig8``, seeds ``--seeds``): every instance of those
 groups of ``benchmarks/suites/dmlrs.toml`` (:data:`SWEEPS`, its ``T = 20`` figures), one
 line each: ``ub_capacity``, its MILP (``integral=true`` at ``--milp-limit`` s) and
@@ -229,6 +243,90 @@ def leaves(spec: str) -> None:
         print("| " + " | ".join(cells) + " |", flush=True)
 
 
+def _leaf_prices(instance, fixings: dict[int, float]):
+    """The capacity rows' duals of the LP without packing rows under acceptance
+    ``fixings`` (job -> 0 or 1), as prices ``(H, R, T)``; ``None`` if infeasible."""
+    import numpy as np
+
+    from ddlsched.models.dmlrs_branch import NodeLp
+    from ddlsched.models.dmlrs_capacity import build_capacity_model
+
+    model = build_capacity_model(instance, dff=0)
+    lp = NodeLp(model)
+    T = instance.slots
+    if any(v and (j, T) not in model.slot_columns for j, v in fixings.items()):
+        return None, None  # accepted, but it cannot finish by T
+    cols = {
+        model.slot_columns[(j, T)][0]: (v, v)
+        for j, v in fixings.items()
+        if (j, T) in model.slot_columns
+    }
+    status, value, _ = lp.solve(cols, None, float("inf"))
+    if status != "optimal":
+        return None, None
+    duals = np.asarray(lp.highs.getSolution().row_dual)
+    prices = np.zeros((instance.num_machines, len(instance.resources), T))
+    for (t, r), row in model.capacity_rows.items():
+        prices[:, r, t - 1] = max(0.0, float(duals[row]))
+    return value, prices
+
+
+def _leaf_lagrangian(instance, fixings: dict[int, float], prices) -> float:
+    """``L_leaf(p)`` of the module docstring (``--lagrange-leaves``)."""
+    import dataclasses
+    import math
+
+    import numpy as np
+
+    from ddlsched.models.dmlrs_dual import PricingSession
+    from ddlsched.models.dmlrs_milp import job_costs, job_data
+    from ddlsched.solvers.dmlrs_pricing import SingleJobPricer
+
+    session = PricingSession(instance, "milp", "highs")
+    price_term = float(np.sum(prices * instance.cap[:, :, None]))
+    total = [price_term]
+    for i in range(len(instance.jobs)):
+        if fixings.get(i) == 0.0:
+            continue
+        if fixings.get(i) != 1.0:
+            total.append(session.price(i, prices).dual_bound)
+            continue
+        data = job_data(instance, i)
+        raise_by = price_term + 1.0
+        pricer = SingleJobPricer(dataclasses.replace(data, utility=data.utility + raise_by))
+        worker_cost, ps_cost = job_costs(instance, i, prices)[:2]
+        solution = pricer.solve(worker_cost, ps_cost, math.inf)
+        if solution.dual_bound is None:
+            raise RuntimeError(f"job {i}: forced pricing ended {solution.status}")
+        total.append(solution.dual_bound - raise_by)
+    return math.fsum(total)
+
+
+def lagrange_leaves(spec: str) -> None:
+    """The ``--lagrange-leaves`` table (module docstring)."""
+    import itertools
+
+    point, seed_text, jobs_text = spec.split(":")
+    instance = generate("paper", int(seed_text), **POINTS[point])
+    jobs = [int(j) for j in jobs_text.split(",")]
+    print("| " + " | ".join(f"job {j}" for j in jobs) + " | LP, no packing rows | L_leaf(p) | s |")
+    print("|" + "---|" * (len(jobs) + 3))
+    best = 0.0
+    for combo in itertools.product((0.0, 1.0), repeat=len(jobs)):
+        started = time.perf_counter()
+        fixings = dict(zip(jobs, combo, strict=True))
+        value, prices = _leaf_prices(instance, fixings)
+        cells = [("accepted" if v else "rejected") for v in combo]
+        if value is None:
+            cells += ["infeasible", "-", "-"]
+        else:
+            lagrangian = _leaf_lagrangian(instance, fixings, prices)
+            best = max(best, min(value, lagrangian))
+            cells += [f"{value:.2f}", f"{lagrangian:.2f}", f"{time.perf_counter() - started:.0f}"]
+        print("| " + " | ".join(cells) + " |", flush=True)
+    print(f"max over leaves of min(LP, L_leaf): {best:.2f}")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--validity", action="store_true")
@@ -243,11 +341,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--milp-limit", type=float, default=600.0)
     parser.add_argument("--improve", action="store_true", help="run improve (120 s)")
     parser.add_argument("--leaves", default="", help="POINT:SEED:JOBS, e.g. fig6-20:1:44,46")
+    parser.add_argument("--lagrange-leaves", default="", help="POINT:SEED:JOBS")
     parser.add_argument("--sweep", default="", help="suite groups, e.g. fig6,fig7,fig8")
     parser.add_argument("--seeds", default="0,1,2", help="instance seeds of --sweep")
     args = parser.parse_args(argv)
-    if not (args.validity or args.paper or args.leaves or args.sweep):
-        parser.error("give --validity, --paper, --leaves or --sweep")
+    if not (args.validity or args.paper or args.leaves or args.sweep or args.lagrange_leaves):
+        parser.error("give --validity, --paper, --leaves, --lagrange-leaves or --sweep")
+    if args.lagrange_leaves:
+        lagrange_leaves(args.lagrange_leaves)
     if args.sweep:
         sweep(args)
     if args.leaves:
