@@ -232,6 +232,33 @@ class UbLagrangeParams:
 
 
 @dataclass(frozen=True)
+class UbBranchParams:
+    """Parameters of ``ub_branch`` (ours; :mod:`ddlsched.models.dmlrs_branch`)."""
+
+    nodes: int = param(
+        2000,
+        "node LPs of the best-first branch-and-bound, the root included (a budget that does "
+        "not depend on the machine)",
+        minimum=1,
+        maximum=10_000_000,
+    )
+    completion: bool = param(
+        True,
+        "once every acceptance is integral, branch on completing by a slot (false: on "
+        "acceptance only)",
+    )
+    incumbent: bool = param(
+        True, "close nodes at or below the better utility of fifo and drf (re-evaluated)"
+    )
+    dff: int = param(
+        3,
+        "packing rows of the node LP (ub_capacity's f_1..f_dff; 0: none)",
+        minimum=0,
+        maximum=10,
+    )
+
+
+@dataclass(frozen=True)
 class UbPricesParams(PdOrsParams):
     """PD-ORS's parameters plus the pricing of ``UB(p_final)``."""
 

@@ -43,7 +43,9 @@ Modules of the family:
   :mod:`ddlsched.models.dmlrs_capacity` (``ub_capacity``, ours: a time-indexed
   LP over the whole cluster with the internal and external modes' speeds),
   :mod:`ddlsched.models.dmlrs_lagrange` (``ub_lagrange``, ours: the Lagrangian of the
-  per-machine capacity rows by subgradient steps from ``ub_capacity``'s duals);
+  per-machine capacity rows by subgradient steps from ``ub_capacity``'s duals),
+  :mod:`ddlsched.models.dmlrs_branch` (``ub_branch``, ours: branch-and-bound on job
+  acceptance and completion slots over ``ub_capacity``'s LP);
 * improvement: :mod:`ddlsched.heuristics.dmlrs_improve` (``improve``, ours)
   and its MIP repair :mod:`ddlsched.models.dmlrs_mip_repair`;
 * the methods' parameter classes: :mod:`ddlsched.families._dmlrs_params`.
@@ -83,7 +85,9 @@ internal and external modes; ``--param integral=true`` makes the completion
 choices binary and reports the MILP's proven dual bound), ``ub_lagrange`` (bound, ours:
 :mod:`ddlsched.models.dmlrs_lagrange`, ``UB(p)`` with exact pricing minimised over ``p`` by
 ``iterations`` projected subgradient steps from ``ub_capacity``'s duals; at most
-``ub_capacity``).
+``ub_capacity``), ``ub_branch`` (bound, ours: :mod:`ddlsched.models.dmlrs_branch`,
+best-first branch-and-bound on the acceptance, then the completion slots, of
+``ub_capacity``'s LP, ``nodes`` node LPs; at most ``ub_capacity``).
 
 An instance without jobs (valid, :mod:`ddlsched.problems.dmlrs`): every
 heuristic returns the empty schedule (utility 0), ``exact`` proves it
@@ -121,6 +125,10 @@ the answer, and ``info['stopped']`` says what stopped):
 * ``ub_lagrange``: ``ub_capacity`` must finish (else ``time_limit_no_solution``); then
   the best iterate so far, each valid (``time_limit_hit``, ``info['search_stopped']``
   ``time_limit``; a job whose pricing was cut contributes its dual or trivial bound);
+* ``ub_branch``: the root LP must finish (else ``time_limit_no_solution``); then the
+  bound of the open nodes (a node whose LP the limit cut keeps its parent's bound), valid
+  (``time_limit_hit``, ``info['search_stopped']`` ``time_limit``); ``nodes`` is the budget
+  that does not depend on the machine;
 * ``dorm``, ``exact`` (and ``colgen``'s Dorm seed): with less than
   :data:`PYOMO_IMPORT_S` left and Pyomo not yet imported, they stop at once
   (``time_limit_no_solution``) rather than start an import no interrupt
@@ -161,6 +169,7 @@ from ddlsched.families._dmlrs_params import (
     ImproveParams,
     OasisParams,
     PdOrsParams,
+    UbBranchParams,
     UbCapacityParams,
     UbLagrangeParams,
     UbPricesParams,
@@ -435,6 +444,26 @@ def _ub_lagrange(instance: DmlrsInstance, params: UbLagrangeParams, ctx: RunCont
     cut = info["search_stopped"] == "time_limit" or bool(unpriced)
     if cut:  # the best iterate so far: weaker, still valid
         info["stopped"] = f"the subgradient search at the time limit (pricing: {unpriced})"
+    return Outcome(None, Status.BOUND_ONLY, bound=bound, info=info, time_limit_hit=cut)
+
+
+@register_method(
+    "dmlrs",
+    "ub_branch",
+    "bound",
+    "best-first branch-and-bound on job acceptance, then completion slots, over ub_capacity's "
+    "LP (ours; upper bound)",
+    params=UbBranchParams,
+)
+def _ub_branch(instance: DmlrsInstance, params: UbBranchParams, ctx: RunContext) -> Outcome:
+    from ddlsched.models.dmlrs_branch import branch_bound
+
+    bound, info = branch_bound(
+        instance, params.nodes, params.dff, params.incumbent, params.completion, ctx.deadline
+    )
+    cut = info["search_stopped"] == "time_limit"
+    if cut:  # the open nodes' bound: weaker, still valid
+        info["stopped"] = "the branch-and-bound at the time limit: the open nodes' bound"
     return Outcome(None, Status.BOUND_ONLY, bound=bound, info=info, time_limit_hit=cut)
 
 
