@@ -74,7 +74,7 @@ from __future__ import annotations
 import heapq
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -289,15 +289,12 @@ def branch_bound(
     prune with the better of ``fifo``'s and ``drf``'s utilities; ``completion`` false:
     branch on acceptance only (a node whose acceptances are integral is not split).
 
-    ``info``: ``ub_capacity`` (the root LP), ``incumbent``, the root's profile (jobs
-    accepted, fractionally accepted, with a spread completion), ``nodes_solved``,
-    ``nodes_open``, ``closed_infeasible``, ``closed_by_incumbent``, ``max_depth``,
-    ``open_bound_spread`` (highest minus lowest open bound), ``branchings`` (the first
-    ten: job, kind, slot, LP value), ``bound_at_nodes`` (``[nodes solved, global bound]``
-    at the root, when the count first reaches each power of two, and at the end), ``search_stopped`` and seconds.
+    ``info``: ``ub_capacity`` (the root LP), ``incumbent``, the root's profile, node
+    counts, ``open_bound_spread`` (highest minus lowest open bound), ``branchings`` (the
+    first ten: job, kind, slot, LP value), ``bound_at_nodes`` (``[nodes solved, global
+    bound]`` at the root, at each power of two, at the end), ``search_stopped``, seconds.
 
-    Raises :class:`~ddlsched.errors.TimeLimitReached` only when the deadline passes before
-    the root LP is solved.
+    Raises :class:`~ddlsched.errors.TimeLimitReached` only before the root LP is solved.
     """
     from ddlsched.models.dmlrs import ub_trivial
     from ddlsched.models.dmlrs_capacity import build_capacity_model
@@ -327,8 +324,9 @@ def branch_bound(
     heap = [
         Node((-root, 0), root, {}, lp.basis(), choose_branch(model, values, jobs, T, completion), 0)
     ]
-    stats = {"nodes_solved": 1, "closed_infeasible": 0, "closed_by_incumbent": 0}
-    stats.update(max_depth=0, unsolved=0)
+    stats = dict(
+        nodes_solved=1, closed_infeasible=0, closed_by_incumbent=0, max_depth=0, unsolved=0
+    )
     branchings: list[list[Any]] = []
     history: list[list[float]] = [[1, root]]
     stopped = "closed"
@@ -352,31 +350,12 @@ def branch_bound(
         if len(branchings) < 10:
             b = node.branch
             branchings.append([b.job, b.kind, b.slot, round(b.value, 6)])
-        cut = False
-        for fixings in _children(node):
-            counter += 1
-            status, value, values = lp.solve(fixings, node.basis, deadline.remaining_s())
-            stats["nodes_solved"] += 1
-            if status == "infeasible":
-                stats["closed_infeasible"] += 1
-                continue
-            if status != "optimal" or values is None or value is None:  # parent's bound
-                stats["unsolved"] += status == "unsolved"
-                cut = cut or status == "time_limit"
-                heapq.heappush(
-                    heap,
-                    Node((-node.bound, counter), node.bound, fixings, None, None, node.depth + 1,
-                         solved=False),
-                )  # fmt: skip
-                continue
-            bound = min(value, node.bound)
-            if bound <= best_known:
-                stats["closed_by_incumbent"] += 1
-                continue
-            choice = choose_branch(model, values, jobs, T, completion)
-            child = Node((-bound, counter), bound, fixings, lp.basis(), choice, node.depth + 1)
-            heapq.heappush(heap, child)
-            stats["max_depth"] = max(stats["max_depth"], child.depth)
+        children, attempts, cut = _solve_children(
+            node, lp, deadline, stats, best_known, (model, jobs, T, completion)
+        )
+        for attempt, child in children:  # ties broken by the order the LPs were solved
+            heapq.heappush(heap, replace(child, sort_key=(child.sort_key[0], counter + attempt)))
+        counter += attempts
         if stats["nodes_solved"] >= 2 * history[-1][0]:  # a power of two reached
             history.append([stats["nodes_solved"], _global(best_known, heap)])
         if cut:
@@ -386,8 +365,8 @@ def branch_bound(
     if history[-1][0] != stats["nodes_solved"]:
         history.append([stats["nodes_solved"], global_bound])
     bounds = [n.bound for n in heap]
-    info.update(stats)
     info.update(
+        stats,
         nodes_open=len(heap),
         open_bound_spread=(max(bounds) - min(bounds)) if bounds else 0.0,
         branchings=branchings,
@@ -397,3 +376,45 @@ def branch_bound(
         seconds=time.perf_counter() - started,
     )
     return max(0.0, min(global_bound, root, info["ub_trivial"])), info
+
+
+def _solve_children(
+    node: Node,
+    lp: NodeLp,
+    deadline: Deadline,
+    stats: dict[str, int],
+    best_known: float,
+    branching: tuple[Any, JobColumns, int, bool],
+) -> tuple[list[tuple[int, Node]], int, bool]:
+    """The children of ``node`` worth keeping, each with its place among the LPs solved
+    (from 1), how many LPs were solved (``stats`` counted), and whether the time limit
+    cut a solve: an infeasible child or one at most ``best_known`` is closed; a child
+    HiGHS does not settle keeps its parent's bound."""
+    model, jobs, T, completion = branching
+    kept: list[tuple[int, Node]] = []
+    cut = False
+    attempt = 0
+    for attempt, fixings in enumerate(_children(node), start=1):
+        status, value, values = lp.solve(fixings, node.basis, deadline.remaining_s())
+        stats["nodes_solved"] += 1
+        if status == "infeasible":
+            stats["closed_infeasible"] += 1
+            continue
+        if status != "optimal" or values is None or value is None:  # parent's bound
+            stats["unsolved"] += status == "unsolved"
+            cut = cut or status == "time_limit"
+            kept.append(
+                (attempt, Node((-node.bound, 0), node.bound, fixings, None, None,
+                               node.depth + 1, solved=False))
+            )  # fmt: skip
+            continue
+        bound = min(value, node.bound)
+        if bound <= best_known:
+            stats["closed_by_incumbent"] += 1
+            continue
+        choice = choose_branch(model, values, jobs, T, completion)
+        kept.append(
+            (attempt, Node((-bound, 0), bound, fixings, lp.basis(), choice, node.depth + 1))
+        )
+        stats["max_depth"] = max(stats["max_depth"], node.depth + 1)
+    return kept, attempt, cut
