@@ -65,6 +65,22 @@ class ImproveParams:
     max_windows: int = param(
         0, "stop after this many windows (0: no cap)", minimum=0, maximum=10**9
     )
+    cpsat_windows: int = param(
+        0,
+        "after the list search, at most this many CP-SAT window moves (0: none)",
+        minimum=0,
+        maximum=10**6,
+    )
+    cpsat_window: int = param(
+        12, "jobs freed per CP-SAT window (consecutive by start)", minimum=2, maximum=200
+    )
+    cpsat_dtime: float = param(
+        1.0,
+        "CP-SAT deterministic time per window (machine-independent units)",
+        minimum=0.0,
+        maximum=1e6,
+        exclusive_minimum=True,
+    )
 
 
 @dataclass(frozen=True)

@@ -283,6 +283,9 @@ def _improve(instance: AsrptInstance, params: ImproveParams, ctx: RunContext) ->
         horizon=params.horizon,
         max_windows=params.max_windows,
         seed=ctx.seed,
+        cpsat_windows=params.cpsat_windows,
+        cpsat_window=params.cpsat_window,
+        cpsat_dtime=params.cpsat_dtime,
     )
     schedule, info, cut = improve(instance, settings, _policy_runner(instance), ctx.deadline)
     return Outcome(schedule, info=info, time_limit_hit=cut)
