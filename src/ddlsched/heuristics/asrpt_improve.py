@@ -40,13 +40,7 @@ answer then depends on the machine's speed, so ``time_limit_hit`` is set).
 Same seed, same stop reason other than the time limit: same schedule.
 
 The answer is the better of the LNS list's schedule and the best start
-(never worse than the best start). With ``cpsat_windows > 0`` it is then
-improved by CP-SAT window moves (:mod:`ddlsched.heuristics.asrpt_improve_windows`:
-``cpsat_window`` jobs freed, the rest fixed, at most ``cpsat_windows`` windows
-solved, ``cpsat_dtime`` of CP-SAT's deterministic time each; the list search
-then gets half of the time limit, the moves what remains), never made worse;
-their ``info`` keys start with ``cpsat_`` and ``winner`` gains ``+cpsat``
-when they improved it. ``info``: ``start_flow_s`` per start,
+(never worse than the best start). ``info``: ``start_flow_s`` per start,
 ``best_start``, ``list_start`` and ``list_start_flow_s``, ``lns_flow_s``,
 ``lns_improvement`` (``1 - final / best start``, flow time: the list start and
 the windows together), ``windows_gain`` (``1 - LNS list / list start``: the
@@ -69,7 +63,6 @@ import numpy as np
 from ddlsched.deadline import Deadline
 from ddlsched.errors import TimeLimitReached
 from ddlsched.heuristics.asrpt_greedy import work_conserving_schedule
-from ddlsched.heuristics.asrpt_improve_windows import WindowSettings, cpsat_windows
 from ddlsched.heuristics.asrpt_packed import PackedDecoder, Placed, arrival_order
 from ddlsched.params import parse_name_list
 from ddlsched.problems.asrpt import AsrptInstance
@@ -114,9 +107,6 @@ class ImproveSettings:
     horizon: int = 32
     max_windows: int = 0  # 0: no cap
     seed: int = 0
-    cpsat_windows: int = 0  # 0: no CP-SAT window moves
-    cpsat_window: int = 12
-    cpsat_dtime: float = 1.0
 
 
 @dataclass
@@ -314,7 +304,7 @@ def improve(
     schedules, flows, decoders = _starts(instance, settings, run_policy, deadline, info)
     list_name, decoder, first = _first_list(instance, schedules, flows, decoders, settings.seed)
     search = _Search(decoder, first, settings)
-    stopped = search.run(deadline.sub(share=0.5 if settings.cpsat_windows else 0.9))
+    stopped = search.run(deadline.sub(share=0.9))  # the rest: evaluating the answer
     final = search.current
     best_start = min(flows, key=flows.__getitem__)
     lns_flow = evaluate(instance, decoder.schedule(final.order, final.placed)).total_flow_s
@@ -336,39 +326,7 @@ def improve(
         passes=search.passes,
         search_stopped=stopped,
     )
-    cut = stopped == "time limit"
-    if cut:
+    log.info("asrpt improve: %s (%s)", winner, stopped)
+    if stopped == "time limit":
         info["stopped"] = f"the window search at the time limit after {search.tried} windows"
-    if settings.cpsat_windows:
-        schedule, cut = _cpsat_moves(instance, schedule, settings, deadline, info, cut)
-    log.info("asrpt improve: %s (%s)", info["winner"], stopped)
-    return schedule, info, cut
-
-
-def _cpsat_moves(
-    instance: AsrptInstance,
-    schedule: AsrptSchedule,
-    settings: ImproveSettings,
-    deadline: Deadline,
-    info: dict[str, Any],
-    cut: bool,
-) -> tuple[AsrptSchedule, bool]:
-    """The answer after the CP-SAT window moves (module docstring); ``info`` updated."""
-    window_settings = WindowSettings(
-        window=settings.cpsat_window,
-        max_windows=settings.cpsat_windows,
-        dtime=settings.cpsat_dtime,
-        seed=settings.seed,
-    )
-    moved, moves_info, moves_cut = cpsat_windows(
-        instance, schedule, window_settings, deadline.sub(share=0.9)
-    )
-    info.update(moves_info)
-    if moves_info["cpsat_windows_accepted"]:
-        info["winner"] = f"{info['winner']}+cpsat"
-    if moves_cut:
-        done = (
-            f"the CP-SAT window moves at the time limit after {moves_info['cpsat_windows_solved']}"
-        )
-        info["stopped"] = "; ".join(filter(None, (info.get("stopped"), done + " windows")))
-    return moved, cut or moves_cut
+    return schedule, info, stopped == "time limit"
