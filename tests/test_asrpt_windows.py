@@ -1,5 +1,5 @@
 """Family ``asrpt``: the CP-SAT window moves of ``improve`` (ours;
-:mod:`ddlsched.heuristics.asrpt_improve_windows`).
+:mod:`ddlsched.models.asrpt_windows`).
 
 Checked: a move never worsens a schedule, its output passes the evaluator, the same
 seed gives the same schedule, a window holding every job of a small 1-GPU-server
@@ -15,15 +15,15 @@ import pytest
 from asrpt_crowded import crowded
 
 from ddlsched.deadline import Deadline
-from ddlsched.heuristics.asrpt_improve_windows import WindowSettings, cpsat_windows
 from ddlsched.heuristics.asrpt_packed import PackedDecoder, arrival_order
 from ddlsched.models.asrpt_exact import solve_exact
+from ddlsched.models.asrpt_windows import WindowSettings, cpsat_windows
 from ddlsched.problems.asrpt import AsrptInstance
 from ddlsched.problems.asrpt_schedule import AsrptSchedule, evaluate, schedule_to_json
 from ddlsched.registry import RunOptions, run_method
 from ddlsched.solvers.result import Status
 
-#: Integer-grid slack of a window move (module docstring: 1.5-3 units of the last
+#: Integer-grid slack of a window move (module docstring: a few units of the last
 #: finish over TIME_STEPS per job), relative.
 GRID_RTOL = 1e-4
 
