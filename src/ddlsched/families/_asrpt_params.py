@@ -53,8 +53,8 @@ class ImproveParams:
 
     starts: str = param(
         "all",
-        "all, or a comma-separated subset of the policies, packed, packed_best_fit, "
-        "offline_wcs_workload, offline_wcs_duration",
+        "all, all+best_placement, or a comma-separated subset of the policies, packed, "
+        "packed_best_fit, offline_wcs_workload, offline_wcs_duration, best_placement",
     )
     window: int = param(
         5, "LNS window: list positions whose every order is tried", minimum=2, maximum=7

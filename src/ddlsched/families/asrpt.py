@@ -345,6 +345,10 @@ def _policy_runner(instance: AsrptInstance) -> Any:
     from ddlsched.sim.asrpt import simulate
 
     def run_policy(name: str, seed: int, deadline: Any) -> Any:
+        if name == "best_placement":  # improve's start on the placement ILP's optima
+            from ddlsched.models.asrpt_best_placement import best_placement_schedule
+
+            return best_placement_schedule(instance, deadline, seed)
         return simulate(instance, name, seed=seed, deadline=deadline)
 
     return run_policy
