@@ -42,9 +42,10 @@ interval each, a fixed job ``j`` held as ``[floor(t_j / u), floor(C_j / u))``
 
 The current start times are CP-SAT's hint. Windows holding no waiting job
 (``t_i = r_i`` for all) cannot gain and are skipped uncounted. A pass slides
-the window over the schedule by ``stride = max(1, window // 2)`` positions;
-the order is recomputed after each accepted move. The search stops when a
-pass accepts nothing (``converged``), after ``max_windows`` windows solved
+the window over the schedule by ``stride = max(1, window // 2)`` positions
+from position 0; the order is recomputed after each accepted move. A pass
+that accepts nothing is followed by one from position ``stride // 2`` (other
+windows); the search stops when that one accepts nothing too (``converged``), after ``max_windows`` windows solved
 (``max_windows``), or at the deadline (``time limit``). CP-SAT runs with one
 worker, ``random_seed = seed`` and ``max_deterministic_time = dtime`` per
 window, so the search is the same on every machine unless the deadline cuts
@@ -237,10 +238,11 @@ def cpsat_windows(
     decoder = PackedDecoder(instance, seed=settings.seed)
     solved = accepted = optimal = passes = 0
     stopped = "converged"
+    offset = 0
     while n >= 2:
         passes += 1
         accepted_before = accepted
-        first = 0
+        first = offset
         while first < n - 1 and stopped == "converged":
             freed = current.order[first : first + window]
             first += stride
@@ -256,8 +258,14 @@ def cpsat_windows(
                 optimal += proven
                 if moved is not None:
                     current, accepted = moved, accepted + 1
-        if stopped != "converged" or accepted == accepted_before:
+        if stopped != "converged":
             break
+        if accepted == accepted_before:  # nothing kept: once more from a shifted start
+            if offset or stride < 2:
+                break
+            offset = stride // 2
+        else:
+            offset = 0
     info = {
         "cpsat_windows_solved": solved,
         "cpsat_windows_accepted": accepted,
