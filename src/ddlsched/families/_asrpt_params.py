@@ -72,10 +72,10 @@ class ImproveParams:
         maximum=10**6,
     )
     cpsat_window: int = param(
-        12, "jobs freed per CP-SAT window (consecutive by start)", minimum=2, maximum=200
+        30, "jobs freed per CP-SAT window (consecutive by start)", minimum=2, maximum=200
     )
     cpsat_dtime: float = param(
-        1.0,
+        2.0,
         "CP-SAT deterministic time per window (machine-independent units)",
         minimum=0.0,
         maximum=1e6,

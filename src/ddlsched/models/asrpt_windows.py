@@ -87,9 +87,9 @@ _RTOL = 1e-9
 class WindowSettings:
     """What :func:`cpsat_windows` does (module docstring)."""
 
-    window: int = 12
+    window: int = 30
     max_windows: int = 0  # 0: no cap
-    dtime: float = 1.0
+    dtime: float = 2.0
     seed: int = 0
 
     def __post_init__(self) -> None:
