@@ -53,8 +53,8 @@ class ImproveParams:
 
     starts: str = param(
         "all",
-        "all, or a comma-separated subset of the policies, packed, packed_best_fit, "
-        "offline_wcs_workload, offline_wcs_duration",
+        "all, all+best_placement, or a comma-separated subset of the policies, packed, "
+        "packed_best_fit, offline_wcs_workload, offline_wcs_duration, best_placement",
     )
     window: int = param(
         5, "LNS window: list positions whose every order is tried", minimum=2, maximum=7
@@ -64,6 +64,22 @@ class ImproveParams:
     )
     max_windows: int = param(
         0, "stop after this many windows (0: no cap)", minimum=0, maximum=10**9
+    )
+    cpsat_windows: int = param(
+        0,
+        "after the list search, at most this many CP-SAT window moves (0: none)",
+        minimum=0,
+        maximum=10**6,
+    )
+    cpsat_window: int = param(
+        30, "jobs freed per CP-SAT window (consecutive by start)", minimum=2, maximum=200
+    )
+    cpsat_dtime: float = param(
+        2.0,
+        "CP-SAT deterministic time per window (machine-independent units)",
+        minimum=0.0,
+        maximum=1e6,
+        exclusive_minimum=True,
     )
 
 

@@ -49,7 +49,8 @@ Modules of the family:
   :mod:`ddlsched.models.asrpt_strengthen` (the strengthenings of ``exact``:
   searched and improved incumbent, objective bound, job windows, symmetry and
   release order, LP level, the MILP's proof; ours),
-  :mod:`ddlsched.models.asrpt_lagrange` (``lb_lagrange``, ours)
+  :mod:`ddlsched.models.asrpt_lagrange` (``lb_lagrange``, ours),
+  :mod:`ddlsched.models.asrpt_windows` (``improve``'s CP-SAT window moves, ours)
   and :mod:`ddlsched.models.asrpt_theory` (Theorem 1, Lemmas 2-3 per
   instance);
 * simulator: :mod:`ddlsched.sim.asrpt` (one event loop for every policy);
@@ -89,7 +90,9 @@ Methods (all minimise ``sum_i C_i`` in seconds, recomputed by the evaluator):
   best of the policies' schedules, the packed list schedules and the
   offline work-conserving schedules on the true sizes, improved
   by a seeded LNS over packed priority lists within the time limit
-  (parameters ``starts``, ``window``, ``horizon``, ``max_windows``);
+  (parameters ``starts``, ``window``, ``horizon``, ``max_windows``), then, with
+  ``cpsat_windows > 0``, by CP-SAT window moves (:mod:`ddlsched.models.asrpt_windows`;
+  ``cpsat_window``, ``cpsat_dtime``);
 * ``exact`` (CP-SAT over usage-vector modes; tiny instances; parameters
   ``incumbent_search``, ``objective_bound``, ``lp_bound``, ``symmetry``,
   ``lp_relaxation``, ``improve_incumbent``, ``job_windows``, ``release_order``,
@@ -284,7 +287,18 @@ def _improve(instance: AsrptInstance, params: ImproveParams, ctx: RunContext) ->
         max_windows=params.max_windows,
         seed=ctx.seed,
     )
-    schedule, info, cut = improve(instance, settings, _policy_runner(instance), ctx.deadline)
+    moves = params.cpsat_windows > 0  # then half of the limit each (asrpt_windows)
+    deadline = ctx.deadline.sub(share=0.5) if moves else ctx.deadline
+    schedule, info, cut = improve(instance, settings, _policy_runner(instance), deadline)
+    if moves:
+        from ddlsched.models.asrpt_windows import WindowSettings, improve_with_windows
+
+        windows = WindowSettings(
+            params.cpsat_window, params.cpsat_windows, params.cpsat_dtime, ctx.seed
+        )
+        schedule, cut = improve_with_windows(
+            instance, schedule, windows, ctx.deadline.sub(share=0.9), info, cut
+        )
     return Outcome(schedule, info=info, time_limit_hit=cut)
 
 
@@ -331,6 +345,10 @@ def _policy_runner(instance: AsrptInstance) -> Any:
     from ddlsched.sim.asrpt import simulate
 
     def run_policy(name: str, seed: int, deadline: Any) -> Any:
+        if name == "best_placement":  # improve's start on the placement ILP's optima
+            from ddlsched.models.asrpt_best_placement import best_placement_schedule
+
+            return best_placement_schedule(instance, deadline, seed)
         return simulate(instance, name, seed=seed, deadline=deadline)
 
     return run_policy

@@ -13,7 +13,12 @@ schedules of :mod:`ddlsched.heuristics.asrpt_packed` in arrival order
 (``packed``: first fit, ``packed_best_fit``), and the offline
 work-conserving packed schedules of :mod:`ddlsched.heuristics.asrpt_greedy`
 on the true sizes (``offline_wcs_workload``, ``offline_wcs_duration``: the
-``wcs_*`` rules with ``n_i`` in place of the prediction), each evaluated. A
+``wcs_*`` rules with ``n_i`` in place of the prediction), each evaluated;
+``all`` is these. ``best_placement`` (asked for by name, or
+``all+best_placement``) is the arrival-order list on each configuration's
+fastest placement known (the placement ILP's, built by the family's runner:
+:mod:`ddlsched.models.asrpt_best_placement`), a candidate answer and a start
+order like a policy's. A
 start the time limit stops is skipped (``info['starts_skipped']``).
 
 Search space: priority lists decoded by
@@ -69,7 +74,7 @@ from ddlsched.problems.asrpt import AsrptInstance
 from ddlsched.problems.asrpt_schedule import AsrptSchedule, evaluate
 from ddlsched.rng import make_rng
 
-__all__ = ["POLICY_STARTS", "STARTS", "ImproveSettings", "improve", "parse_starts"]
+__all__ = ["MODEL_STARTS", "POLICY_STARTS", "STARTS", "ImproveSettings", "improve", "parse_starts"]
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +91,9 @@ PACKED_STARTS = ("packed", "packed_best_fit")
 #: Offline work-conserving starts on the true sizes: start name -> queue order.
 OFFLINE_STARTS = {"offline_wcs_workload": "workload", "offline_wcs_duration": "duration"}
 STARTS = POLICY_STARTS + PACKED_STARTS + tuple(OFFLINE_STARTS)
+#: Starts the family's runner builds with a solver (not in ``all``): ``best_placement``,
+#: :mod:`ddlsched.models.asrpt_best_placement`.
+MODEL_STARTS = ("best_placement",)
 #: The decoder's state is copied every this many list positions.
 SNAPSHOT_EVERY = 16
 _RTOL = 1e-9
@@ -94,8 +102,10 @@ PolicyRunner = Callable[[str, int, Deadline], AsrptSchedule]
 
 
 def parse_starts(text: str) -> tuple[str, ...]:
-    """``all`` or a comma-separated subset of :data:`STARTS` (one-line error otherwise)."""
-    return parse_name_list(text, STARTS, "starts", {"all": STARTS})
+    """``all``, ``all+best_placement`` or a comma-separated subset of :data:`STARTS` and
+    :data:`MODEL_STARTS` (one-line error otherwise)."""
+    named = {"all": STARTS, "all+best_placement": STARTS + MODEL_STARTS}
+    return parse_name_list(text, STARTS + MODEL_STARTS, "starts", named)
 
 
 @dataclass(frozen=True)
