@@ -50,9 +50,10 @@ Modules of the family:
   searched and improved incumbent, objective bound, job windows, symmetry and
   release order, LP level, the MILP's proof; ours),
   :mod:`ddlsched.models.asrpt_lagrange` (``lb_lagrange``, ours),
-  :mod:`ddlsched.models.asrpt_windows` (``improve``'s CP-SAT window moves, ours)
-  and :mod:`ddlsched.models.asrpt_theory` (Theorem 1, Lemmas 2-3 per
-  instance);
+  :mod:`ddlsched.models.asrpt_windows` (``improve``'s CP-SAT window moves, ours),
+  :mod:`ddlsched.models.asrpt_best_placement` (``improve``'s ``best_placement``
+  start, ours) and :mod:`ddlsched.models.asrpt_theory` (Theorem 1, Lemmas 2-3
+  per instance);
 * simulator: :mod:`ddlsched.sim.asrpt` (one event loop for every policy);
 * the methods' parameter classes: :mod:`ddlsched.families._asrpt_params`.
 
