@@ -164,3 +164,42 @@ class LpRoundingParams(GridParams):
     delta: float = param(
         0.0, "round an LP with capacities scaled by 1/(1+delta) (0: the bound LP)", minimum=0.0
     )
+
+
+@dataclass(frozen=True)
+class CpsatParams:
+    """Parameters of ``cpsat`` (ours; :mod:`ddlsched.models.rar_cpsat`)."""
+
+    work: float = param(
+        60.0,
+        "CP-SAT's budget in its deterministic time units (the same on every machine)",
+        minimum=0.0,
+        exclusive_minimum=True,
+        maximum=1e6,
+    )
+    workers: int = param(
+        8,
+        "CP-SAT workers (interleaved: deterministic for any count of cores)",
+        minimum=1,
+        maximum=64,
+    )
+    hint: str = param(
+        "improve",
+        "the schedule CP-SAT starts from: improve's, or none",
+        choices=("improve", "none"),
+    )
+    improve_iterations: int = param(
+        1000, "candidates of the improve run that gives the hint", minimum=0, maximum=10**9
+    )
+    split_cap: int | str = param(
+        "auto",
+        "split rings one server may run at once ('auto': the most at which contention is inert)",
+        minimum=1,
+        maximum=MAX_GPUS,
+        choices=("auto",),
+    )
+    objective: str = param(
+        "lexicographic",
+        "makespan, or makespan then sum_j G_j C_j (gives the search a slope on plateaus)",
+        choices=("makespan", "lexicographic"),
+    )
