@@ -11,14 +11,9 @@ from dataclasses import replace
 import pytest
 
 from ddlsched.errors import SolverError
-from ddlsched.models.rar_cpsat import (
-    CpsatSettings,
-    _makespan_bound,
-    cpsat_search,
-    inert_contention_level,
-    lengths,
-)
+from ddlsched.models.rar_cpsat import inert_contention_level, lengths
 from ddlsched.models.rar_cpsat_plan import Plan, PlannedJob, hint_plan, plan_to_schedule
+from ddlsched.models.rar_cpsat_search import CpsatSettings, _makespan_bound, cpsat_search
 from ddlsched.problems.rar import Network, RarInstance, RarJob
 from ddlsched.problems.rar_schedule import evaluate, schedule_to_json
 from ddlsched.problems.rar_timing import execution_slots, max_contention
@@ -159,3 +154,34 @@ def test_the_method_proves_an_inert_optimum_and_reports_its_bound(solve):
     assert result.status == "optimal"
     assert result.bound == result.objective
     assert result.info["bound_valid"] is True
+
+
+# --------------------------------------------------------------------------- windows
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_windows_keep_the_plan_valid_and_never_worse(seed):
+    from ddlsched.heuristics.rar_baselines import ff
+    from ddlsched.models.rar_cpsat_plan import plan_violation
+    from ddlsched.models.rar_cpsat_windows import WindowSettings, plan_score, window_search
+
+    instance = generate("small", seed)
+    data = lengths(instance)
+    start, _ = hint_plan(instance, ff(instance).schedule, data.of, data.cap)
+    settings = WindowSettings(rounds=6, size=3, work=0.5, seed=seed)
+    found, info, cut = window_search(instance, data, start, settings)
+    assert not cut and info["window_rounds"] == 6
+    assert plan_violation(instance, found, data.cap) is None
+    assert plan_score(instance, found) <= plan_score(instance, start)
+    assert evaluate(instance, plan_to_schedule(instance, found)).makespan <= found.makespan
+    again, _, _ = window_search(instance, data, start, settings)
+    assert again == found
+
+
+def test_the_search_with_windows_returns_a_schedule_within_the_model(solve):
+    instance = generate("small", 7)
+    result = solve("rar", "cpsat", instance, work=0.5, workers=1, rounds=4, window=3)
+    assert result.status == "feasible"
+    assert result.objective <= result.info["model_makespan"]
+    # no windows when the whole solve proved its model optimal
+    assert result.info.get("window_rounds", 0) in (0, 4)

@@ -203,3 +203,17 @@ class CpsatParams:
         "makespan, or makespan then sum_j G_j C_j (gives the search a slope on plateaus)",
         choices=("makespan", "lexicographic"),
     )
+    rounds: int = param(
+        0,
+        "windows after the whole solve: a few jobs re-solved, the rest fixed",
+        minimum=0,
+        maximum=1_000_000,
+    )
+    window: int = param(24, "jobs one window frees", minimum=1, maximum=100_000)
+    window_work: float = param(
+        1.0,
+        "CP-SAT's deterministic time per window",
+        minimum=0.0,
+        exclusive_minimum=True,
+        maximum=1e6,
+    )

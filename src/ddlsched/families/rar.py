@@ -351,8 +351,8 @@ def _improve_run(instance: RarInstance, params: ImproveParams, ctx: RunContext, 
 )
 def _cpsat(instance: RarInstance, params: CpsatParams, ctx: RunContext) -> Outcome:
     """``cpsat`` (:mod:`ddlsched.models.rar_cpsat`; the family docstring)."""
-    import_within("ddlsched.models.rar_cpsat", ctx.deadline, "rar cpsat")
-    from ddlsched.models.rar_cpsat import CpsatSettings, cpsat_search
+    import_within("ddlsched.models.rar_cpsat_search", ctx.deadline, "rar cpsat")
+    from ddlsched.models.rar_cpsat_search import CpsatSettings, cpsat_search
     from ddlsched.solvers.result import Claim, mark_stopped
 
     hint, info, stopped = None, {}, []
@@ -370,6 +370,9 @@ def _cpsat(instance: RarInstance, params: CpsatParams, ctx: RunContext) -> Outco
         seed=ctx.seed,
         split_cap=None if params.split_cap == "auto" else int(params.split_cap),
         objective=params.objective,
+        rounds=params.rounds,
+        window=params.window,
+        window_work=params.window_work,
     )
     found = cpsat_search(instance, settings, hint, ctx.deadline)
     info.update(found.info, model_makespan=found.makespan, model_bound=found.model_bound)

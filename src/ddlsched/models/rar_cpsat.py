@@ -83,39 +83,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ddlsched.deadline import Deadline
 from ddlsched.errors import InvalidInstanceError
-from ddlsched.models.rar_cpsat_plan import Plan, PlannedJob, hint_plan, plan_to_schedule
+from ddlsched.models.rar_cpsat_plan import Plan, PlannedJob
 from ddlsched.problems.rar import RarInstance
-from ddlsched.problems.rar_schedule import RarSchedule
 from ddlsched.problems.rar_timing import execution_slots, max_contention, max_servers
-from ddlsched.solvers.cpsat import CpsatOptions, model_size, solve_cpsat
-from ddlsched.solvers.limits import check_model_size
-from ddlsched.solvers.result import Status
 
 __all__ = [
-    "CpsatSearch",
-    "CpsatSettings",
     "Lengths",
+    "add_hint",
     "build_model",
-    "cpsat_search",
+    "decode_plan",
     "inert_contention_level",
     "lengths",
 ]
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class CpsatSettings:
-    """What :func:`cpsat_search` does (module docstring)."""
-
-    work: float = 60.0  # CP-SAT deterministic time
-    workers: int = 1
-    seed: int = 0
-    split_cap: int | None = None  # None: auto
-    objective: str = "lexicographic"
-    target: int | None = None  # the model's horizon H (None: the hint's makespan, else T)
 
 
 @dataclass(frozen=True)
@@ -210,8 +192,15 @@ def build_model(
     data: Lengths,
     horizon: int,
     objective: str = "makespan",
+    fixed: Mapping[int, PlannedJob] | None = None,
 ) -> tuple[Any, _Vars]:
-    """The CP-SAT model of the module docstring, makespan at most ``horizon``."""
+    """The CP-SAT model of the module docstring, makespan at most ``horizon``.
+
+    ``fixed`` (job index -> its planned job) keeps those jobs where they are: their
+    parts enter the cumulatives as fixed intervals and the makespan is at least their
+    end; they have no variables (their entries in the returned variables are empty).
+    """
+    fixed = fixed or {}
     from ortools.sat.python import cp_model
 
     model = cp_model.CpModel()
@@ -221,6 +210,9 @@ def build_model(
     split_parts: list[list[Any]] = [[] for _ in instance.servers]
     everything: list[tuple[Any, int]] = []
     for j, job in enumerate(instance.jobs):
+        if j in fixed:
+            _add_fixed_job(model, v, fixed[j], job.gpus, (on_server, split_parts, everything))
+            continue
         single = data.single[j]
         can_split = _splittable(instance, data, j)
         options = ([single] if single is not None else []) + (
@@ -294,19 +286,35 @@ def build_model(
             model.add_cumulative(split_parts[s], [1] * len(split_parts[s]), data.cap)
     model.add_cumulative([i for i, _ in everything], [d for _, d in everything], instance.num_gpus)
     if objective == "lexicographic":
-        weights = [job.gpus for job in instance.jobs]
-        v.weight = sum(weights) * horizon + 1
-        model.minimize(
-            v.weight * v.makespan + sum(w * c for w, c in zip(weights, v.end, strict=True))
-        )
+        ends = [(job.gpus, v.end[j]) for j, job in enumerate(instance.jobs) if j not in fixed]
+        v.weight = sum(w for w, _ in ends) * horizon + 1
+        model.minimize(v.weight * v.makespan + sum(w * c for w, c in ends))
     else:
         model.minimize(v.makespan)
     return model, v
 
 
-def _add_hint(model: Any, v: _Vars, plan: Plan, data: Lengths) -> None:
+def _add_fixed_job(model: Any, v: _Vars, planned: PlannedJob, gpus: int, lists: Any) -> None:
+    """A fixed job (:func:`build_model`'s ``fixed``): constant intervals, no variables."""
+    on_server, split_parts, everything = lists
+    for s, count in planned.per_server.items():
+        interval = model.new_fixed_size_interval_var(planned.start, planned.length, "")
+        on_server[s].append((interval, count))
+        if planned.split:
+            split_parts[s].append(interval)
+    everything.append((model.new_fixed_size_interval_var(planned.start, planned.length, ""), gpus))
+    model.add(v.makespan >= planned.end)
+    for column in (v.start, v.split, v.servers_used, v.split_length, v.length, v.end):
+        column.append(None)
+    for mapping in (v.whole, v.part, v.count):
+        mapping.append({})
+
+
+def add_hint(model: Any, v: _Vars, plan: Plan, data: Lengths) -> None:
     """Hint every variable with ``plan`` (a valid plan: the model's point)."""
     for j, job in enumerate(plan.jobs):
+        if v.start[j] is None:  # a fixed job
+            continue
         model.add_hint(v.start[j], job.start)
         model.add_hint(v.length[j], job.length)
         model.add_hint(v.end[j], job.end)
@@ -325,10 +333,15 @@ def _add_hint(model: Any, v: _Vars, plan: Plan, data: Lengths) -> None:
     model.add_hint(v.makespan, plan.makespan)
 
 
-def _decode(run: Any, v: _Vars, instance: RarInstance) -> Plan:
-    """The plan of CP-SAT's solution."""
+def decode_plan(
+    run: Any, v: _Vars, instance: RarInstance, fixed: Mapping[int, PlannedJob] | None = None
+) -> Plan:
+    """The plan of CP-SAT's solution (``fixed`` jobs as they were)."""
     jobs = []
     for j in range(len(instance.jobs)):
+        if fixed and j in fixed:
+            jobs.append(fixed[j])
+            continue
         per_server = {s: 1 for s, lit in v.whole[j].items() if run.boolean_value(lit)}
         if per_server:
             per_server = {next(iter(per_server)): instance.jobs[j].gpus}
@@ -336,121 +349,3 @@ def _decode(run: Any, v: _Vars, instance: RarInstance) -> Plan:
             per_server = {s: run.value(y) for s, y in v.count[j].items() if run.value(y) > 0}
         jobs.append(PlannedJob(run.value(v.start[j]), run.value(v.length[j]), per_server))
     return Plan(tuple(jobs))
-
-
-# --------------------------------------------------------------------------- search
-
-
-@dataclass
-class CpsatSearch:
-    """What :func:`cpsat_search` found (module docstring).
-
-    ``makespan``: the model's makespan ``C`` of ``schedule`` (the evaluated one is
-    at most this); ``bound``: CP-SAT's bound when it is a lower bound of the
-    optimum (``None`` otherwise); ``model_bound``: CP-SAT's bound of the model,
-    whatever it means; ``proven``: CP-SAT proved ``makespan`` optimal and
-    ``bound`` is a bound, so the schedule is optimal.
-    """
-
-    status: Status
-    schedule: RarSchedule | None
-    makespan: int | None
-    bound: int | None
-    model_bound: int | None
-    proven: bool
-    time_limit_hit: bool
-    model_size: tuple[int, int, int]
-    runtime_s: float
-    version: str
-    info: dict[str, Any] = field(default_factory=dict)
-
-
-def _makespan_bound(objective_bound: float, weight: int) -> int:
-    """The makespan bound of an objective bound ``LB`` of ``weight * C + R``, ``0 <= R < weight``.
-
-    ``weight = 1``: ``ceil(LB)``. Otherwise every point has ``weight * C > LB - weight``, so
-    ``C >= floor(LB / weight)`` (``LB`` integral, as CP-SAT's bounds of integer objectives are).
-    """
-    if weight == 1:
-        return math.ceil(objective_bound - 1e-6)
-    return math.floor(objective_bound + 1e-6) // weight
-
-
-def bound_is_valid(data: Lengths) -> bool:
-    """Whether the model is a relaxation of every schedule (module docstring's claim)."""
-    return data.cap is None and data.contention_free
-
-
-def cpsat_search(
-    instance: RarInstance,
-    settings: CpsatSettings,
-    hint: RarSchedule | None = None,
-    deadline: Deadline | None = None,
-) -> CpsatSearch:
-    """Minimise the makespan over the model (module docstring), hinted with ``hint``."""
-    data = lengths(instance, settings.split_cap)
-    check_model_size(
-        "rar cpsat",
-        len(instance.jobs) * (4 * instance.num_servers + 8),
-        "use the method improve",
-    )
-    info: dict[str, Any] = {
-        "contention_level": data.level,
-        "split_cap": data.cap,
-        "work": settings.work,
-        "workers": settings.workers,
-    }
-    horizon = (
-        instance.horizon if settings.target is None else min(settings.target, instance.horizon)
-    )
-    plan = None
-    if hint is not None:
-        plan, how = hint_plan(instance, hint, data.of, data.cap)
-        info.update(hint=how, hint_makespan=plan.makespan)
-        if plan.makespan <= horizon:
-            horizon = plan.makespan if settings.target is None else horizon
-        else:
-            plan = None
-    model, variables = build_model(instance, data, horizon, settings.objective)
-    if plan is not None:
-        _add_hint(model, variables, plan, data)
-    options = CpsatOptions(
-        seed=settings.seed,
-        workers=settings.workers,
-        interleave_search=settings.workers > 1,
-        deterministic_time_s=settings.work,
-    )
-    run = solve_cpsat(model, deadline, options)
-    valid = bound_is_valid(data)
-    info["bound_valid"] = valid
-    if run.solver is not None:
-        info.update(
-            deterministic_time=float(run.solver.deterministic_time),
-            branches=int(run.solver.num_branches),
-            conflicts=int(run.solver.num_conflicts),
-            cpsat_status=run.message,
-        )
-    schedule = makespan = model_bound = None
-    if run.has_solution:
-        solution = _decode(run, variables, instance)
-        schedule = plan_to_schedule(instance, solution)
-        makespan = solution.makespan
-        if run.bound is not None:
-            model_bound = _makespan_bound(run.bound, variables.weight)
-    # the deterministic budget ends a search as "FEASIBLE" too: only the wall clock is a cut
-    wall_cut = run.time_limit_hit and deadline is not None and deadline.expired()
-    proven = run.status is Status.OPTIMAL and valid
-    log.info("rar cpsat: %s makespan %s bound %s", run.message, makespan, model_bound)
-    return CpsatSearch(
-        status=run.status,
-        schedule=schedule,
-        makespan=makespan,
-        bound=model_bound if valid else None,
-        model_bound=model_bound,
-        proven=proven,
-        time_limit_hit=wall_cut,
-        model_size=model_size(model),
-        runtime_s=run.runtime_s,
-        version=run.version,
-        info=info,
-    )
