@@ -19,7 +19,7 @@ from ddlsched.problems.rar_schedule import evaluate, schedule_to_json
 from ddlsched.problems.rar_timing import execution_slots, max_contention
 from ddlsched.workloads.rar import generate
 
-SETTINGS = CpsatSettings(work=5.0, workers=1)
+SETTINGS = CpsatSettings(work=5.0, workers=1, rounds=0)
 
 
 def _inert(instance: RarInstance) -> RarInstance:
@@ -135,7 +135,7 @@ def test_on_inert_contention_the_model_is_exact(solve, seed):
 @pytest.mark.parametrize("seed", range(4))
 def test_a_restricted_model_is_never_below_the_optimum(solve, seed):
     instance = generate("small", seed)
-    result = solve("rar", "cpsat", instance, work=5.0, workers=1)
+    result = solve("rar", "cpsat", instance, work=5.0, workers=1, rounds=0)
     exact = solve("rar", "exact", instance)
     assert result.status == "feasible" and result.bound is None
     assert result.objective >= exact.objective
@@ -143,14 +143,14 @@ def test_a_restricted_model_is_never_below_the_optimum(solve, seed):
 
 def test_same_seed_same_schedule():
     instance = _inert(generate("small", 5))
-    first = cpsat_search(instance, CpsatSettings(work=0.5, workers=2, seed=3))
-    second = cpsat_search(instance, CpsatSettings(work=0.5, workers=2, seed=3))
+    first = cpsat_search(instance, CpsatSettings(work=0.5, workers=2, seed=3, rounds=2, window=3))
+    second = cpsat_search(instance, CpsatSettings(work=0.5, workers=2, seed=3, rounds=2, window=3))
     assert schedule_to_json(first.schedule) == schedule_to_json(second.schedule)
 
 
 def test_the_method_proves_an_inert_optimum_and_reports_its_bound(solve):
     instance = _inert(generate("small", 2))
-    result = solve("rar", "cpsat", instance, work=5.0, workers=1, hint="none")
+    result = solve("rar", "cpsat", instance, work=5.0, workers=1, hint="none", rounds=0)
     assert result.status == "optimal"
     assert result.bound == result.objective
     assert result.info["bound_valid"] is True

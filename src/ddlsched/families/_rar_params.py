@@ -171,8 +171,8 @@ class CpsatParams:
     """Parameters of ``cpsat`` (ours; :mod:`ddlsched.models.rar_cpsat`)."""
 
     work: float = param(
-        60.0,
-        "CP-SAT's budget in its deterministic time units (the same on every machine)",
+        10.0,
+        "CP-SAT's budget for the whole model, in its deterministic time units (any machine)",
         minimum=0.0,
         exclusive_minimum=True,
         maximum=1e6,
@@ -204,7 +204,7 @@ class CpsatParams:
         choices=("makespan", "lexicographic"),
     )
     rounds: int = param(
-        0,
+        30,
         "windows after the whole solve: a few jobs re-solved, the rest fixed",
         minimum=0,
         maximum=1_000_000,

@@ -44,13 +44,13 @@ log = logging.getLogger(__name__)
 class CpsatSettings:
     """What :func:`cpsat_search` does (module docstring)."""
 
-    work: float = 60.0  # CP-SAT deterministic time of the whole solve
-    workers: int = 1
+    work: float = 10.0  # CP-SAT deterministic time of the whole solve
+    workers: int = 8
     seed: int = 0
     split_cap: int | None = None  # None: auto
     objective: str = "lexicographic"
     target: int | None = None  # the model's horizon H (None: the hint's makespan, else T)
-    rounds: int = 0  # windows after the whole solve
+    rounds: int = 30  # windows after the whole solve
     window: int = 24  # jobs freed per window
     window_work: float = 1.0  # CP-SAT deterministic time per window
 
