@@ -1,10 +1,11 @@
-"""A CP-SAT search for ``rar`` schedules (ours): placements as per-server GPU counts.
+"""The CP-SAT model of ``rar`` (ours; method ``cpsat``): placements as per-server GPU counts.
 
 Paper: SJF-BCO (MobiHoc 2022), RAR-DDLS; spec ``docs/families/rar.md``. The
 objective is the makespan in slots of the schedule executed by
-:func:`ddlsched.problems.rar_schedule.evaluate` (Eqs. 6-9); every schedule this
-module returns is the decoding of a model solution, and the caller (the
-pipeline) re-evaluates it.
+:func:`ddlsched.problems.rar_schedule.evaluate` (Eqs. 6-9). The search that
+solves this model (whole, then in windows) is
+:mod:`ddlsched.models.rar_cpsat_search`; every schedule it returns is the
+decoding of a model solution, and the pipeline re-evaluates it.
 
 Model (:func:`build_model`), for each job ``j`` with ``G_j`` GPUs:
 
@@ -49,7 +50,7 @@ job's rate is at least the rate its length was computed at: it finishes by
 ``S_j + length_j <= C``. On ``paper`` the lengths are exactly the evaluator's,
 so the evaluated makespan equals ``C``.
 
-When the model's bound is a bound (:attr:`CpsatSearch.bound`). Claim: with
+When the model's bound is a bound (:attr:`ddlsched.models.rar_cpsat_search.CpsatSearch.bound`). Claim: with
 no cap constraint and every length the contention-free one,
 the model's optimum is at most the true optimum ``T*``. Proof: take an
 optimal schedule and execute it. Each job runs on fixed GPUs from its start
@@ -65,7 +66,7 @@ That point of the model has ``C = max_j (a_j + d_j(n_j)) <= T*``. So
 CP-SAT's ``best_objective_bound`` is a lower bound of ``T*``, and an
 ``OPTIMAL`` answer is the optimum. Otherwise (a cap
 constraint, lengths above the contention-free ones) the model is a
-restriction and its bound is not reported (:attr:`CpsatSearch.model_bound`
+restriction and its bound is not reported (``CpsatSearch.model_bound``
 keeps it, for information only).
 
 CP-SAT runs through :mod:`ddlsched.solvers.cpsat` with ``random_seed = seed``,
