@@ -164,3 +164,56 @@ class LpRoundingParams(GridParams):
     delta: float = param(
         0.0, "round an LP with capacities scaled by 1/(1+delta) (0: the bound LP)", minimum=0.0
     )
+
+
+@dataclass(frozen=True)
+class CpsatParams:
+    """Parameters of ``cpsat`` (ours; :mod:`ddlsched.models.rar_cpsat`)."""
+
+    work: float = param(
+        10.0,
+        "CP-SAT's budget for the whole model, in its deterministic time units (any machine)",
+        minimum=0.0,
+        exclusive_minimum=True,
+        maximum=1e6,
+    )
+    workers: int = param(
+        8,
+        "CP-SAT workers (interleaved: deterministic for any count of cores)",
+        minimum=1,
+        maximum=64,
+    )
+    hint: str = param(
+        "improve",
+        "the schedule CP-SAT starts from: improve's, or none",
+        choices=("improve", "none"),
+    )
+    improve_iterations: int = param(
+        1000, "candidates of the improve run that gives the hint", minimum=0, maximum=10**9
+    )
+    split_cap: int | str = param(
+        "auto",
+        "split rings one server may run at once ('auto': the most at which contention is inert)",
+        minimum=1,
+        maximum=MAX_GPUS,
+        choices=("auto",),
+    )
+    objective: str = param(
+        "lexicographic",
+        "makespan, or makespan then sum_j G_j C_j (gives the search a slope on plateaus)",
+        choices=("makespan", "lexicographic"),
+    )
+    rounds: int = param(
+        30,
+        "windows after the whole solve: a few jobs re-solved, the rest fixed",
+        minimum=0,
+        maximum=1_000_000,
+    )
+    window: int = param(24, "jobs one window frees", minimum=1, maximum=100_000)
+    window_work: float = param(
+        1.0,
+        "CP-SAT's deterministic time per window",
+        minimum=0.0,
+        exclusive_minimum=True,
+        maximum=1e6,
+    )

@@ -26,8 +26,10 @@ Modules of the family:
   :mod:`ddlsched.models.rar_lb_configuration` (``lb_configuration``, ours),
   :mod:`ddlsched.models.rar_timeindexed` (``timeindexed``, Eqs. 10-13),
   :mod:`ddlsched.models.rar_timegrid` (its slot width, horizon and size),
-  :mod:`ddlsched.models.rar_patterns` (placement patterns, GPU mapping) and
-  :mod:`ddlsched.models.rar_rounding` (``lp_rounding``);
+  :mod:`ddlsched.models.rar_patterns` (placement patterns, GPU mapping),
+  :mod:`ddlsched.models.rar_rounding` (``lp_rounding``),
+  :mod:`ddlsched.models.rar_cpsat` (``cpsat``, ours) and
+  :mod:`ddlsched.models.rar_cpsat_plan` (its plans: hint and GPU ids);
 * the methods' parameter classes: :mod:`ddlsched.families._rar_params`.
 
 Methods (all minimise the makespan in slots, as executed by the evaluator):
@@ -92,6 +94,15 @@ Methods (all minimise the makespan in slots, as executed by the evaluator):
   one slot fit the servers' GPUs, each at its fastest rate there), solved by column
   generation within ``rounds`` pricing MILPs; Farley's bound at every round (proof in
   :mod:`ddlsched.models.rar_lb_configuration`).
+* ``cpsat`` (bound + schedule, ours): CP-SAT over every placement (GPUs per server,
+  interval per server part, per-server cumulatives), lengths from Eq. (9) at the
+  largest contention level that is inert (a split cap per server keeps it there
+  where contention acts), hinted with ``improve``'s schedule (``improve_iterations``),
+  budget ``work`` in CP-SAT's deterministic time, ``workers`` interleaved
+  (deterministic). The decoded schedule is never worse than the model's makespan;
+  the better of it and the hint is returned. CP-SAT's bound is reported only where the
+  model is a relaxation (no split cap: ``paper``; proof in the module),
+  else ``info['model_bound']`` only.
 * ``lp_rounding`` (bound + schedule): the LP relaxation of the same model (its
   ceiling, times the slot width, is a certified bound) and the best of
   ``trials`` seeded alpha-point roundings, executed by the evaluator
@@ -106,7 +117,8 @@ makes two); ``lp_rounding`` the closed forms and the roundings done (the
 rounding LP named); ``exact`` its best schedule and bound, ``feasible`` (the
 branch-and-bound's node count, or the MILP solve, named), or
 ``time_limit_no_solution``; ``improve`` its best schedule (the list search or
-the starts the limit cut named); ``lb_timeindexed`` the closed forms (the
+the starts the limit cut named); ``cpsat`` the better of its hint and CP-SAT's incumbent,
+with CP-SAT's bound where valid (the hint's run or the CP-SAT search named); ``lb_timeindexed`` the closed forms (the
 preparation or the LP named). The Pyomo-backed methods import their model
 module within the deadline (:func:`ddlsched.deadline.import_within`): a cold import
 (Pyomo and the module: 2-7 s at load 11) that the limit cuts gives
@@ -121,6 +133,7 @@ from typing import Any
 from ddlsched.deadline import import_within
 from ddlsched.families._rar_params import (
     BaselineParams,
+    CpsatParams,
     ExactParams,
     ImproveParams,
     LbConfigurationParams,
@@ -298,6 +311,14 @@ def _run_start(instance: RarInstance, name: str, ctx: RunContext, deadline, shar
     params=ImproveParams,
 )
 def _improve(instance: RarInstance, params: ImproveParams, ctx: RunContext) -> Outcome:
+    schedule, info, cut = _improve_run(instance, params, ctx, ctx.deadline)
+    return Outcome(
+        schedule, info=info, time_limit_hit=cut, no_solution_failures=("horizon_overrun",)
+    )
+
+
+def _improve_run(instance: RarInstance, params: ImproveParams, ctx: RunContext, deadline):
+    """``improve``'s schedule, ``info`` and whether the limit cut it (``improve``, ``cpsat``)."""
     from ddlsched.heuristics.rar_improve import ImproveSettings, improve, parse_starts
     from ddlsched.models.rar_bounds import closed_form_bounds
 
@@ -313,13 +334,90 @@ def _improve(instance: RarInstance, params: ImproveParams, ctx: RunContext) -> O
     schedule, info, cut = improve(
         instance,
         settings,
-        lambda name, deadline: _run_start(instance, name, ctx, deadline, params.timeindexed_share),
-        ctx.deadline,
+        lambda name, limit: _run_start(instance, name, ctx, limit, params.timeindexed_share),
+        deadline,
     )
     info["lower_bound"] = lower
-    return Outcome(
-        schedule, info=info, time_limit_hit=cut, no_solution_failures=("horizon_overrun",)
+    return schedule, info, cut
+
+
+@register_method(
+    "rar",
+    "cpsat",
+    "bound",
+    "ours: CP-SAT over every placement (GPUs per server), hinted with improve; "
+    "a valid bound where contention is inert",
+    params=CpsatParams,
+)
+def _cpsat(instance: RarInstance, params: CpsatParams, ctx: RunContext) -> Outcome:
+    """``cpsat`` (:mod:`ddlsched.models.rar_cpsat`; the family docstring)."""
+    import_within("ddlsched.models.rar_cpsat_search", ctx.deadline, "rar cpsat")
+    from ddlsched.models.rar_cpsat_search import CpsatSettings, cpsat_search
+    from ddlsched.solvers.result import Claim, mark_stopped
+
+    hint, info, stopped = None, {}, []
+    if params.hint == "improve":
+        improve_params = ImproveParams(iterations=params.improve_iterations)
+        hint, improve_info, cut = _improve_run(
+            instance, improve_params, ctx, ctx.deadline.sub(share=0.3)
+        )
+        info["improve_makespan"] = improve_info["lns_makespan"]
+        if cut:
+            stopped.append(f"the improve hint ({improve_info['stopped']})")
+    settings = CpsatSettings(
+        work=params.work,
+        workers=params.workers,
+        seed=ctx.seed,
+        split_cap=None if params.split_cap == "auto" else int(params.split_cap),
+        objective=params.objective,
+        rounds=params.rounds,
+        window=params.window,
+        window_work=params.window_work,
     )
+    found = cpsat_search(instance, settings, hint, ctx.deadline)
+    info.update(found.info, model_makespan=found.makespan, model_bound=found.model_bound)
+    if found.time_limit_hit:
+        stopped.append("the CP-SAT search at the time limit")
+    hint_makespan = _makespan_within_horizon(instance, hint)
+    use_hint = hint_makespan is not None and (
+        found.schedule is None or hint_makespan < _makespan_within_horizon(instance, found.schedule)
+    )
+    info["winner"] = "improve" if use_hint else ("cpsat" if found.schedule is not None else None)
+    common = {
+        "backend": "cpsat",
+        "backend_version": found.version,
+        "model_size": found.model_size,
+        "solver_time_s": found.runtime_s,
+    }
+    if use_hint:
+        outcome = Outcome(hint, bound=found.bound, info=info, **common)
+    elif found.schedule is not None:
+        outcome = Outcome(
+            found.schedule,
+            Status.OPTIMAL if found.proven else Status.FEASIBLE,
+            bound=found.bound,
+            claim=Claim(float(found.makespan), proven=found.proven),
+            info=info,
+            **common,
+        )
+    else:
+        info["reason"] = f"CP-SAT found no schedule within T = {instance.horizon} ({found.status})"
+        outcome = Outcome(None, Status.NO_SOLUTION, info=info, **common)
+    return mark_stopped(outcome, *stopped)
+
+
+def _makespan_within_horizon(instance: RarInstance, schedule) -> int | None:
+    """The evaluated makespan of ``schedule``, ``None`` for no schedule or an overrun."""
+    from ddlsched.errors import InfeasibleScheduleError
+
+    if schedule is None:
+        return None
+    try:
+        return evaluate(instance, schedule).makespan
+    except InfeasibleScheduleError as exc:
+        if exc.details.get("failure") == "horizon_overrun":
+            return None
+        raise
 
 
 # --------------------------------------------------------------------------- formulations
