@@ -28,7 +28,9 @@ Modules of the family:
   :mod:`ddlsched.models.rar_timegrid` (its slot width, horizon and size),
   :mod:`ddlsched.models.rar_patterns` (placement patterns, GPU mapping),
   :mod:`ddlsched.models.rar_rounding` (``lp_rounding``),
-  :mod:`ddlsched.models.rar_cpsat` (``cpsat``, ours) and
+  :mod:`ddlsched.models.rar_cpsat` (``cpsat``, ours),
+  :mod:`ddlsched.models.rar_cpsat_search` (its whole solve, then windows),
+  :mod:`ddlsched.models.rar_cpsat_windows` (its exact windows) and
   :mod:`ddlsched.models.rar_cpsat_plan` (its plans: hint and GPU ids);
 * the methods' parameter classes: :mod:`ddlsched.families._rar_params`.
 

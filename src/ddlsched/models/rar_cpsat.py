@@ -237,31 +237,9 @@ def build_model(
         part: dict[int, Any] = {}
         count: dict[int, Any] = {}
         if can_split:
-            table = data.split[j]
-            z = model.new_bool_var(f"z[{j}]")
-            n = model.new_int_var(0, len(table) - 1, f"n[{j}]")
-            length = model.new_int_var_from_domain(
-                cp_model.Domain.from_values(sorted(set(table[2:]))), f"D[{j}]"
-            )
-            end = model.new_int_var(0, horizon, f"E[{j}]")
-            for s, cap in enumerate(instance.servers):
-                u = model.new_bool_var(f"u[{j},{s}]")
-                top = min(job.gpus - 1, cap)
-                y = model.new_int_var(0, top, f"y[{j},{s}]")
-                model.add(y >= u)
-                model.add(y <= top * u)
-                model.add_implication(u, z)
-                interval = model.new_optional_interval_var(start, length, end, u, f"P[{j},{s}]")
-                on_server[s].append((interval, y))
-                split_parts[s].append(interval)
-                part[s], count[s] = u, y
-            model.add(sum(count.values()) == job.gpus * z)
-            model.add(n == sum(part.values()))
-            model.add_element(n, [table[2]] * 2 + list(table[2:]), length)
+            z = _add_split_mode(model, v, (instance, data, j, horizon), start, (part, count),
+                                (on_server, split_parts))  # fmt: skip
             choices.append(z)
-            v.split.append(z)
-            v.servers_used.append(n)
-            v.split_length.append(length)
         else:
             v.split.append(None)
             v.servers_used.append(None)
@@ -293,6 +271,51 @@ def build_model(
     else:
         model.minimize(v.makespan)
     return model, v
+
+
+def _add_split_mode(
+    model: Any,
+    v: _Vars,
+    where: tuple[RarInstance, Lengths, int, int],
+    start: Any,
+    maps: tuple[dict[int, Any], dict[int, Any]],
+    lists: tuple[list[list[tuple[Any, Any]]], list[list[Any]]],
+) -> Any:
+    """Job ``j``'s split mode (:func:`build_model`): a count of GPUs on each server it
+    uses, one interval shared by its parts whose length is the table's for the number
+    of servers used; fills ``maps`` (server -> used literal, server -> count) and the
+    per-server ``lists``; returns the mode's literal."""
+    from ortools.sat.python import cp_model
+
+    instance, data, j, horizon = where
+    part, count = maps
+    on_server, split_parts = lists
+    job = instance.jobs[j]
+    table = data.split[j]
+    z = model.new_bool_var(f"z[{j}]")
+    n = model.new_int_var(0, len(table) - 1, f"n[{j}]")
+    length = model.new_int_var_from_domain(
+        cp_model.Domain.from_values(sorted(set(table[2:]))), f"D[{j}]"
+    )
+    end = model.new_int_var(0, horizon, f"E[{j}]")
+    for s, cap in enumerate(instance.servers):
+        u = model.new_bool_var(f"u[{j},{s}]")
+        top = min(job.gpus - 1, cap)
+        y = model.new_int_var(0, top, f"y[{j},{s}]")
+        model.add(y >= u)
+        model.add(y <= top * u)
+        model.add_implication(u, z)
+        interval = model.new_optional_interval_var(start, length, end, u, f"P[{j},{s}]")
+        on_server[s].append((interval, y))
+        split_parts[s].append(interval)
+        part[s], count[s] = u, y
+    model.add(sum(count.values()) == job.gpus * z)
+    model.add(n == sum(part.values()))
+    model.add_element(n, [table[2]] * 2 + list(table[2:]), length)
+    v.split.append(z)
+    v.servers_used.append(n)
+    v.split_length.append(length)
+    return z
 
 
 def _add_fixed_job(model: Any, v: _Vars, planned: PlannedJob, gpus: int, lists: Any) -> None:
