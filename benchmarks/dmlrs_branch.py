@@ -57,7 +57,7 @@ import statistics
 import time
 
 from dmlrs_lagrange_paper import POINTS
-from dmlrs_lagrange_validity import congested
+from dmlrs_lagrange_validity import validity_sets
 
 import ddlsched.families.dmlrs  # noqa: F401  (registers the family's methods)
 from ddlsched.registry import RunOptions, run_method
@@ -151,15 +151,7 @@ def _report(name: str, rows: list[dict]) -> str:
 
 def validity(args: argparse.Namespace) -> None:
     """The ``--validity`` table (module docstring)."""
-    sets = {
-        "tiny": ([generate("tiny", s) for s in range(args.tiny)], False),
-        "tiny congested": ([congested(generate("tiny", s)) for s in range(args.congested)], False),
-        "micro (brute force)": ([generate("micro", s) for s in range(args.micro)], True),
-        "micro congested (brute force)": (
-            [congested(generate("micro", s)) for s in range(args.micro)],
-            True,
-        ),
-    }
+    sets = validity_sets(args.tiny, args.congested, args.micro)
     print(
         "| set | instances | proven | violations | `ub_branch` < `ub_capacity` | "
         "`ub_capacity` gap mean / max % | `ub_branch` gap mean / max % | stopped: integral / "

@@ -47,6 +47,23 @@ def congested(instance: DmlrsInstance) -> DmlrsInstance:
     )
 
 
+def validity_sets(
+    tiny: int, congested_tiny: int, micro: int
+) -> dict[str, tuple[list[DmlrsInstance], bool]]:
+    """The instance sets of the validity tables: name -> (instances, brute-forced too):
+    ``tiny`` seeds as generated and ``congested_tiny`` seeds congested, ``micro`` seeds
+    both ways (brute-forced)."""
+    return {
+        "tiny": ([generate("tiny", s) for s in range(tiny)], False),
+        "tiny congested": ([congested(generate("tiny", s)) for s in range(congested_tiny)], False),
+        "micro (brute force)": ([generate("micro", s) for s in range(micro)], True),
+        "micro congested (brute force)": (
+            [congested(generate("micro", s)) for s in range(micro)],
+            True,
+        ),
+    }
+
+
 def check(instance: DmlrsInstance, iterations: int, brute: bool) -> dict:
     """One instance: the optimum and both bounds (module docstring)."""
     exact = solve_formulation(ExactFormulation(), instance, "highs")
@@ -113,15 +130,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.versus_colgen:
         versus_colgen([int(s) for s in args.versus_colgen.split(",")])
         return
-    sets = {
-        "tiny": ([generate("tiny", s) for s in range(args.tiny)], False),
-        "tiny congested": ([congested(generate("tiny", s)) for s in range(args.congested)], False),
-        "micro (brute force)": ([generate("micro", s) for s in range(args.micro)], True),
-        "micro congested (brute force)": (
-            [congested(generate("micro", s)) for s in range(args.micro)],
-            True,
-        ),
-    }
+    sets = validity_sets(args.tiny, args.congested, args.micro)
     print(
         "| set | instances | proven | violations | `ub_lagrange` < `ub_capacity` | "
         "`ub_capacity` gap mean / max % | `ub_lagrange` gap mean / max % | cut by limit |"
