@@ -57,7 +57,7 @@ import statistics
 import time
 
 from dmlrs_lagrange_paper import POINTS
-from dmlrs_lagrange_validity import validity_sets
+from dmlrs_lagrange_validity import proven_optimum, validity_sets
 
 import ddlsched.families.dmlrs  # noqa: F401  (registers the family's methods)
 from ddlsched.registry import RunOptions, run_method
@@ -114,21 +114,7 @@ def _run(method: str, instance, limit_s: float, params: dict | None = None):
 
 def _check(instance, nodes: int, brute: bool) -> dict:
     """One instance of ``--validity`` (module docstring)."""
-    from ddlsched.models.dmlrs import ExactFormulation
-    from ddlsched.solvers import Status
-    from ddlsched.solvers.formulation import solve_formulation
-
-    exact = solve_formulation(ExactFormulation(), instance, "highs")
-    row = {"proven": exact.status is Status.OPTIMAL, "opt": exact.claim.value}
-    if brute:
-        import sys
-        from pathlib import Path
-
-        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-        from dmlrs_brute_force import brute_force_optimum
-
-        row["brute"] = brute_force_optimum(instance)
-        row["proven"] = row["proven"] and abs(row["brute"] - row["opt"]) <= TOL
+    row = proven_optimum(instance, brute)
     row["ub_capacity"] = _run("ub_capacity", instance, 600)[0].bound
     branch = _run("ub_branch", instance, 600, {"nodes": nodes})[0]
     row["ub_branch"], row["stop"] = branch.bound, branch.info.get("search_stopped")

@@ -64,8 +64,9 @@ def validity_sets(
     }
 
 
-def check(instance: DmlrsInstance, iterations: int, brute: bool) -> dict:
-    """One instance: the optimum and both bounds (module docstring)."""
+def proven_optimum(instance: DmlrsInstance, brute: bool) -> dict:
+    """``exact``'s optimum (``opt``), whether it is proven (``proven``: and, with
+    ``brute``, equal to the brute force's ``brute``)."""
     exact = solve_formulation(ExactFormulation(), instance, "highs")
     row = {"proven": exact.status is Status.OPTIMAL, "opt": exact.claim.value}
     if brute:
@@ -74,6 +75,12 @@ def check(instance: DmlrsInstance, iterations: int, brute: bool) -> dict:
 
         row["brute"] = brute_force_optimum(instance)
         row["proven"] = row["proven"] and abs(row["brute"] - row["opt"]) <= TOL
+    return row
+
+
+def check(instance: DmlrsInstance, iterations: int, brute: bool) -> dict:
+    """One instance: the optimum and both bounds (module docstring)."""
+    row = proven_optimum(instance, brute)
     options = RunOptions(time_limit_s=600, params={})
     row["ub_capacity"] = run_method("dmlrs", "ub_capacity", instance, options).bound
     options = RunOptions(time_limit_s=600, params={"iterations": iterations})
