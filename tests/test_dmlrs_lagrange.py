@@ -124,12 +124,14 @@ def test_registered_method_is_a_valid_bound():
     assert not result.time_limit_hit
 
 
-def test_expired_deadline_gives_no_wrong_bound():
+@pytest.mark.parametrize("method", ["ub_lagrange", "ub_branch"])
+def test_expired_deadline_gives_no_wrong_bound(method):
+    """Both searches of a dmlrs upper bound (the Lagrangian's, ``ub_branch``'s) cut at once."""
     instance = CONGESTED[2]
     truth = optimum(instance)
     for limit in (1e-4, 0.05):
         result = run_method(
-            "dmlrs", "ub_lagrange", instance, RunOptions(time_limit_s=limit), deadline=None
+            "dmlrs", method, instance, RunOptions(time_limit_s=limit), deadline=None
         )
         if result.bound is not None:
             assert result.bound >= truth - TOL
