@@ -57,7 +57,7 @@ import statistics
 import time
 
 from dmlrs_lagrange_paper import POINTS
-from dmlrs_lagrange_validity import proven_optimum, validity_sets
+from dmlrs_lagrange_validity import print_validity, proven_optimum, validity_sets
 
 import ddlsched.families.dmlrs  # noqa: F401  (registers the family's methods)
 from ddlsched.registry import RunOptions, run_method
@@ -137,19 +137,14 @@ def _report(name: str, rows: list[dict]) -> str:
 
 def validity(args: argparse.Namespace) -> None:
     """The ``--validity`` table (module docstring)."""
-    sets = validity_sets(args.tiny, args.congested, args.micro)
-    print(
+    print_validity(
+        validity_sets(args.tiny, args.congested, args.micro),
         "| set | instances | proven | violations | `ub_branch` < `ub_capacity` | "
         "`ub_capacity` gap mean / max % | `ub_branch` gap mean / max % | stopped: integral / "
-        "closed / nodes |"
+        "closed / nodes |",
+        lambda instance, brute: _check(instance, args.validity_nodes, brute),
+        _report,
     )
-    print("|---|---|---|---|---|---|---|---|")
-    every: list[dict] = []
-    for name, (instances, brute) in sets.items():
-        rows = [_check(instance, args.validity_nodes, brute) for instance in instances]
-        every += rows
-        print(_report(name, rows), flush=True)
-    print(_report("all", every))
 
 
 def paper(args: argparse.Namespace) -> None:

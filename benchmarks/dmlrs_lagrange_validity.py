@@ -137,18 +137,26 @@ def main(argv: list[str] | None = None) -> None:
     if args.versus_colgen:
         versus_colgen([int(s) for s in args.versus_colgen.split(",")])
         return
-    sets = validity_sets(args.tiny, args.congested, args.micro)
-    print(
+    print_validity(
+        validity_sets(args.tiny, args.congested, args.micro),
         "| set | instances | proven | violations | `ub_lagrange` < `ub_capacity` | "
-        "`ub_capacity` gap mean / max % | `ub_lagrange` gap mean / max % | cut by limit |"
+        "`ub_capacity` gap mean / max % | `ub_lagrange` gap mean / max % | cut by limit |",
+        lambda instance, brute: check(instance, args.iterations, brute),
+        report,
     )
-    print("|---|---|---|---|---|---|---|---|")
+
+
+def print_validity(sets: dict, header: str, check_one, report_rows) -> None:
+    """Print a validity table: ``header``, one line per set of ``sets`` (``report_rows``
+    of ``check_one(instance, brute)`` over its instances) and one for all of them."""
+    print(header)
+    print("|---" * header.count(" | ") + "|---|")
     every: list[dict] = []
     for name, (instances, brute) in sets.items():
-        rows = [check(instance, args.iterations, brute) for instance in instances]
+        rows = [check_one(instance, brute) for instance in instances]
         every += rows
-        print(report(name, rows), flush=True)
-    print(report("all", every))
+        print(report_rows(name, rows), flush=True)
+    print(report_rows("all", every))
 
 
 if __name__ == "__main__":
