@@ -353,8 +353,6 @@ def _improve_run(instance: RarInstance, params: ImproveParams, ctx: RunContext, 
 )
 def _cpsat(instance: RarInstance, params: CpsatParams, ctx: RunContext) -> Outcome:
     """``cpsat`` (:mod:`ddlsched.models.rar_cpsat`; the family docstring)."""
-    import_within("ddlsched.models.rar_cpsat_search", ctx.deadline, "rar cpsat")
-    from ddlsched.models.rar_cpsat_search import CpsatSettings, cpsat_search
     from ddlsched.solvers.result import Claim, mark_stopped
 
     hint, info, stopped = None, {}, []
@@ -366,6 +364,14 @@ def _cpsat(instance: RarInstance, params: CpsatParams, ctx: RunContext) -> Outco
         info["improve_makespan"] = improve_info["lns_makespan"]
         if cut:
             stopped.append(f"the improve hint ({improve_info['stopped']})")
+        if ctx.deadline.expired() and hint is not None:  # no time for OR-Tools: the hint
+            info["winner"] = "improve"
+            stopped.append("no time left for the CP-SAT search")
+            outcome = Outcome(hint, info=info, no_solution_failures=("horizon_overrun",))
+            return mark_stopped(outcome, *stopped)
+    import_within("ddlsched.models.rar_cpsat_search", ctx.deadline, "rar cpsat")
+    from ddlsched.models.rar_cpsat_search import CpsatSettings, cpsat_search
+
     settings = CpsatSettings(
         work=params.work,
         workers=params.workers,
@@ -381,16 +387,13 @@ def _cpsat(instance: RarInstance, params: CpsatParams, ctx: RunContext) -> Outco
     if found.time_limit_hit:
         stopped.append("the CP-SAT search at the time limit")
     hint_makespan = _makespan_within_horizon(instance, hint)
+    found_makespan = _makespan_within_horizon(instance, found.schedule)
     use_hint = hint_makespan is not None and (
-        found.schedule is None or hint_makespan < _makespan_within_horizon(instance, found.schedule)
+        found_makespan is None or hint_makespan < found_makespan
     )
     info["winner"] = "improve" if use_hint else ("cpsat" if found.schedule is not None else None)
-    common = {
-        "backend": "cpsat",
-        "backend_version": found.version,
-        "model_size": found.model_size,
-        "solver_time_s": found.runtime_s,
-    }
+    common = dict(backend="cpsat", backend_version=found.version, model_size=found.model_size)
+    common["solver_time_s"] = found.runtime_s
     if use_hint:
         outcome = Outcome(hint, bound=found.bound, info=info, **common)
     elif found.schedule is not None:
@@ -400,10 +403,15 @@ def _cpsat(instance: RarInstance, params: CpsatParams, ctx: RunContext) -> Outco
             bound=found.bound,
             claim=Claim(float(found.makespan), proven=found.proven),
             info=info,
+            no_solution_failures=("horizon_overrun",),
             **common,
         )
+    elif found.time_limit_hit:  # stopped by the clock: nothing said about T
+        info["reason"] = "CP-SAT found no schedule before the time limit"
+        outcome = Outcome(None, Status.TIME_LIMIT_NO_SOLUTION, info=info, **common)
     else:
-        info["reason"] = f"CP-SAT found no schedule within T = {instance.horizon} ({found.status})"
+        why = "none exists" if found.status is Status.INFEASIBLE else "its work budget ran out"
+        info["reason"] = f"CP-SAT found no schedule within T = {instance.horizon} ({why})"
         outcome = Outcome(None, Status.NO_SOLUTION, info=info, **common)
     return mark_stopped(outcome, *stopped)
 

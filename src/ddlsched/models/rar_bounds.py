@@ -24,17 +24,18 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
-
-import pyomo.environ as pyo
+from typing import TYPE_CHECKING, Any
 
 from ddlsched.deadline import Deadline
 from ddlsched.errors import InvalidInstanceError
 from ddlsched.models.rar_patterns import pattern_catalogue
 from ddlsched.problems.rar import RarInstance, RarJob
 from ddlsched.problems.rar_timing import execution_slots, max_servers, min_servers
-from ddlsched.solvers.backends import ModelSolve, SolveLimits, solve_model
+from ddlsched.solvers.limits import SolveLimits
 from ddlsched.solvers.result import Outcome, Status, mark_stopped
+
+if TYPE_CHECKING:  # Pyomo is imported by load_lb only: the closed forms serve heuristics too
+    from ddlsched.solvers.backends import ModelSolve
 
 __all__ = [
     "ceil_bound",
@@ -90,6 +91,14 @@ def closed_form_bounds(instance: RarInstance) -> dict[str, float]:
     }
 
 
+def solve_model(*args: Any, **kwargs: Any) -> ModelSolve:
+    """:func:`ddlsched.solvers.backends.solve_model`, imported (with Pyomo) at the first
+    solve, not with this module."""
+    from ddlsched.solvers.backends import solve_model as solve
+
+    return solve(*args, **kwargs)
+
+
 def solves_outcome(solves: Sequence[ModelSolve]) -> dict[str, Any]:
     """Backend, summed model size and solver time of several solves (Outcome fields).
 
@@ -130,6 +139,8 @@ def load_lb(
     Reported together with the closed-form bounds (``info['components']``);
     every part is valid.
     """
+    import pyomo.environ as pyo
+
     limits = limits or SolveLimits()
     deadline = deadline or limits.deadline()
     jobs = instance.jobs
