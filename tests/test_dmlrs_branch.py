@@ -146,3 +146,13 @@ def test_deadline_during_the_search_keeps_the_open_nodes_bound():
     assert info["search_stopped"] == "time_limit"
     assert bound >= optimum(instance) - TOL
     assert bound <= info["ub_capacity"] + TOL
+
+
+def test_a_real_deadline_is_used_to_its_end():
+    """HiGHS's time limit runs on the clock of its object, which adds up over the node
+    LPs: each run gets that clock plus what is left, so the search is not cut early."""
+    instance = generate("paper", 0, jobs=50, machines=20, slots=20)
+    bound, info = branch_bound(instance, nodes=10**7, deadline=Deadline(2.0))
+    if info["search_stopped"] == "time_limit":
+        assert info["seconds"] >= 1.9
+    assert bound <= info["ub_capacity"] + TOL

@@ -148,41 +148,51 @@ class NodeLp:
         """``(status, objective, column values)`` under ``fixings`` from ``basis`` (``None``:
         the current one); ``status`` is ``optimal``, ``infeasible``, ``time_limit`` or
         ``unsolved`` (objective and values ``None`` unless optimal). A warm start that ends
-        in any other HiGHS status (``Unknown`` was seen at T = 80) is solved once more from
-        scratch, presolve on; ``unsolved`` if that does not settle it either."""
+        in any other HiGHS status (``Unknown`` was seen at T = 80), or says ``infeasible``
+        (which closes a whole subtree), is solved once more from scratch, presolve on;
+        ``unsolved`` if that does not settle it either. The objective is HiGHS's, as
+        ``ub_capacity``'s (the weak-duality bound of :mod:`ddlsched.solvers.lp_dual_bound`
+        is infinite on this LP: columns without an upper bound whose reduced costs HiGHS
+        leaves within its tolerance of 0). ``time_limit_s`` counts from now: HiGHS's ``time_limit`` is compared with the run
+        clock of its object, which adds up over runs, so each run gets that clock plus
+        what is left."""
         highs = self.highs
+        end = time.perf_counter() + time_limit_s
         for col in set(self._fixed) - set(fixings):  # back to the model's bounds
             highs.changeColBounds(col, 0.0, float(self._upper[col]))
         for col, (lower, upper) in fixings.items():
             highs.changeColBounds(col, lower, upper)
         self._fixed = dict(fixings)
-        if math.isfinite(time_limit_s):
-            highs.setOptionValue("time_limit", max(1e-3, float(time_limit_s)))
         if basis is not None:
             highs.setBasis(basis)
             highs.setOptionValue("presolve", "off")
-        kind = self._run()
-        if kind == "unsolved" and basis is not None:  # from scratch, presolve on
+        kind = self._run(end)
+        if kind in ("unsolved", "infeasible") and basis is not None:  # from scratch
             self.retries += 1
             highs.clearSolver()
             highs.setOptionValue("presolve", "on")
-            kind = self._run()
+            kind = self._run(end)
         if kind != "optimal":
             return kind, None, None
         values = np.asarray(highs.getSolution().col_value)
         return "optimal", float(highs.getInfo().objective_function_value), values
 
-    def _run(self) -> str:
-        """Run HiGHS; its model status as ``optimal``, ``infeasible``, ``time_limit`` or
-        ``unsolved`` (every other status, ``kUnboundedOrInfeasible`` included: the LP's
-        columns with a cost are bounded, but the status does not prove infeasibility)."""
+    def _run(self, end: float) -> str:
+        """Run HiGHS until ``end`` (``time.perf_counter``); its model status as ``optimal``,
+        ``infeasible``, ``time_limit`` or ``unsolved`` (every other status,
+        ``kUnboundedOrInfeasible`` and ``kIterationLimit`` included: the LP's columns with a
+        cost are bounded, but the status does not prove infeasibility)."""
+        left = end - time.perf_counter()
+        if math.isfinite(left):
+            limit = self.highs.getRunTime() + max(1e-3, left)
+            self.highs.setOptionValue("time_limit", limit)
         self.highs.run()
         status = self.highs.getModelStatus()
         if status == self._status.kOptimal:
             return "optimal"
         if status == self._status.kInfeasible:
             return "infeasible"
-        if status in (self._status.kTimeLimit, self._status.kIterationLimit):
+        if status == self._status.kTimeLimit:
             return "time_limit"
         return "unsolved"
 
