@@ -190,9 +190,31 @@ def test_dry_run_lists_the_tasks_and_writes_nothing(benchmarks, tmp_path, capsys
     args = ["reproduce", "smoke", "--benchmarks", str(benchmarks), "--out", str(out)]
     assert main([*args, "--dry-run"]) == 0
     printed = capsys.readouterr().out
-    assert "smoke: 6 task(s), 0 already stored" in printed
+    assert "smoke: 6 task(s), 0 already stored by the current code" in printed
     assert "a larger budget would buy: the contention group" in printed
     assert not out.exists()
+
+
+def test_dry_run_counts_rows_of_other_code_as_to_run(benchmarks, tmp_path, capsys, monkeypatch):
+    import dataclasses
+
+    import ddlsched.bench.fingerprint as fingerprint
+
+    out = tmp_path / "out"
+    args = ["reproduce", "smoke", "--benchmarks", str(benchmarks), "--out", str(out)]
+    assert main([*args, "--workers", "1", "-q"]) == 0
+    capsys.readouterr()
+    assert main([*args, "--dry-run"]) == 0
+    assert "6 task(s), 6 already stored by the current code" in capsys.readouterr().out
+    real = fingerprint.method_fingerprint
+
+    def edited(family, name):  # sjf_bco's code edited since its rows were made
+        found = real(family, name)
+        return dataclasses.replace(found, digest="0" * 16) if name == "sjf_bco" else found
+
+    monkeypatch.setattr(fingerprint, "method_fingerprint", edited)
+    assert main([*args, "--dry-run"]) == 0
+    assert "6 task(s), 4 already stored by the current code" in capsys.readouterr().out
 
 
 def test_unknown_paper_is_one_line(benchmarks, capsys):

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -86,12 +86,17 @@ def check_writable(out: Path) -> None:
         raise DdlschedError(f"{out}: cannot write (permission denied)")
 
 
-def _stored_keys(results: Path) -> set[str]:
+def _current_keys(results: Path, tasks: Sequence[Any]) -> set[str]:
+    """The keys of ``tasks`` whose latest stored row was made by the task's own code (a
+    row of other code runs again, as ``bench run`` decides: :func:`stale_row`)."""
+    from ddlsched.bench.runner import stale_row
     from ddlsched.bench.store import read_rows
 
     if not (results / "manifest.json").exists():
         return set()
-    return set(read_rows(results).column("key").to_pylist())
+    table = read_rows(results).select(["key", "code_fingerprint"])
+    latest = {row["key"]: row for row in table.to_pylist()}
+    return {t.key for t in tasks if t.key in latest and not stale_row(t, latest[t.key])}
 
 
 def _load_cut(cut_run: CutRun) -> Any:
@@ -124,11 +129,12 @@ def plan_lines(plan: Plan, out: Path, suites: Path) -> list[str]:
             suite = load_suite(path, check_registry=False)
             tasks = expand(suite)
             results = out / plan.paper / "results" / cut.suite
-            keys = _stored_keys(results)
-            stored = sum(t.key in keys for t in tasks)
+            keys = _current_keys(results, tasks)
+            stored = len(keys)
             worst = sum(t.kill_after_s for t in tasks if t.key not in keys)
             lines.append(
-                f"  {cut.suite}: {len(tasks)} task(s), {stored} already stored in {results}, "
+                f"  {cut.suite}: {len(tasks)} task(s), {stored} already stored by the current "
+                f"code in {results}, "
                 f"{len(tasks) - stored} to run (at most {worst / 3600:.1f} h of task time, "
                 "every task at its kill limit)"
             )
