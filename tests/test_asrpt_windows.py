@@ -3,12 +3,15 @@
 
 Checked: a move never worsens a schedule, its output passes the evaluator, the same
 seed gives the same schedule, a window holding every job of a small 1-GPU-server
-instance reaches ``exact``'s proven optimum from a poor start, and ``improve`` runs
-the moves behind its switch.
+instance reaches ``exact``'s proven optimum from a poor start, ``improve`` runs
+the moves behind its switch, and a window solve the deadline ends (not the
+deterministic budget) stops the moves with ``time limit`` and ``time_limit_hit``,
+even when it is the window that reaches ``max_windows``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -16,11 +19,13 @@ from asrpt_crowded import crowded
 
 from ddlsched.deadline import Deadline
 from ddlsched.heuristics.asrpt_packed import PackedDecoder, arrival_order
+from ddlsched.models import asrpt_windows
 from ddlsched.models.asrpt_exact import solve_exact
-from ddlsched.models.asrpt_windows import WindowSettings, cpsat_windows
+from ddlsched.models.asrpt_windows import WindowSettings, cpsat_windows, improve_with_windows
 from ddlsched.problems.asrpt import AsrptInstance
 from ddlsched.problems.asrpt_schedule import AsrptSchedule, evaluate, schedule_to_json
 from ddlsched.registry import RunOptions, run_method
+from ddlsched.solvers.cpsat import solve_cpsat
 from ddlsched.solvers.result import Status
 
 #: Integer-grid slack of a window move (module docstring: a few units of the last
@@ -133,3 +138,63 @@ def test_improve_runs_the_moves_behind_its_switch():
     assert on.info["cpsat_windows_solved"] >= 1
     assert on.objective <= off.objective
     assert on.info["winner"].endswith("+cpsat") == (on.info["cpsat_windows_accepted"] > 0)
+
+
+class _Clock:
+    """A test clock: the deadline passes when a test says so, not with the machine's speed."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _unfinished_solves(monkeypatch, clock: _Clock | None) -> list[int]:
+    """Every window solve returns CP-SAT's solution unproven (``feasible``), as a limit
+    leaves it; with ``clock``, the deadline passes during the solve (the clock ended it),
+    without, it does not (the deterministic budget did). The list counts the solves."""
+    calls: list[int] = []
+
+    def solve(model, deadline, options):
+        run = solve_cpsat(model, None, options)
+        calls.append(1)
+        if clock is not None:
+            clock.now += 1e6
+        return dataclasses.replace(run, status=Status.FEASIBLE, time_limit_hit=True)
+
+    monkeypatch.setattr(asrpt_windows, "solve_cpsat", solve)
+    return calls
+
+
+@pytest.mark.parametrize("max_windows", [1, 0])
+def test_a_window_solve_the_clock_ends_stops_the_moves_and_says_so(monkeypatch, max_windows):
+    instance = _one_gpu_servers()
+    clock = _Clock()
+    calls = _unfinished_solves(monkeypatch, clock)
+    settings = WindowSettings(window=3, max_windows=max_windows, dtime=0.5)
+    start = _poor_schedule(instance)
+    moved, info, cut = cpsat_windows(instance, start, settings, Deadline(100.0, clock=clock))
+    assert cut
+    assert info["cpsat_stopped"] == "time limit"
+    assert len(calls) == info["cpsat_windows_solved"] == 1
+    evaluate(instance, moved)  # the answer so far is feasible
+    improve_info = {"winner": "lns"}
+    clock.now = 0.0
+    _, cut = improve_with_windows(
+        instance, start, settings, Deadline(100.0, clock=clock), improve_info, False
+    )
+    assert cut
+    assert improve_info["stopped"] == "the CP-SAT window moves at the time limit after 1 windows"
+
+
+def test_a_window_solve_the_deterministic_budget_ends_is_not_a_time_limit(monkeypatch):
+    instance = _one_gpu_servers()
+    clock = _Clock()
+    calls = _unfinished_solves(monkeypatch, None)
+    settings = WindowSettings(window=3, max_windows=2, dtime=0.5)
+    start = _poor_schedule(instance)
+    _, info, cut = cpsat_windows(instance, start, settings, Deadline(100.0, clock=clock))
+    assert not cut
+    assert info["cpsat_stopped"] == "max_windows"
+    assert len(calls) == info["cpsat_windows_solved"] == 2

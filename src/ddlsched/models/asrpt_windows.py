@@ -49,7 +49,16 @@ windows); the search stops when that one accepts nothing too (``converged``), af
 (``max_windows``), or at the deadline (``time limit``). CP-SAT runs with one
 worker, ``random_seed = seed`` and ``max_deterministic_time = dtime`` per
 window, so the search is the same on every machine unless the deadline cuts
-it (then ``time_limit_hit``). A window CP-SAT proves optimal is counted in
+it. The deadline cuts it when it has passed before a window is solved, or
+when it ends a window's solve: CP-SAT returned without finishing (``feasible``
+or no solution) and no more than :data:`~ddlsched.solvers.cpsat.NO_TIME_S` of
+the deadline is left (CP-SAT's ``max_time_in_seconds`` is what remained of the
+deadline; were the deterministic budget to run out at that same moment, the
+cut is still reported: the flag errs towards saying so). Either way the search
+stops there (``time limit``, whatever the window count: also after the last
+window and after the one that reaches ``max_windows``), the answer is the best
+schedule accepted so far (a window the clock cut counts when it gains) and
+``time_limit_hit`` is set. A window CP-SAT proves optimal is counted in
 ``info['cpsat_windows_optimal']``.
 
 ``improve`` runs the moves on its answer when its parameter ``cpsat_windows``
@@ -71,7 +80,7 @@ from ddlsched.errors import InfeasibleScheduleError
 from ddlsched.heuristics.asrpt_packed import PackedDecoder
 from ddlsched.problems.asrpt import AsrptInstance
 from ddlsched.problems.asrpt_schedule import AsrptEvaluation, AsrptSchedule, JobRun, evaluate
-from ddlsched.solvers.cpsat import CpsatOptions, solve_cpsat
+from ddlsched.solvers.cpsat import NO_TIME_S, CpsatOptions, solve_cpsat
 from ddlsched.solvers.result import Status
 
 __all__ = ["TIME_STEPS", "WindowSettings", "cpsat_windows", "improve_with_windows"]
@@ -254,10 +263,14 @@ def cpsat_windows(
                 stopped = "time limit"
             else:
                 solved += 1
-                moved, proven = _solve_window(instance, current, freed, options, decoder, deadline)
+                moved, proven, clock_cut = _solve_window(
+                    instance, current, freed, options, decoder, deadline
+                )
                 optimal += proven
                 if moved is not None:
                     current, accepted = moved, accepted + 1
+                if clock_cut:  # the solve depended on the machine's speed: stop and say so
+                    stopped = "time limit"
         if stopped != "converged":
             break
         if accepted == accepted_before:  # nothing kept: once more from a shifted start
@@ -286,22 +299,25 @@ def _solve_window(
     options: CpsatOptions,
     decoder: PackedDecoder,
     deadline: Deadline,
-) -> tuple[_Current | None, bool]:
-    """The accepted schedule of one window (``None``: no gain) and whether CP-SAT proved it."""
+) -> tuple[_Current | None, bool, bool]:
+    """The accepted schedule of one window (``None``: no gain), whether CP-SAT proved it
+    and whether the deadline, not the deterministic budget, ended the solve (module
+    docstring)."""
     window = _Window(instance, current, freed)
     model, starts = window.build()
     run = solve_cpsat(model, deadline, options)
+    clock_cut = run.time_limit_hit and deadline.remaining_s() <= NO_TIME_S
     if not run.has_solution:
-        return None, False
+        return None, False, clock_cut
     proven = run.status is Status.OPTIMAL
     try:
         moved = _Current.of(instance, window.schedule([run.value(s) for s in starts], decoder))
     except InfeasibleScheduleError as exc:  # rounding on the floats: the move is dropped
         log.warning("asrpt cpsat window dropped: %s", exc)
-        return None, proven
+        return None, proven, clock_cut
     if moved.total_s < current.total_s - _RTOL * max(1.0, current.total_s):
-        return moved, proven
-    return None, proven
+        return moved, proven, clock_cut
+    return None, proven, clock_cut
 
 
 def improve_with_windows(
