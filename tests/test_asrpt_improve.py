@@ -4,7 +4,8 @@
 The decoder is checked against a straightforward pure-Python reference (the
 communication-aware bound benchmark's first implementation) and the evaluator; ``improve``
 against its starts run separately through the pipeline, against proven optima
-(``exact``) on ``tiny`` / ``tiny-comm``, for reproducibility and bad parameters.
+(``exact``) on ``tiny`` / ``tiny-comm``, for reproducibility and bad parameters; a
+start the time limit skipped or cut sets ``time_limit_hit`` and is named in ``stopped``.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ import pytest
 from asrpt_crowded import crowded
 
 from ddlsched.cli import main
-from ddlsched.errors import DdlschedError
+from ddlsched.deadline import Deadline
+from ddlsched.errors import DdlschedError, TimeLimitReached
 from ddlsched.heuristics.asrpt_config import map_job
-from ddlsched.heuristics.asrpt_improve import POLICY_STARTS, parse_starts
+from ddlsched.heuristics.asrpt_improve import POLICY_STARTS, ImproveSettings, improve, parse_starts
 from ddlsched.heuristics.asrpt_packed import PackedDecoder, packed_list_schedule
 from ddlsched.models.asrpt_exact import solve_exact
 from ddlsched.problems.asrpt import AsrptInstance
@@ -182,6 +184,29 @@ def test_starts_subset_and_time_limit():
     assert cut.time_limit_hit and cut.status is Status.FEASIBLE
     assert cut.info["search_stopped"] == "time limit"
     assert "window search at the time limit" in cut.info["stopped"]
+
+
+def test_a_start_the_limit_skipped_or_cut_is_a_time_limit():
+    """A policy runner that says the limit cut ``spjf`` and stopped ``spwf`` (no
+    schedule): ``improve``'s search converges, yet its answer depended on the clock."""
+    instance = _crowded(2)
+
+    def run_policy(name, seed, deadline):
+        if name == "spwf":
+            raise TimeLimitReached("stopped")
+        return packed_list_schedule(instance), "spjf's model at the time limit"
+
+    settings = ImproveSettings(starts=("packed", "spjf", "spwf"), max_windows=2)
+    _, info, cut = improve(instance, settings, run_policy, Deadline(60))
+    assert cut and info["search_stopped"] == "max_windows"
+    assert info["starts_skipped"] == ["spwf"]
+    assert info["stopped"] == (
+        "spjf's model at the time limit; the starts skipped at the time limit: spwf"
+    )
+    settings = ImproveSettings(starts=("packed", "spjf"), max_windows=2)
+    _, info, cut = improve(instance, settings, lambda *_: (packed_list_schedule(instance), ""),
+                           Deadline(60))  # fmt: skip
+    assert not cut and "stopped" not in info
 
 
 @pytest.mark.parametrize(

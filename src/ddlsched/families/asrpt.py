@@ -119,8 +119,9 @@ otherwise): the policies are all or nothing
 (``time_limit_no_solution``); ``exact`` returns its best schedule (the
 greedy one at worst) and its bound, ``feasible``, naming each scheduling
 model solve the limit cut and the ``alpha*`` placement ILPs left unproven;
-``improve`` returns its best schedule, naming the window search (why the
-search ended is ``info['search_stopped']`` on every run); ``lb_sum`` and ``lb_srpt``
+``improve`` returns its best schedule, naming the window search, the
+starts it skipped, ``best_placement``'s placement ILPs it cut and the CP-SAT
+window moves (why the search ended is ``info['search_stopped']`` on every run); ``lb_sum`` and ``lb_srpt``
 stay valid but get weaker: a configuration whose ``alpha_lb`` ILP the limit
 cut keeps its ILP bound or the closed form. Their value then depends on the
 machine's speed; ``--param alpha_lb=closed_form`` skips the ILPs (a weaker
@@ -350,7 +351,7 @@ def _policy_runner(instance: AsrptInstance) -> Any:
             from ddlsched.models.asrpt_best_placement import best_placement_schedule
 
             return best_placement_schedule(instance, deadline, seed)
-        return simulate(instance, name, seed=seed, deadline=deadline)
+        return simulate(instance, name, seed=seed, deadline=deadline), ""
 
     return run_policy
 

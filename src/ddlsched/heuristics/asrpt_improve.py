@@ -19,7 +19,10 @@ on the true sizes (``offline_wcs_workload``, ``offline_wcs_duration``: the
 fastest placement known (the placement ILP's, built by the family's runner:
 :mod:`ddlsched.models.asrpt_best_placement`), a candidate answer and a start
 order like a policy's. A
-start the time limit stops is skipped (``info['starts_skipped']``).
+start the time limit stops is skipped (``info['starts_skipped']``); a skipped
+start, and a ``best_placement`` start whose placement ILPs the limit cut (its
+placements then depend on the machine's speed), set ``time_limit_hit`` and are
+named in ``info['stopped']``.
 
 Search space: priority lists decoded by
 :class:`~ddlsched.heuristics.asrpt_packed.PackedDecoder` (every job on the
@@ -52,7 +55,7 @@ the windows together), ``windows_gain`` (``1 - LNS list / list start``: the
 windows alone), ``winner``
 (``lns`` or the start's name), ``windows_tried`` / ``windows_accepted`` /
 ``passes``, ``search_stopped`` (why the search ended); ``stopped`` only when the
-time limit cut the search (what it cut, as every method says it).
+time limit cut the search or a start (what it cut, as every method says it).
 """
 
 from __future__ import annotations
@@ -97,8 +100,10 @@ MODEL_STARTS = ("best_placement",)
 #: The decoder's state is copied every this many list positions.
 SNAPSHOT_EVERY = 16
 _RTOL = 1e-9
-#: ``run_policy(name, seed, deadline)``: a policy's schedule on the instance.
-PolicyRunner = Callable[[str, int, Deadline], AsrptSchedule]
+#: ``run_policy(name, seed, deadline)``: a policy's (or a model start's) schedule on the
+#: instance and what the time limit cut in making it (``""``: nothing); it raises
+#: :class:`~ddlsched.errors.TimeLimitReached` when the limit left no schedule.
+PolicyRunner = Callable[[str, int, Deadline], tuple[AsrptSchedule, str]]
 
 
 def parse_starts(text: str) -> tuple[str, ...]:
@@ -245,10 +250,11 @@ def _starts(
     deadline: Deadline,
     info: dict[str, Any],
 ) -> tuple[dict[str, AsrptSchedule], dict[str, float], dict[bool, PackedDecoder]]:
-    """Every start's schedule and flow time, and the packed decoders built."""
+    """Every start's schedule and flow time, and the packed decoders built; ``info`` gains
+    ``starts_skipped`` and ``stopped`` (the starts the time limit cut)."""
     schedules: dict[str, AsrptSchedule] = {}
     decoders: dict[bool, PackedDecoder] = {}
-    skipped = []
+    skipped, cut = [], []
     for name in sorted(settings.starts, key=lambda name: name not in PACKED_STARTS):
         if name in PACKED_STARTS:
             best_fit = name == "packed_best_fit"
@@ -263,11 +269,15 @@ def _starts(
                 order_key = OFFLINE_STARTS[name]
                 schedules[name] = work_conserving_schedule(decoders[False], order_key, deadline)[2]
             else:
-                schedules[name] = run_policy(name, settings.seed, deadline)
+                schedules[name], stopped = run_policy(name, settings.seed, deadline)
+                cut += [stopped] if stopped else []
         except TimeLimitReached:
             skipped.append(name)
     if skipped:
         info["starts_skipped"] = skipped
+        cut.append(f"the starts skipped at the time limit: {', '.join(skipped)}")
+    if cut:
+        info["stopped"] = "; ".join(cut)
     flows = {name: evaluate(instance, s).total_flow_s for name, s in schedules.items()}
     return schedules, flows, decoders
 
@@ -338,5 +348,6 @@ def improve(
     )
     log.info("asrpt improve: %s (%s)", winner, stopped)
     if stopped == "time limit":
-        info["stopped"] = f"the window search at the time limit after {search.tried} windows"
-    return schedule, info, stopped == "time limit"
+        done = f"the window search at the time limit after {search.tried} windows"
+        info["stopped"] = "; ".join(filter(None, (info.get("stopped"), done)))
+    return schedule, info, "stopped" in info

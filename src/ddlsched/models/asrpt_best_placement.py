@@ -14,7 +14,15 @@ the fewest servers and the ``placement`` family's aggregated ILP on
 placement also when the deadline stops it, each ILP at most
 ``ALPHA_LB_TIME_LIMIT_S``; no cross-check: the evaluator recomputes ``alpha``);
 the placement is kept as its per-server GPU counts (servers holding no
-replica dropped). The
+replica dropped). The ILP's limit is wall time (HiGHS has no deterministic
+time limit; a node budget, ``mip_max_nodes``, bounds neither the root node's
+work nor the time, so the wall-clock cap would stay), so an ILP it stops, or
+one the deadline leaves no time to run, gives a placement that depends on the
+machine's speed: :attr:`Placement.cut` records it, and
+:func:`best_placement_schedule` names those configurations (``improve`` then
+sets ``time_limit_hit`` and ``info['stopped']``). An ILP that ends within its
+limit (proven optimal, abs. gap 1e-7) and one skipped because Heavy-Edge
+already meets the closed-form bound are the same on every machine. The
 schedule (:func:`best_placement_schedule`) is a list in arrival order (ties:
 id), each job on its configuration's placement, taking per entry of its
 per-server usage (largest first) the server, not yet taken, whose ``u``-th
@@ -25,6 +33,7 @@ decoder), so Eq. (3) holds by construction. The evaluator re-checks it.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from dataclasses import dataclass
 
@@ -44,6 +53,7 @@ from ddlsched.problems.asrpt import AsrptInstance, job_alpha, job_placement_inst
 from ddlsched.problems.asrpt_schedule import AsrptSchedule, JobRun
 from ddlsched.solvers.formulation import solve_formulation
 from ddlsched.solvers.limits import SolveLimits
+from ddlsched.solvers.result import Status
 
 __all__ = ["Placement", "best_placement_schedule", "fastest_placements"]
 
@@ -55,12 +65,14 @@ _RTOL = 1e-9
 @dataclass(frozen=True)
 class Placement:
     """A configuration's placement: GPUs per server (descending), replicas per stage on
-    each, the per-iteration time (s) and where it comes from (``heavy_edge`` or ``ilp``)."""
+    each, the per-iteration time (s), where it comes from (``heavy_edge`` or ``ilp``)
+    and whether a wall-clock limit cut its placement ILP (module docstring)."""
 
     usage: tuple[int, ...]
     counts: tuple[tuple[int, ...], ...]
     alpha_s: float
     source: str
+    cut: bool = False
 
 
 def fastest_placements(
@@ -77,27 +89,30 @@ def fastest_placements(
         mapping = map_job(cluster, config, fewest, seed)
         best = Placement(fewest, mapping.counts, mapping.alpha_s, "heavy_edge")
         limit = deadline.sub(at_most=ALPHA_LB_TIME_LIMIT_S)
-        counts = _ilp_counts(instance, name, best.alpha_s, limit, seed)
+        counts, cut = _ilp_counts(instance, name, best.alpha_s, limit, seed)
         if counts is not None:
             candidate = _placement(instance, name, counts)
             if candidate.alpha_s < best.alpha_s * (1 - _RTOL):  # float noise is no gain
                 best = candidate
-        out[name] = best
+        out[name] = dataclasses.replace(best, cut=cut)
     return out
 
 
 def _ilp_counts(
     instance: AsrptInstance, config: str, heavy_edge_s: float, deadline: Deadline, seed: int
-) -> tuple[tuple[int, ...], ...] | None:
+) -> tuple[tuple[tuple[int, ...], ...] | None, bool]:
     """The placement ILP's best counts on ``(g,) * min(M, g_i)`` (``None``: none found, or
-    Heavy-Edge's ``heavy_edge_s`` already meets the closed-form bound: nothing to gain)."""
+    Heavy-Edge's ``heavy_edge_s`` already meets the closed-form bound: nothing to gain)
+    and whether the wall clock cut the ILP or left it no time (module docstring)."""
     cluster = instance.cluster
     job = instance.configs[config]
     wide = job_placement_instance(
         cluster, job, (cluster.gpus_per_server,) * min(cluster.servers, job.num_gpus)
     )
-    if not deadline.remaining_s() > 1e-3 or leq(heavy_edge_s, alpha_closed_form(wide)):
-        return None
+    if leq(heavy_edge_s, alpha_closed_form(wide)):
+        return None, False
+    if not deadline.remaining_s() > 1e-3:
+        return None, True
     try:
         out = solve_formulation(
             PlacementFormulation("aggregated"),
@@ -109,8 +124,9 @@ def _ilp_counts(
         )
     except DdlschedError as exc:  # too large, or a backend failure: Heavy-Edge stays
         log.warning("best_placement: placement ILP failed on %s (%s)", config, exc)
-        return None
-    return None if out.schedule is None else out.schedule.counts
+        return None, False
+    cut = out.time_limit_hit or out.status is Status.TIME_LIMIT_NO_SOLUTION
+    return (None if out.schedule is None else out.schedule.counts), cut
 
 
 def _placement(
@@ -127,9 +143,15 @@ def _placement(
 
 def best_placement_schedule(
     instance: AsrptInstance, deadline: Deadline, seed: int = 0
-) -> AsrptSchedule:
-    """The arrival-order list on the fastest placements known (module docstring)."""
+) -> tuple[AsrptSchedule, str]:
+    """The arrival-order list on the fastest placements known and what the time limit cut
+    in finding them (``""``: nothing; otherwise the configurations whose placement ILP
+    it cut: the schedule then depends on the machine's speed; module docstring)."""
     placements = fastest_placements(instance, deadline, seed)
+    cut = sorted(name for name, place in placements.items() if place.cut)
+    stopped = (
+        f"best_placement's placement ILPs of {', '.join(cut)} at the time limit" if cut else ""
+    )
     cluster = instance.cluster
     free_from = np.zeros((cluster.servers, cluster.gpus_per_server))  # rows kept sorted
     runs = {}
@@ -148,4 +170,4 @@ def best_placement_schedule(
             free_from[server, :used] = finish
             free_from[server].sort()
         runs[job.id] = JobRun(start, tuple(chosen), place.counts)
-    return AsrptSchedule(runs)
+    return AsrptSchedule(runs), stopped

@@ -322,7 +322,7 @@ def improve_schedule(
     starts = tuple(name for name in STARTS if run_policy is not None or name not in POLICY_STARTS)
     settings = ImproveSettings(starts=starts, seed=seed)
 
-    def no_policy(name: str, seed: int, deadline: Deadline) -> AsrptSchedule:
+    def no_policy(name: str, seed: int, deadline: Deadline) -> tuple[AsrptSchedule, str]:
         raise TimeLimitReached(f"no simulator to run {name}")  # pragma: no cover
 
     try:
