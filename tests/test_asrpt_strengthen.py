@@ -308,6 +308,25 @@ def _solution(out, data) -> tuple[list[int], list[int]]:
     return starts, modes
 
 
+def test_lp_bound_is_the_dual_bound_not_the_primal_objective(monkeypatch):
+    """The bound rounds up the proven weak-duality bound alone: a primal objective below
+    it (possible within HiGHS's tolerances) does not pull it down."""
+    from ddlsched.solvers import backends
+
+    data = _data(tiny(2, num_jobs=6))
+    proven = lp_lower_bound(data, Deadline(30))
+    assert proven is not None and proven.bound == 244
+    real = backends.solve_model
+
+    def primal_below(*args, **kwargs):
+        out = real(*args, **kwargs)
+        return dataclasses.replace(out, incumbent=out.incumbent - 5.0)
+
+    monkeypatch.setattr(backends, "solve_model", primal_below)
+    lowered = lp_lower_bound(data, Deadline(30))
+    assert lowered is not None and lowered.bound == proven.bound
+
+
 def test_lp_bound_stays_below_a_known_schedule():
     """``tiny(3, num_jobs=20)`` has a schedule of 1,187 units (the time-indexed MILP finds
     it and proves it optimal, ``solver=milp``, about 30 s); the IPM without crossover

@@ -1,6 +1,7 @@
 """The weak-duality bound of an LP at HiGHS's row duals (:mod:`ddlsched.solvers.lp_dual_bound`):
 never on the wrong side of the optimum, equal to it at optimal duals, and still valid at
-duals that are not."""
+duals that are not; with a free and an unbounded column, the optimum at optimal duals and
+no bound (``None``) at duals whose reduced cost meets an infinite column bound."""
 
 from __future__ import annotations
 
@@ -91,3 +92,49 @@ def test_duals_off_the_optimum_still_give_a_valid_bound(seed, shift):
     assert exact == pytest.approx(optimum, rel=1e-5, abs=1e-5)
     if bound is not None:
         assert bound <= exact + 1e-9  # optimal duals give the best bound
+
+
+def _unbounded_columns_lp(maximize: bool) -> pyo.ConcreteModel:
+    """``min x + 2 w - v`` (``x`` free, ``w >= 0`` unbounded above, ``0 <= v <= 4``) s.t.
+    ``x - v >= 1``, ``x + w >= 3``: optimum 1 (``v`` in [2, 4], ``x = 1 + v``, ``w = 0``);
+    the maximisation is ``max -(x + 2 w - v)``, optimum -1."""
+    model = pyo.ConcreteModel()
+    model.x = pyo.Var()
+    model.w = pyo.Var(bounds=(0, None))
+    model.v = pyo.Var(bounds=(0, 4))
+    model.a = pyo.Constraint(expr=model.x - model.v >= 1)
+    model.b = pyo.Constraint(expr=model.x + model.w >= 3)
+    cost = model.x + 2 * model.w - model.v
+    model.obj = pyo.Objective(
+        expr=-cost if maximize else cost, sense=pyo.maximize if maximize else pyo.minimize
+    )
+    return model
+
+
+@pytest.mark.parametrize("maximize", [False, True], ids=["min", "max"])
+def test_free_and_unbounded_columns_at_optimal_duals_give_the_optimum(maximize):
+    """At HiGHS's duals the free column's reduced cost is 0 and the column unbounded
+    above has one of the sign that meets its finite bound: a finite bound, the optimum."""
+    from pyomo.contrib.solver.solvers.highs import Highs
+
+    solver = Highs()
+    optimum = solver.solve(_unbounded_columns_lp(maximize)).incumbent_objective
+    assert optimum == pytest.approx(-1.0 if maximize else 1.0)
+    bound = dual_bound(solver._solver_model)
+    assert bound == pytest.approx(optimum, rel=1e-7, abs=1e-7)
+    assert (bound >= optimum - 1e-9) if maximize else (bound <= optimum + 1e-9)
+
+
+@pytest.mark.parametrize("shift", [-0.5, 0.5, 2.5])
+def test_a_reduced_cost_that_meets_an_infinite_bound_gives_no_bound(shift):
+    """Row duals shifted by ``shift`` (a negative one on a ``>=`` row set to 0) no
+    longer sum to ``x``'s cost 1: the free column ``x`` gets a nonzero reduced cost (and
+    for ``shift = 2.5`` the column ``w``, unbounded above, a negative one), so weak
+    duality at those duals bounds nothing (``-inf``): ``None``, never a finite value
+    claimed as a bound."""
+    from pyomo.contrib.solver.solvers.highs import Highs
+
+    solver = Highs()
+    solver.solve(_unbounded_columns_lp(maximize=False))
+    assert dual_bound(solver._solver_model) is not None
+    assert dual_bound(_Perturbed(solver._solver_model, shift)) is None

@@ -467,13 +467,13 @@ def lp_lower_bound(data: IntegerData, deadline: Deadline) -> LpBound | None:
         log.info("asrpt lp_bound: the LP stopped (%s, %s)", options, out.message)
     else:
         return None
-    value, safe = out.incumbent, out.dual_bound
+    safe = out.dual_bound
     if safe is None:  # no valid duals: nothing proven (module docstring)
         log.info("asrpt lp_bound: no dual bound (HiGHS gave no valid duals)")
         return None
-    bound = math.ceil(min(value, safe))
+    bound = math.ceil(safe)  # the proven bound (HiGHS's primal objective is not one)
     if bound > data.incumbent.objective(data):
-        log.warning("asrpt lp_bound: LP %r above the incumbent; not used", value)
+        log.warning("asrpt lp_bound: LP bound %r above the incumbent; not used", safe)
         return None
     mean = [0.0] * data.num_jobs
     for i, k, t in model.IKT:
