@@ -20,7 +20,8 @@ Modules of the shared core:
   :mod:`ddlsched.solvers.result` (statuses, claims, results),
   :mod:`ddlsched.solvers.highs_lp` (many small LPs and MILPs in highspy),
   :mod:`ddlsched.solvers.lp_dual_bound` (an LP's bound by weak duality at
-  HiGHS's duals, whatever its tolerances: asrpt's LP bound),
+  HiGHS's duals, whatever its tolerances when every column has finite bounds:
+  asrpt's LP bound),
   :mod:`ddlsched.solvers.highs_worker` (a Pyomo HiGHS MILP in a process the
   deadline kills), :mod:`ddlsched.solvers.highs_server` (direct highspy MIPs
   in one long-lived process the deadline kills) and
