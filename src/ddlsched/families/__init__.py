@@ -19,6 +19,9 @@ Modules of the shared core:
   :mod:`ddlsched.solvers.limits` (solve settings without Pyomo),
   :mod:`ddlsched.solvers.result` (statuses, claims, results),
   :mod:`ddlsched.solvers.highs_lp` (many small LPs and MILPs in highspy),
+  :mod:`ddlsched.solvers.highs_rerun` (one LP re-solved in place: each run's time
+  limit on HiGHS's run clock, model statuses by name; dmlrs colgen's master and
+  ``ub_branch``'s node LP),
   :mod:`ddlsched.solvers.lp_dual_bound` (an LP's bound by weak duality at
   HiGHS's duals, whatever its tolerances when every column has finite bounds:
   asrpt's LP bound),

@@ -72,7 +72,6 @@ there), never below it; it cannot remove what ``ub_capacity`` relaxes beyond int
 from __future__ import annotations
 
 import heapq
-import math
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -130,13 +129,12 @@ class NodeLp:
     def __init__(self, model: Any) -> None:
         import highspy
 
-        from ddlsched.models.dmlrs_capacity import _to_highs
+        from ddlsched.models.dmlrs_capacity import to_highs
         from ddlsched.solvers.highs_lp import new_highs
 
         self.model = model
-        self._status = highspy.HighsModelStatus
         self.highs = new_highs([("output_flag", False), ("threads", 1)])
-        self.highs.passModel(_to_highs(model, highspy))
+        self.highs.passModel(to_highs(model, highspy))
         self._upper = np.minimum(np.asarray(model.upper, dtype=float), highspy.kHighsInf)
         self._fixed: dict[int, tuple[float, float]] = {}
         #: Warm starts solved again from scratch (:meth:`solve`).
@@ -153,9 +151,10 @@ class NodeLp:
         ``unsolved`` if that does not settle it either. The objective is HiGHS's, as
         ``ub_capacity``'s (the weak-duality bound of :mod:`ddlsched.solvers.lp_dual_bound`
         is infinite on this LP: columns without an upper bound whose reduced costs HiGHS
-        leaves within its tolerance of 0). ``time_limit_s`` counts from now: HiGHS's ``time_limit`` is compared with the run
-        clock of its object, which adds up over runs, so each run gets that clock plus
-        what is left."""
+        leaves within its tolerance of 0). ``time_limit_s`` counts from now, for the warm
+        start and the retry together; each run gets what is left of it from its own start
+        (:func:`ddlsched.solvers.highs_rerun.run_for`: HiGHS compares ``time_limit`` with
+        the object's run clock, which adds up over runs)."""
         highs = self.highs
         end = time.perf_counter() + time_limit_s
         for col in set(self._fixed) - set(fixings):  # back to the model's bounds
@@ -182,19 +181,10 @@ class NodeLp:
         ``infeasible``, ``time_limit`` or ``unsolved`` (every other status,
         ``kUnboundedOrInfeasible`` and ``kIterationLimit`` included: the LP's columns with a
         cost are bounded, but the status does not prove infeasibility)."""
-        left = end - time.perf_counter()
-        if math.isfinite(left):
-            limit = self.highs.getRunTime() + max(1e-3, left)
-            self.highs.setOptionValue("time_limit", limit)
-        self.highs.run()
-        status = self.highs.getModelStatus()
-        if status == self._status.kOptimal:
-            return "optimal"
-        if status == self._status.kInfeasible:
-            return "infeasible"
-        if status == self._status.kTimeLimit:
-            return "time_limit"
-        return "unsolved"
+        from ddlsched.solvers.highs_rerun import run_for
+
+        name = run_for(self.highs, end - time.perf_counter())
+        return name if name in ("optimal", "infeasible", "time_limit") else "unsolved"
 
     def basis(self) -> Any:
         """The last solve's basis."""
@@ -308,7 +298,7 @@ def branch_bound(
     """
     from ddlsched.models.dmlrs import ub_trivial
     from ddlsched.models.dmlrs_capacity import build_capacity_model
-    from ddlsched.models.dmlrs_lagrange import _target as baseline_utility
+    from ddlsched.models.dmlrs_lagrange import baseline_utility
 
     deadline = deadline or Deadline.unlimited()
     started = time.perf_counter()

@@ -115,6 +115,7 @@ __all__ = [
     "capacity_prices",
     "dual_feasible",
     "job_speed",
+    "to_highs",
 ]
 
 
@@ -308,7 +309,10 @@ def _add_rows(
     return rows
 
 
-def _to_highs(model: CapacityModel, hs: Any) -> Any:
+def to_highs(model: CapacityModel, hs: Any) -> Any:
+    """``model`` as a ``highspy.HighsLp`` (``hs``: the ``highspy`` module), a maximisation:
+    column-wise matrix (duplicate entries summed), columns in ``[0, upper]``, infinite
+    bounds as HiGHS's; integer columns where ``model.integer`` says so."""
     import scipy.sparse as sp
 
     matrix = sp.csc_matrix(
@@ -350,7 +354,7 @@ def solve_highs(model: CapacityModel, time_limit_s: float) -> tuple[str, float |
         return "optimal", 0.0
     integral = any(model.integer)
     options = [("output_flag", False), ("threads", 1), ("mip_rel_gap", 1e-6)]
-    lp = _to_highs(model, highspy)
+    lp = to_highs(model, highspy)
     if integral:  # in the HiGHS worker process, killed at the limit (solvers/highs_server.py)
         run = solve_mip(MipArrays.from_lp(lp, options), float(time_limit_s))
         status, objective, dual_bound = run.model_status, run.objective, run.mip_dual_bound
@@ -391,7 +395,7 @@ def capacity_prices(instance: DmlrsInstance) -> tuple[float, np.ndarray]:
     if not model.completion:
         return 0.0, prices
     highs = new_highs([("output_flag", False), ("threads", 1)])
-    highs.passModel(_to_highs(model, highspy))
+    highs.passModel(to_highs(model, highspy))
     highs.run()
     if highs.getModelStatus() != highspy.HighsModelStatus.kOptimal:
         raise SolverError("ub_capacity: the LP for the prices was not solved")

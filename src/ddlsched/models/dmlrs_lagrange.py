@@ -75,7 +75,7 @@ import numpy as np
 from ddlsched.deadline import Deadline
 from ddlsched.problems.dmlrs import DmlrsInstance, evaluate
 
-__all__ = ["lagrange_bound", "machine_classes", "usage_of_columns"]
+__all__ = ["baseline_utility", "lagrange_bound", "machine_classes", "usage_of_columns"]
 
 
 def machine_classes(instance: DmlrsInstance) -> list[np.ndarray]:
@@ -104,7 +104,7 @@ def _project(gradient: np.ndarray, classes: list[np.ndarray]) -> np.ndarray:
     return out
 
 
-def _target(instance: DmlrsInstance, deadline: Deadline) -> float:
+def baseline_utility(instance: DmlrsInstance, deadline: Deadline) -> float:
     """The best utility of the ``fifo`` and ``drf`` schedules (re-evaluated), 0 if none ran."""
     from ddlsched.errors import TimeLimitReached
     from ddlsched.heuristics.dmlrs_baselines import run_drf, run_fifo
@@ -147,7 +147,7 @@ def lagrange_bound(
         info.update(search_stopped="nothing_to_earn", seconds=time.perf_counter() - started)
         return max(0.0, capacity), info
     _, prices = capacity_prices(instance)
-    info["target"] = target = _target(instance, deadline)
+    info["target"] = target = baseline_utility(instance, deadline)
     classes = machine_classes(instance)
     cap = instance.cap[:, :, None]
     session = PricingSession(instance, "milp", "highs")

@@ -25,7 +25,11 @@ HiGHS options: no output, one thread, presolve off (the direct loops' setting,
 :mod:`ddlsched.solvers.backends`), MIP gaps 1e-9
 relative and 1e-6 absolute, primal simplex for the LP (warm-started after
 new columns; on ``paper`` seed 0, 70 rounds, 2-3 s per solve at the end
-against 8-14 s with HiGHS's default dual simplex).
+against 8-14 s with HiGHS's default dual simplex). Each LP run goes through
+:func:`ddlsched.solvers.highs_rerun.run_for` (its budget counted from the run's start:
+HiGHS compares ``time_limit`` with the object's run clock, which adds up over runs); a
+HiGHS model status is ``optimal``, ``time_limit`` (HiGHS's time limit, iteration limit
+or interrupt) or ``error`` (every other).
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ import numpy as np
 
 from ddlsched.errors import SolverError
 from ddlsched.solvers.highs_lp import new_highs
+from ddlsched.solvers.highs_rerun import run_for, status_name
 from ddlsched.solvers.highs_server import MipArrays, solve_mip
 
 __all__ = ["ColumnMaster", "MasterSolution"]
@@ -155,25 +160,15 @@ class ColumnMaster:
         self.integral.append(bool(integral))
         return self.num_columns - 1
 
-    def _status(self, status=None) -> str:
-        """``optimal``, ``time_limit`` or ``error`` of a HiGHS model status (default: the LP's)."""
-        ms = self._hs.HighsModelStatus
-        status = self._highs.getModelStatus() if status is None else status
-        if status == ms.kOptimal:
+    @staticmethod
+    def _status(name: str) -> str:
+        """``optimal``, ``time_limit`` or ``error`` of a HiGHS model status's name
+        (:func:`~ddlsched.solvers.highs_rerun.status_name`; module docstring)."""
+        if name == "optimal":
             return "optimal"
-        if status in (ms.kTimeLimit, ms.kIterationLimit, ms.kInterrupt):
+        if name in ("time_limit", "iteration_limit", "interrupt"):
             return "time_limit"
         return "error"
-
-    def _limit(self, time_limit_s: float) -> None:
-        # HiGHS 1.14's simplex compares ``time_limit`` with the run clock of the Highs
-        # object, which adds up over its runs: the limit of this LP is that clock plus the
-        # budget (``tests/test_dmlrs_solvers.py``; a MIP is timed from its own start).
-        if math.isfinite(time_limit_s):
-            limit = self._highs.getRunTime() + max(1e-3, float(time_limit_s))
-        else:
-            limit = self._hs.kHighsInf
-        self._highs.setOptionValue("time_limit", limit)
 
     def solve_lp(
         self, time_limit_s: float = math.inf, patience_iterations: int | None = None
@@ -191,29 +186,25 @@ class ColumnMaster:
         """
         started = time.perf_counter()
         highs = self._highs
-        self._limit(time_limit_s)
         if patience_iterations is not None:
             highs.setOptionValue("simplex_iteration_limit", max(1, int(patience_iterations)))
         try:
-            highs.run()
+            name = run_for(highs, time_limit_s)
         finally:
             if patience_iterations is not None:
                 highs.setOptionValue("simplex_iteration_limit", NO_ITERATION_LIMIT)
         self.last_iterations = int(highs.getInfo().simplex_iteration_count)
-        status = self._status()
-        stalled = highs.getModelStatus() == self._hs.HighsModelStatus.kIterationLimit
         left = time_limit_s - (time.perf_counter() - started)
-        if stalled and patience_iterations is not None and left > 1e-3:
+        if name == "iteration_limit" and patience_iterations is not None and left > 1e-3:
             self.cold_restarts += 1
             highs.clearSolver()
             highs.setOptionValue("simplex_strategy", 1)
             try:
-                self._limit(left)
-                highs.run()
+                name = run_for(highs, left)
             finally:
                 highs.setOptionValue("simplex_strategy", 4)
             self.last_iterations = int(highs.getInfo().simplex_iteration_count)
-            status = self._status()
+        status = self._status(name)
         if status != "optimal":
             return MasterSolution(status, None, None, None, {}, None)
         sol = self._highs.getSolution()
@@ -248,7 +239,7 @@ class ColumnMaster:
         # in the HiGHS worker process, killed at the limit (solvers/highs_server.py)
         mip = MipArrays.from_lp(lp, self._options, start)
         run = solve_mip(mip, float(time_limit_s), incumbents=True)
-        status = self._status(run.model_status)
+        status = self._status(status_name(run.model_status))
         has = status == "optimal" or run.primal_valid
         value = run.objective if has else None
         bound = run.mip_dual_bound if math.isfinite(run.mip_dual_bound) else None
