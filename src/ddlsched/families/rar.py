@@ -24,6 +24,8 @@ Modules of the family:
   :mod:`ddlsched.models.rar_lb_columns` (its columns and Pyomo model),
   :mod:`ddlsched.models.rar_lb_direct` (its direct highspy build),
   :mod:`ddlsched.models.rar_lb_configuration` (``lb_configuration``, ours),
+  :mod:`ddlsched.models.rar_lb_rigid` (rigid-and-simultaneous tests of a makespan, ours:
+  measured in ``benchmarks/rar_rigid_bounds.py``, not a method: they raise no paper bound),
   :mod:`ddlsched.models.rar_timeindexed` (``timeindexed``, Eqs. 10-13),
   :mod:`ddlsched.models.rar_timegrid` (its slot width, horizon and size),
   :mod:`ddlsched.models.rar_patterns` (placement patterns, GPU mapping),
