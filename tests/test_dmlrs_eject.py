@@ -3,7 +3,8 @@
 
 On a constructed instance the move takes in a job that ``improve``'s windows of 3 jobs
 cannot; never below the same run without the move; same seed same schedule; the move
-budget; a deadline that passes during the moves; the parameters' one-line errors.
+budget; a deadline that passes during the moves; the lean target plan; the parameters'
+one-line errors.
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ from fake_clock import StepClock
 from ddlsched.deadline import Deadline
 from ddlsched.errors import DdlschedError
 from ddlsched.families.dmlrs import _run_start
-from ddlsched.heuristics.dmlrs_eject import EjectSettings
+from ddlsched.heuristics.dmlrs_eject import EjectSettings, target_plan
 from ddlsched.heuristics.dmlrs_improve import ImproveSettings, improve
-from ddlsched.problems.dmlrs import DmlrsInstance, evaluate
+from ddlsched.problems.dmlrs import DmlrsInstance, DmlrsSchedule, evaluate
 from ddlsched.registry import RunContext
 from ddlsched.workloads.dmlrs import generate
 
@@ -61,7 +62,7 @@ def test_the_move_takes_in_a_job_the_windows_cannot():
     plain = run_improve(instance, 0, **WEAK)
     assert BIG not in plain.evaluation.completion_slot
     assert plain.info["completed"] == 4  # the four small jobs
-    for place in ("reserve", "insert"):
+    for place in ("lean", "reserve", "insert"):
         moved = run_improve(instance, 0, **WEAK, eject_moves=10, eject_place=place)
         assert BIG in moved.evaluation.completion_slot, place
         assert moved.info["eject_taken_in"][0] == BIG
@@ -137,6 +138,28 @@ def test_a_deadline_that_passes_stops_the_moves(monkeypatch):
     assert info["eject_moves_tried"] == 1 and info["eject_windows"] == 1
     assert "ejection moves at the time limit" in info["stopped"]
     assert evaluate(instance, schedule).total_utility >= info["start_utility"]["fifo"] - TOL
+
+
+def test_the_lean_plan_runs_internal_first_and_holds_fewer_gpus():
+    """Fig. 6's job 44 (paper seed 1, 20 machines): at external bandwidth it needs about 12
+    times the worker-slots it needs on one machine; the lean plan finishing in slot 20
+    runs on one machine first and holds fewer GPU-slots than the even share's."""
+    from ddlsched.heuristics.dmlrs_improve import _Search
+
+    instance = generate("paper", 1, jobs=50, machines=20, slots=20)
+    search = _Search(instance, DmlrsSchedule(accepted=()), 0)  # an empty cluster
+    gpu = instance.resources.index("gpu")
+
+    def gpu_slots(plan):
+        return sum(instance.alpha[44][gpu] * w for _, _, w, _ in plan)
+
+    lean = target_plan(search, 44, 20, lean=True)
+    share = target_plan(search, 44, 20)
+    assert lean is not None and share is not None
+    first = [h for t, h, _, _ in lean if t == instance.jobs[44].arrival_slot]
+    assert len(first) == 1  # one machine: the internal mode
+    assert gpu_slots(lean) < 0.5 * gpu_slots(share)
+    assert max(t for t, *_ in lean) <= 20
 
 
 @pytest.mark.parametrize(

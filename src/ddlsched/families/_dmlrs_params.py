@@ -338,9 +338,10 @@ class ImproveParams:
         choices=("machines", "slots"),
     )
     eject_place: str = param(
-        "reserve",
-        "the forced job's plan: its target plan (an even share of its samples in each slot "
-        "up to the completion tried), or the insertion's earliest completion on the freed "
-        "capacity",
-        choices=("reserve", "insert"),
+        "lean",
+        "the forced job's plan: a lean target plan (the internal mode on one machine first, "
+        "an even share of the samples left in each slot after; completions tried from the "
+        "latest such a plan needs), the target plan with the share in every slot, or the "
+        "insertion's earliest completion on the freed capacity",
+        choices=("lean", "reserve", "insert"),
     )

@@ -7,20 +7,26 @@ needs most of the cluster for several slots fits only when every job overlapping
 those slots leaves, which no small window does. The ejection move takes such a job in
 by force: for an unscheduled job ``j`` and a completion slot ``c`` of it,
 
-1. ``j``'s *target plan* finishes by ``c``: from ``a_j`` to ``c`` each slot asks for
-   an even share of the samples left (the insertion with a finish slot,
-   ``_Inserter.plan(..., finish=c)``), on an empty cluster; a later ``c`` needs fewer
-   workers per slot. On identical machines the empty cluster's machines are taken in
+1. ``j``'s *target plan* finishes by ``c``, on an empty cluster. ``lean`` (parameter
+   ``place``, default): the internal mode on one machine (the most workers that fit,
+   ``b_int``) in slots ``a_j..k``, then an even share of the samples left in each slot
+   to ``c`` (the better mode per slot), ``k`` the latest slot that still lets the job
+   finish by ``c`` (``_Inserter.plan(..., finish=c, internal_until=k)``). The insertion
+   takes the mode that processes more samples in a slot, which for a large job is the
+   external one even when ``b_ext`` makes a worker 12 times slower (Fig. 6 seed 1's job
+   44: 282 worker-slots at ``b_ext``, 23 at ``b_int``): the lean plan holds the fewest
+   GPUs the completion allows. ``reserve`` and ``insert``: the even share in every slot
+   from ``a_j`` (a later ``c`` needs fewer workers per slot). On identical machines the empty cluster's machines are taken in
    the order of the load the schedule puts on them over ``a_j..c`` (least first, ties
    by index), so that a job on one machine lands on the least-loaded one; on distinct
    machines in their own order.
 2. Evicted (parameter ``evict``): ``machines``, every scheduled job with capacity on a
    (slot, machine) cell where the target plan does not fit beside the others; or
    ``slots``, every scheduled job running in any slot of the target plan.
-3. ``j`` goes in first (parameter ``place``): ``reserve`` (default), its target plan
-   (it fits once the colliding jobs left); or ``insert``, the insertion's earliest
-   completion on the capacity the eviction freed (the target plan when it cannot
-   finish), which takes the most workers in every slot again.
+3. ``j`` goes in first: ``lean`` and ``reserve``, its target plan (it fits once the
+   colliding jobs left); ``insert``, the insertion's earliest completion on the
+   capacity the eviction freed (the target plan when it cannot finish), which takes
+   the most workers in every slot again.
 4. The evicted jobs are re-inserted by the insertion, then every unscheduled job is
    tried once, both in decreasing order of the best utility ``u_i(d_min_i - 1)``
    (``improve``'s first pass; ties by index).
@@ -32,11 +38,13 @@ by force: for an unscheduled job ``j`` and a completion slot ``c`` of it,
    move (relative 1e-12), else everything since step 1 is undone.
 
 A pass takes the unscheduled jobs that can finish by ``T`` in decreasing order of their
-best utility, each once, and for each tries the completions ``e_j, e_j + 1, ...`` until
-one is kept: ``e_j`` the slot the insertion finishes ``j`` in on an empty cluster (the
+best utility, each once, and for each tries at most ``completions`` completion slots
+until one is kept: with ``reserve`` and ``insert`` ``e_j, e_j + 1, ...`` (none past
+``T``), ``e_j`` the slot the insertion finishes ``j`` in on an empty cluster (the
 earliest with the insertion's placements; ``a_j + d_min_j - 1`` assumes ``F_j`` workers
-on one machine, which a large job cannot have), at most ``completions`` of them, none
-past ``T``. Every (job, completion) tried is one move of the budget ``moves``. The moves
+on one machine, which a large job cannot have); with ``lean`` ``l_j, l_j - 1, ...`` (none
+before ``e_j``), ``l_j`` the slot the internal mode alone finishes ``j`` in (``T`` when it
+cannot): the leanest plan first. Every (job, completion) tried is one move of the budget ``moves``. The moves
 themselves draw nothing at random; the repair windows draw from ``improve``'s stream,
 so the run's seed fixes the answer.
 """
@@ -55,7 +63,7 @@ from ddlsched.problems.dmlrs import DmlrsInstance
 __all__ = ["EVICT", "PLACE", "EjectSettings", "EjectStats", "eject_pass"]
 
 EVICT = ("machines", "slots")
-PLACE = ("reserve", "insert")
+PLACE = ("lean", "reserve", "insert")
 _RTOL = 1e-12
 #: ``(slot, machine, workers, ps)``: one entry of a job's plan.
 PlanEntry = tuple[int, int, int, int]
@@ -69,7 +77,7 @@ class EjectSettings:
     completions: int = 3  # completion slots tried per job, the earliest first
     windows: int = 500  # LNS windows repairing the schedule after each move (0: none)
     evict: str = "machines"  # one of EVICT
-    place: str = "reserve"  # one of PLACE
+    place: str = "lean"  # one of PLACE
 
 
 @dataclass
@@ -89,7 +97,9 @@ class _Planner(Protocol):
     alpha: np.ndarray
     beta: np.ndarray
 
-    def plan(self, i: int, used: np.ndarray, finish: int = 0) -> list[PlanEntry] | None: ...
+    def plan(
+        self, i: int, used: np.ndarray, finish: int = 0, internal_until: int = 0
+    ) -> list[PlanEntry] | None: ...
 
 
 class _Search(Protocol):
@@ -120,11 +130,18 @@ def _machine_order(search: _Search, first: int, last: int) -> np.ndarray:
     return np.lexsort((np.arange(inst.num_machines), load))
 
 
-def target_plan(search: _Search, j: int, finish: int) -> list[PlanEntry] | None:
-    """Job ``j``'s plan finishing by ``finish`` on an empty cluster (module docstring, 1)."""
+def target_plan(search: _Search, j: int, finish: int, lean: bool = False) -> list[PlanEntry] | None:
+    """Job ``j``'s plan finishing by ``finish`` on an empty cluster (module docstring, 1;
+    ``lean``: internal first, as long as the job can still finish by ``finish``)."""
     inst = search.instance
     empty = np.zeros_like(search.used)
-    plan = search.inserter.plan(j, empty, finish=finish)
+    plan = None
+    first = inst.jobs[j].arrival_slot
+    for until in range(finish, first - 1, -1) if lean else ():
+        plan = search.inserter.plan(j, empty, finish=finish, internal_until=until)
+        if plan is not None:
+            break
+    plan = plan or search.inserter.plan(j, empty, finish=finish)
     if plan is None:
         return None
     order = _machine_order(search, inst.jobs[j].arrival_slot, finish)
@@ -160,7 +177,7 @@ def try_move(
 ) -> int | None:
     """One ejection move (module docstring, 1-6; ``window`` jobs per repair window):
     the jobs it evicted when kept, else ``None`` (the schedule undone)."""
-    plan = target_plan(search, j, finish)
+    plan = target_plan(search, j, finish, lean=settings.place == "lean")
     if plan is None:
         return None
     evicted = evicted_by(search, j, plan, settings.evict)
@@ -186,11 +203,22 @@ def try_move(
     return None
 
 
-def first_completion(search: _Search, j: int) -> int | None:
-    """The slot job ``j`` finishes in when inserted alone into an empty cluster, or
-    ``None`` when it cannot finish by ``T``."""
-    plan = search.inserter.plan(j, np.zeros_like(search.used))
+def _finish(plan: Sequence[PlanEntry] | None) -> int | None:
     return None if plan is None else max(t for t, _, _, _ in plan)
+
+
+def completions(search: _Search, j: int, settings: EjectSettings) -> list[int]:
+    """The completion slots a pass tries for job ``j``, in order (module docstring)."""
+    empty = np.zeros_like(search.used)
+    earliest = _finish(search.inserter.plan(j, empty))
+    if earliest is None:
+        return []
+    slots = search.instance.slots
+    if settings.place != "lean":
+        return list(range(earliest, min(slots, earliest + settings.completions - 1) + 1))
+    leanest = _finish(search.inserter.plan(j, empty, finish=slots, internal_until=slots))
+    latest = slots if leanest is None else leanest
+    return list(range(latest, max(earliest, latest - settings.completions + 1) - 1, -1))
 
 
 def eject_pass(
@@ -199,15 +227,11 @@ def eject_pass(
     """One pass of the move over the unscheduled jobs (module docstring): ``kept`` when
     a move was kept, ``converged`` when none was, ``moves`` when the budget ran out,
     ``time limit`` when the deadline did."""
-    inst = search.instance
     kept = False
     for j in _by_value(search, [i for i in search.value if i not in search.plans]):
         if j in search.plans:  # a kept move took it in
             continue
-        earliest = first_completion(search, j)
-        if earliest is None:
-            continue
-        for finish in range(earliest, min(inst.slots, earliest + settings.completions - 1) + 1):
+        for finish in completions(search, j, settings):
             if stats.tried >= settings.moves:
                 return "moves"
             if deadline.expired():

@@ -201,14 +201,17 @@ class _Inserter:
             servers += with_ps
         return counts
 
-    def plan(self, i: int, used: np.ndarray, finish: int = 0) -> list[PlanEntry] | None:
+    def plan(
+        self, i: int, used: np.ndarray, finish: int = 0, internal_until: int = 0
+    ) -> list[PlanEntry] | None:
         """Job ``i``'s entries finishing as early as ``used`` (per slot, ``(T + 1, H, R)``)
         allows, or ``None`` if it cannot finish by ``T``.
 
         With ``finish`` (a slot, 0: none) the job finishes by that slot instead, each
         slot asking for an even share of the samples left over the slots left to
         ``finish`` rather than all of them (fewer workers per slot; ``None`` if it
-        cannot finish by ``finish``)."""
+        cannot finish by ``finish``). Slots up to ``internal_until`` take the internal
+        mode only, with the most workers that fit (the share applies after them)."""
         inst = self.instance
         job = inst.jobs[i]
         done = job.workload * (1.0 - SAMPLE_RTOL)
@@ -217,11 +220,12 @@ class _Inserter:
         last = finish if finish else inst.slots
         for t in range(job.arrival_slot, last + 1):
             free = self.limit - used[t]
-            left = (job.workload - processed) / (last - t + 1 if finish else 1)
+            internal = t <= internal_until
+            left = (job.workload - processed) / (last - t + 1 if finish and not internal else 1)
             want_int = min(job.global_batch, workers_needed(job, left, inst.b_int, inst.slot_s))
             want_ext = min(job.global_batch, workers_needed(job, left, inst.b_ext, inst.slot_s))
             w_int, h_int = self._internal(i, free, want_int)
-            ext = self._external(i, free, want_ext)
+            ext = {} if internal else self._external(i, free, want_ext)
             w_ext = sum(w for w, _ in ext.values())
             bw_ext = inst.b_int if len(ext) == 1 else inst.b_ext
             got_int = samples_in_slot(job, w_int, inst.b_int, inst.slot_s) if w_int else 0.0
