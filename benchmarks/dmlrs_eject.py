@@ -13,6 +13,12 @@ against the instance's best known bound, jobs that finish (and earn), seconds, a
 move the moves kept of tried, the repair windows run and the jobs the kept moves forced
 in (``info``).
 
+``--force NAME:SEED:JOB@SLOT+JOB@SLOT..`` instead forces named jobs in, one move each
+from ``improve``'s schedule after its window search (defaults, seed 0), with every
+``--places`` target plan and ``--windows`` repair windows, kept or not: what the move
+does to that schedule, what the job's plan holds in GPU-slots, and what the job needs
+in worker-slots at ``b_int`` and at ``b_ext`` (one line per job, plan and slot).
+
 The bound is the best one ``benchmarks/results/dmlrs.md`` gives for the instance
 (:data:`BEST_BOUNDS`: which method in the comment; a bound is a bound whatever schedule
 it is compared to), so the width is ``bound / utility - 1`` (utility is maximised).
@@ -83,13 +89,74 @@ def measure(point: str, seed: int, params: dict[str, object], limit_s: float) ->
     return "| " + " | ".join(cells) + " |"
 
 
+def force(spec: str, places: list[str], windows: int) -> list[str]:
+    """Lines of the ``--force`` table (module docstring)."""
+
+    from ddlsched.deadline import Deadline
+    from ddlsched.families.dmlrs import _run_start
+    from ddlsched.heuristics.dmlrs_eject import EjectSettings, EjectStats, target_plan, try_move
+    from ddlsched.heuristics.dmlrs_improve import ImproveSettings, _Search, _starts
+    from ddlsched.problems.dmlrs import evaluate, samples_in_slot
+    from ddlsched.registry import RunContext
+    from ddlsched.rng import make_rng
+
+    point, seed, moves = spec.split(":")
+    instance = generate("paper", int(seed), **POINTS[point])
+    settings, deadline = ImproveSettings(seed=0), Deadline(3600.0)
+    ctx = RunContext(seed=0, backend="highs", deadline=deadline)
+    schedules, utility, _, _ = _starts(
+        instance, settings, lambda name, dl: _run_start(instance, name, ctx, dl), deadline
+    )
+    search = _Search(instance, schedules[max(utility, key=utility.__getitem__)], 0)
+    search.first_pass()
+    search.run(settings, deadline)
+    saved = search.used.copy(), dict(search.plans), search.utility
+    gpu = instance.resources.index("gpu")
+    lines = []
+    for item in moves.split("+"):
+        j, finish = (int(x) for x in item.split("@"))
+        job = instance.jobs[j]
+        need = [job.workload / samples_in_slot(job, 1, b, instance.slot_s) for b in
+                (instance.b_int, instance.b_ext)]  # fmt: skip
+        for place in places:
+            search.used, search.plans, search.utility = saved[0].copy(), dict(saved[1]), saved[2]
+            search.rng = make_rng(0)  # every trial draws the same repair windows
+            plan = target_plan(search, j, finish, lean=place == "lean")
+            held = (
+                "-"
+                if plan is None
+                else f"{sum(instance.alpha[j][gpu] * w for _, _, w, _ in plan):.0f}"
+            )
+            move = EjectSettings(moves=1, windows=windows, place=place)
+            kept = try_move(search, j, finish, move, settings.window, EjectStats(), deadline)
+            earned = evaluate(instance, search.schedule()).job_utility.get(j, 0.0)
+            lines.append(
+                f"| {point} s{seed} | {j} @ {finish} | {place} | {held} | "
+                f"{need[0]:.1f} / {need[1]:.1f} | {'kept' if kept is not None else 'undone'} | "
+                f"{saved[2]:.2f} -> {search.utility:.2f} | {earned:.2f} |"
+            )
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--points", default=DEFAULT_POINTS, help="NAME:SEED pairs, commas")
     parser.add_argument("--params", default=DEFAULT_PARAMS, help="sets of name=value, ';'")
     parser.add_argument("--no-defaults", action="store_true", help="skip improve's defaults")
     parser.add_argument("--time-limit", type=float, default=3600.0, help="safety net, s")
+    parser.add_argument("--force", default="", help="NAME:SEED:JOB@SLOT+JOB@SLOT (docstring)")
+    parser.add_argument("--places", default="lean,reserve", help="target plans for --force")
+    parser.add_argument("--windows", type=int, default=500, help="repair windows for --force")
     args = parser.parse_args()
+    if args.force:
+        print(
+            "| instance | job @ completion | plan | plan's GPU-slots | worker-slots at b_int / "
+            "b_ext | move | utility | job earns |"
+        )
+        print("|---|---|---|---:|---:|---|---:|---:|")
+        for line in force(args.force, args.places.split(","), args.windows):
+            print(line, flush=True)
+        return
     configs = ([] if args.no_defaults else [{}]) + parse_params(args.params)
     print("| instance | params | utility | width | jobs | s | moves kept/tried, windows, in |")
     print("|---|---|---:|---:|---:|---:|---|")
