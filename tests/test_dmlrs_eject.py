@@ -23,6 +23,13 @@ from ddlsched.registry import RunContext
 from ddlsched.workloads.dmlrs import generate
 
 TOL = 1e-6
+LIMIT_S = 3600.0  # a safety net: the budgets in moves and windows end every run here
+
+
+def _improve(instance, seed: int = 0, **params):
+    return run_improve(instance, seed, LIMIT_S, **params)
+
+
 BIG = 4  # the big job of blocked()
 
 
@@ -59,11 +66,11 @@ WEAK = {"starts": "fifo", "window": 3}
 
 def test_the_move_takes_in_a_job_the_windows_cannot():
     instance = blocked()
-    plain = run_improve(instance, 0, **WEAK)
+    plain = _improve(instance, 0, **WEAK)
     assert BIG not in plain.evaluation.completion_slot
     assert plain.info["completed"] == 4  # the four small jobs
     for place in ("lean", "reserve", "insert"):
-        moved = run_improve(instance, 0, **WEAK, eject_moves=10, eject_place=place)
+        moved = _improve(instance, 0, **WEAK, eject_moves=10, eject_place=place)
         assert BIG in moved.evaluation.completion_slot, place
         assert moved.info["eject_taken_in"][0] == BIG
         assert moved.info["eject_moves_kept"] >= 1
@@ -74,9 +81,9 @@ def test_the_move_takes_in_a_job_the_windows_cannot():
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_never_below_the_run_without_the_move(seed):
     instance = small(seed)
-    plain = run_improve(instance, seed, max_windows=300)
+    plain = _improve(instance, seed, max_windows=300)
     for evict in ("machines", "slots"):
-        moved = run_improve(
+        moved = _improve(
             instance, seed, max_windows=300, eject_moves=6, eject_windows=50, eject_evict=evict
         )
         assert moved.objective >= plain.objective - TOL
@@ -89,19 +96,19 @@ def test_never_below_the_run_without_the_move(seed):
 def test_same_seed_same_schedule():
     instance = small(3)
     params = {"max_windows": 200, "eject_moves": 5, "eject_windows": 40}
-    first = run_improve(instance, 7, **params)
-    second = run_improve(instance, 7, **params)
+    first = _improve(instance, 7, **params)
+    second = _improve(instance, 7, **params)
     assert first.schedule == second.schedule
     assert first.info == second.info
 
 
 def test_the_budget_in_moves_ends_the_passes():
     instance = blocked()
-    result = run_improve(instance, 0, **WEAK, eject_moves=1, eject_windows=0)
+    result = _improve(instance, 0, **WEAK, eject_moves=1, eject_windows=0)
     assert result.info["eject_moves_tried"] == 1
     assert result.info["eject_stopped"] == "moves"
     assert result.info["eject_windows"] == 0
-    off = run_improve(instance, 0, **WEAK)
+    off = _improve(instance, 0, **WEAK)
     assert "eject_moves_tried" not in off.info  # off by default: improve as before
 
 
@@ -174,5 +181,5 @@ def test_the_lean_plan_runs_internal_first_and_holds_fewer_gpus():
 )
 def test_bad_parameter_is_one_line_error(params):
     with pytest.raises(DdlschedError) as err:
-        run_improve(generate("tiny", 0), **params)
+        _improve(generate("tiny", 0), **params)
     assert "\n" not in str(err.value)
