@@ -488,7 +488,7 @@ def improve(
             eject_windows=ejected.windows,
             eject_jobs_evicted=ejected.evicted,
             eject_taken_in=ejected.taken_in or [],
-            eject_stopped=eject_stopped,
+            eject_stopped=eject_stopped or "not run: the window search reached the time limit",
         )
     if use_mip:
         info.update(
