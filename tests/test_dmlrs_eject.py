@@ -69,7 +69,7 @@ def test_the_move_takes_in_a_job_the_windows_cannot():
     plain = _improve(instance, 0, **WEAK)
     assert BIG not in plain.evaluation.completion_slot
     assert plain.info["completed"] == 4  # the four small jobs
-    for place in ("lean", "reserve", "insert"):
+    for place in ("lean", "reserve", "insert", "both"):
         moved = _improve(instance, 0, **WEAK, eject_moves=10, eject_place=place)
         assert BIG in moved.evaluation.completion_slot, place
         assert moved.info["eject_taken_in"][0] == BIG

@@ -341,7 +341,7 @@ class ImproveParams:
         "lean",
         "the forced job's plan: a lean target plan (the internal mode on one machine first, "
         "an even share of the samples left in each slot after; completions tried from the "
-        "latest such a plan needs), the target plan with the share in every slot, or the "
-        "insertion's earliest completion on the freed capacity",
-        choices=("lean", "reserve", "insert"),
+        "latest such a plan needs), the target plan with the share in every slot, the "
+        "insertion's earliest completion on the freed capacity, or both (lean, then the share)",
+        choices=("lean", "reserve", "insert", "both"),
     )

@@ -44,7 +44,8 @@ until one is kept: with ``reserve`` and ``insert`` ``e_j, e_j + 1, ...`` (none p
 earliest with the insertion's placements; ``a_j + d_min_j - 1`` assumes ``F_j`` workers
 on one machine, which a large job cannot have); with ``lean`` ``l_j, l_j - 1, ...`` (none
 before ``e_j``), ``l_j`` the slot the internal mode alone finishes ``j`` in (``T`` when it
-cannot): the leanest plan first. Every (job, completion) tried is one move of the budget ``moves``. The moves
+cannot): the leanest plan first; with ``both`` (``lean`` then ``reserve``) both lists,
+so up to twice ``completions`` moves per job. Every (job, completion) tried is one move of the budget ``moves``. The moves
 themselves draw nothing at random; the repair windows draw from ``improve``'s stream,
 so the run's seed fixes the answer.
 """
@@ -52,7 +53,7 @@ so the run's seed fixes the answer.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 import numpy as np
@@ -63,7 +64,7 @@ from ddlsched.problems.dmlrs import DmlrsInstance
 __all__ = ["EVICT", "PLACE", "EjectSettings", "EjectStats", "eject_pass"]
 
 EVICT = ("machines", "slots")
-PLACE = ("lean", "reserve", "insert")
+PLACE = ("lean", "reserve", "insert", "both")
 _RTOL = 1e-12
 #: ``(slot, machine, workers, ps)``: one entry of a job's plan.
 PlanEntry = tuple[int, int, int, int]
@@ -207,18 +208,23 @@ def _finish(plan: Sequence[PlanEntry] | None) -> int | None:
     return None if plan is None else max(t for t, _, _, _ in plan)
 
 
-def completions(search: _Search, j: int, settings: EjectSettings) -> list[int]:
-    """The completion slots a pass tries for job ``j``, in order (module docstring)."""
+def completions(search: _Search, j: int, settings: EjectSettings) -> list[tuple[int, str]]:
+    """The (completion slot, target plan) pairs a pass tries for job ``j``, in order
+    (module docstring; ``both``: the lean ones, then the reserved even shares)."""
     empty = np.zeros_like(search.used)
     earliest = _finish(search.inserter.plan(j, empty))
     if earliest is None:
         return []
-    slots = search.instance.slots
+    slots, count = search.instance.slots, settings.completions
+    pairs = []
+    if settings.place in ("lean", "both"):
+        leanest = _finish(search.inserter.plan(j, empty, finish=slots, internal_until=slots))
+        latest = slots if leanest is None else leanest
+        pairs += [(c, "lean") for c in range(latest, max(earliest, latest - count + 1) - 1, -1)]
     if settings.place != "lean":
-        return list(range(earliest, min(slots, earliest + settings.completions - 1) + 1))
-    leanest = _finish(search.inserter.plan(j, empty, finish=slots, internal_until=slots))
-    latest = slots if leanest is None else leanest
-    return list(range(latest, max(earliest, latest - settings.completions + 1) - 1, -1))
+        place = "reserve" if settings.place == "both" else settings.place
+        pairs += [(c, place) for c in range(earliest, min(slots, earliest + count - 1) + 1)]
+    return pairs
 
 
 def eject_pass(
@@ -231,13 +237,14 @@ def eject_pass(
     for j in _by_value(search, [i for i in search.value if i not in search.plans]):
         if j in search.plans:  # a kept move took it in
             continue
-        for finish in completions(search, j, settings):
+        for finish, place in completions(search, j, settings):
             if stats.tried >= settings.moves:
                 return "moves"
             if deadline.expired():
                 return "time limit"
             stats.tried += 1
-            evicted = try_move(search, j, finish, settings, window, stats, deadline)
+            move = replace(settings, place=place)
+            evicted = try_move(search, j, finish, move, window, stats, deadline)
             if evicted is not None:
                 stats.kept += 1
                 stats.evicted += evicted
