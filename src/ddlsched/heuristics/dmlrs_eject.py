@@ -61,7 +61,17 @@ import numpy as np
 from ddlsched.deadline import Deadline
 from ddlsched.problems.dmlrs import DmlrsInstance
 
-__all__ = ["EVICT", "PLACE", "EjectSettings", "EjectStats", "eject_pass"]
+__all__ = [
+    "EVICT",
+    "PLACE",
+    "EjectSettings",
+    "EjectStats",
+    "completions",
+    "eject_pass",
+    "evicted_by",
+    "target_plan",
+    "try_move",
+]
 
 EVICT = ("machines", "slots")
 PLACE = ("lean", "reserve", "insert", "both")
@@ -75,7 +85,7 @@ class EjectSettings:
     """What the ejection move does (module docstring)."""
 
     moves: int = 0  # budget of (job, completion) moves (0: the move is off)
-    completions: int = 3  # completion slots tried per job, the earliest first
+    completions: int = 3  # completion slots tried per job (their order: module docstring)
     windows: int = 500  # LNS windows repairing the schedule after each move (0: none)
     evict: str = "machines"  # one of EVICT
     place: str = "lean"  # one of PLACE
