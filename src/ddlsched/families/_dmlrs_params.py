@@ -313,3 +313,35 @@ class ImproveParams:
         minimum=1,
         maximum=10**9,
     )
+    eject_moves: int = param(
+        0,
+        "ejection moves after the LNS: an unscheduled job forced in at a completion slot, "
+        "the jobs it collides with evicted and re-inserted (0: off)",
+        minimum=0,
+        maximum=10_000_000,
+    )
+    eject_completions: int = param(
+        3, "completion slots an ejection move tries per job, its earliest first", minimum=1,
+        maximum=1000,
+    )  # fmt: skip
+    eject_windows: int = param(
+        500,
+        "LNS windows repairing the schedule after each ejection move, before it is kept "
+        "(when the utility rose) or undone",
+        minimum=0,
+        maximum=1_000_000,
+    )
+    eject_evict: str = param(
+        "machines",
+        "jobs an ejection move evicts: those on the (slot, machine) cells where the forced "
+        "job does not fit, or every job running in its slots",
+        choices=("machines", "slots"),
+    )
+    eject_place: str = param(
+        "lean",
+        "the forced job's plan: a lean target plan (the internal mode on one machine first, "
+        "an even share of the samples left in each slot after; completions tried from the "
+        "latest such a plan needs), the target plan with the share in every slot, the "
+        "insertion's earliest completion on the freed capacity, or both (lean, then the share)",
+        choices=("lean", "reserve", "insert", "both"),
+    )

@@ -76,8 +76,10 @@ R-DMLRS; also returns the restricted master's integer schedule),
 re-inserts them at their earliest finish in the free capacity; parameters
 ``starts``, ``window``, ``patience``, ``max_windows``; ``mip_windows``,
 ``mip_window`` and ``mip_nodes`` add windows repaired by ``exact``'s MILP on
-the residual capacity, :mod:`ddlsched.models.dmlrs_mip_repair`; never worse
-than its best start), ``ub_trivial`` and ``ub_prices`` (bounds; ``ub_prices`` runs PD-ORS with
+the residual capacity, :mod:`ddlsched.models.dmlrs_mip_repair`; ``eject_moves``,
+``eject_completions``, ``eject_windows``, ``eject_evict`` and ``eject_place`` add
+ejection moves that force an unscheduled job in,
+:mod:`ddlsched.heuristics.dmlrs_eject`; never worse than its best start), ``ub_trivial`` and ``ub_prices`` (bounds; ``ub_prices`` runs PD-ORS with
 the same seed and certifies its ratio with ``UB(p_final)``), ``ub_capacity``
 (bound, ours: the LP of :mod:`ddlsched.models.dmlrs_capacity`,
 per slot and resource the cluster's capacity, per job the speed of its
@@ -347,8 +349,16 @@ def _run_start(instance: DmlrsInstance, name: str, ctx: RunContext, deadline: An
     params=ImproveParams,
 )
 def _improve(instance: DmlrsInstance, params: ImproveParams, ctx: RunContext) -> Outcome:
+    from ddlsched.heuristics.dmlrs_eject import EjectSettings
     from ddlsched.heuristics.dmlrs_improve import ImproveSettings, improve, parse_starts
 
+    eject = EjectSettings(
+        params.eject_moves,
+        params.eject_completions,
+        params.eject_windows,
+        params.eject_evict,
+        params.eject_place,
+    )
     settings = ImproveSettings(
         starts=parse_starts(params.starts),
         window=params.window,
@@ -357,6 +367,7 @@ def _improve(instance: DmlrsInstance, params: ImproveParams, ctx: RunContext) ->
         seed=ctx.seed,
         mip_windows=params.mip_windows,
         mip_window=params.mip_window,
+        eject=eject,
     )
     repair = None
     if params.mip_windows > 0:

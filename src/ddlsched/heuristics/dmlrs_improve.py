@@ -45,6 +45,16 @@ limit (``time limit``: the answer then depends on the machine's speed, so
 ``time_limit_hit`` is set). Same seed, same stop reason other than the time
 limit: same schedule.
 
+Ejection moves (ours; ``eject.moves``, 0 by default: off, and then every answer is
+the one above; :mod:`ddlsched.heuristics.dmlrs_eject`). After the window search stops
+(sharing its time), passes of the move force unscheduled jobs in, each forced job's
+colliding jobs evicted and re-inserted, a few LNS windows repairing the rest; after a
+pass that kept a move the window search runs again (``patience`` from there), then
+another pass, until a pass keeps nothing (``converged``), the budget of moves is spent
+(``moves``) or the time limit (``time limit``). ``info`` adds ``eject_moves_tried`` /
+``eject_moves_kept``, ``eject_windows`` (repair windows run), ``eject_jobs_evicted``,
+``eject_taken_in`` (the job each kept move forced in) and ``eject_stopped``.
+
 MIP repair (ours; parameter ``mip_windows``, 0 by default: off, and then
 every answer is the one above). After the greedy LNS stops (it gets half of
 the time then, not 90 %; the MIP phase runs on what is left even when the
@@ -81,7 +91,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -95,6 +105,7 @@ from ddlsched.errors import (
     TimeLimitReached,
 )
 from ddlsched.heuristics.dmlrs_baselines import FIT_RTOL
+from ddlsched.heuristics.dmlrs_eject import EjectSettings, EjectStats, eject_pass
 from ddlsched.params import parse_name_list
 from ddlsched.problems.dmlrs import (
     SAMPLE_RTOL,
@@ -145,6 +156,7 @@ class ImproveSettings:
     seed: int = 0
     mip_windows: int = 0  # MIP-repaired windows after the greedy LNS (0: none)
     mip_window: int = 4  # jobs freed per MIP window
+    eject: EjectSettings = field(default_factory=EjectSettings)  # moves 0: off
 
 
 class _Inserter:
@@ -189,21 +201,31 @@ class _Inserter:
             servers += with_ps
         return counts
 
-    def plan(self, i: int, used: np.ndarray) -> list[PlanEntry] | None:
+    def plan(
+        self, i: int, used: np.ndarray, finish: int = 0, internal_until: int = 0
+    ) -> list[PlanEntry] | None:
         """Job ``i``'s entries finishing as early as ``used`` (per slot, ``(T + 1, H, R)``)
-        allows, or ``None`` if it cannot finish by ``T``."""
+        allows, or ``None`` if it cannot finish by ``T``.
+
+        With ``finish`` (a slot, 0: none) the job finishes by that slot instead, each
+        slot asking for an even share of the samples left over the slots left to
+        ``finish`` rather than all of them (fewer workers per slot; ``None`` if it
+        cannot finish by ``finish``). Slots up to ``internal_until`` take the internal
+        mode only, with the most workers that fit (the share applies after them)."""
         inst = self.instance
         job = inst.jobs[i]
         done = job.workload * (1.0 - SAMPLE_RTOL)
         processed = 0.0
         entries: list[PlanEntry] = []
-        for t in range(job.arrival_slot, inst.slots + 1):
+        last = finish if finish else inst.slots
+        for t in range(job.arrival_slot, last + 1):
             free = self.limit - used[t]
-            left = job.workload - processed
+            internal = t <= internal_until
+            left = (job.workload - processed) / (last - t + 1 if finish and not internal else 1)
             want_int = min(job.global_batch, workers_needed(job, left, inst.b_int, inst.slot_s))
             want_ext = min(job.global_batch, workers_needed(job, left, inst.b_ext, inst.slot_s))
             w_int, h_int = self._internal(i, free, want_int)
-            ext = self._external(i, free, want_ext)
+            ext = {} if internal else self._external(i, free, want_ext)
             w_ext = sum(w for w, _ in ext.values())
             bw_ext = inst.b_int if len(ext) == 1 else inst.b_ext
             got_int = samples_in_slot(job, w_int, inst.b_int, inst.slot_s) if w_int else 0.0
@@ -236,7 +258,7 @@ class _Search:
             if a.job in accepted:
                 self.plans.setdefault(a.job, []).append((a.slot, a.machine, a.workers, a.ps))
         for i, plan in self.plans.items():
-            self._use(i, plan, +1.0)
+            self.use(i, plan, +1.0)
         self.value = {
             i: instance.jobs[i].utility(fastest_slots(instance, i) - 1)
             for i in range(len(instance.jobs))
@@ -247,7 +269,8 @@ class _Search:
         self.mip_tried = self.mip_accepted = 0
         self.mip_solves: dict[str, int] = {}
 
-    def _use(self, i: int, plan: Sequence[PlanEntry], sign: float) -> None:
+    def use(self, i: int, plan: Sequence[PlanEntry], sign: float) -> None:
+        """Add (``sign`` +1) or remove (-1) the capacity job ``i``'s ``plan`` holds."""
         for t, h, w, s in plan:
             self.used[t, h] += sign * (self.inserter.alpha[i] * w + self.inserter.beta[i] * s)
 
@@ -263,7 +286,7 @@ class _Search:
             plan = self.inserter.plan(i, self.used)
             if plan is not None:
                 self.plans[i] = plan
-                self._use(i, plan, +1.0)
+                self.use(i, plan, +1.0)
 
     def first_pass(self) -> None:
         """Insert every unscheduled job that can finish, best utility first (only gains)."""
@@ -288,7 +311,7 @@ class _Search:
         freed = self._gumbel_top(removed + added, len(removed) + len(added), weighted=True)
         saved_used, saved_plans = self.used.copy(), dict(self.plans)
         for i in removed:
-            self._use(i, self.plans.pop(i), -1.0)
+            self.use(i, self.plans.pop(i), -1.0)
         self.insert(freed)
         self.tried += 1
         utility = self.score()
@@ -302,7 +325,7 @@ class _Search:
     def _commit(self, plans: dict[int, list[PlanEntry]]) -> None:
         for i, plan in plans.items():
             self.plans[i] = plan
-            self._use(i, plan, +1.0)
+            self.use(i, plan, +1.0)
 
     def mip_window(self, size: int, repair: WindowRepair, deadline: Deadline) -> tuple[bool, str]:
         """One MIP-repaired window (module docstring): whether it was accepted and how
@@ -315,7 +338,7 @@ class _Search:
         saved_used, saved_plans = self.used.copy(), dict(self.plans)
         current = {i: self.plans.pop(i) for i in removed}
         for i, plan in current.items():
-            self._use(i, plan, -1.0)
+            self.use(i, plan, -1.0)
         self.mip_tried += 1
         try:
             plans, how = repair(sorted(removed + added), self.used.copy(), current, deadline)
@@ -363,6 +386,21 @@ class _Search:
             if since_gain >= settings.patience or not self.value:
                 return "converged"
             since_gain = 0 if self.window(settings.window) else since_gain + 1
+
+
+def _run_eject(
+    search: _Search, settings: ImproveSettings, deadline: Deadline, stats: EjectStats
+) -> tuple[str, str]:
+    """Ejection passes after the window search, the window search again after every
+    pass that kept a move (module docstring); why each stopped."""
+    stopped = "converged"
+    while True:
+        how = eject_pass(search, settings.eject, settings.window, stats, deadline)
+        if how != "kept":
+            return stopped, how
+        stopped = search.run(settings, deadline)
+        if stopped == "time limit":
+            return stopped, "time limit"
 
 
 def _starts(
@@ -416,7 +454,12 @@ def improve(
     search.first_pass()
     inserted = search.utility
     # the rest (10 %): the answer's evaluation; with MIP windows, half to each phase
-    stopped = search.run(settings, deadline.sub(share=0.5 if use_mip else 0.9))
+    greedy_deadline = deadline.sub(share=0.5 if use_mip else 0.9)
+    stopped = search.run(settings, greedy_deadline)
+    ejected = EjectStats()
+    eject_stopped = ""
+    if settings.eject.moves > 0 and stopped != "time limit":
+        stopped, eject_stopped = _run_eject(search, settings, greedy_deadline, ejected)
     greedy_utility = search.utility
     mip_stopped = ""
     if use_mip and repair is not None and not deadline.expired():
@@ -438,6 +481,15 @@ def improve(
         "windows_accepted": search.accepted,
         "search_stopped": stopped,
     }
+    if settings.eject.moves > 0:
+        info.update(
+            eject_moves_tried=ejected.tried,
+            eject_moves_kept=ejected.kept,
+            eject_windows=ejected.windows,
+            eject_jobs_evicted=ejected.evicted,
+            eject_taken_in=ejected.taken_in or [],
+            eject_stopped=eject_stopped or "not run: the window search reached the time limit",
+        )
     if use_mip:
         info.update(
             greedy_utility=greedy_utility,
@@ -449,6 +501,11 @@ def improve(
     if stopped == "time limit":
         share = " (its half, with MIP windows)" if use_mip else ""
         info["stopped"] = f"the window search at the time limit{share} after {search.tried} windows"
+    if eject_stopped == "time limit":
+        info["stopped"] = (
+            f"the ejection moves at the time limit after {ejected.tried} of "
+            f"{settings.eject.moves} moves"
+        )
     if mip_stopped == "time limit":
         info["stopped"] = (
             f"the MIP windows at the time limit after {search.mip_tried} of "
@@ -459,4 +516,4 @@ def improve(
     if refused:
         info["starts_refused"] = refused
     log.info("dmlrs improve: %s (%s)", winner, stopped)
-    return schedule, info, "time limit" in (stopped, mip_stopped)
+    return schedule, info, "time limit" in (stopped, eject_stopped, mip_stopped)
