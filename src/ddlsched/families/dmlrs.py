@@ -46,8 +46,9 @@ Modules of the family:
   per-machine capacity rows by subgradient steps from ``ub_capacity``'s duals),
   :mod:`ddlsched.models.dmlrs_branch` (``ub_branch``, ours: branch-and-bound on job
   acceptance and completion slots over ``ub_capacity``'s LP);
-* improvement: :mod:`ddlsched.heuristics.dmlrs_improve` (``improve``, ours)
-  and its MIP repair :mod:`ddlsched.models.dmlrs_mip_repair`;
+* improvement: :mod:`ddlsched.heuristics.dmlrs_improve` (``improve``, ours),
+  its ejection moves :mod:`ddlsched.heuristics.dmlrs_eject` and its MIP repair
+  :mod:`ddlsched.models.dmlrs_mip_repair`;
 * the methods' parameter classes: :mod:`ddlsched.families._dmlrs_params`.
 
 Algorithm 4's per-slot problem is the family ``dmlrs_slot``
