@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 import pytest
 
@@ -83,3 +84,13 @@ def test_bad_parameters_are_one_line_errors(tmp_path, capsys, param):
     err = capsys.readouterr().err
     assert code == 2, err
     assert err.count("\n") == 1 and err.startswith("ddlsched: error:"), err
+
+
+def test_a_hint_that_overruns_the_horizon_starts_the_descent_at_the_horizon(solve):
+    instance = generate("small", 11)
+    hint = solve("rar", "improve", instance).schedule  # makespan 11, the optimum
+    tight = replace(instance, horizon=10)
+    found = whole_search(tight, WholeSettings(work=1.0, workers=1), hint)
+    assert found.info["hint_makespan"] is None
+    assert found.info["whole_targets"][0][0] == 10 and found.schedule is None
+    assert found.info["whole_infeasible"] == [10]

@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ddlsched.deadline import Deadline
+from ddlsched.errors import InfeasibleScheduleError
 from ddlsched.models.rar_cpsat import lengths
 from ddlsched.models.rar_cpsat_plan import Plan, PlannedJob, hint_plan, plan_to_schedule
 from ddlsched.models.rar_cpsat_search import CpsatSearch
@@ -132,6 +133,14 @@ def _add_whole_hint(model: Any, variables: _WholeVars, plan: Plan) -> None:
                 model.add_hint(literal, s == server)
 
 
+def _evaluated_makespan(instance: RarInstance, schedule: RarSchedule) -> int | None:
+    """The evaluated makespan of ``schedule``, ``None`` when the evaluator refuses it."""
+    try:
+        return evaluate(instance, schedule).makespan
+    except InfeasibleScheduleError:
+        return None
+
+
 def _decode(run: Any, variables: _WholeVars, instance: RarInstance, durations: list[int]) -> Plan:
     """The plan of CP-SAT's solution: each ring whole on its chosen server."""
     jobs = []
@@ -194,9 +203,10 @@ def whole_search(
     target = instance.horizon
     if hint is not None:
         plan, how = hint_plan(instance, hint, data.of, data.cap)
-        hinted = evaluate(instance, hint).makespan
+        hinted = _evaluated_makespan(instance, hint)
         info.update(hint=how, hint_makespan=hinted)
-        target = min(target, hinted - 1)
+        if hinted is not None:  # an overrun of T is no schedule: the descent starts at T
+            target = min(target, hinted - 1)
     options = CpsatOptions(
         seed=settings.seed,
         workers=settings.workers,
