@@ -225,12 +225,15 @@ class CpsatParams:
         choices=("all", "whole"),
     )
     target_work: float = param(
-        20.0,
+        4.0,
         "placements=whole: CP-SAT's deterministic time per target",
         minimum=0.0,
         exclusive_minimum=True,
         maximum=1e6,
     )
     max_targets: int = param(
-        100, "placements=whole: targets (solves) at most", minimum=1, maximum=100_000
+        3,
+        "placements=whole: targets (solves) at most; with target_work it caps the cost",
+        minimum=1,
+        maximum=100_000,
     )

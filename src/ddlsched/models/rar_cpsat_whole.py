@@ -68,10 +68,10 @@ log = logging.getLogger(__name__)
 class WholeSettings:
     """What :func:`whole_search` does (module docstring)."""
 
-    work: float = 20.0  # CP-SAT deterministic time per target
+    work: float = 4.0  # CP-SAT deterministic time per target
     workers: int = 8
     seed: int = 0
-    max_targets: int = 100  # solves at most
+    max_targets: int = 3  # solves at most: at most max_targets * work deterministic time
 
 
 @dataclass
