@@ -14,7 +14,7 @@ from ddlsched.workloads.rar import generate
 
 pytest.importorskip("ortools")
 
-WHOLE = dict(placements="whole", target_work=2.0, workers=2)
+WHOLE = dict(placements="whole", target_work=2.0, workers=2, max_targets=100)
 
 
 @pytest.mark.parametrize("seed", [4, 10, 11])
