@@ -217,3 +217,23 @@ class CpsatParams:
         exclusive_minimum=True,
         maximum=1e6,
     )
+    placements: str = param(
+        "all",
+        "all (every placement, split rings included: minimise from the hint) or whole (rings "
+        "on one server only: a descent on the target, no bound; work, split_cap, objective and "
+        "the windows unused)",
+        choices=("all", "whole"),
+    )
+    target_work: float = param(
+        4.0,
+        "placements=whole: CP-SAT's deterministic time per target",
+        minimum=0.0,
+        exclusive_minimum=True,
+        maximum=1e6,
+    )
+    max_targets: int = param(
+        3,
+        "placements=whole: targets (solves) at most; with target_work it caps the cost",
+        minimum=1,
+        maximum=100_000,
+    )

@@ -32,9 +32,11 @@ Modules of the family:
   :mod:`ddlsched.models.rar_rounding` (``lp_rounding``),
   :mod:`ddlsched.models.rar_cpsat` (``cpsat``, ours),
   :mod:`ddlsched.models.rar_cpsat_search` (its whole solve, then windows),
-  :mod:`ddlsched.models.rar_cpsat_windows` (its exact windows) and
+  :mod:`ddlsched.models.rar_cpsat_windows` (its exact windows),
+  :mod:`ddlsched.models.rar_cpsat_whole` (its ``placements=whole`` descent) and
   :mod:`ddlsched.models.rar_cpsat_plan` (its plans: hint and GPU ids);
-* the methods' parameter classes: :mod:`ddlsched.families._rar_params`.
+* the methods' parameter classes: :mod:`ddlsched.families._rar_params`; ``cpsat``'s
+  search dispatch: :mod:`ddlsched.families._rar_cpsat`.
 
 Methods (all minimise the makespan in slots, as executed by the evaluator):
 
@@ -106,7 +108,10 @@ Methods (all minimise the makespan in slots, as executed by the evaluator):
   (deterministic). The decoded schedule is never worse than the model's makespan;
   the better of it and the hint is returned. CP-SAT's bound is reported only where the
   model is a relaxation (no split cap: ``paper``; proof in the module),
-  else ``info['model_bound']`` only.
+  else ``info['model_bound']`` only. ``placements=whole``: rings on one server only,
+  a satisfaction model at a target makespan, descending from the hint's makespan minus
+  one (``target_work`` deterministic time per target, at most ``max_targets`` solves;
+  the targets in ``info['whole_targets']``); a restriction, so no bound.
 * ``lp_rounding`` (bound + schedule): the LP relaxation of the same model (its
   ceiling, times the slot width, is a certified bound) and the best of
   ``trials`` seeded alpha-point roundings, executed by the evaluator
@@ -135,6 +140,7 @@ from __future__ import annotations
 from typing import Any
 
 from ddlsched.deadline import import_within
+from ddlsched.families._rar_cpsat import cpsat_method_search, makespan_within_horizon
 from ddlsched.families._rar_params import (
     BaselineParams,
     CpsatParams,
@@ -371,25 +377,12 @@ def _cpsat(instance: RarInstance, params: CpsatParams, ctx: RunContext) -> Outco
             stopped.append("no time left for the CP-SAT search")
             outcome = Outcome(hint, info=info, no_solution_failures=("horizon_overrun",))
             return mark_stopped(outcome, *stopped)
-    import_within("ddlsched.models.rar_cpsat_search", ctx.deadline, "rar cpsat")
-    from ddlsched.models.rar_cpsat_search import CpsatSettings, cpsat_search
-
-    settings = CpsatSettings(
-        work=params.work,
-        workers=params.workers,
-        seed=ctx.seed,
-        split_cap=None if params.split_cap == "auto" else int(params.split_cap),
-        objective=params.objective,
-        rounds=params.rounds,
-        window=params.window,
-        window_work=params.window_work,
-    )
-    found = cpsat_search(instance, settings, hint, ctx.deadline)
+    found = cpsat_method_search(instance, params, ctx, hint)
     info.update(found.info, model_makespan=found.makespan, model_bound=found.model_bound)
     if found.time_limit_hit:
         stopped.append("the CP-SAT search at the time limit")
-    hint_makespan = _makespan_within_horizon(instance, hint)
-    found_makespan = _makespan_within_horizon(instance, found.schedule)
+    hint_makespan = makespan_within_horizon(instance, hint)
+    found_makespan = makespan_within_horizon(instance, found.schedule)
     use_hint = hint_makespan is not None and (
         found_makespan is None or hint_makespan < found_makespan
     )
@@ -416,20 +409,6 @@ def _cpsat(instance: RarInstance, params: CpsatParams, ctx: RunContext) -> Outco
         info["reason"] = f"CP-SAT found no schedule within T = {instance.horizon} ({why})"
         outcome = Outcome(None, Status.NO_SOLUTION, info=info, **common)
     return mark_stopped(outcome, *stopped)
-
-
-def _makespan_within_horizon(instance: RarInstance, schedule) -> int | None:
-    """The evaluated makespan of ``schedule``, ``None`` for no schedule or an overrun."""
-    from ddlsched.errors import InfeasibleScheduleError
-
-    if schedule is None:
-        return None
-    try:
-        return evaluate(instance, schedule).makespan
-    except InfeasibleScheduleError as exc:
-        if exc.details.get("failure") == "horizon_overrun":
-            return None
-        raise
 
 
 # --------------------------------------------------------------------------- formulations
