@@ -21,31 +21,16 @@ Fig. 6 with ``S`` servers (``T = 1500``), generated as ``benchmarks/suites/rar.t
 from __future__ import annotations
 
 import argparse
-import subprocess
 import time
 
+from rar_points import paper_point, stamp
+
 from ddlsched.models.rar_cpsat_whole import WholeSettings, whole_search
-from ddlsched.problems.rar import RarInstance
 from ddlsched.registry import RunOptions, run_method
-from ddlsched.workloads.rar import generate
-
-
-def _instance(spec: str) -> tuple[str, RarInstance]:
-    servers, seed = (int(v) for v in spec.split(":"))
-    if servers == 4:
-        return f"Fig. 4 seed {seed}", generate("paper", seed)
-    params = {"num_servers": servers, "horizon": 1500}
-    return f"Fig. 6 {servers} servers seed {seed}", generate("paper", seed, **params)
 
 
 def _cpu_wall() -> tuple[float, float]:
     return time.process_time(), time.perf_counter()
-
-
-def _stamp() -> str:
-    load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
-    now = subprocess.run(["date", "-u"], capture_output=True, text=True).stdout.strip()
-    return f"{now}; {load}"
 
 
 def main() -> None:
@@ -56,14 +41,14 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=8)
     parser.add_argument("--improve-limit", type=float, default=3600.0, help="improve's limit")
     args = parser.parse_args()
-    print(f"started {_stamp()}; workers {args.workers}, target_work {args.target_work}")
+    print(f"started {stamp()}; workers {args.workers}, target_work {args.target_work}")
     print(
         "\n| instance | improve | wall s | CPU s | target_work | cpsat whole | targets "
         "(target:status:makespan) | stopped | wall s | CPU s |"
     )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for spec in args.specs:
-        label, instance = _instance(spec)
+        label, instance = paper_point(spec)
         cpu, wall = _cpu_wall()
         options = RunOptions(time_limit_s=args.improve_limit)
         improved = run_method("rar", "improve", instance, options)
@@ -88,7 +73,7 @@ def main() -> None:
                 flush=True,
             )
             head = "| | | | |"
-    print(f"\nended {_stamp()}")
+    print(f"\nended {stamp()}")
 
 
 if __name__ == "__main__":

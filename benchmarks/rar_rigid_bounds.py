@@ -28,9 +28,10 @@ a valid lower bound of the problem too.
 from __future__ import annotations
 
 import argparse
-import subprocess
 import time
 from functools import partial
+
+from rar_points import paper_point, stamp
 
 from ddlsched.deadline import Deadline
 from ddlsched.models.rar_bounds import closed_form_bounds
@@ -84,17 +85,6 @@ def proven(preset: str, count: int) -> None:
     )
 
 
-def _spec(spec: str) -> tuple[str, int, dict]:
-    servers, seed = (int(v) for v in spec.split(":"))
-    if servers == 4:
-        return f"Fig. 4 seed {seed}", seed, {}
-    return (
-        f"Fig. 6, {servers} servers, seed {seed}",
-        seed,
-        {"num_servers": servers, "horizon": 1500},
-    )
-
-
 def cumulative_ceiling(jobs: RigidJobs, horizon: int, work: float) -> tuple[int | None, int]:
     """CP-SAT on the cumulative relaxation: ``(best makespan found or None, its bound)``."""
     from ortools.sat.python import cp_model
@@ -140,8 +130,7 @@ def paper(
     )
     print("|---|---|---|---|---|---|---|---|")
     for spec in specs:
-        label, seed, params = _spec(spec)
-        inst = generate(preset, seed, **params)
+        label, inst = paper_point(spec, preset)
         jobs = rigid_jobs(inst)
         closed = max(closed_form_bounds(inst).values())
         packing, packing_s = _timed(partial(lb_binpacking, deadline=Deadline(time_limit)), inst)
@@ -163,12 +152,6 @@ def paper(
         )
 
 
-def _stamp() -> str:
-    load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
-    now = subprocess.run(["date", "-u"], capture_output=True, text=True).stdout.strip()
-    return f"{now}; load: {load}"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--proven", nargs=2, type=int, default=(0, 0), metavar=("SMALL", "CONT"))
@@ -185,7 +168,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     specs = [*(f"4:{s}" for s in range(10) if args.fig4), *args.paper]
-    print(f"started {_stamp()}")
+    print(f"started {stamp()}")
     if args.proven[0]:
         proven("small", args.proven[0])
     if args.proven[1]:
@@ -193,7 +176,7 @@ def main() -> None:
     if specs:
         print()
         paper(specs, args.preset, args.time_limit, args.rounds, args.ceiling, args.ceiling_work)
-    print(f"\nended {_stamp()}")
+    print(f"\nended {stamp()}")
 
 
 if __name__ == "__main__":

@@ -30,9 +30,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import time
 from pathlib import Path
+
+from rar_points import paper_point, stamp
 
 from ddlsched.models.rar_cpsat_plan import Plan, PlannedJob, plan_to_schedule
 from ddlsched.problems.rar import RarInstance
@@ -43,7 +44,6 @@ from ddlsched.problems.rar_schedule import (
     schedule_to_json,
 )
 from ddlsched.problems.rar_timing import execution_slots
-from ddlsched.workloads.rar import generate
 
 
 def whole_schedule(
@@ -108,17 +108,9 @@ def whole_schedule(
 
 
 def _instance(spec: str, preset: str) -> tuple[str, RarInstance, int]:
-    servers, seed, target = (int(v) for v in spec.split(":"))
-    if servers == 4:
-        return f"Fig. 4 seed {seed}", generate(preset, seed), target
-    params = {"num_servers": servers, "horizon": 1500}
-    return f"Fig. 6, {servers} servers, seed {seed}", generate(preset, seed, **params), target
-
-
-def _stamp() -> str:
-    load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
-    now = subprocess.run(["date", "-u"], capture_output=True, text=True).stdout.strip()
-    return f"{now}; load: {load}"
+    point, target = spec.rsplit(":", 1)
+    label, instance = paper_point(point, preset)
+    return label, instance, int(target)
 
 
 def main() -> None:
@@ -143,7 +135,7 @@ def main() -> None:
         print(f"{label}, {path}: evaluated makespan {evaluate(instance, schedule).makespan}")
     if not args.specs:
         return
-    print(f"started {_stamp()}; work {args.work}, workers {args.workers}, preset {args.preset}")
+    print(f"started {stamp()}; work {args.work}, workers {args.workers}, preset {args.preset}")
     print("\n| instance | target `C` | CP-SAT status | evaluated makespan | wall s |")
     print("|---|---|---|---|---|")
     for spec in args.specs:
@@ -157,7 +149,7 @@ def main() -> None:
             path = Path(args.save) / f"{args.preset}-{spec.replace(':', '-')}.json"
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(schedule_to_json(schedule, evaluate(instance, schedule))))
-    print(f"\nended {_stamp()}")
+    print(f"\nended {stamp()}")
 
 
 if __name__ == "__main__":
