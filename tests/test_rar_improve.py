@@ -154,3 +154,26 @@ def test_bad_parameter_is_one_line(tmp_path, capsys, param, fragment):
     err = capsys.readouterr().err
     assert code == 2
     assert err.startswith("ddlsched: error:") and err.count("\n") == 1 and fragment in err
+
+
+def test_starts_left_after_the_limit_are_skipped_and_said():
+    """The starts do not read the limit: once one has a schedule and the limit has passed,
+    the rest are left out (a 0.05 s limit took about a second of starts before), and the
+    answer says the limit cut it."""
+    from ddlsched.deadline import Deadline
+    from ddlsched.heuristics.rar_baselines import ff
+    from ddlsched.heuristics.rar_improve import ImproveSettings, improve
+
+    instance = _instance("paper", 8)
+    called = []
+
+    def run_start(name, deadline):
+        called.append(name)
+        return ff(instance).schedule, False
+
+    settings = ImproveSettings(starts=("ff", "sjf_bco", "ls"))
+    schedule, info, cut = improve(instance, settings, run_start, Deadline(1e-6))
+    assert called == ["ff"]
+    assert info["starts_skipped"] == ["sjf_bco", "ls"] and cut
+    assert "sjf_bco, ls at the time limit" in info["stopped"]
+    assert evaluate(instance, schedule).makespan > 0

@@ -14,9 +14,10 @@ and ``ls`` with their default parameters, and optionally ``timeindexed``
 (the contention-free pattern ILP, with ``timeindexed_share`` of the time
 limit; ``starts=all``), each evaluated. A start without a schedule
 (``no_schedule``, or the limit stopped it first) is skipped
-(``info['starts_skipped']``); a start the time limit stopped
-(``info['starts_time_limit']``) makes the answer depend on the machine's
-speed, so ``time_limit_hit`` is set.
+(``info['starts_skipped']``); a start the time limit stopped, or left out
+because the limit had passed once a start had a schedule (the starts do not
+read the limit themselves), is in ``info['starts_time_limit']``: the answer
+then depends on the machine's speed, so ``time_limit_hit`` is set.
 
 Search space: priority lists of the jobs, decoded by :class:`ListDecoder`, a
 serial list scheduler on GPU availability (no backfilling into earlier idle
@@ -344,6 +345,10 @@ def _starts(
     scored: dict[str, Scored] = {}
     skipped, cut = [], []
     for name in settings.starts:
+        if scored and deadline.expired():  # one start at least: the answer needs a schedule
+            skipped.append(name)
+            cut.append(name)
+            continue
         try:
             schedule, limited = run_start(name, deadline)
         except TimeLimitReached:
