@@ -356,7 +356,8 @@ def _improve_run(instance: RarInstance, params: ImproveParams, ctx: RunContext, 
     "cpsat",
     "bound",
     "ours: CP-SAT over every placement (GPUs per server), hinted with improve; "
-    "a valid bound where contention is inert",
+    "a valid bound where contention is inert (placements=whole: whole rings at "
+    "descending target makespans, no bound)",
     params=CpsatParams,
 )
 def _cpsat(instance: RarInstance, params: CpsatParams, ctx: RunContext) -> Outcome:
