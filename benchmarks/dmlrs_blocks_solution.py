@@ -19,7 +19,9 @@ evaluator: a schedule, so its utility is a lower bound on the optimum. ``--impro
 schedule as the only start of ``improve``'s window search
 (:func:`ddlsched.heuristics.dmlrs_improve.improve` with its default settings, seed 0; the
 start is passed under the name ``fifo``, the API's slot for a start), the result
-re-evaluated; ``--save FILE``: the schedule (after ``--improve``, that one) as JSON.
+re-evaluated; ``--save FILE``: the schedule (after ``--improve``, that one) as JSON (the CLI
+contract's schedule). ``--verify POINT:SEED FILE``: only re-evaluate a saved schedule on its
+instance (the family evaluator, in this process) and print its utility.
 """
 
 from __future__ import annotations
@@ -193,7 +195,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--round", choices=("up", "down"), default="up")
     parser.add_argument("--improve", action="store_true")
     parser.add_argument("--save", default="")
+    parser.add_argument("--verify", nargs=2, metavar=("POINT:SEED", "FILE"))
     args = parser.parse_args(argv)
+    if args.verify:
+        verify(*args.verify)
+        return
     point, seed = args.point.split(":")
     instance = generate("paper", int(seed), **POINTS[point])
     model, values, objective, dual = solve_relaxation(instance, args.variant, args.limit)
@@ -263,6 +269,20 @@ def main(argv: list[str] | None = None) -> None:
 
         with open(args.save, "w") as handle:
             json.dump(schedule_to_json(schedule), handle)
+
+
+def verify(spec: str, path: str) -> None:
+    """``--verify`` (module docstring)."""
+    import json
+
+    from ddlsched.problems.dmlrs import schedule_from_json
+
+    point, seed = spec.split(":")
+    instance = generate("paper", int(seed), **POINTS[point])
+    with open(path) as handle:
+        schedule = schedule_from_json(json.load(handle))
+    evaluation = evaluate(instance, schedule)
+    print(f"{spec}, {path}: utility {evaluation.total_utility:.6f} (evaluator)")
 
 
 def improve_from(instance, schedule):
