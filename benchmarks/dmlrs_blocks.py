@@ -19,6 +19,11 @@ its MILP (``integral=true``), ``ub_blocks`` as an LP, with ``integral=true`` and
 ``modes=true`` (at most ``--modes-limit`` s, then its dual bound), each with its seconds and
 its width against the best schedule known (:data:`BEST_SCHEDULES`: the utility and where it
 comes from). Seconds are wall time under the machine's load (say it when you record them).
+
+``--sweep GROUPS`` (e.g. ``fig7``, seeds ``--seeds``): every instance of those ``T = 20``
+groups of ``benchmarks/suites/dmlrs.toml`` (``benchmarks/dmlrs_branch.py``'s ``SWEEPS``), one
+line each: the capacity MILP and ``ub_blocks`` with ``modes=true`` (at most ``--modes-limit``
+s), bound, seconds and status: what a suite entry would cost and give.
 """
 
 from __future__ import annotations
@@ -128,6 +133,29 @@ def paper(args: argparse.Namespace) -> None:
         print("| " + " | ".join(cells) + " |", flush=True)
 
 
+def sweep(args: argparse.Namespace) -> None:
+    """The ``--sweep`` table (module docstring)."""
+    from dmlrs_branch import SWEEPS
+
+    print("| instance | capacity MILP (s, status) | `ub_blocks` modes (s, status) | below |")
+    print("|---|---|---|---|")
+    for group in args.sweep.split(","):
+        fixed, key, values = SWEEPS[group]
+        for value in values:
+            for seed in (int(s) for s in args.seeds.split(",")):
+                instance = generate("paper", seed, **fixed, **{key: value})
+                milp, milp_s = _run("ub_capacity", instance, 600, {"integral": True})
+                modes, modes_s = _run("ub_blocks", instance, args.modes_limit, {"modes": True})
+                below = 100.0 * (1.0 - modes.bound / milp.bound) if milp.bound > 0 else 0.0
+                cells = [
+                    f"{group} {key}={value} seed {seed}",
+                    f"{milp.bound:.2f} ({milp_s:.1f}, {milp.info.get('milp_status')})",
+                    f"{modes.bound:.2f} ({modes_s:.1f}, {modes.info.get('milp_status')})",
+                    f"{below:.2f} %",
+                ]
+                print("| " + " | ".join(cells) + " |", flush=True)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--validity", action="store_true")
@@ -137,11 +165,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--paper", action="store_true")
     parser.add_argument("--points", default=DEFAULT_POINTS)
     parser.add_argument("--modes-limit", type=float, default=120.0)
+    parser.add_argument("--sweep", default="")
+    parser.add_argument("--seeds", default="0,1,2")
     args = parser.parse_args(argv)
     if args.validity:
         validity(args)
     if args.paper:
         paper(args)
+    if args.sweep:
+        sweep(args)
 
 
 if __name__ == "__main__":
