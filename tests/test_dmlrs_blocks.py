@@ -9,7 +9,7 @@
 * The block weights by hand (demand with ``ceil(w / gamma)`` PSs, ``f_k`` of the block as one
   item, machines it does not fit on left out).
 * The registered method: a bound-only result, parameters checked (one line, exit 2), same
-  inputs same bound.
+  inputs same bound; no job: the bound 0; an early deadline: a valid bound or no answer.
 
 The 120-instance check is ``benchmarks/dmlrs_blocks.py --validity``.
 """
@@ -126,3 +126,21 @@ def test_bad_parameter_is_one_line_and_exit_2(cli, tmp_path, param):
     code, _, err = cli("solve", "dmlrs", str(path), "--method", "ub_blocks", "--param", param)
     assert code == 2
     assert len(err.strip().splitlines()) == 1 and param.split("=")[0] in err
+
+
+def test_no_job_is_the_bound_zero():
+    instance = dataclasses.replace(generate("tiny", 0), jobs=())
+    result = run_method("dmlrs", "ub_blocks", instance, RunOptions(params={"modes": True}))
+    assert result.status is Status.BOUND_ONLY and result.bound == 0.0
+
+
+def test_an_early_deadline_gives_a_valid_bound_or_no_answer():
+    instance = congested(generate("tiny", 5))
+    truth = optimum(instance)
+    for limit in (1e-6, 0.05):
+        options = RunOptions(time_limit_s=limit, params={"modes": True})
+        result = run_method("dmlrs", "ub_blocks", instance, options)
+        if result.status is Status.BOUND_ONLY:
+            assert result.bound >= truth - TOL
+        else:
+            assert result.status is Status.TIME_LIMIT_NO_SOLUTION
