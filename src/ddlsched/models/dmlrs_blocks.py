@@ -71,7 +71,7 @@ is far from its LP (Fig. 8, 100 jobs, seed 0: 0.5 % lower). One mode a slot
 (``modes=true``) is what bites: it proves ``tiny`` optima the capacity MILP misses by 15-20
 %, and it proves Fig. 7's seed 0 at 20 jobs optimal (853.18, reached by ``improve`` with
 ejection moves) in seconds; on the 20-machine Fig. 6 instances and 100-job Fig. 8
-instances it does not finish in minutes, and its dual bound at the limit is 0.3-0.8 %
+instances it does not finish in minutes, and its dual bound at the limit is 0.05-0.74 %
 below the capacity MILP's.
 """
 
