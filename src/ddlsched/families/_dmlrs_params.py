@@ -173,6 +173,26 @@ class UbCapacityParams:
 
 
 @dataclass(frozen=True)
+class UbBlocksParams:
+    """Parameters of ``ub_blocks`` (ours; :mod:`ddlsched.models.dmlrs_blocks`)."""
+
+    integral: bool = param(
+        False, "binary completion choices: the MILP's proven dual bound (as ub_capacity's)"
+    )
+    modes: bool = param(
+        False,
+        "binary blocks and completion choices: one mode and one block size a slot, no mix "
+        "(a MILP; at its time limit the dual bound)",
+    )
+    dff: int = param(
+        3,
+        "packing rows of f_1..f_dff (Fekete and Schepers) with each internal block one item",
+        minimum=0,
+        maximum=10,
+    )
+
+
+@dataclass(frozen=True)
 class ColgenParams:
     """Parameters of column generation on R-DMLRS."""
 

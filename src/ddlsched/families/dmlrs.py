@@ -45,7 +45,9 @@ Modules of the family:
   :mod:`ddlsched.models.dmlrs_lagrange` (``ub_lagrange``, ours: the Lagrangian of the
   per-machine capacity rows by subgradient steps from ``ub_capacity``'s duals),
   :mod:`ddlsched.models.dmlrs_branch` (``ub_branch``, ours: branch-and-bound on job
-  acceptance and completion slots over ``ub_capacity``'s LP);
+  acceptance and completion slots over ``ub_capacity``'s LP),
+  :mod:`ddlsched.models.dmlrs_blocks` (``ub_blocks``, ours: ``ub_capacity`` with each
+  internal-mode slot one block on one machine);
 * improvement: :mod:`ddlsched.heuristics.dmlrs_improve` (``improve``, ours),
   its ejection moves :mod:`ddlsched.heuristics.dmlrs_eject` and its MIP repair
   :mod:`ddlsched.models.dmlrs_mip_repair`;
@@ -90,7 +92,8 @@ choices binary and reports the MILP's proven dual bound), ``ub_lagrange`` (bound
 ``iterations`` projected subgradient steps from ``ub_capacity``'s duals; at most
 ``ub_capacity``), ``ub_branch`` (bound, ours: :mod:`ddlsched.models.dmlrs_branch`,
 best-first branch-and-bound on the acceptance, then the completion slots, of
-``ub_capacity``'s LP, ``nodes`` node LPs; at most ``ub_capacity``).
+``ub_capacity``'s LP, ``nodes`` node LPs; at most ``ub_capacity``), ``ub_blocks`` (bound,
+ours: :mod:`ddlsched.models.dmlrs_blocks`; ``integral``, ``modes``: binary completions, blocks).
 
 An instance without jobs (valid, :mod:`ddlsched.problems.dmlrs`): every
 heuristic returns the empty schedule (utility 0), ``exact`` proves it
@@ -125,6 +128,7 @@ the answer, and ``info['stopped']`` says what stopped):
 * ``ub_capacity``: the LP must finish (else ``time_limit_no_solution``); with
   ``integral``, a MILP stopped at the limit contributes its dual bound
   (``time_limit_hit``) or, before it has one, the LP's;
+* ``ub_blocks``: as ``ub_capacity`` (``integral`` or ``modes``: the MILP's dual bound);
 * ``ub_lagrange``: ``ub_capacity`` must finish (else ``time_limit_no_solution``); then
   the best iterate so far, each valid (``time_limit_hit``, ``info['search_stopped']``
   ``time_limit``; a job whose pricing was cut contributes its dual or trivial bound);
@@ -172,6 +176,7 @@ from ddlsched.families._dmlrs_params import (
     ImproveParams,
     OasisParams,
     PdOrsParams,
+    UbBlocksParams,
     UbBranchParams,
     UbCapacityParams,
     UbLagrangeParams,
@@ -432,6 +437,23 @@ def _ub_capacity(instance: DmlrsInstance, params: UbCapacityParams, ctx: RunCont
     from ddlsched.models.dmlrs_capacity import capacity_bound
 
     bound, info = capacity_bound(instance, params.integral, ctx.deadline, params.dff)
+    cut = info.get("milp_status") == "time_limit"
+    if cut:
+        info["stopped"] = "the MILP at the time limit: its dual bound (or the LP's)"
+    return Outcome(None, Status.BOUND_ONLY, bound=bound, info=info, time_limit_hit=cut)
+
+
+@register_method(
+    "dmlrs",
+    "ub_blocks",
+    "bound",
+    "ub_capacity with each internal-mode slot one block on one machine (ours; upper bound)",
+    params=UbBlocksParams,
+)
+def _ub_blocks(instance: DmlrsInstance, params: UbBlocksParams, ctx: RunContext) -> Outcome:
+    from ddlsched.models.dmlrs_blocks import blocks_bound
+
+    bound, info = blocks_bound(instance, params.integral, params.modes, ctx.deadline, params.dff)
     cut = info.get("milp_status") == "time_limit"
     if cut:
         info["stopped"] = "the MILP at the time limit: its dual bound (or the LP's)"
