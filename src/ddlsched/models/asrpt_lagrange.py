@@ -111,11 +111,14 @@ __all__ = [
     "DEFAULT_ITERATIONS",
     "DEFAULT_PATIENCE",
     "DEFAULT_SLOTS",
+    "Ascent",
     "LagrangeBound",
+    "ascend",
     "greedy_relaxed_starts",
     "lagrangian_value",
     "lb_lagrange",
     "relaxation_bound",
+    "relaxed_grid",
 ]
 
 #: Default number of multiplier slots and of subgradient iterations (module docstring).
@@ -200,19 +203,27 @@ def _best_starts(
     gpus: np.ndarray,
     boundaries: np.ndarray,
     lam: np.ndarray,
+    latest: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Each job's minimiser of ``f_i`` over ``s >= r_i`` and the minimum (module docstring)."""
+    """Each job's minimiser of ``f_i`` over ``r_i <= s <= latest_i`` (no upper end when
+    ``latest`` is None) and the minimum (module docstring: with an upper end ``e`` the
+    minimum is at ``r_i``, at a breakpoint in ``(r_i, min(e, s_max)]`` or at ``e``)."""
     ends = releases + durations
     values = ends + gpus * (np.interp(ends, boundaries, lam) - np.interp(releases, boundaries, lam))
     starts = releases.copy()
     for i in np.flatnonzero(values > ends):
         r, p, g = releases[i], durations[i], gpus[i]
         s_max = values[i] - p
+        last = math.inf if latest is None else float(latest[i])
+        top = min(s_max, last)
         low = np.searchsorted(boundaries, r, side="right")
-        high = np.searchsorted(boundaries, s_max, side="right")
+        high = np.searchsorted(boundaries, top, side="right")
         low_end = np.searchsorted(boundaries, r + p, side="right")
-        high_end = np.searchsorted(boundaries, s_max + p, side="right")
-        candidates = np.concatenate((boundaries[low:high], boundaries[low_end:high_end] - p))
+        high_end = np.searchsorted(boundaries, top + p, side="right")
+        parts = [boundaries[low:high], boundaries[low_end:high_end] - p]
+        if last <= s_max:
+            parts.append(np.array([last]))
+        candidates = np.concatenate(parts)
         if len(candidates) == 0:
             continue
         f = (
@@ -254,12 +265,87 @@ def lagrangian_value(
     total_gpus: float,
     boundaries: np.ndarray,
     density: np.ndarray,
+    latest: np.ndarray | None = None,
 ) -> tuple[float, np.ndarray]:
     """``L(lambda)`` of the module's theorem for ``lambda = density`` (>= 0) on the grid,
-    and the inner minimisers (starts)."""
+    and the inner minimisers (starts); with ``latest``, each start is also at most
+    ``latest_i`` (the bound of the jobs' points whose starts lie there)."""
     lam = _cumulative(boundaries, density)
-    starts, values = _best_starts(releases, durations, gpus, boundaries, lam)
+    starts, values = _best_starts(releases, durations, gpus, boundaries, lam, latest)
     return math.fsum(values) - total_gpus * float(lam[-1]), starts
+
+
+@dataclass(frozen=True)
+class Ascent:
+    """The best ``L(lambda)`` of a subgradient ascent, its multipliers and how it went."""
+
+    value: float
+    density: np.ndarray
+    iterations: int
+    best_iteration: int
+    stopped: str
+
+
+def ascend(
+    releases: np.ndarray,
+    durations: np.ndarray,
+    gpus: np.ndarray,
+    total_gpus: float,
+    boundaries: np.ndarray,
+    *,
+    target: float,
+    iterations: int,
+    patience: int,
+    density: np.ndarray | None = None,
+    latest: np.ndarray | None = None,
+    deadline: Deadline | None = None,
+) -> Ascent:
+    """Projected subgradient ascent on ``L`` (module docstring, "Choices") from ``density``
+    (zeros when None), Polyak's step towards ``target``; stops when ``L`` reaches
+    ``target``."""
+    lengths = np.diff(boundaries)
+    capacity = total_gpus * lengths
+    density = np.zeros(len(lengths)) if density is None else density.copy()
+    best, best_at, best_density, theta, stale, done = -math.inf, 0, density, 1.0, 0, 0
+    stopped = "iterations"
+    for done in range(1, iterations + 1):
+        value, starts = lagrangian_value(
+            releases, durations, gpus, total_gpus, boundaries, density, latest
+        )
+        if value > best * (1 + 1e-12) or best == -math.inf:
+            best, best_at, best_density, stale = max(best, value), done, density, 0
+        else:
+            stale += 1
+            if stale >= patience:
+                theta, stale = theta / 2, 0
+        direction = _slot_usage(starts, durations, gpus, boundaries) - capacity
+        direction[(density <= 0.0) & (direction < 0.0)] = 0.0
+        norm = float(np.dot(direction, direction))
+        if norm <= 0.0 or target <= value:
+            stopped = "optimal" if norm <= 0.0 else "reached the relaxation's upper bound"
+            break
+        if theta < MIN_THETA:
+            stopped = "step below minimum"
+            break
+        if deadline is not None and deadline.expired():
+            stopped = "time limit"
+            break
+        density = np.maximum(0.0, density + theta * (target - value) / norm * direction)
+    return Ascent(best, best_density, done, best_at, stopped)
+
+
+def relaxed_grid(
+    releases: np.ndarray, durations: np.ndarray, gpus: np.ndarray, total_gpus: float, slots: int
+) -> tuple[np.ndarray, float]:
+    """The multiplier grid and ``UB`` of the module docstring ("Choices")."""
+    r, p, g = releases, durations, gpus
+    schedules = [greedy_relaxed_starts(r, p, g, total_gpus, key) for key in (g * p, r)]
+    totals = [math.fsum(starts + p) for starts in schedules]
+    upper = min(totals)
+    relaxed = schedules[totals.index(upper)]
+    horizon = float(max((relaxed + p).max(initial=0.0), 1.0))
+    boundaries = _grid(np.concatenate((r, r + p, relaxed, relaxed + p)), horizon, slots)
+    return boundaries, upper
 
 
 def relaxation_bound(
@@ -283,39 +369,21 @@ def relaxation_bound(
         raise ValueError("every job needs 0 <= g_i <= G GPUs and a duration >= 0")
     if patience < 1:
         raise ValueError(f"patience must be at least 1, got {patience}")
-    schedules = [greedy_relaxed_starts(r, p, g, total_gpus, key) for key in (g * p, r)]
-    totals = [math.fsum(starts + p) for starts in schedules]
-    upper = min(totals)
-    relaxed = schedules[totals.index(upper)]
-    horizon = float(max((relaxed + p).max(initial=0.0), 1.0))
-    boundaries = _grid(np.concatenate((r, r + p, relaxed, relaxed + p)), horizon, slots)
-    lengths = np.diff(boundaries)
-    capacity = total_gpus * lengths
-    density = np.zeros(len(lengths))
-    best, best_at, theta, stale, done = -math.inf, 0, 1.0, 0, 0
-    stopped = "iterations"
-    for done in range(1, iterations + 1):
-        value, starts = lagrangian_value(r, p, g, total_gpus, boundaries, density)
-        if value > best * (1 + 1e-12) or best == -math.inf:
-            best, best_at, stale = max(best, value), done, 0
-        else:
-            stale += 1
-            if stale >= patience:
-                theta, stale = theta / 2, 0
-        direction = _slot_usage(starts, p, g, boundaries) - capacity
-        direction[(density <= 0.0) & (direction < 0.0)] = 0.0
-        norm = float(np.dot(direction, direction))
-        if norm <= 0.0 or upper <= value:
-            stopped = "optimal" if norm <= 0.0 else "reached the relaxation's upper bound"
-            break
-        if theta < MIN_THETA:
-            stopped = "step below minimum"
-            break
-        if deadline is not None and deadline.expired():
-            stopped = "time limit"
-            break
-        density = np.maximum(0.0, density + theta * (upper - value) / norm * direction)
-    return LagrangeBound(best, upper, done, best_at, len(lengths), stopped)
+    boundaries, upper = relaxed_grid(r, p, g, total_gpus, slots)
+    run = ascend(
+        r,
+        p,
+        g,
+        total_gpus,
+        boundaries,
+        target=upper,
+        iterations=iterations,
+        patience=patience,
+        deadline=deadline,
+    )
+    return LagrangeBound(
+        run.value, upper, run.iterations, run.best_iteration, len(boundaries) - 1, run.stopped
+    )
 
 
 def lb_lagrange(
