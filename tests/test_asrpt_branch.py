@@ -1,8 +1,9 @@
 """Tests of asrpt's ``lb_branch`` (:mod:`ddlsched.models.asrpt_branch`).
 
 Checked against proven optima (``exact``) on 120 tiny instances (``tiny`` and
-``tiny-comm``, seeds 0-59): never above one, at least ``lb_lagrange`` (same grid and
-ascent) everywhere and strictly above it on some; a search that leaves out a piece of a
+``tiny-comm``, seeds 0-59), with and without the rounded-capacity cuts: never above one;
+without cuts at least ``lb_lagrange`` (same grid and ascent) everywhere; both strictly
+above it on some; the cuts by hand; a search that leaves out a piece of a
 split window (an invalid bound) exceeds a proven optimum somewhere, so the test set would
 catch a branching that does not cover the start domain. The inner minimum over a start
 window against a dense scan; the pipeline, parameters, deadline and determinism.
@@ -22,7 +23,7 @@ from ddlsched.deadline import Deadline
 from ddlsched.models import asrpt_branch
 from ddlsched.models.asrpt import alpha_lbs
 from ddlsched.models.asrpt_branch import branch_bound, lb_branch
-from ddlsched.models.asrpt_lagrange import lagrangian_value, lb_lagrange
+from ddlsched.models.asrpt_lagrange import lagrangian_value, lb_lagrange, rounded_capacity_cuts
 from ddlsched.solvers.result import Status
 
 TOL = 1e-9
@@ -41,13 +42,15 @@ def _data(instance):
 
 
 @cache
-def _bounds(preset: str, seed: int) -> tuple[float, float]:
-    """``lb_lagrange`` alone and ``lb_branch`` with the same grid and root ascent."""
+def _bounds(preset: str, seed: int) -> tuple[float, float, float]:
+    """``lb_lagrange`` alone, ``lb_branch`` with the same grid and root ascent and no cuts,
+    and ``lb_branch`` with its default rounded-capacity cuts."""
     instance = _instance(preset, seed)
     lbs = alpha_lbs(instance)
     root = {k: SETTINGS[k] for k in ("slots", "iterations", "patience")}
     return (
         lb_lagrange(instance, alpha_lbs_of=lbs, **root).value_s,
+        lb_branch(instance, alpha_lbs_of=lbs, **SETTINGS, capacity_cuts=False).value_s,
         lb_branch(instance, alpha_lbs_of=lbs, **SETTINGS).value_s,
     )
 
@@ -92,27 +95,47 @@ def test_inner_minimum_over_a_window_is_exact_against_a_dense_scan():
 
 @pytest.mark.parametrize("preset", sorted(GENERATORS))
 def test_lb_branch_is_valid_and_at_least_the_lagrangian(preset):
-    """Never above a proven optimum (60 instances per preset), never below the root's
-    bound, and strictly above it on some instances."""
-    higher = 0
+    """Never above a proven optimum (60 instances per preset, with and without the cuts);
+    without cuts never below the root's bound (``lb_lagrange``'s); both strictly above
+    ``lb_lagrange`` on some instances."""
+    higher = higher_cut = 0
     for seed in SEEDS:
-        lagrange, branched = _bounds(preset, seed)
+        lagrange, branched, cut = _bounds(preset, seed)
         assert branched <= _optimum(preset, seed) * (1 + TOL), (preset, seed)
+        assert cut <= _optimum(preset, seed) * (1 + TOL), (preset, seed)
         assert branched >= lagrange * (1 - TOL), (preset, seed)
         higher += branched > lagrange * (1 + 1e-6)
-    assert higher >= 3, higher
+        higher_cut += cut > lagrange * (1 + 1e-6)
+    assert higher >= 3 and higher_cut >= 3, (higher, higher_cut)
+
+
+def test_rounded_capacity_cuts_by_hand():
+    """Three GPUs, two 2-GPU jobs of 10 s released at 0: OPT = 10 + 20 = 30. (R)'s LP runs
+    1.5 of them at a time (each three quarters from 0: 25), the cut of ``k = 2`` allows one
+    (``floor(3 / 2) = 1``): the bound with it is above 25 and at most 30."""
+    cuts = rounded_capacity_cuts(np.array([2.0, 2.0, 1.0]), 3.0)
+    assert [(c.size, c.capacity, list(c.weights)) for c in cuts] == [(2.0, 1.0, [1.0, 1.0, 0.0])]
+    assert rounded_capacity_cuts(np.array([1.0, 2.0, 7.0]), 14.0) == ()
+    args = ([0.0, 0.0], [10.0, 10.0], [2.0, 2.0], 3.0)
+    plain = branch_bound(*args, slots=50, iterations=1000, patience=20, nodes=1,
+                         capacity_cuts=False)  # fmt: skip
+    cut = branch_bound(*args, slots=50, iterations=1000, patience=20, nodes=1)
+    assert plain.value_s <= 25.0 * (1 + TOL)
+    assert 25.5 < cut.value_s <= 30.0 * (1 + TOL), cut
 
 
 def test_a_search_that_drops_a_piece_exceeds_an_optimum(monkeypatch):
     """The test set discriminates: without the first piece of every split (jobs may not
-    start early: not a relaxation any more) the bound exceeds a proven optimum somewhere."""
+    start early: not a relaxation any more) the bound exceeds a proven optimum somewhere
+    (cuts off, so the root is ``lb_lagrange``'s)."""
     pieces = asrpt_branch._pieces
     monkeypatch.setattr(asrpt_branch, "_pieces", lambda *args: pieces(*args)[1:])
     over = 0
     for preset in GENERATORS:
         for seed in SEEDS:
             instance = _instance(preset, seed)
-            wrong = lb_branch(instance, alpha_lbs_of=alpha_lbs(instance), **SETTINGS).value_s
+            lbs = alpha_lbs(instance)
+            wrong = lb_branch(instance, alpha_lbs_of=lbs, **SETTINGS, capacity_cuts=False).value_s
             over += wrong > _optimum(preset, seed) * (1 + 1e-6)
     assert over >= 1
 
@@ -121,7 +144,7 @@ def test_one_node_is_the_lagrangian_and_the_search_is_deterministic():
     instance = _instance("tiny", 7)
     lbs = alpha_lbs(instance)
     root = lb_lagrange(instance, alpha_lbs_of=lbs, slots=200, iterations=300, patience=20)
-    single = lb_branch(instance, alpha_lbs_of=lbs, **{**SETTINGS, "nodes": 1})
+    single = lb_branch(instance, alpha_lbs_of=lbs, **{**SETTINGS, "nodes": 1}, capacity_cuts=False)
     assert single.value_s == root.value_s == single.root_s
     assert single.nodes == 1 and single.open_nodes == 1
     first = lb_branch(instance, alpha_lbs_of=lbs, **SETTINGS)
@@ -153,14 +176,15 @@ def test_lb_branch_through_the_pipeline(solve):
     instance = _instance("tiny", 3)
     result = solve("asrpt", "lb_branch", instance, **SETTINGS)
     assert result.status is Status.BOUND_ONLY
-    lagrange, branched = _bounds("tiny", 3)
-    assert result.bound == pytest.approx(max(branched, result.info["lb_busy"]))
-    assert result.bound >= lagrange * (1 - TOL)
-    assert result.info["lagrangian"] == pytest.approx(lagrange)
+    _, _, cut = _bounds("tiny", 3)
+    assert result.bound == pytest.approx(max(cut, result.info["lb_busy"]))
+    assert result.info["root_bound"] <= result.bound * (1 + TOL)
     assert result.info["nodes"] <= SETTINGS["nodes"]
 
 
-@pytest.mark.parametrize("param", ["nodes=0", "pieces=1", "node_iterations=x", "branch_jobs=-2"])
+@pytest.mark.parametrize(
+    "param", ["nodes=0", "pieces=1", "node_iterations=x", "branch_jobs=-2", "capacity_cuts=maybe"]
+)
 def test_bad_parameter_is_one_line_and_exit_2(cli, tmp_path, param):
     path = tmp_path / "tiny.json"
     _instance("tiny", 0).save(path)

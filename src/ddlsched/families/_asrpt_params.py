@@ -203,3 +203,8 @@ class BranchParams(BoundParams):
         minimum=1,
         maximum=10_000,
     )
+    capacity_cuts: bool = param(
+        True,
+        "also relax sum floor(g_i/k) <= floor(G/k) per GPU count k of the jobs with G/k "
+        "fractional (strength only)",
+    )

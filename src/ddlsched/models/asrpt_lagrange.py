@@ -88,6 +88,12 @@ Choices (ours; they decide the strength, never the validity):
   servers hold ``g`` GPUs each), which measures how much room the
   relaxation leaves above the bound.
 
+:mod:`ddlsched.models.asrpt_branch` (``lb_branch``) reuses the ascent
+(:func:`ascend`) with two generalisations that keep the theorem: each start
+confined to ``[a_i, e_i]`` (``latest``; the inner minimum is then also
+attained at ``e_i``) and further capacity rows (:class:`CapacityCut`), each
+relaxed with multipliers of its own. ``lb_lagrange`` uses neither.
+
 Cost per iteration: ``O(I log I + K)`` plus, for each job whose window
 ``[r_i, r_i + p_i)`` meets a slot with ``lambda > 0``, one pass over the
 grid points in ``(r_i, s_max + p_i]``.
@@ -112,6 +118,7 @@ __all__ = [
     "DEFAULT_PATIENCE",
     "DEFAULT_SLOTS",
     "Ascent",
+    "CapacityCut",
     "LagrangeBound",
     "ascend",
     "greedy_relaxed_starts",
@@ -119,6 +126,7 @@ __all__ = [
     "lb_lagrange",
     "relaxation_bound",
     "relaxed_grid",
+    "rounded_capacity_cuts",
 ]
 
 #: Default number of multiplier slots and of subgradient iterations (module docstring).
@@ -204,12 +212,19 @@ def _best_starts(
     boundaries: np.ndarray,
     lam: np.ndarray,
     latest: np.ndarray | None = None,
+    cut_terms: Sequence[tuple[np.ndarray, np.ndarray]] = (),
 ) -> tuple[np.ndarray, np.ndarray]:
     """Each job's minimiser of ``f_i`` over ``r_i <= s <= latest_i`` (no upper end when
     ``latest`` is None) and the minimum (module docstring: with an upper end ``e`` the
-    minimum is at ``r_i``, at a breakpoint in ``(r_i, min(e, s_max)]`` or at ``e``)."""
+    minimum is at ``r_i``, at a breakpoint in ``(r_i, min(e, s_max)]`` or at ``e``).
+    ``cut_terms``: ``(weights, Lam_k)`` of further capacity rows (:class:`CapacityCut`),
+    each adding ``w_ik (Lam_k(s + p_i) - Lam_k(s))`` to ``f_i`` (same breakpoints)."""
     ends = releases + durations
     values = ends + gpus * (np.interp(ends, boundaries, lam) - np.interp(releases, boundaries, lam))
+    for weights, lam_k in cut_terms:
+        values += weights * (
+            np.interp(ends, boundaries, lam_k) - np.interp(releases, boundaries, lam_k)
+        )
     starts = releases.copy()
     for i in np.flatnonzero(values > ends):
         r, p, g = releases[i], durations[i], gpus[i]
@@ -232,6 +247,12 @@ def _best_starts(
             + g
             * (np.interp(candidates + p, boundaries, lam) - np.interp(candidates, boundaries, lam))
         )
+        for weights, lam_k in cut_terms:
+            if weights[i]:
+                f += weights[i] * (
+                    np.interp(candidates + p, boundaries, lam_k)
+                    - np.interp(candidates, boundaries, lam_k)
+                )
         best = int(np.argmin(f))
         if f[best] < values[i]:
             values[i] = f[best]
@@ -258,6 +279,34 @@ def _slot_usage(
     return np.diff(gpu_seconds)
 
 
+@dataclass(frozen=True)
+class CapacityCut:
+    """A further capacity row ``sum_i w_i [i active at t] <= capacity`` valid for every
+    point of (R) (:func:`rounded_capacity_cuts`: ``size`` is its ``k``), relaxed with its
+    own multipliers."""
+
+    size: float
+    weights: np.ndarray
+    capacity: float
+
+
+def rounded_capacity_cuts(gpus: np.ndarray, total_gpus: float) -> tuple[CapacityCut, ...]:
+    """``sum_i floor(g_i / k) [i active] <= floor(G / k)`` for each GPU count ``k > 1`` of
+    the jobs with ``G / k`` fractional (at most ``floor(G / k)`` jobs of ``k`` GPUs at once).
+
+    Valid: at every instant of a point of (R) ``sum g_i <= G`` over the active jobs, and
+    ``floor`` is superadditive, so ``sum floor(g_i / k) <= floor(sum g_i / k) <= floor(G /
+    k)``. (R)'s LP may run ``G / k`` such jobs at a time (3.5 of 4 GPUs on 14); the cut
+    allows 3. A rounding of the capacity row by a dual-feasible function (Fekete and
+    Schepers 2001); the choice of ``k`` is ours."""
+    sizes = sorted(
+        {float(g) for g in gpus if g > 1 and math.floor(total_gpus / g) < total_gpus / g}
+    )
+    return tuple(
+        CapacityCut(k, np.floor(gpus / k), float(math.floor(total_gpus / k))) for k in sizes
+    )
+
+
 def lagrangian_value(
     releases: np.ndarray,
     durations: np.ndarray,
@@ -266,18 +315,28 @@ def lagrangian_value(
     boundaries: np.ndarray,
     density: np.ndarray,
     latest: np.ndarray | None = None,
+    cuts: Sequence[CapacityCut] = (),
+    cut_densities: Sequence[np.ndarray] = (),
 ) -> tuple[float, np.ndarray]:
     """``L(lambda)`` of the module's theorem for ``lambda = density`` (>= 0) on the grid,
     and the inner minimisers (starts); with ``latest``, each start is also at most
-    ``latest_i`` (the bound of the jobs' points whose starts lie there)."""
+    ``latest_i`` (the bound of the jobs' points whose starts lie there); with ``cuts``,
+    each further row relaxed with its multipliers ``cut_densities`` (>= 0): the same
+    proof, each row's ``int mu_k (U_k - capacity_k) <= 0``."""
     lam = _cumulative(boundaries, density)
-    starts, values = _best_starts(releases, durations, gpus, boundaries, lam, latest)
-    return math.fsum(values) - total_gpus * float(lam[-1]), starts
+    lams = [_cumulative(boundaries, mu) for mu in cut_densities]
+    terms = [(cut.weights, lam_k) for cut, lam_k in zip(cuts, lams, strict=True)]
+    starts, values = _best_starts(releases, durations, gpus, boundaries, lam, latest, terms)
+    value = math.fsum(values) - total_gpus * float(lam[-1])
+    for cut, lam_k in zip(cuts, lams, strict=True):
+        value -= cut.capacity * float(lam_k[-1])
+    return value, starts
 
 
 @dataclass(frozen=True)
 class Ascent:
-    """The best ``L(lambda)`` of a subgradient ascent, its multipliers and how it went."""
+    """The best ``L(lambda)`` of a subgradient ascent, its multipliers (one row per
+    capacity row: the GPUs', then each cut's) and how it went."""
 
     value: float
     density: np.ndarray
@@ -298,29 +357,36 @@ def ascend(
     patience: int,
     density: np.ndarray | None = None,
     latest: np.ndarray | None = None,
+    cuts: Sequence[CapacityCut] = (),
     deadline: Deadline | None = None,
 ) -> Ascent:
     """Projected subgradient ascent on ``L`` (module docstring, "Choices") from ``density``
-    (zeros when None), Polyak's step towards ``target``; stops when ``L`` reaches
-    ``target``."""
+    (``(1 + len(cuts), slots)``; zeros when None), Polyak's step towards ``target`` over
+    every row; stops when ``L`` reaches ``target``."""
     lengths = np.diff(boundaries)
-    capacity = total_gpus * lengths
-    density = np.zeros(len(lengths)) if density is None else density.copy()
+    weights = [gpus] + [cut.weights for cut in cuts]
+    capacities = [total_gpus * lengths] + [cut.capacity * lengths for cut in cuts]
+    if density is None:
+        density = np.zeros((len(weights), len(lengths)))
     best, best_at, best_density, theta, stale, done = -math.inf, 0, density, 1.0, 0, 0
     stopped = "iterations"
     for done in range(1, iterations + 1):
         value, starts = lagrangian_value(
-            releases, durations, gpus, total_gpus, boundaries, density, latest
-        )
+            releases, durations, gpus, total_gpus, boundaries, density[0], latest, cuts,
+            density[1:],
+        )  # fmt: skip
         if value > best * (1 + 1e-12) or best == -math.inf:
             best, best_at, best_density, stale = max(best, value), done, density, 0
         else:
             stale += 1
             if stale >= patience:
                 theta, stale = theta / 2, 0
-        direction = _slot_usage(starts, durations, gpus, boundaries) - capacity
-        direction[(density <= 0.0) & (direction < 0.0)] = 0.0
-        norm = float(np.dot(direction, direction))
+        directions = []
+        for row, (w, capacity) in enumerate(zip(weights, capacities, strict=True)):
+            direction = _slot_usage(starts, durations, w, boundaries) - capacity
+            direction[(density[row] <= 0.0) & (direction < 0.0)] = 0.0
+            directions.append(direction)
+        norm = sum(float(np.dot(direction, direction)) for direction in directions)
         if norm <= 0.0 or target <= value:
             stopped = "optimal" if norm <= 0.0 else "reached the relaxation's upper bound"
             break
@@ -330,7 +396,12 @@ def ascend(
         if deadline is not None and deadline.expired():
             stopped = "time limit"
             break
-        density = np.maximum(0.0, density + theta * (target - value) / norm * direction)
+        density = np.stack(
+            [
+                np.maximum(0.0, density[row] + theta * (target - value) / norm * direction)
+                for row, direction in enumerate(directions)
+            ]
+        )
     return Ascent(best, best_density, done, best_at, stopped)
 
 
