@@ -203,3 +203,14 @@ def test_an_expired_deadline_keeps_a_valid_bound():
     assert found.stopped in ("time limit", "every open node at the relaxation's upper bound")
     assert found.value_s <= _optimum("tiny-comm", 4) * (1 + TOL)
     assert found.value_s >= found.root_s
+
+
+def test_no_job_and_two_that_exclude_each_other():
+    """No job: 0 (no error). Two 3-GPU jobs of 3 s released at 0 on 4 GPUs run one after
+    the other: OPT = 3 + 6 = 9; the cut of k = 3 and the branching reach it within 1e-6."""
+    assert branch_bound([], [], [], 4.0, nodes=5).value_s == 0.0
+    pair = branch_bound([0.0, 0.0], [3.0, 3.0], [3.0, 3.0], 4.0, nodes=20, slots=10,
+                        iterations=50)  # fmt: skip
+    assert pair.cut_sizes == (3.0,)
+    assert 9.0 * (1 - 1e-6) <= pair.value_s <= 9.0 * (1 + TOL)
+    assert pair.value_s > pair.root_s

@@ -368,6 +368,8 @@ def ascend(
     capacities = [total_gpus * lengths] + [cut.capacity * lengths for cut in cuts]
     if density is None:
         density = np.zeros((len(weights), len(lengths)))
+    if len(releases) == 0:  # no job: sum_i C_i = 0, attained at lambda = 0
+        return Ascent(0.0, density, 0, 0, "optimal")
     best, best_at, best_density, theta, stale, done = -math.inf, 0, density, 1.0, 0, 0
     stopped = "iterations"
     for done in range(1, iterations + 1):
