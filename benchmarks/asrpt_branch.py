@@ -1,7 +1,8 @@
 """``lb_branch`` (ours) against ``lb_lagrange`` and the best schedule on the testbed's job sets.
 
     python benchmarks/asrpt_branch.py --seeds 0 1 2 20 21 --nodes 60 200
-    python benchmarks/asrpt_branch.py --seeds 1 --nodes 60 --schedule-json s1=improve_s1.json
+    python benchmarks/asrpt_branch.py --seeds 1 --nodes 60 --schedule-json 1=improve_s1.json
+    python benchmarks/asrpt_branch.py --seeds 2 --prefixes 9 10 11 13
 
 Per job set (preset ``testbed``, exactly ``benchmarks/suites/asrpt-testbed.toml``'s
 ``testbed`` group; needs ``DDLSCHED_DATA``): ``lb_lagrange`` with the suite's
@@ -14,11 +15,17 @@ reuse a run). Every value goes through the method pipeline
 by the family's evaluator. Columns: bound (s, ``sum C_i``), the method's wall
 time (s, ``runtime_s``: under the machine's load of the moment), the node
 ascents run, and the width ``schedule / bound - 1``.
+
+``--prefixes K ...``: instead, the first ``K`` jobs of each set by arrival (ties:
+index) as instances of their own (where CP-SAT proves some optima: the asrpt
+results page, "The testbed's certified interval"), with ``lb_lagrange``,
+``lb_branch`` (defaults) and ``improve`` (defaults).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 
 from ddlsched.families.asrpt import generate
@@ -42,13 +49,36 @@ def _schedule(instance, seed: int, files: dict[int, str]) -> tuple[float, float]
     return out.objective, out.runtime_s
 
 
+def prefixes(seeds: list[int], sizes: list[int]) -> None:
+    """Print the ``--prefixes`` table (module docstring)."""
+    print("| set | jobs | lb_lagrange | lb_branch | improve |")
+    print("|:--|--:|--:|--:|--:|")
+    for seed in seeds:
+        instance = generate("testbed", seed)
+        jobs = sorted(instance.jobs, key=lambda j: j.arrival_s)  # stable: ties by index
+        for size in sizes:
+            kept = tuple(jobs[:size])
+            used = {j.config for j in kept}
+            configs = {n: c for n, c in instance.configs.items() if n in used}
+            prefix = dataclasses.replace(instance, jobs=kept, configs=configs)
+            lagrange = solve_method("lb_lagrange", prefix, 300, **LAGRANGE).bound
+            branched = solve_method("lb_branch", prefix, 300).bound
+            schedule = solve_method("improve", prefix, 300).objective
+            print(f"| s{seed} | {size} | {lagrange:,.2f} | {branched:,.2f} | {schedule:,.2f} |",
+                  flush=True)  # fmt: skip
+
+
 def main() -> None:
     """Print the markdown table of the module docstring."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--nodes", type=int, nargs="+", default=[60])
     parser.add_argument("--schedule-json", nargs="*", default=[], metavar="SEED=FILE")
+    parser.add_argument("--prefixes", type=int, nargs="*", default=[], metavar="K")
     args = parser.parse_args()
+    if args.prefixes:
+        prefixes(args.seeds, args.prefixes)
+        return
     files = {int(k): v for k, v in (item.split("=", 1) for item in args.schedule_json)}
     print("| set | schedule | s | lb_lagrange | s | width | nodes | lb_branch | s | width |")
     print("|:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
