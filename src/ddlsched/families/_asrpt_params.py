@@ -184,7 +184,8 @@ class BranchParams(BoundParams):
     )
     nodes: int = param(
         60,
-        "node ascents at most, the root included (1: lb_lagrange's bound)",
+        "node ascents, the root included; a split's children all run, so up to pieces - 1 "
+        "more (1: the root alone)",
         minimum=1,
         maximum=100_000,
     )

@@ -467,7 +467,8 @@ _bound_method(
 _bound_method(
     "lb_branch",
     "ours: lb_lagrange's relaxation, best-first branch and bound over the start windows "
-    "of the jobs of largest GPU time, each node bounded by the Lagrangian (>= lb_lagrange)",
+    "of the jobs of largest GPU time, each node bounded by the Lagrangian with rounded-capacity "
+    "cuts (at least lb_busy)",
     BranchParams,
 )
 

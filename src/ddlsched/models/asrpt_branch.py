@@ -62,7 +62,9 @@ Choices (ours; strength only):
   ``UB >= OPT(R)``, never decides the minimum unless every node does).
 * Best first: the open node of smallest bound is split next (ties: the
   earlier node), into ``pieces`` children, until ``nodes`` node ascents
-  (the root included) have run, or the smallest bound is at least ``UB``.
+  (the root included) have run, or the smallest bound is at least ``UB``;
+  a split's children all run (they must cover its window), so up to
+  ``pieces - 1`` more (61 at ``nodes = 60``).
 * The job to split: among the ``branch_jobs`` jobs of largest GPU time
   ``g_i p_i`` (ties: index), the one with the largest ``g_i min(p_i, w_i)``,
   ``w_i = min(e_i, H) - a_i`` the width of its window up to the grid's
@@ -72,7 +74,7 @@ Choices (ours; strength only):
 Deterministic: the same parameters give the same bound unless the
 deadline cuts the search (the best bound so far, the smallest over the open
 nodes, stays valid; ``stopped`` says so). Cost: at most ``iterations +
-nodes * node_iterations`` Lagrangian evaluations, each ``O(I log I + K)``
+(nodes + pieces - 1) * node_iterations`` Lagrangian evaluations, each ``O(I log I + K)``
 plus the inner minima.
 """
 
@@ -122,7 +124,8 @@ SETTINGS = (
 
 @dataclass(frozen=True)
 class BranchBound:
-    """The bound (s), the root's (``lb_lagrange``'s) value, ``UB`` and how the search went."""
+    """The bound (s), the root's value (``lb_lagrange``'s without cuts), ``UB`` and how
+    the search went."""
 
     value_s: float
     root_s: float
