@@ -160,3 +160,52 @@ class LagrangeParams(BoundParams):
         minimum=1,
         maximum=1_000_000,
     )
+
+
+@dataclass(frozen=True)
+class BranchParams(BoundParams):
+    """Parameters of ``lb_branch`` (ours): the root's ascent as ``lb_lagrange``'s, then the
+    best-first search over start windows (:mod:`ddlsched.models.asrpt_branch`)."""
+
+    slots: int = param(
+        2000,
+        "slots of the multiplier grid (strength only, never validity)",
+        minimum=1,
+        maximum=1_000_000,
+    )
+    iterations: int = param(
+        2000, "the root's subgradient iterations at most", minimum=1, maximum=1_000_000
+    )
+    patience: int = param(
+        50,
+        "iterations without a better bound before the step is halved (strength only)",
+        minimum=1,
+        maximum=1_000_000,
+    )
+    nodes: int = param(
+        60,
+        "node ascents, the root included; a split's children all run, so up to pieces - 1 "
+        "more (1: the root alone)",
+        minimum=1,
+        maximum=100_000,
+    )
+    node_iterations: int = param(
+        300,
+        "subgradient iterations at most per child, from its parent's multipliers",
+        minimum=1,
+        maximum=1_000_000,
+    )
+    pieces: int = param(
+        4, "children per split (pieces of the split job's start window)", minimum=2, maximum=64
+    )
+    branch_jobs: int = param(
+        4,
+        "the jobs of largest GPU time whose start windows may be split",
+        minimum=1,
+        maximum=10_000,
+    )
+    capacity_cuts: bool = param(
+        True,
+        "also relax sum floor(g_i/k) <= floor(G/k) per GPU count k of the jobs with G/k "
+        "fractional (strength only)",
+    )

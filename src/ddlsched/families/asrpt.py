@@ -146,6 +146,7 @@ from ddlsched.families._asrpt_params import (
     AsrptParams,
     BaselineParams,
     BoundParams,
+    BranchParams,
     ExactParams,
     ImproveParams,
     LagrangeParams,
@@ -366,6 +367,8 @@ def _extra_bound(
     extra = {"own_duration_jobs": busy.own_duration_jobs, "partition_round": busy.round}
     if name == "lb_busy":
         return busy.value_s, extra
+    if name == "lb_branch":
+        return _branch_bound(instance, params, ctx, lbs, busy.value_s)
     from ddlsched.models.asrpt_lagrange import lb_lagrange
 
     lagrange = lb_lagrange(
@@ -395,6 +398,17 @@ def _extra_bound(
     return value, extra
 
 
+def _branch_bound(
+    instance: AsrptInstance, params: Any, ctx: RunContext, lbs: Any, busy_s: float
+) -> tuple[float, dict[str, Any]]:
+    """The value and info of ``lb_branch`` (at least ``lb_busy``)."""
+    from ddlsched.models.asrpt_branch import SETTINGS, lb_branch
+
+    settings = {name: getattr(params, name) for name in SETTINGS}
+    found = lb_branch(instance, ctx.deadline, alpha_lbs_of=lbs, **settings)
+    return max(found.value_s, busy_s), {"lb_busy": busy_s, **found.info(instance)}
+
+
 def _bound_method(name: str, summary: str, params_type: type = BoundParams) -> None:
     @register_method("asrpt", name, "bound", summary, params=params_type)
     def _run(instance: AsrptInstance, params: BoundParams, ctx: RunContext) -> Outcome:
@@ -409,7 +423,7 @@ def _bound_method(name: str, summary: str, params_type: type = BoundParams) -> N
         )
         alpha_lb_s = time.perf_counter() - started
         extra: dict[str, Any] = {}
-        if name in ("lb_busy", "lb_lagrange"):
+        if name in ("lb_busy", "lb_lagrange", "lb_branch"):
             value, extra = _extra_bound(name, instance, params, ctx, lbs)
         else:
             value = getattr(models, name)(instance, alpha_lbs=lbs, deadline=ctx.deadline)
@@ -428,6 +442,8 @@ def _bound_method(name: str, summary: str, params_type: type = BoundParams) -> N
             stopped.append(f"alpha_lb of {len(cut)} of {len(lbs)} configurations unproven")
         if extra.get("ascent_stopped") == "time limit":  # lb_lagrange: fewer iterations
             stopped.append(f"subgradient ascent after {extra['ascent_iterations']} iterations")
+        if extra.get("branch_stopped") == "time limit":  # lb_branch: fewer nodes
+            stopped.append(f"branch and bound after {extra['nodes']} node ascents")
         if stopped:
             info["stopped"] = "time limit: " + "; ".join(stopped)
         return Outcome(
@@ -447,6 +463,13 @@ _bound_method(
     "ours: Lagrangian relaxation of the cluster's GPU capacity over time, subgradient "
     "ascent (the larger of it and lb_busy)",
     LagrangeParams,
+)
+_bound_method(
+    "lb_branch",
+    "ours: lb_lagrange's relaxation, best-first branch and bound over the start windows "
+    "of the jobs of largest GPU time, each node bounded by the Lagrangian with rounded-capacity "
+    "cuts (at least lb_busy)",
+    BranchParams,
 )
 
 

@@ -88,6 +88,12 @@ Choices (ours; they decide the strength, never the validity):
   servers hold ``g`` GPUs each), which measures how much room the
   relaxation leaves above the bound.
 
+:mod:`ddlsched.models.asrpt_branch` (``lb_branch``) reuses the ascent
+(:func:`ascend`) with two generalisations that keep the theorem: each start
+confined to ``[a_i, e_i]`` (``latest``; the inner minimum is then also
+attained at ``e_i``) and further capacity rows (:class:`CapacityCut`), each
+relaxed with multipliers of its own. ``lb_lagrange`` uses neither.
+
 Cost per iteration: ``O(I log I + K)`` plus, for each job whose window
 ``[r_i, r_i + p_i)`` meets a slot with ``lambda > 0``, one pass over the
 grid points in ``(r_i, s_max + p_i]``.
@@ -111,11 +117,16 @@ __all__ = [
     "DEFAULT_ITERATIONS",
     "DEFAULT_PATIENCE",
     "DEFAULT_SLOTS",
+    "Ascent",
+    "CapacityCut",
     "LagrangeBound",
+    "ascend",
     "greedy_relaxed_starts",
     "lagrangian_value",
     "lb_lagrange",
     "relaxation_bound",
+    "relaxed_grid",
+    "rounded_capacity_cuts",
 ]
 
 #: Default number of multiplier slots and of subgradient iterations (module docstring).
@@ -200,19 +211,34 @@ def _best_starts(
     gpus: np.ndarray,
     boundaries: np.ndarray,
     lam: np.ndarray,
+    latest: np.ndarray | None = None,
+    cut_terms: Sequence[tuple[np.ndarray, np.ndarray]] = (),
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Each job's minimiser of ``f_i`` over ``s >= r_i`` and the minimum (module docstring)."""
+    """Each job's minimiser of ``f_i`` over ``r_i <= s <= latest_i`` (no upper end when
+    ``latest`` is None) and the minimum (module docstring: with an upper end ``e`` the
+    minimum is at ``r_i``, at a breakpoint in ``(r_i, min(e, s_max)]`` or at ``e``).
+    ``cut_terms``: ``(weights, Lam_k)`` of further capacity rows (:class:`CapacityCut`),
+    each adding ``w_ik (Lam_k(s + p_i) - Lam_k(s))`` to ``f_i`` (same breakpoints)."""
     ends = releases + durations
     values = ends + gpus * (np.interp(ends, boundaries, lam) - np.interp(releases, boundaries, lam))
+    for weights, lam_k in cut_terms:
+        values += weights * (
+            np.interp(ends, boundaries, lam_k) - np.interp(releases, boundaries, lam_k)
+        )
     starts = releases.copy()
     for i in np.flatnonzero(values > ends):
         r, p, g = releases[i], durations[i], gpus[i]
         s_max = values[i] - p
+        last = math.inf if latest is None else float(latest[i])
+        top = min(s_max, last)
         low = np.searchsorted(boundaries, r, side="right")
-        high = np.searchsorted(boundaries, s_max, side="right")
+        high = np.searchsorted(boundaries, top, side="right")
         low_end = np.searchsorted(boundaries, r + p, side="right")
-        high_end = np.searchsorted(boundaries, s_max + p, side="right")
-        candidates = np.concatenate((boundaries[low:high], boundaries[low_end:high_end] - p))
+        high_end = np.searchsorted(boundaries, top + p, side="right")
+        parts = [boundaries[low:high], boundaries[low_end:high_end] - p]
+        if last <= s_max:
+            parts.append(np.array([last]))
+        candidates = np.concatenate(parts)
         if len(candidates) == 0:
             continue
         f = (
@@ -221,6 +247,12 @@ def _best_starts(
             + g
             * (np.interp(candidates + p, boundaries, lam) - np.interp(candidates, boundaries, lam))
         )
+        for weights, lam_k in cut_terms:
+            if weights[i]:
+                f += weights[i] * (
+                    np.interp(candidates + p, boundaries, lam_k)
+                    - np.interp(candidates, boundaries, lam_k)
+                )
         best = int(np.argmin(f))
         if f[best] < values[i]:
             values[i] = f[best]
@@ -247,6 +279,34 @@ def _slot_usage(
     return np.diff(gpu_seconds)
 
 
+@dataclass(frozen=True)
+class CapacityCut:
+    """A further capacity row ``sum_i w_i [i active at t] <= capacity`` valid for every
+    point of (R) (:func:`rounded_capacity_cuts`: ``size`` is its ``k``), relaxed with its
+    own multipliers."""
+
+    size: float
+    weights: np.ndarray
+    capacity: float
+
+
+def rounded_capacity_cuts(gpus: np.ndarray, total_gpus: float) -> tuple[CapacityCut, ...]:
+    """``sum_i floor(g_i / k) [i active] <= floor(G / k)`` for each GPU count ``k > 1`` of
+    the jobs with ``G / k`` fractional (at most ``floor(G / k)`` jobs of ``k`` GPUs at once).
+
+    Valid: at every instant of a point of (R) ``sum g_i <= G`` over the active jobs, and
+    ``floor`` is superadditive, so ``sum floor(g_i / k) <= floor(sum g_i / k) <= floor(G /
+    k)``. (R)'s LP may run ``G / k`` such jobs at a time (3.5 of 4 GPUs on 14); the cut
+    allows 3. A rounding of the capacity row by a dual-feasible function (Fekete and
+    Schepers 2001); the choice of ``k`` is ours."""
+    sizes = sorted(
+        {float(g) for g in gpus if g > 1 and math.floor(total_gpus / g) < total_gpus / g}
+    )
+    return tuple(
+        CapacityCut(k, np.floor(gpus / k), float(math.floor(total_gpus / k))) for k in sizes
+    )
+
+
 def lagrangian_value(
     releases: np.ndarray,
     durations: np.ndarray,
@@ -254,12 +314,111 @@ def lagrangian_value(
     total_gpus: float,
     boundaries: np.ndarray,
     density: np.ndarray,
+    latest: np.ndarray | None = None,
+    cuts: Sequence[CapacityCut] = (),
+    cut_densities: Sequence[np.ndarray] = (),
 ) -> tuple[float, np.ndarray]:
     """``L(lambda)`` of the module's theorem for ``lambda = density`` (>= 0) on the grid,
-    and the inner minimisers (starts)."""
+    and the inner minimisers (starts); with ``latest``, each start is also at most
+    ``latest_i`` (the bound of the jobs' points whose starts lie there); with ``cuts``,
+    each further row relaxed with its multipliers ``cut_densities`` (>= 0): the same
+    proof, each row's ``int mu_k (U_k - capacity_k) <= 0``."""
     lam = _cumulative(boundaries, density)
-    starts, values = _best_starts(releases, durations, gpus, boundaries, lam)
-    return math.fsum(values) - total_gpus * float(lam[-1]), starts
+    lams = [_cumulative(boundaries, mu) for mu in cut_densities]
+    terms = [(cut.weights, lam_k) for cut, lam_k in zip(cuts, lams, strict=True)]
+    starts, values = _best_starts(releases, durations, gpus, boundaries, lam, latest, terms)
+    value = math.fsum(values) - total_gpus * float(lam[-1])
+    for cut, lam_k in zip(cuts, lams, strict=True):
+        value -= cut.capacity * float(lam_k[-1])
+    return value, starts
+
+
+@dataclass(frozen=True)
+class Ascent:
+    """The best ``L(lambda)`` of a subgradient ascent, its multipliers (one row per
+    capacity row: the GPUs', then each cut's) and how it went."""
+
+    value: float
+    density: np.ndarray
+    iterations: int
+    best_iteration: int
+    stopped: str
+
+
+def ascend(
+    releases: np.ndarray,
+    durations: np.ndarray,
+    gpus: np.ndarray,
+    total_gpus: float,
+    boundaries: np.ndarray,
+    *,
+    target: float,
+    iterations: int,
+    patience: int,
+    density: np.ndarray | None = None,
+    latest: np.ndarray | None = None,
+    cuts: Sequence[CapacityCut] = (),
+    deadline: Deadline | None = None,
+) -> Ascent:
+    """Projected subgradient ascent on ``L`` (module docstring, "Choices") from ``density``
+    (``(1 + len(cuts), slots)``; zeros when None), Polyak's step towards ``target`` over
+    every row; stops when ``L`` reaches ``target``."""
+    lengths = np.diff(boundaries)
+    weights = [gpus] + [cut.weights for cut in cuts]
+    capacities = [total_gpus * lengths] + [cut.capacity * lengths for cut in cuts]
+    if density is None:
+        density = np.zeros((len(weights), len(lengths)))
+    if len(releases) == 0:  # no job: sum_i C_i = 0, attained at lambda = 0
+        return Ascent(0.0, density, 0, 0, "optimal")
+    best, best_at, best_density, theta, stale, done = -math.inf, 0, density, 1.0, 0, 0
+    stopped = "iterations"
+    for done in range(1, iterations + 1):
+        value, starts = lagrangian_value(
+            releases, durations, gpus, total_gpus, boundaries, density[0], latest, cuts,
+            density[1:],
+        )  # fmt: skip
+        if value > best * (1 + 1e-12) or best == -math.inf:
+            best, best_at, best_density, stale = max(best, value), done, density, 0
+        else:
+            stale += 1
+            if stale >= patience:
+                theta, stale = theta / 2, 0
+        directions = []
+        for row, (w, capacity) in enumerate(zip(weights, capacities, strict=True)):
+            direction = _slot_usage(starts, durations, w, boundaries) - capacity
+            direction[(density[row] <= 0.0) & (direction < 0.0)] = 0.0
+            directions.append(direction)
+        norm = sum(float(np.dot(direction, direction)) for direction in directions)
+        if norm <= 0.0 or target <= value:
+            stopped = "optimal" if norm <= 0.0 else "reached the relaxation's upper bound"
+            break
+        if theta < MIN_THETA:
+            stopped = "step below minimum"
+            break
+        if deadline is not None and deadline.expired():
+            stopped = "time limit"
+            break
+        density = np.stack(
+            [
+                np.maximum(0.0, density[row] + theta * (target - value) / norm * direction)
+                for row, direction in enumerate(directions)
+            ]
+        )
+    return Ascent(best, best_density, done, best_at, stopped)
+
+
+def relaxed_grid(
+    releases: np.ndarray, durations: np.ndarray, gpus: np.ndarray, total_gpus: float, slots: int
+) -> tuple[np.ndarray, float]:
+    """The multiplier grid and ``UB`` of the module docstring ("Choices")."""
+    r, p, g = releases, durations, gpus
+    schedules = [greedy_relaxed_starts(r, p, g, total_gpus, key) for key in (g * p, r)]
+    totals = [math.fsum(starts + p) for starts in schedules]
+    upper = min(totals)
+    relaxed = schedules[totals.index(upper)]
+    horizon = float(max((relaxed + p).max(initial=0.0), 1.0))
+    boundaries = _grid(np.concatenate((r, r + p, relaxed, relaxed + p)), horizon, slots)
+    return boundaries, upper
 
 
 def relaxation_bound(
@@ -283,39 +442,21 @@ def relaxation_bound(
         raise ValueError("every job needs 0 <= g_i <= G GPUs and a duration >= 0")
     if patience < 1:
         raise ValueError(f"patience must be at least 1, got {patience}")
-    schedules = [greedy_relaxed_starts(r, p, g, total_gpus, key) for key in (g * p, r)]
-    totals = [math.fsum(starts + p) for starts in schedules]
-    upper = min(totals)
-    relaxed = schedules[totals.index(upper)]
-    horizon = float(max((relaxed + p).max(initial=0.0), 1.0))
-    boundaries = _grid(np.concatenate((r, r + p, relaxed, relaxed + p)), horizon, slots)
-    lengths = np.diff(boundaries)
-    capacity = total_gpus * lengths
-    density = np.zeros(len(lengths))
-    best, best_at, theta, stale, done = -math.inf, 0, 1.0, 0, 0
-    stopped = "iterations"
-    for done in range(1, iterations + 1):
-        value, starts = lagrangian_value(r, p, g, total_gpus, boundaries, density)
-        if value > best * (1 + 1e-12) or best == -math.inf:
-            best, best_at, stale = max(best, value), done, 0
-        else:
-            stale += 1
-            if stale >= patience:
-                theta, stale = theta / 2, 0
-        direction = _slot_usage(starts, p, g, boundaries) - capacity
-        direction[(density <= 0.0) & (direction < 0.0)] = 0.0
-        norm = float(np.dot(direction, direction))
-        if norm <= 0.0 or upper <= value:
-            stopped = "optimal" if norm <= 0.0 else "reached the relaxation's upper bound"
-            break
-        if theta < MIN_THETA:
-            stopped = "step below minimum"
-            break
-        if deadline is not None and deadline.expired():
-            stopped = "time limit"
-            break
-        density = np.maximum(0.0, density + theta * (upper - value) / norm * direction)
-    return LagrangeBound(best, upper, done, best_at, len(lengths), stopped)
+    boundaries, upper = relaxed_grid(r, p, g, total_gpus, slots)
+    run = ascend(
+        r,
+        p,
+        g,
+        total_gpus,
+        boundaries,
+        target=upper,
+        iterations=iterations,
+        patience=patience,
+        deadline=deadline,
+    )
+    return LagrangeBound(
+        run.value, upper, run.iterations, run.best_iteration, len(boundaries) - 1, run.stopped
+    )
 
 
 def lb_lagrange(

@@ -1,0 +1,216 @@
+"""Tests of asrpt's ``lb_branch`` (:mod:`ddlsched.models.asrpt_branch`).
+
+Checked against proven optima (``exact``) on 120 tiny instances (``tiny`` and
+``tiny-comm``, seeds 0-59), with and without the rounded-capacity cuts: never above one;
+without cuts at least ``lb_lagrange`` (same grid and ascent) everywhere; both strictly
+above it on some; the cuts by hand; a search that leaves out a piece of a
+split window (an invalid bound) exceeds a proven optimum somewhere, so the test set would
+catch a branching that does not cover the start domain. The inner minimum over a start
+window against a dense scan; the pipeline, parameters, deadline and determinism.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+import numpy as np
+import pytest
+from asrpt_optima import GENERATORS, SEEDS
+from asrpt_optima import instance as _instance
+from asrpt_optima import optimum as _optimum
+
+from ddlsched.deadline import Deadline
+from ddlsched.models import asrpt_branch
+from ddlsched.models.asrpt import alpha_lbs
+from ddlsched.models.asrpt_branch import branch_bound, lb_branch
+from ddlsched.models.asrpt_lagrange import lagrangian_value, lb_lagrange, rounded_capacity_cuts
+from ddlsched.solvers.result import Status
+
+TOL = 1e-9
+#: Small budgets: the tiny instances have 5-10 jobs.
+SETTINGS = {"slots": 200, "iterations": 300, "patience": 20, "nodes": 25, "node_iterations": 150}
+
+
+def _data(instance):
+    lbs = alpha_lbs(instance)
+    return (
+        [j.arrival_s for j in instance.jobs],
+        [j.iterations * lbs[j.config].value_s for j in instance.jobs],
+        [instance.configs[j.config].num_gpus for j in instance.jobs],
+        instance.cluster.num_gpus,
+    )
+
+
+@cache
+def _bounds(preset: str, seed: int) -> tuple[float, float, float]:
+    """``lb_lagrange`` alone, ``lb_branch`` with the same grid and root ascent and no cuts,
+    and ``lb_branch`` with its default rounded-capacity cuts."""
+    instance = _instance(preset, seed)
+    lbs = alpha_lbs(instance)
+    root = {k: SETTINGS[k] for k in ("slots", "iterations", "patience")}
+    return (
+        lb_lagrange(instance, alpha_lbs_of=lbs, **root).value_s,
+        lb_branch(instance, alpha_lbs_of=lbs, **SETTINGS, capacity_cuts=False).value_s,
+        lb_branch(instance, alpha_lbs_of=lbs, **SETTINGS).value_s,
+    )
+
+
+def _f(starts, duration, gpus, boundaries, lam):
+    return (
+        starts
+        + duration
+        + gpus
+        * (np.interp(starts + duration, boundaries, lam) - np.interp(starts, boundaries, lam))
+    )
+
+
+def test_inner_minimum_over_a_window_is_exact_against_a_dense_scan():
+    """With ``latest``, the minimiser lies in ``[r, latest]``, its value is attained, and no
+    start of a fine scan of the window beats it."""
+    rng = np.random.default_rng(11)
+    for _ in range(60):
+        boundaries = np.concatenate(([0.0], np.sort(rng.uniform(0, 50, 12)), [60.0]))
+        density = rng.uniform(0, 2, len(boundaries) - 1) * (
+            rng.uniform(size=len(boundaries) - 1) < 0.6
+        )
+        release, duration, gpus = (
+            rng.uniform(0, 40),
+            rng.uniform(0.5, 15),
+            float(rng.integers(1, 5)),
+        )
+        latest = release + rng.uniform(0.0, 30.0)
+        value, starts = lagrangian_value(
+            np.array([release]), np.array([duration]), np.array([gpus]), 4.0, boundaries,
+            density, np.array([latest]),
+        )  # fmt: skip
+        lam = np.concatenate(([0.0], np.cumsum(density * np.diff(boundaries))))
+        capacity = 4.0 * lam[-1]
+        scan = _f(np.linspace(release, latest, 100_001), duration, gpus, boundaries, lam)
+        assert value + capacity <= scan.min() + 1e-9
+        assert _f(starts, duration, gpus, boundaries, lam)[0] == pytest.approx(
+            value + capacity, abs=1e-9
+        )
+        assert release <= starts[0] <= latest
+
+
+@pytest.mark.parametrize("preset", sorted(GENERATORS))
+def test_lb_branch_is_valid_and_at_least_the_lagrangian(preset):
+    """Never above a proven optimum (60 instances per preset, with and without the cuts);
+    without cuts never below the root's bound (``lb_lagrange``'s); both strictly above
+    ``lb_lagrange`` on some instances."""
+    higher = higher_cut = 0
+    for seed in SEEDS:
+        lagrange, branched, cut = _bounds(preset, seed)
+        assert branched <= _optimum(preset, seed) * (1 + TOL), (preset, seed)
+        assert cut <= _optimum(preset, seed) * (1 + TOL), (preset, seed)
+        assert branched >= lagrange * (1 - TOL), (preset, seed)
+        higher += branched > lagrange * (1 + 1e-6)
+        higher_cut += cut > lagrange * (1 + 1e-6)
+    assert higher >= 3 and higher_cut >= 3, (higher, higher_cut)
+
+
+def test_rounded_capacity_cuts_by_hand():
+    """Three GPUs, two 2-GPU jobs of 10 s released at 0: OPT = 10 + 20 = 30. (R)'s LP runs
+    1.5 of them at a time (each three quarters from 0: 25), the cut of ``k = 2`` allows one
+    (``floor(3 / 2) = 1``): the bound with it is above 25 and at most 30."""
+    cuts = rounded_capacity_cuts(np.array([2.0, 2.0, 1.0]), 3.0)
+    assert [(c.size, c.capacity, list(c.weights)) for c in cuts] == [(2.0, 1.0, [1.0, 1.0, 0.0])]
+    assert rounded_capacity_cuts(np.array([1.0, 2.0, 7.0]), 14.0) == ()
+    args = ([0.0, 0.0], [10.0, 10.0], [2.0, 2.0], 3.0)
+    plain = branch_bound(*args, slots=50, iterations=1000, patience=20, nodes=1,
+                         capacity_cuts=False)  # fmt: skip
+    cut = branch_bound(*args, slots=50, iterations=1000, patience=20, nodes=1)
+    assert plain.value_s <= 25.0 * (1 + TOL)
+    assert 25.5 < cut.value_s <= 30.0 * (1 + TOL), cut
+
+
+def test_a_search_that_drops_a_piece_exceeds_an_optimum(monkeypatch):
+    """The test set discriminates: without the first piece of every split (jobs may not
+    start early: not a relaxation any more) the bound exceeds a proven optimum somewhere
+    (cuts off, so the root is ``lb_lagrange``'s)."""
+    pieces = asrpt_branch._pieces
+    monkeypatch.setattr(asrpt_branch, "_pieces", lambda *args: pieces(*args)[1:])
+    over = 0
+    for preset in GENERATORS:
+        for seed in SEEDS:
+            instance = _instance(preset, seed)
+            lbs = alpha_lbs(instance)
+            wrong = lb_branch(instance, alpha_lbs_of=lbs, **SETTINGS, capacity_cuts=False).value_s
+            over += wrong > _optimum(preset, seed) * (1 + 1e-6)
+    assert over >= 1
+
+
+def test_one_node_is_the_lagrangian_and_the_search_is_deterministic():
+    instance = _instance("tiny", 7)
+    lbs = alpha_lbs(instance)
+    root = lb_lagrange(instance, alpha_lbs_of=lbs, slots=200, iterations=300, patience=20)
+    single = lb_branch(instance, alpha_lbs_of=lbs, **{**SETTINGS, "nodes": 1}, capacity_cuts=False)
+    assert single.value_s == root.value_s == single.root_s
+    assert single.nodes == 1 and single.open_nodes == 1
+    first = lb_branch(instance, alpha_lbs_of=lbs, **SETTINGS)
+    assert first == lb_branch(instance, alpha_lbs_of=lbs, **SETTINGS)
+
+
+def test_a_gang_by_hand():
+    """Two GPUs, three jobs released at 0: A on 2 GPUs for 10 s, B on 1 GPU for 10 s, C on
+    1 GPU for 1 s. By enumeration of the orders OPT = 31 (B and C from 0, A from 10; A
+    first gives 10 + 11 + 20 = 41, C then A then B 1 + 11 + 21 = 33). The search never
+    exceeds it and climbs above the Lagrangian, whose LP runs A half early, half late."""
+    releases, durations, gpus = [0.0, 0.0, 0.0], [10.0, 10.0, 1.0], [2.0, 1.0, 1.0]
+    found = branch_bound(releases, durations, gpus, 2.0, slots=50, iterations=500,
+                         patience=20, nodes=200, node_iterations=300)  # fmt: skip
+    assert found.value_s <= 31.0 * (1 + TOL)
+    assert found.value_s > found.root_s * (1 + 1e-6), found
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("patience", 0), ("nodes", 0), ("node_iterations", 0), ("pieces", 1), ("branch_jobs", 0)],
+)
+def test_refuses_bad_settings(name, value):
+    with pytest.raises(ValueError, match=f"{name} must be at least"):
+        branch_bound([0.0], [1.0], [1.0], 1.0, **{name: value})
+
+
+def test_lb_branch_through_the_pipeline(solve):
+    instance = _instance("tiny", 3)
+    result = solve("asrpt", "lb_branch", instance, **SETTINGS)
+    assert result.status is Status.BOUND_ONLY
+    _, _, cut = _bounds("tiny", 3)
+    assert result.bound == pytest.approx(max(cut, result.info["lb_busy"]))
+    assert result.info["root_bound"] <= result.bound * (1 + TOL)
+    assert result.info["nodes"] <= SETTINGS["nodes"]
+
+
+@pytest.mark.parametrize(
+    "param", ["nodes=0", "pieces=1", "node_iterations=x", "branch_jobs=-2", "capacity_cuts=maybe"]
+)
+def test_bad_parameter_is_one_line_and_exit_2(cli, tmp_path, param):
+    path = tmp_path / "tiny.json"
+    _instance("tiny", 0).save(path)
+    code, _, err = cli("solve", "asrpt", str(path), "--method", "lb_branch", "--param", param)
+    assert code == 2
+    assert len(err.strip().splitlines()) == 1 and param.split("=")[0] in err
+
+
+def test_an_expired_deadline_keeps_a_valid_bound():
+    ticks = iter(range(10**9))
+    instance = _instance("tiny-comm", 4)
+    lbs = alpha_lbs(instance)
+    # the clock passes 400 reads in: the root's ascent and a few nodes run, then the search stops
+    deadline = Deadline(400.0, clock=lambda: float(next(ticks)))
+    found = lb_branch(instance, deadline, alpha_lbs_of=lbs, **{**SETTINGS, "nodes": 10_000})
+    assert found.stopped in ("time limit", "every open node at the relaxation's upper bound")
+    assert found.value_s <= _optimum("tiny-comm", 4) * (1 + TOL)
+    assert found.value_s >= found.root_s
+
+
+def test_no_job_and_two_that_exclude_each_other():
+    """No job: 0 (no error). Two 3-GPU jobs of 3 s released at 0 on 4 GPUs run one after
+    the other: OPT = 3 + 6 = 9; the cut of k = 3 and the branching reach it within 1e-6."""
+    assert branch_bound([], [], [], 4.0, nodes=5).value_s == 0.0
+    pair = branch_bound([0.0, 0.0], [3.0, 3.0], [3.0, 3.0], 4.0, nodes=20, slots=10,
+                        iterations=50)  # fmt: skip
+    assert pair.cut_sizes == (3.0,)
+    assert 9.0 * (1 - 1e-6) <= pair.value_s <= 9.0 * (1 + TOL)
+    assert pair.value_s > pair.root_s
