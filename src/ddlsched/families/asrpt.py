@@ -50,6 +50,8 @@ Modules of the family:
   searched and improved incumbent, objective bound, job windows, symmetry and
   release order, LP level, the MILP's proof; ours),
   :mod:`ddlsched.models.asrpt_lagrange` (``lb_lagrange``, ours),
+  :mod:`ddlsched.models.asrpt_branch` (``lb_branch``: ``lb_lagrange``'s relaxation
+  branched over the start windows of the largest jobs, ours),
   :mod:`ddlsched.models.asrpt_windows` (``improve``'s CP-SAT window moves, ours),
   :mod:`ddlsched.models.asrpt_best_placement` (``improve``'s ``best_placement``
   start, ours) and :mod:`ddlsched.models.asrpt_theory` (Theorem 1, Lemmas 2-3
@@ -129,19 +131,17 @@ bound, the same on every run). ``asrpt --param theory=true`` computes
 ``alpha_lb`` the same way within its limit.
 
 ``ddlsched simulate asrpt --trace NAME --policy M`` builds a ``trace``
-instance and runs one policy through the same pipeline.
+instance and runs one policy through the same pipeline
+(:mod:`ddlsched.families._asrpt_simulate`).
 """
 
 from __future__ import annotations
 
-import argparse
 import math
 import time
 from dataclasses import replace
 from typing import Any
 
-from ddlsched import cli_types
-from ddlsched.errors import DdlschedError
 from ddlsched.families._asrpt_params import (
     AsrptParams,
     BaselineParams,
@@ -151,6 +151,7 @@ from ddlsched.families._asrpt_params import (
     ImproveParams,
     LagrangeParams,
 )
+from ddlsched.families._asrpt_simulate import SIMULATION, simulate_window
 from ddlsched.problems.asrpt import AsrptInstance, prediction_error
 from ddlsched.problems.asrpt_schedule import (
     AsrptEvaluation,
@@ -161,11 +162,9 @@ from ddlsched.problems.asrpt_schedule import (
 from ddlsched.registry import (
     Family,
     RunContext,
-    Simulation,
     WorstCaseSpace,
     register_family,
     register_method,
-    simulate,
 )
 from ddlsched.solvers.result import Outcome, Status
 from ddlsched.workloads.asrpt import PRESET_PARAMS, PRESETS, SYNTHETIC
@@ -504,95 +503,6 @@ def _worst_case_space() -> WorstCaseSpace:
     )
 
 
-# --------------------------------------------------------------------------- simulate command
-
-
-def simulate_window(
-    instance: AsrptInstance,
-    policy: str,
-    *,
-    params: dict[str, Any] | None = None,
-    seed: int = 0,
-    time_limit_s: float = math.inf,
-    raise_errors: bool = False,
-):
-    """Run one policy on ``instance`` through the method pipeline; the evaluated result."""
-    return simulate(
-        "asrpt",
-        policy,
-        instance,
-        params=params,
-        seed=seed,
-        time_limit_s=time_limit_s,
-        raise_errors=raise_errors,
-    )
-
-
-def _simulation_window(args: argparse.Namespace, preset: dict[str, Any]) -> AsrptInstance:
-    """The ``trace`` window of ``ddlsched simulate asrpt``'s flags."""
-    for key in ("trace", "jobs", "start", "predictor"):
-        if key in preset:
-            raise DdlschedError(f"--set {key}=...: use --{key}")
-    preset.update(trace=args.trace, predictor=args.predictor, jobs=args.jobs, start=args.start)
-    return generate("trace", args.seed, **preset)
-
-
-def _simulation_report(instance: AsrptInstance, result: Any) -> dict[str, Any]:
-    out = dict(result.evaluation.summary())
-    out.update({k: v for k, v in result.info.items() if k not in out})
-    out["jobs"] = instance.num_jobs
-    out["provenance"] = dict(instance.provenance)
-    return out
-
-
-def _jobs(text: str) -> int | str:
-    if text == "all":
-        return text
-    try:
-        return cli_types.count()(text)
-    except argparse.ArgumentTypeError:
-        raise argparse.ArgumentTypeError(
-            f"expected a number of jobs >= 1 or 'all', got {text!r}"
-        ) from None
-
-
-def _simulation_options(p: argparse.ArgumentParser) -> None:
-    """The flags of ``ddlsched simulate asrpt`` besides the common ones."""
-    p.add_argument(
-        "--jobs", type=_jobs, default=None, help="window length, or 'all' (default: 1000)"
-    )
-    p.add_argument(
-        "--start",
-        type=cli_types.non_negative(),
-        default=None,
-        help="window start in the test split, >= 0 (default: seeded random)",
-    )
-    p.add_argument("--predictor", default="rf", help="rf (default), mean, median, perfect, noisy")
-
-
-_SIMULATION = Simulation(
-    command="asrpt",
-    help="replay a trace window under A-SRPT or a baseline",
-    description=(
-        "Build a trace window (preset 'trace' of family asrpt: 80/20 split by submission "
-        "time, window from the test split, predictions from the training split) and "
-        "replay it under one policy; prints total completion and flow time, makespan, "
-        "JCT percentiles, utilisation and the prediction error."
-    ),
-    trace_help="philly, itp[:clusterNN], trace1..4, tiresias",
-    policies=lambda: POLICIES,
-    seed_help="seed (configurations, window, predictor), >= 0",
-    set_help="preset parameter (repeatable)",
-    param_help="policy parameter (repeatable)",
-    add_options=_simulation_options,
-    build=_simulation_window,
-    report=_simulation_report,
-    title=lambda args, instance: (
-        f"asrpt simulation: {args.trace}, {instance.num_jobs} jobs, {args.policy}"
-    ),
-)
-
-
 FAMILY = register_family(
     Family(
         name="asrpt",
@@ -611,7 +521,7 @@ FAMILY = register_family(
         smoke=("tiny", {}),
         size=lambda instance: len(instance.jobs),
         summary="A-SRPT online scheduling with predictions vs offline optimum and bounds",
-        simulation=_SIMULATION,
+        simulation=SIMULATION,
         worst_case=_worst_case_space(),
     )
 )
