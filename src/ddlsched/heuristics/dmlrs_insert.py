@@ -81,21 +81,25 @@ class Inserter:
         return (int(most[h]), h) if most[h] > 0 else (0, -1)
 
     def _external(self, i: int, free: np.ndarray, want: int) -> dict[int, list[int]]:
-        """Bundles on the least-loaded machine where each fits: ``{machine: [w, s]}``."""
+        """Bundles on the least-loaded machine where each fits: ``{machine: [w, s]}``
+        (a bundle changes one machine: only its load and fit are recomputed)."""
         job = self.instance.jobs[i]
         left = free.copy()
         cap = self.instance.cap
+        demands = (self.alpha[i], self.alpha[i] + self.beta[i])  # without, with a PS
+        fits = [(d <= left).all(axis=1) for d in demands]
+        load = ((cap - left) / cap).max(axis=1)
         counts: dict[int, list[int]] = {}
         workers = servers = 0
         while workers < want:
             with_ps = int(servers < ps_needed(job, workers + 1))
-            demand = self.alpha[i] + with_ps * self.beta[i]
-            fits = (demand <= left).all(axis=1)
-            if not fits.any():
+            if not fits[with_ps].any():
                 break
-            load = ((cap - left) / cap).max(axis=1)
-            h = int(np.argmin(np.where(fits, load, np.inf)))
-            left[h] -= demand
+            h = int(np.argmin(np.where(fits[with_ps], load, np.inf)))
+            left[h] -= demands[with_ps]
+            load[h] = ((cap[h] - left[h]) / cap[h]).max()
+            for fit, demand in zip(fits, demands, strict=True):
+                fit[h] = (demand <= left[h]).all()
             entry = counts.setdefault(h, [0, 0])
             entry[0] += 1
             entry[1] += with_ps
@@ -145,22 +149,26 @@ class Inserter:
         return None
 
     def profile(self, i: int, used: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Samples job ``i`` can process in each slot ``a_i..T`` on the capacity ``used``
-        leaves: the internal mode's and the better mode's (index 0: slot ``a_i``)."""
+        """Samples job ``i`` can process in each slot from ``a_i`` on the capacity ``used``
+        leaves: the internal mode's and the better mode's (index 0: slot ``a_i``), up to
+        the slot the internal mode alone finishes the job in (``T`` when it cannot)."""
         inst = self.instance
         job = inst.jobs[i]
         want_int = min(job.global_batch, workers_needed(job, job.workload, inst.b_int, inst.slot_s))
         want_ext = min(job.global_batch, workers_needed(job, job.workload, inst.b_ext, inst.slot_s))
-        internal, best = [], []
+        done = job.workload * (1.0 - SAMPLE_RTOL)
+        internal: list[float] = []
         for t in range(job.arrival_slot, inst.slots + 1):
-            free = self.limit - used[t]
-            w_int, _ = self._internal(i, free, want_int)
-            ext = self._external(i, free, want_ext)
+            w_int, _ = self._internal(i, self.limit - used[t], want_int)
+            internal.append(samples_in_slot(job, w_int, inst.b_int, inst.slot_s) if w_int else 0.0)
+            if sum(internal) >= done:
+                break
+        best = []
+        for t, got_int in enumerate(internal, start=job.arrival_slot):
+            ext = self._external(i, self.limit - used[t], want_ext)
             w_ext = sum(w for w, _ in ext.values())
             bw_ext = inst.b_int if len(ext) == 1 else inst.b_ext
-            got_int = samples_in_slot(job, w_int, inst.b_int, inst.slot_s) if w_int else 0.0
             got_ext = samples_in_slot(job, w_ext, bw_ext, inst.slot_s) if w_ext else 0.0
-            internal.append(got_int)
             best.append(max(got_int, got_ext))
         return np.array(internal), np.array(best)
 
@@ -198,8 +206,7 @@ class Inserter:
             return early
         offered = self.profile(i, used)
         job = self.instance.jobs[i]
-        alone = np.nonzero(np.cumsum(offered[0]) >= job.workload * (1.0 - SAMPLE_RTOL))[0]
-        leanest = job.arrival_slot + int(alone[0]) if len(alone) else self.instance.slots
+        leanest = job.arrival_slot + len(offered[0]) - 1  # internal alone, or T
         plans = [early]
         for finish in sorted({_finish(early), leanest}):
             plan = self.lean_plan(i, used, finish, offered)
