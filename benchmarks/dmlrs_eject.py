@@ -58,12 +58,22 @@ DEFAULT_PARAMS = "eject_moves=6,eject_completions=2"
 
 
 def parse_params(text: str) -> list[dict[str, object]]:
-    """``a=1,b=x;c=2`` -> ``[{'a': 1, 'b': 'x'}, {'c': 2}]`` (integers where they parse)."""
+    """``a=1,b=x;c=0.5`` -> ``[{'a': 1, 'b': 'x'}, {'c': 0.5}]`` (numbers where they parse)."""
     sets = []
     for chunk in text.split(";"):
         pairs = (item.split("=", 1) for item in chunk.split(",") if item)
-        sets.append({k: int(v) if v.lstrip("-").isdigit() else v for k, v in pairs})
+        sets.append({k: _number(v) for k, v in pairs})
     return sets
+
+
+def _number(text: str) -> object:
+    """``text`` as an integer or a float where it parses, else as it is."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
 
 
 def measure(point: str, seed: int, params: dict[str, object], limit_s: float) -> str:
