@@ -130,34 +130,3 @@ def test_cli_bad_rule_exits_2(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "ddlsched: error:" in err and "insert_plan" in err
     assert len(err.strip().splitlines()) == 1
-
-
-def _external_by_hand(inserter: Inserter, i: int, free: np.ndarray, want: int) -> dict:
-    """The external mode recomputed in full after every bundle (the former loop)."""
-    job, cap, left = inserter.instance.jobs[i], inserter.instance.cap, free.copy()
-    counts: dict[int, list[int]] = {}
-    workers = servers = 0
-    while workers < want:
-        with_ps = int(servers < -(-(workers + 1) // job.gamma))
-        demand = inserter.alpha[i] + with_ps * inserter.beta[i]
-        fits = (demand <= left).all(axis=1)
-        if not fits.any():
-            break
-        h = int(np.argmin(np.where(fits, ((cap - left) / cap).max(axis=1), np.inf)))
-        left[h] -= demand
-        entry = counts.setdefault(h, [0, 0])
-        entry[0], entry[1] = entry[0] + 1, entry[1] + with_ps
-        workers, servers = workers + 1, servers + with_ps
-    return counts
-
-
-@pytest.mark.parametrize("machines", [3, 20])
-def test_the_external_mode_places_the_bundles_of_the_full_loop(machines):
-    instance = generate("paper", machines, jobs=30, machines=machines, slots=10)
-    inserter = Inserter(instance)
-    rng = np.random.default_rng(machines)
-    for _ in range(100):
-        i = int(rng.integers(len(instance.jobs)))
-        free = inserter.limit * rng.random(inserter.limit.shape) ** 2
-        want = int(rng.integers(1, 40))
-        assert inserter._external(i, free, want) == _external_by_hand(inserter, i, free, want)

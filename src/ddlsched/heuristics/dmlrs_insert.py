@@ -81,25 +81,21 @@ class Inserter:
         return (int(most[h]), h) if most[h] > 0 else (0, -1)
 
     def _external(self, i: int, free: np.ndarray, want: int) -> dict[int, list[int]]:
-        """Bundles on the least-loaded machine where each fits: ``{machine: [w, s]}``
-        (a bundle changes one machine: only its load and fit are recomputed)."""
+        """Bundles on the least-loaded machine where each fits: ``{machine: [w, s]}``."""
         job = self.instance.jobs[i]
         left = free.copy()
         cap = self.instance.cap
-        demands = (self.alpha[i], self.alpha[i] + self.beta[i])  # without, with a PS
-        fits = [(d <= left).all(axis=1) for d in demands]
-        load = ((cap - left) / cap).max(axis=1)
         counts: dict[int, list[int]] = {}
         workers = servers = 0
         while workers < want:
             with_ps = int(servers < ps_needed(job, workers + 1))
-            if not fits[with_ps].any():
+            demand = self.alpha[i] + with_ps * self.beta[i]
+            fits = (demand <= left).all(axis=1)
+            if not fits.any():
                 break
-            h = int(np.argmin(np.where(fits[with_ps], load, np.inf)))
-            left[h] -= demands[with_ps]
-            load[h] = ((cap[h] - left[h]) / cap[h]).max()
-            for fit, demand in zip(fits, demands, strict=True):
-                fit[h] = (demand <= left[h]).all()
+            load = ((cap - left) / cap).max(axis=1)
+            h = int(np.argmin(np.where(fits, load, np.inf)))
+            left[h] -= demand
             entry = counts.setdefault(h, [0, 0])
             entry[0] += 1
             entry[1] += with_ps
