@@ -2,6 +2,7 @@
 
     python benchmarks/dmlrs_eject.py
     python benchmarks/dmlrs_eject.py --points fig6-20:1 --params eject_moves=6,eject_windows=500
+    python benchmarks/dmlrs_eject.py --points fig6-20:1 --params insert_plan=lean
 
 On ``paper`` instances (``--points``: ``NAME:SEED`` pairs, ``NAME`` a point of
 :data:`POINTS`, the same instance as ``ddlsched instance generate dmlrs --preset paper
@@ -9,9 +10,10 @@ On ``paper`` instances (``--points``: ``NAME:SEED`` pairs, ``NAME`` a point of
 ``benchmarks/suites/dmlrs.toml``'s groups), one line per instance and configuration, side
 by side in one run: ``improve`` with its defaults, then with each ``--params`` set
 (``;`` between sets, ``,`` between ``name=value`` pairs of one set): utility, width
-against the instance's best known bound, jobs that finish (and earn), seconds, and for the ejection
-move the moves kept of tried, the repair windows run and the jobs the kept moves forced
-in (``info``).
+against the instance's best known bound, jobs that finish (and earn), seconds, the LNS
+windows tried, and for the ejection move instead the moves kept of tried, the repair
+windows run and the jobs the kept moves forced in (``info``). ``fig6-M`` is Fig. 6's
+group at ``M`` machines (10, 20, 40, 60, 80, 100; the suite's ``fig6-machines``).
 
 ``--force NAME:SEED:JOB@SLOT+JOB@SLOT..`` instead forces named jobs in, one move each
 from ``improve``'s schedule after its window search (defaults, seed 0), with every
@@ -37,7 +39,7 @@ from ddlsched.workloads.dmlrs import generate
 
 #: The suite's dmlrs points: name -> the preset's (jobs, machines, slots).
 POINTS = {
-    "fig6-20": {"jobs": 50, "machines": 20, "slots": 20},
+    **{f"fig6-{m}": {"jobs": 50, "machines": m, "slots": 20} for m in (10, 20, 40, 60, 80, 100)},
     "fig7-20": {"jobs": 20, "machines": 100, "slots": 20},
     "fig8-100": {"jobs": 100, "machines": 50, "slots": 20},
     "fig10": {"jobs": 100, "machines": 30, "slots": 80},
@@ -56,12 +58,22 @@ DEFAULT_PARAMS = "eject_moves=6,eject_completions=2"
 
 
 def parse_params(text: str) -> list[dict[str, object]]:
-    """``a=1,b=x;c=2`` -> ``[{'a': 1, 'b': 'x'}, {'c': 2}]`` (integers where they parse)."""
+    """``a=1,b=x;c=0.5`` -> ``[{'a': 1, 'b': 'x'}, {'c': 0.5}]`` (numbers where they parse)."""
     sets = []
     for chunk in text.split(";"):
         pairs = (item.split("=", 1) for item in chunk.split(",") if item)
-        sets.append({k: int(v) if v.lstrip("-").isdigit() else v for k, v in pairs})
+        sets.append({k: _number(v) for k, v in pairs})
     return sets
+
+
+def _number(text: str) -> object:
+    """``text`` as an integer or a float where it parses, else as it is."""
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
 
 
 def measure(point: str, seed: int, params: dict[str, object], limit_s: float) -> str:
@@ -79,7 +91,7 @@ def measure(point: str, seed: int, params: dict[str, object], limit_s: float) ->
     info = result.info
     jobs = info.get("completed", "-")  # jobs that finish (and earn)
     cut = " cut" if result.time_limit_hit else ""
-    move = "-"
+    move = f"{info.get('windows_tried', '-')} windows"
     if "eject_moves_tried" in info:
         move = (
             f"{info['eject_moves_kept']}/{info['eject_moves_tried']}, "
@@ -158,7 +170,9 @@ def main() -> None:
             print(line, flush=True)
         return
     configs = ([] if args.no_defaults else [{}]) + parse_params(args.params)
-    print("| instance | params | utility | width | jobs | s | moves kept/tried, windows, in |")
+    print(
+        "| instance | params | utility | width | jobs | s | LNS windows; moves kept/tried, windows, in |"
+    )
     print("|---|---|---:|---:|---:|---:|---|")
     for item in args.points.split(","):
         name, seed = item.split(":")

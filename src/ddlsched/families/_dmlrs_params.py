@@ -333,6 +333,21 @@ class ImproveParams:
         minimum=1,
         maximum=10**9,
     )
+    insert_plan: str = param(
+        "samples",
+        "the insertion's plan for a job: samples (the earliest completion, the mode with "
+        "more samples each slot), lean (that or a plan internal on one machine as long as "
+        "the job can still finish, whichever earns more minus lean_price times the "
+        "capacity it holds), or both (the first pass with each, windows alternating)",
+        choices=("samples", "lean", "both"),
+    )
+    lean_price: float = param(
+        1.0,
+        "insert_plan=lean: the price of a machine-slot a plan holds, in units of the "
+        "incumbent's utility per machine-slot of the cluster",
+        minimum=0.0,
+        maximum=1e6,
+    )
     eject_moves: int = param(
         0,
         "ejection moves after the LNS: an unscheduled job forced in at a completion slot, "

@@ -49,7 +49,7 @@ Modules of the family:
   :mod:`ddlsched.models.dmlrs_blocks` (``ub_blocks``, ours: ``ub_capacity`` with each
   internal-mode slot one block on one machine);
 * improvement: :mod:`ddlsched.heuristics.dmlrs_improve` (``improve``, ours),
-  its ejection moves :mod:`ddlsched.heuristics.dmlrs_eject` and its MIP repair
+  its insertion rules :mod:`ddlsched.heuristics.dmlrs_insert`, its ejection moves :mod:`ddlsched.heuristics.dmlrs_eject` and its MIP repair
   :mod:`ddlsched.models.dmlrs_mip_repair`;
 * the methods' parameter classes: :mod:`ddlsched.families._dmlrs_params`.
 
@@ -77,7 +77,8 @@ R-DMLRS; also returns the restricted master's integer schedule),
 :mod:`ddlsched.heuristics.dmlrs_improve`: the best of ``pd_ors``, ``oasis``,
 ``fifo`` and ``drf`` improved by an LNS that frees windows of jobs and
 re-inserts them at their earliest finish in the free capacity; parameters
-``starts``, ``window``, ``patience``, ``max_windows``; ``mip_windows``,
+``starts``, ``window``, ``patience``, ``max_windows``; ``insert_plan`` and
+``lean_price`` choose the insertion's plan, :mod:`ddlsched.heuristics.dmlrs_insert`; ``mip_windows``,
 ``mip_window`` and ``mip_nodes`` add windows repaired by ``exact``'s MILP on
 the residual capacity, :mod:`ddlsched.models.dmlrs_mip_repair`; ``eject_moves``,
 ``eject_completions``, ``eject_windows``, ``eject_evict`` and ``eject_place`` add
@@ -374,6 +375,8 @@ def _improve(instance: DmlrsInstance, params: ImproveParams, ctx: RunContext) ->
         mip_windows=params.mip_windows,
         mip_window=params.mip_window,
         eject=eject,
+        insert_plan=params.insert_plan,
+        lean_price=params.lean_price,
     )
     repair = None
     if params.mip_windows > 0:

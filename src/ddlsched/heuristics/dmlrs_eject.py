@@ -11,8 +11,8 @@ by force: for an unscheduled job ``j`` and a completion slot ``c`` of it,
    ``place``, default): the internal mode on one machine (the most workers that fit,
    ``b_int``) in slots ``a_j..k``, then an even share of the samples left in each slot
    to ``c`` (the better mode per slot), ``k`` the latest slot that still lets the job
-   finish by ``c`` (``_Inserter.plan(..., finish=c, internal_until=k)``). The insertion
-   takes the mode that processes more samples in a slot, which for a large job is the
+   finish by ``c`` (``Inserter.plan(..., finish=c, internal_until=k)``,
+   :mod:`ddlsched.heuristics.dmlrs_insert`). The earliest-completion insertion takes the mode that processes more samples in a slot, which for a large job is the
    external one even when ``b_ext`` makes a worker 12 times slower (Fig. 6 seed 1's job
    44: 282 worker-slots at ``b_ext``, 23 at ``b_int``): the lean plan holds the fewest
    GPUs the completion allows. ``reserve`` and ``insert``: the even share in every slot
