@@ -24,6 +24,7 @@ Fig. 6 with ``S`` servers (``T = 1500``), generated as ``benchmarks/suites/rar.t
 from __future__ import annotations
 
 import argparse
+import logging
 import time
 
 from rar_points import paper_point, stamp
@@ -53,7 +54,11 @@ def main() -> None:
     parser.add_argument("--config", nargs="+", default=["descent:4:4:3", "gallop:4:2:6"])
     parser.add_argument("--workers", type=int, default=8)
     parser.add_argument("--improve-limit", type=float, default=3600.0, help="improve's limit")
+    parser.add_argument("--log", action="store_true", help="log each target to stderr")
     args = parser.parse_args()
+    if args.log:
+        logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(message)s")
+        logging.getLogger("ddlsched.models.rar_cpsat_whole").setLevel(logging.INFO)
     configs = [(config, _settings(config, args.workers)) for config in args.config]
     print(f"started {stamp()}; workers {args.workers}")
     print(

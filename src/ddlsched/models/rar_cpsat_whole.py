@@ -324,6 +324,7 @@ def whole_search(
         work = float(run.solver.deterministic_time) if run.solver is not None else 0.0
         row: list[Any] = [target, run.message, None, round(work, 3)]
         info["whole_targets"].append(row)
+        log.info("rar cpsat (whole): target %d %s (%.1f units)", target, run.message, work)
         if run.has_solution:
             plan = _decode(run, variables, instance, durations)
             best_schedule = plan_to_schedule(instance, plan)
