@@ -1,4 +1,4 @@
-"""rar ``cpsat`` with ``placements=whole``: CP-SAT over whole rings, a descent on the target."""
+"""rar ``cpsat`` with ``placements=whole``: CP-SAT over whole rings, a search on the target."""
 
 from __future__ import annotations
 
@@ -8,13 +8,15 @@ from dataclasses import replace
 import pytest
 
 from ddlsched.cli import main
-from ddlsched.models.rar_cpsat_whole import WholeSettings, whole_search
+from ddlsched.models.rar_cpsat import lengths
+from ddlsched.models.rar_cpsat_whole import TargetSearch, WholeSettings, whole_floor, whole_search
 from ddlsched.problems.rar_schedule import evaluate, schedule_to_json
 from ddlsched.workloads.rar import generate
 
 pytest.importorskip("ortools")
 
 WHOLE = dict(placements="whole", target_work=2.0, workers=2, max_targets=100)
+DESCENT = dict(WHOLE, target_search="descent")
 
 
 @pytest.mark.parametrize("seed", [4, 10, 11])
@@ -27,14 +29,59 @@ def test_the_option_is_never_worse_than_its_hint_and_gives_no_bound(solve, seed)
     assert result.info["bound_valid"] is False
 
 
-def test_whole_rings_cannot_beat_a_split_hint_and_the_hint_is_kept(solve):
-    # seed 10: the optimum (12) splits a ring; whole rings reach 16 at best
+def test_whole_rings_cannot_beat_a_split_hint_and_the_floor_says_so_without_a_solve(solve):
+    # seed 10: the optimum (12) splits a ring; whole rings reach 16 at best, and their
+    # floor (15: the longest ring or a gang size's energy) is above the hint already
     instance = generate("small", 10)
     improved = solve("rar", "improve", instance)
     result = solve("rar", "cpsat", instance, **WHOLE)
     assert result.info["winner"] == "improve" and result.objective == improved.objective
-    unmet = result.info["whole_targets"][-1]
-    assert unmet[0] == improved.objective - 1 and unmet[2] is None
+    assert result.info["whole_floor"] == 15 > improved.objective
+    assert result.info["whole_targets"] == []
+    assert result.info["whole_stopped"] == "the whole-ring floor"
+
+
+def test_the_floor_is_the_longest_ring_or_a_gang_size_energy():
+    instance = generate("small", 10)
+    durations = [int(d) for d in lengths(instance).single]
+    floor = whole_floor(instance, durations)
+    assert floor >= max(durations)
+    assert floor * instance.num_gpus >= sum(
+        job.gpus * d for job, d in zip(instance.jobs, durations, strict=True)
+    )
+    # a larger cluster of the same servers lowers the energy floor to the longest ring
+    wide = replace(instance, servers=instance.servers * 20)
+    assert whole_floor(wide, durations) == max(durations)
+
+
+def test_the_gallop_doubles_its_step_then_bisects_towards_the_unmet_target():
+    targets = TargetSearch("gallop", best=308, floor=287)
+    asked = []
+    for answer in (307, 305, 300, None, None, 298, None):
+        target = targets.next()
+        asked.append(target)
+        if answer is None:
+            assert targets.unmet(target)
+        else:
+            targets.met(answer)
+    # 308-1, 307-2, 305-4 (met at 300), 300-8 unmet, (292+300)//2 unmet, (296+300)//2 met
+    # at 298, (296+298)//2 unmet: the bisection has closed on [297, 298]
+    assert asked == [307, 305, 301, 292, 296, 298, 297]
+    assert targets.next() is None and targets.best == 298
+
+
+def test_the_gallop_stops_at_the_floor_and_the_descent_at_its_first_unmet_target():
+    gallop = TargetSearch("gallop", best=12, floor=10)
+    assert gallop.next() == 11
+    gallop.met(11)
+    assert gallop.next() == 10  # 11 - 2 is below the floor: the floor itself
+    gallop.met(10)
+    assert gallop.next() is None
+    descent = TargetSearch("descent", best=12, floor=3)
+    assert descent.next() == 11
+    descent.met(9)
+    assert descent.next() == 8
+    assert not descent.unmet(8)
 
 
 @pytest.mark.parametrize("seed", [11, 12])
@@ -43,13 +90,27 @@ def test_without_a_hint_the_descent_reaches_the_optimum(solve, seed):
     improved = solve("rar", "improve", instance)
     exact = solve("rar", "exact", instance)
     assert exact.status == "optimal"
-    result = solve("rar", "cpsat", instance, hint="none", **WHOLE)
+    result = solve("rar", "cpsat", instance, hint="none", **DESCENT)
     assert result.objective == exact.objective <= improved.objective
     targets = result.info["whole_targets"]
     # each met target's schedule ends by it, and the next target is one slot below it
     for (target, _, makespan, _), (after, _, _, _) in itertools.pairwise(targets):
         assert makespan is not None and makespan <= target and after == makespan - 1
     assert result.info["whole_infeasible"] == [exact.objective - 1]
+
+
+@pytest.mark.parametrize("seed", [7, 11, 12, 21])
+def test_without_a_hint_the_gallop_reaches_the_descents_schedule(solve, seed):
+    instance = generate("small", seed)
+    descent = solve("rar", "cpsat", instance, hint="none", **DESCENT)
+    result = solve("rar", "cpsat", instance, hint="none", **WHOLE)
+    assert result.objective == descent.objective
+    assert result.info["target_search"] == "gallop"
+    targets = result.info["whole_targets"]
+    assert all(target >= result.info["whole_floor"] for target, _, _, _ in targets)
+    met = [makespan for _, _, makespan, _ in targets if makespan is not None]
+    assert met == sorted(met, reverse=True) and met[-1] == result.objective
+    assert all(m <= t for t, _, m, _ in targets if m is not None)
 
 
 def test_every_ring_of_the_schedule_is_whole_and_the_search_is_deterministic():
@@ -74,7 +135,15 @@ def test_a_job_that_fits_no_server_whole_leaves_the_hint(solve):
 
 
 @pytest.mark.parametrize(
-    "param", ["placements=split", "target_work=0", "target_work=x", "max_targets=0"]
+    "param",
+    [
+        "placements=split",
+        "target_work=0",
+        "target_work=x",
+        "max_targets=0",
+        "first_work=-1",
+        "target_search=bisect",
+    ],
 )
 def test_bad_parameters_are_one_line_errors(tmp_path, capsys, param):
     path = tmp_path / "small.json"
@@ -86,7 +155,7 @@ def test_bad_parameters_are_one_line_errors(tmp_path, capsys, param):
     assert err.count("\n") == 1 and err.startswith("ddlsched: error:"), err
 
 
-def test_a_hint_that_overruns_the_horizon_starts_the_descent_at_the_horizon(solve):
+def test_a_hint_that_overruns_the_horizon_starts_the_search_at_the_horizon(solve):
     instance = generate("small", 11)
     hint = solve("rar", "improve", instance).schedule  # makespan 11, the optimum
     tight = replace(instance, horizon=10)

@@ -2,9 +2,9 @@
 the method; these helpers live here to keep that module a readable map).
 
 :func:`cpsat_method_search` runs the search the ``placements`` parameter names: every
-placement (:mod:`ddlsched.models.rar_cpsat_search`) or whole rings at descending targets
-(:mod:`ddlsched.models.rar_cpsat_whole`); :func:`makespan_within_horizon` is how the method
-compares its hint with the search's schedule.
+placement (:mod:`ddlsched.models.rar_cpsat_search`) or whole rings at searched target
+makespans (:mod:`ddlsched.models.rar_cpsat_whole`); :func:`makespan_within_horizon` is how the
+method compares its hint with the search's schedule.
 """
 
 from __future__ import annotations
@@ -19,12 +19,19 @@ __all__ = ["cpsat_method_search", "makespan_within_horizon"]
 
 
 def cpsat_method_search(instance: RarInstance, params: CpsatParams, ctx: RunContext, hint):
-    """``cpsat``'s CP-SAT search: every placement, or whole rings at descending targets."""
+    """``cpsat``'s CP-SAT search: every placement, or whole rings at searched targets."""
     if params.placements == "whole":
         import_within("ddlsched.models.rar_cpsat_whole", ctx.deadline, "rar cpsat")
         from ddlsched.models.rar_cpsat_whole import WholeSettings, whole_search
 
-        whole = WholeSettings(params.target_work, params.workers, ctx.seed, params.max_targets)
+        whole = WholeSettings(
+            work=params.target_work,
+            workers=params.workers,
+            seed=ctx.seed,
+            max_targets=params.max_targets,
+            first_work=params.first_work,
+            search=params.target_search,
+        )
         return whole_search(instance, whole, hint, ctx.deadline)
     import_within("ddlsched.models.rar_cpsat_search", ctx.deadline, "rar cpsat")
     from ddlsched.models.rar_cpsat_search import CpsatSettings, cpsat_search

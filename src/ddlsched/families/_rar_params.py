@@ -9,6 +9,10 @@ from dataclasses import dataclass
 from ddlsched.params import param
 from ddlsched.problems.rar import MAX_GPUS
 
+#: ``cpsat placements=whole``'s default budgets (deterministic CP-SAT units; the rar page,
+#: "``cpsat placements=whole``: a galloping target search").
+WHOLE_FIRST_WORK, WHOLE_TARGET_WORK, WHOLE_MAX_TARGETS = 4.0, 2.0, 6
+
 #: The theta bisection rules of SJF-BCO (Alg. 1): the paper's, or the tightest.
 _BISECTION = ("paper", "tightest")
 
@@ -220,20 +224,34 @@ class CpsatParams:
     placements: str = param(
         "all",
         "all (every placement, split rings included: minimise from the hint) or whole (rings "
-        "on one server only: a descent on the target, no bound; work, split_cap, objective and "
-        "the windows unused)",
+        "on one server only: a search on the target makespan, no bound; work, split_cap, "
+        "objective and the windows unused)",
         choices=("all", "whole"),
     )
+    target_search: str = param(
+        "gallop",
+        "placements=whole: gallop (steps 1, 2, 4, ... below the best, then bisection) or "
+        "descent (one slot below the best, stop at the first unmet target)",
+        choices=("gallop", "descent"),
+    )
+    first_work: float = param(
+        WHOLE_FIRST_WORK,
+        "placements=whole: CP-SAT's deterministic time of the first target",
+        minimum=0.0,
+        exclusive_minimum=True,
+        maximum=1e6,
+    )
     target_work: float = param(
-        4.0,
-        "placements=whole: CP-SAT's deterministic time per target",
+        WHOLE_TARGET_WORK,
+        "placements=whole: CP-SAT's deterministic time per target after the first",
         minimum=0.0,
         exclusive_minimum=True,
         maximum=1e6,
     )
     max_targets: int = param(
-        3,
-        "placements=whole: targets (solves) at most; with target_work it caps the cost",
+        WHOLE_MAX_TARGETS,
+        "placements=whole: targets (solves) at most; the cost is at most "
+        "first_work + (max_targets - 1) * target_work",
         minimum=1,
         maximum=100_000,
     )

@@ -109,9 +109,9 @@ Methods (all minimise the makespan in slots, as executed by the evaluator):
   the better of it and the hint is returned. CP-SAT's bound is reported only where the
   model is a relaxation (no split cap: ``paper``; proof in the module),
   else ``info['model_bound']`` only. ``placements=whole``: rings on one server only,
-  a satisfaction model at a target makespan, descending from the hint's makespan minus
-  one (``target_work`` deterministic time per target, at most ``max_targets`` solves;
-  the targets in ``info['whole_targets']``); a restriction, so no bound.
+  a satisfaction model at a target makespan, galloping below the hint's makespan then
+  bisecting (``first_work``, then ``target_work`` per target, ``max_targets`` solves;
+  ``info['whole_targets']``); a restriction, so no bound.
 * ``lp_rounding`` (bound + schedule): the LP relaxation of the same model (its
   ceiling, times the slot width, is a certified bound) and the best of
   ``trials`` seeded alpha-point roundings, executed by the evaluator
@@ -357,7 +357,7 @@ def _improve_run(instance: RarInstance, params: ImproveParams, ctx: RunContext, 
     "bound",
     "ours: CP-SAT over every placement (GPUs per server), hinted with improve; "
     "a valid bound where contention is inert (placements=whole: whole rings at "
-    "descending target makespans, no bound)",
+    "galloping target makespans, no bound)",
     params=CpsatParams,
 )
 def _cpsat(instance: RarInstance, params: CpsatParams, ctx: RunContext) -> Outcome:

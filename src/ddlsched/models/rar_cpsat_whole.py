@@ -23,21 +23,36 @@ problem (a split ring may do better). :class:`~ddlsched.models.rar_cpsat_search.
 therefore carries ``bound = model_bound = None``; ``info['whole_infeasible']`` lists
 such targets for information only.
 
-Search (:func:`whole_search`), a *descent* on the target: ``H`` is the hint's evaluated
-makespan (else the horizon ``T`` and the first target is ``T``); the first target is
-``H - 1``; a schedule found at target ``t`` has an evaluated makespan ``m <= t`` and the
-next target is ``m - 1``; the search stops at the first target CP-SAT does not meet
-(``INFEASIBLE``: proven for whole rings; ``UNKNOWN``: the budget ran out), after
-``max_targets`` solves, or at the wall clock. Why a descent and not a bisection: the
-problem's lower bounds are far below what whole rings reach (a bisection's midpoints
-there cost a full budget each and, mostly ``UNKNOWN``, prove nothing), while a target
-one slot below a schedule in hand is usually met quickly and its solution often jumps
-several slots; the descent spends exactly one unmet budget, at the end. Every solve
-has the same deterministic CP-SAT budget ``work`` (``max_deterministic_time``),
-``workers`` interleaved workers and ``random_seed = seed``, and is hinted with the best
-plan so far (the hint's split rings contribute their starts only): same inputs, same
-answer on any machine, unless the wall clock stops a solve, which then sets
-``time_limit_hit``. The answer is the best evaluated schedule, ``None`` when no target
+Search (:func:`whole_search`), over targets ``C``. ``H`` is the hint's evaluated makespan
+(else ``T + 1``: the first target is the horizon ``T``). The *floor* ``F`` is the largest of
+the whole-ring closed forms: the longest ring ``max_j d_j`` and, per gang size ``g``,
+``ceil(sum_{G_j >= g} G_j d_j / sum_{s: O_s >= g} O_s)`` (the per-size cumulatives' energy):
+no whole-ring schedule ends before ``F``, so no target below it is tried, and a schedule at
+``F`` ends the search (best for whole rings; still no bound of the problem). ``lo`` is the
+largest target known unmet (``F - 1`` at first). Two searches (``search``):
+
+* ``gallop`` (the default): targets ``best - 1``, ``best - 2``, ``best - 4``, ... (the step
+  doubles after each met target, counted from the best schedule so far, never below ``F``)
+  until a target is not met; then a bisection between ``lo`` (the unmet target) and the best
+  makespan: target ``(lo + best) // 2``, met (``best`` moves to the schedule's makespan, at or
+  below the target) or not (``lo`` moves up to it). It stops when ``best - lo <= 1``, after
+  ``max_targets`` solves, or at the wall clock. Why: a satisfaction solve at a target tends
+  to return a schedule right at that target, so a one-slot descent gains about one slot a
+  solve; the gallop reaches a schedule ``k`` slots down in about ``log2 k`` met targets, and
+  the bisection spends the rest of the solves between the unmet target and the best.
+* ``descent``: target ``best - 1`` after each met target, stop at the first unmet one (the
+  option's first search; kept to compare).
+
+An unmet target is ``INFEASIBLE`` (proven for whole rings: no whole-ring schedule at or below
+it, listed in ``info['whole_infeasible']``) or ``UNKNOWN`` (the budget ran out: treated as
+unmet, nothing proven). The first solve has the deterministic CP-SAT budget ``first_work``
+(``max_deterministic_time``), every later one ``work`` (the first solve starts from the hint
+only and its answer sets how deep the next targets go; later ones start from a schedule a few
+slots above them); so the search costs at most ``first_work + (max_targets - 1) * work``
+units. Every solve has ``workers`` interleaved workers and ``random_seed = seed`` and is
+hinted with the best plan so far (the hint's split rings contribute their starts only):
+same inputs, same answer on any machine, unless the wall clock stops a solve, which then
+sets ``time_limit_hit``. The answer is the best evaluated schedule, ``None`` when no target
 was met (the caller keeps the hint, so the method never returns worse than it).
 """
 
@@ -59,19 +74,38 @@ from ddlsched.solvers.cpsat import CpsatOptions, model_size, solve_cpsat
 from ddlsched.solvers.limits import check_model_size
 from ddlsched.solvers.result import Status
 
-__all__ = ["WholeSettings", "build_whole_model", "whole_search"]
+__all__ = [
+    "SEARCHES",
+    "TargetSearch",
+    "WholeSettings",
+    "build_whole_model",
+    "whole_floor",
+    "whole_search",
+]
 
 log = logging.getLogger(__name__)
+
+
+#: The target searches of :func:`whole_search` (module docstring).
+SEARCHES = ("gallop", "descent")
 
 
 @dataclass(frozen=True)
 class WholeSettings:
     """What :func:`whole_search` does (module docstring)."""
 
-    work: float = 4.0  # CP-SAT deterministic time per target
+    work: float = 2.0  # CP-SAT deterministic time per target after the first
     workers: int = 8
     seed: int = 0
-    max_targets: int = 3  # solves at most: at most max_targets * work deterministic time
+    max_targets: int = 6  # solves at most
+    first_work: float | None = None  # the first target's budget (None: work)
+    search: str = "gallop"
+
+    def budget(self, solve: int) -> float:
+        """The deterministic CP-SAT budget of solve number ``solve`` (0: the first)."""
+        if solve == 0 and self.first_work is not None:
+            return self.first_work
+        return self.work
 
 
 @dataclass
@@ -167,18 +201,78 @@ def _result(status: Status, schedule, makespan, cut: bool, size, version, runtim
     )
 
 
+def whole_floor(instance: RarInstance, durations: list[int]) -> int:
+    """No whole-ring schedule ends before this (module docstring: the floor ``F``).
+
+    The longest ring, and per gang size ``g`` the energy ``sum G_j d_j`` of the rings with
+    ``G_j >= g`` over the GPUs of the servers they fit (every job must fit a server whole).
+    """
+    floor = max(durations)
+    for size in {job.gpus for job in instance.jobs}:
+        energy = sum(
+            job.gpus * d
+            for job, d in zip(instance.jobs, durations, strict=True)
+            if job.gpus >= size
+        )
+        room = sum(capacity for capacity in instance.servers if capacity >= size)
+        floor = max(floor, -(-energy // room))
+    return floor
+
+
+class TargetSearch:
+    """The next target of the gallop or the descent (module docstring), from what is known.
+
+    ``best``: the best makespan in hand (``T + 1`` without one); ``floor``: ``F``. ``lo``
+    is the largest unmet target (``F - 1`` at first), ``step`` the gallop's next step.
+    """
+
+    def __init__(self, search: str, best: int, floor: int) -> None:
+        self.search, self.best, self.lo, self.step = search, best, floor - 1, 1
+        self.bisecting = False
+
+    def next(self) -> int | None:
+        """The next target, ``None`` when the search is over."""
+        if self.best - self.lo <= 1:
+            return None
+        if self.bisecting:
+            return (self.lo + self.best) // 2
+        return max(self.best - self.step, self.lo + 1)
+
+    def met(self, makespan: int) -> None:
+        """A schedule of ``makespan`` (at or below the target) was found."""
+        self.best = makespan
+        if self.search == "gallop" and not self.bisecting:
+            self.step *= 2
+
+    def unmet(self, target: int) -> bool:
+        """The target was not met; whether the search goes on (the descent stops)."""
+        self.lo = target
+        self.bisecting = True
+        return self.search == "gallop"
+
+
+def _why_over(targets: TargetSearch, floor: int) -> str:
+    """Why a search that was not stopped by an unmet descent or the clock ended."""
+    if targets.next() is not None:
+        return "max_targets"
+    return "the whole-ring floor" if targets.best <= floor else "bisection closed"
+
+
 def whole_search(
     instance: RarInstance,
     settings: WholeSettings,
     hint: RarSchedule | None = None,
     deadline: Deadline | None = None,
 ) -> CpsatSearch:
-    """Descend on the target over whole rings (module docstring), hinted with ``hint``.
+    """Search the target over whole rings (module docstring), hinted with ``hint``.
 
     ``makespan`` is the best schedule's evaluated makespan; ``info['whole_targets']``
     lists each solve as ``[target, CP-SAT status, evaluated makespan or None,
-    deterministic time]``; ``info['whole_stopped']`` why the descent ended.
+    deterministic time]``; ``info['whole_floor']`` is ``F``; ``info['whole_stopped']``
+    why the search ended.
     """
+    if settings.search not in SEARCHES:
+        raise ValueError(f"search must be one of {SEARCHES}, got {settings.search!r}")
     check_model_size(
         "rar cpsat (whole)",
         len(instance.jobs) * (instance.num_servers + 2),
@@ -188,7 +282,9 @@ def whole_search(
     info: dict[str, Any] = {
         "placements": "whole",
         "bound_valid": False,
+        "target_search": settings.search,
         "target_work": settings.work,
+        "first_work": settings.budget(0),
         "workers": settings.workers,
         "whole_targets": [],
         "whole_infeasible": [],
@@ -199,25 +295,27 @@ def whole_search(
         info["whole_stopped"] = f"job {unfit[0]!r} fits no server whole"
         return _result(Status.NO_SOLUTION, None, None, False, (0, 0, 0), "", 0.0, info)
     durations = [int(d) for d in data.single]  # type: ignore[arg-type]
+    floor = info["whole_floor"] = whole_floor(instance, durations)
     plan = best = best_schedule = None
-    target = instance.horizon
+    upper = instance.horizon + 1  # the first target is T without a schedule in hand
     if hint is not None:
         plan, how = hint_plan(instance, hint, data.of, data.cap)
         hinted = _evaluated_makespan(instance, hint)
         info.update(hint=how, hint_makespan=hinted)
-        if hinted is not None:  # an overrun of T is no schedule: the descent starts at T
-            target = min(target, hinted - 1)
-    options = CpsatOptions(
-        seed=settings.seed,
-        workers=settings.workers,
-        interleave_search=settings.workers > 1,
-        deterministic_time_s=settings.work,
-    )
-    size, version, cut, stopped = (0, 0, 0), "", False, "max_targets"
-    for _ in range(settings.max_targets):
-        if target < max(durations):
-            stopped = "target below the longest ring"
+        if hinted is not None:  # an overrun of T is no schedule: the search starts at T
+            upper = min(upper, hinted)
+    targets = TargetSearch(settings.search, upper, floor)
+    size, version, cut, stopped = (0, 0, 0), "", False, None
+    for solve in range(settings.max_targets):
+        target = targets.next()
+        if target is None:
             break
+        options = CpsatOptions(
+            seed=settings.seed,
+            workers=settings.workers,
+            interleave_search=settings.workers > 1,
+            deterministic_time_s=settings.budget(solve),
+        )
         model, variables = build_whole_model(instance, durations, target)
         if plan is not None:
             _add_whole_hint(model, variables, plan)
@@ -226,17 +324,21 @@ def whole_search(
         work = float(run.solver.deterministic_time) if run.solver is not None else 0.0
         row: list[Any] = [target, run.message, None, round(work, 3)]
         info["whole_targets"].append(row)
-        if not run.has_solution:
-            cut = deadline is not None and deadline.expired()
-            if run.status is Status.INFEASIBLE:
-                info["whole_infeasible"].append(target)
+        log.info("rar cpsat (whole): target %d %s (%.1f units)", target, run.message, work)
+        if run.has_solution:
+            plan = _decode(run, variables, instance, durations)
+            best_schedule = plan_to_schedule(instance, plan)
+            best = row[2] = evaluate(instance, best_schedule).makespan
+            targets.met(best)
+            continue
+        if run.status is Status.INFEASIBLE:
+            info["whole_infeasible"].append(target)
+        cut = deadline is not None and deadline.expired()
+        if cut or not targets.unmet(target):
             stopped = "time limit" if cut else run.message
             break
-        plan = _decode(run, variables, instance, durations)
-        schedule = plan_to_schedule(instance, plan)
-        row[2] = evaluate(instance, schedule).makespan
-        best, best_schedule = row[2], schedule
-        target = row[2] - 1
+    if stopped is None:
+        stopped = _why_over(targets, floor)
     info["whole_stopped"] = stopped
     log.info("rar cpsat (whole): best %s, stopped: %s", best, stopped)
     status = Status.FEASIBLE if best_schedule is not None else Status.TIME_LIMIT_NO_SOLUTION
