@@ -4,7 +4,9 @@ one policy through the method pipeline (the family's map: :mod:`ddlsched.familie
 from __future__ import annotations
 
 import argparse
+import functools
 import math
+from collections.abc import Callable
 from typing import Any
 
 from ddlsched import cli_types
@@ -34,14 +36,14 @@ def simulate_window(
     )
 
 
-def _simulation_window(args: argparse.Namespace, preset: dict[str, Any]) -> AsrptInstance:
+def _simulation_window(
+    generate: Callable[..., AsrptInstance], args: argparse.Namespace, preset: dict[str, Any]
+) -> AsrptInstance:
     """The ``trace`` window of ``ddlsched simulate asrpt``'s flags."""
     for key in ("trace", "jobs", "start", "predictor"):
         if key in preset:
             raise DdlschedError(f"--set {key}=...: use --{key}")
     preset.update(trace=args.trace, predictor=args.predictor, jobs=args.jobs, start=args.start)
-    from ddlsched.families.asrpt import generate
-
     return generate("trace", args.seed, **preset)
 
 
@@ -78,30 +80,26 @@ def _simulation_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--predictor", default="rf", help="rf (default), mean, median, perfect, noisy")
 
 
-SIMULATION = Simulation(
-    command="asrpt",
-    help="replay a trace window under A-SRPT or a baseline",
-    description=(
-        "Build a trace window (preset 'trace' of family asrpt: 80/20 split by submission "
-        "time, window from the test split, predictions from the training split) and "
-        "replay it under one policy; prints total completion and flow time, makespan, "
-        "JCT percentiles, utilisation and the prediction error."
-    ),
-    trace_help="philly, itp[:clusterNN], trace1..4, tiresias",
-    policies=lambda: _policies(),
-    seed_help="seed (configurations, window, predictor), >= 0",
-    set_help="preset parameter (repeatable)",
-    param_help="policy parameter (repeatable)",
-    add_options=_simulation_options,
-    build=_simulation_window,
-    report=_simulation_report,
-    title=lambda args, instance: (
-        f"asrpt simulation: {args.trace}, {instance.num_jobs} jobs, {args.policy}"
-    ),
-)
-
-
-def _policies() -> tuple[str, ...]:
-    from ddlsched.families.asrpt import POLICIES
-
-    return POLICIES
+def simulation(generate: Callable[..., AsrptInstance], policies: tuple[str, ...]) -> Simulation:
+    """The ``ddlsched simulate asrpt`` command, on the family's ``generate`` and policy names."""
+    return Simulation(
+        command="asrpt",
+        help="replay a trace window under A-SRPT or a baseline",
+        description=(
+            "Build a trace window (preset 'trace' of family asrpt: 80/20 split by submission "
+            "time, window from the test split, predictions from the training split) and "
+            "replay it under one policy; prints total completion and flow time, makespan, "
+            "JCT percentiles, utilisation and the prediction error."
+        ),
+        trace_help="philly, itp[:clusterNN], trace1..4, tiresias",
+        policies=lambda: policies,
+        seed_help="seed (configurations, window, predictor), >= 0",
+        set_help="preset parameter (repeatable)",
+        param_help="policy parameter (repeatable)",
+        add_options=_simulation_options,
+        build=functools.partial(_simulation_window, generate),
+        report=_simulation_report,
+        title=lambda args, instance: (
+            f"asrpt simulation: {args.trace}, {instance.num_jobs} jobs, {args.policy}"
+        ),
+    )

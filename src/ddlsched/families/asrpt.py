@@ -151,7 +151,7 @@ from ddlsched.families._asrpt_params import (
     ImproveParams,
     LagrangeParams,
 )
-from ddlsched.families._asrpt_simulate import SIMULATION, simulate_window
+from ddlsched.families._asrpt_simulate import simulate_window, simulation
 from ddlsched.problems.asrpt import AsrptInstance, prediction_error
 from ddlsched.problems.asrpt_schedule import (
     AsrptEvaluation,
@@ -521,7 +521,7 @@ FAMILY = register_family(
         smoke=("tiny", {}),
         size=lambda instance: len(instance.jobs),
         summary="A-SRPT online scheduling with predictions vs offline optimum and bounds",
-        simulation=SIMULATION,
+        simulation=simulation(generate, POLICIES),
         worst_case=_worst_case_space(),
     )
 )
