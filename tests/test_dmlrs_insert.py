@@ -13,6 +13,7 @@ import pytest
 from dmlrs_improve_helpers import run_improve, small
 
 from ddlsched.cli import main
+from ddlsched.deadline import Deadline
 from ddlsched.errors import DdlschedError
 from ddlsched.heuristics.dmlrs_improve import ImproveSettings, _Search
 from ddlsched.heuristics.dmlrs_insert import Inserter
@@ -53,7 +54,7 @@ def spread() -> DmlrsInstance:
 
 def _first_pass(instance: DmlrsInstance, rule: str) -> _Search:
     search = _Search(instance, schedule_from_counts([], []), 0, rule)
-    search.first_pass()
+    assert not search.first_pass(Deadline.unlimited())
     return search
 
 
@@ -69,6 +70,18 @@ def test_the_lean_plan_takes_in_a_job_the_earliest_plan_leaves_out():
         done = evaluate(instance, lean.schedule())
         assert set(done.completion_slot) == {BIG, SMALL}
         assert done.total_utility > evaluate(instance, earliest.schedule()).total_utility + 25.0
+
+
+@pytest.mark.parametrize("rule", ["samples", "lean", "both"])
+def test_the_first_pass_stops_between_jobs_at_the_deadline(rule):
+    instance = spread()
+    ticks = iter(range(100))
+    deadline = Deadline(1.5, clock=lambda: float(next(ticks)))  # passes at the second check
+    search = _Search(instance, schedule_from_counts([], []), 0, rule)
+    assert search.first_pass(deadline)
+    assert len(search.plans) == 1  # one job inserted before the clock ran out
+    done = evaluate(instance, search.schedule())
+    assert done.total_utility == pytest.approx(search.utility)
 
 
 def test_the_lean_plan_finishes_by_its_completion_and_holds_less():

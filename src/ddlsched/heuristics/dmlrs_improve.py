@@ -197,35 +197,50 @@ class _Search:
     def score(self) -> float:
         return evaluate(self.instance, self.schedule()).total_utility
 
-    def insert(self, jobs: Sequence[int]) -> None:
-        """Insert ``jobs`` in this order by the insertion rule (module docstring)."""
+    def insert(self, jobs: Sequence[int], deadline: Deadline | None = None) -> bool:
+        """Insert ``jobs`` in this order by the insertion rule (module docstring).
+
+        With a ``deadline``, stops between jobs once it has passed (the jobs
+        inserted so far stay: each insertion only adds utility); whether it stopped.
+        """
         rule = "lean" if self.rule == "both" else self.rule  # "both" outside windows
         price = self.lean_price * self.utility * self.per_machine_slot if rule == "lean" else 0.0
         for i in jobs:
+            if deadline is not None and deadline.expired():
+                return True
             plan = self.inserter.choose(i, self.used, rule, price)
             if plan is not None:
                 self.plans[i] = plan
                 self.use(i, plan, +1.0)
+        return False
 
-    def first_pass(self) -> None:
-        """Insert every unscheduled job that can finish, best utility first (only gains)."""
+    def first_pass(self, deadline: Deadline) -> bool:
+        """Insert every unscheduled job that can finish, best utility first (only gains).
+
+        Whether the ``deadline`` cut it (between jobs; with ``both``, the better of
+        the two plans' passes so far is kept).
+        """
         todo = sorted((i for i in self.value if i not in self.plans), key=lambda i: -self.value[i])
         if self.rule != "both":
-            self.insert(todo)
+            cut = self.insert(todo, deadline)
             self.utility = self.score()
-            return
+            return cut
         before = self.used.copy(), dict(self.plans), self.utility
         tried = {}
+        cut = False
         for rule in ("samples", "lean"):
+            if cut:
+                break
             self.used, self.plans, self.utility = before[0].copy(), dict(before[1]), before[2]
             self.rule = rule
-            self.insert(todo)
+            cut = self.insert(todo, deadline)
             tried[rule] = self.used, self.plans, self.score()
         self.rule = "both"
-        best = (
-            "lean" if tried["lean"][2] > tried["samples"][2] * (1.0 + _RTOL) + _RTOL else "samples"
-        )
+        best = "samples"
+        if "lean" in tried and tried["lean"][2] > tried["samples"][2] * (1.0 + _RTOL) + _RTOL:
+            best = "lean"
         self.used, self.plans, self.utility = tried[best]
+        return cut
 
     def _gumbel_top(self, jobs: list[int], k: int, weighted: bool) -> list[int]:
         if not jobs or k <= 0:
@@ -391,11 +406,11 @@ def improve(
     best_start = max(start_utility, key=lambda name: (start_utility[name], -STARTS.index(name)))
     search = _Search(instance, schedules[best_start], settings.seed, settings.insert_plan)
     search.lean_price = settings.lean_price
-    search.first_pass()
-    inserted = search.utility
     # the rest (10 %): the answer's evaluation; with MIP windows, half to each phase
     greedy_deadline = deadline.sub(share=0.5 if use_mip else 0.9)
-    stopped = search.run(settings, greedy_deadline)
+    first_cut = search.first_pass(greedy_deadline)
+    inserted = search.utility
+    stopped = "time limit" if first_cut else search.run(settings, greedy_deadline)
     ejected = EjectStats()
     eject_stopped = ""
     if settings.eject.moves > 0 and stopped != "time limit":
@@ -438,7 +453,9 @@ def improve(
             mip_solves=dict(sorted(search.mip_solves.items())),
             mip_stopped=mip_stopped or "not run: no time left after the greedy search",
         )
-    if stopped == "time limit":
+    if first_cut:
+        info["stopped"] = "the first insertion pass at the time limit (no window tried)"
+    elif stopped == "time limit":
         share = " (its half, with MIP windows)" if use_mip else ""
         info["stopped"] = f"the window search at the time limit{share} after {search.tried} windows"
     if eject_stopped == "time limit":
