@@ -165,8 +165,9 @@ def test_a_gang_by_hand():
 
 @pytest.mark.parametrize(
     ("name", "value"),
-    [("patience", 0), ("nodes", 0), ("node_iterations", 0), ("pieces", 1), ("branch_jobs", 0)],
-)
+    [("patience", 0), ("nodes", 0), ("node_iterations", 0), ("pieces", 1), ("branch_jobs", 0),
+     ("slots", 0), ("iterations", 0)],
+)  # fmt: skip
 def test_refuses_bad_settings(name, value):
     with pytest.raises(ValueError, match=f"{name} must be at least"):
         branch_bound([0.0], [1.0], [1.0], 1.0, **{name: value})
@@ -205,6 +206,20 @@ def test_an_expired_deadline_keeps_a_valid_bound():
     assert found.value_s >= found.root_s
 
 
+@pytest.mark.parametrize("nodes", [1, 10_000])
+def test_a_clock_cut_ascent_says_time_limit_whatever_ends_the_search(nodes):
+    """The clock stops the root's ascent after a few iterations: with one node the
+    search then ends on its node count, yet the bound is weaker than the settings'
+    and ``stopped`` must say so."""
+    ticks = iter(range(10**9))
+    instance = _instance("tiny-comm", 4)
+    lbs = alpha_lbs(instance)
+    deadline = Deadline(5.0, clock=lambda: float(next(ticks)))
+    found = lb_branch(instance, deadline, alpha_lbs_of=lbs, **{**SETTINGS, "nodes": nodes})
+    assert found.stopped == "time limit"
+    assert found.value_s <= min(_optimum("tiny-comm", 4), found.relaxation_ub_s) * (1 + TOL)
+
+
 def test_no_job_and_two_that_exclude_each_other():
     """No job: 0 (no error). Two 3-GPU jobs of 3 s released at 0 on 4 GPUs run one after
     the other: OPT = 3 + 6 = 9; the cut of k = 3 and the branching reach it within 1e-6."""
@@ -213,4 +228,5 @@ def test_no_job_and_two_that_exclude_each_other():
                         iterations=50)  # fmt: skip
     assert pair.cut_sizes == (3.0,)
     assert 9.0 * (1 - 1e-6) <= pair.value_s <= 9.0 * (1 + TOL)
+    assert pair.value_s <= pair.relaxation_ub_s  # never above the relaxation's schedule
     assert pair.value_s > pair.root_s

@@ -72,8 +72,11 @@ Choices (ours; strength only):
   pieces split ``[a_j, min(e_j, H)]`` evenly, the last one keeps ``e_j``.
 
 Deterministic: the same parameters give the same bound unless the
-deadline cuts the search (the best bound so far, the smallest over the open
-nodes, stays valid; ``stopped`` says so). Cost: at most ``iterations +
+deadline cuts the search or any node's ascent, the root's included (the best
+bound so far, the smallest over the open nodes, stays valid; ``stopped`` says
+``time limit`` then, also when the search ended for another reason after the
+cut). The bound is never reported above ``UB`` (float noise of nodes at it).
+Cost: at most ``iterations +
 (nodes + pieces - 1) * node_iterations`` Lagrangian evaluations, each ``O(I log I + K)``
 plus the inner minima.
 """
@@ -90,7 +93,7 @@ import numpy as np
 
 from ddlsched.deadline import Deadline
 from ddlsched.models.asrpt import AlphaLb, alpha_lbs
-from ddlsched.models.asrpt_lagrange import ascend, relaxed_grid, rounded_capacity_cuts
+from ddlsched.models.asrpt_lagrange import ascend, checked_jobs, relaxed_grid, rounded_capacity_cuts
 from ddlsched.problems.asrpt import AsrptInstance
 
 __all__ = [
@@ -189,18 +192,12 @@ def branch_bound(
     deadline: Deadline | None = None,
 ) -> BranchBound:
     """The smallest open node's bound after the best-first search (module docstring)."""
-    r = np.asarray(releases, dtype=float)
-    p = np.asarray(durations, dtype=float)
-    g = np.asarray(gpus, dtype=float)
-    if not len(r) == len(p) == len(g):
-        raise ValueError("releases, durations and gpus must have the same length")
-    if len(r) and (g.max() > total_gpus or p.min() < 0 or g.min() < 0):
-        raise ValueError("every job needs 0 <= g_i <= G GPUs and a duration >= 0")
-    for name, value, low in (("patience", patience, 1), ("nodes", nodes, 1),
-                             ("node_iterations", node_iterations, 1), ("pieces", pieces, 2),
-                             ("branch_jobs", branch_jobs, 1)):  # fmt: skip
-        if value < low:
-            raise ValueError(f"{name} must be at least {low}, got {value}")
+    r, p, g = checked_jobs(
+        releases, durations, gpus, total_gpus,
+        {"slots": (slots, 1), "iterations": (iterations, 1), "patience": (patience, 1),
+         "nodes": (nodes, 1), "node_iterations": (node_iterations, 1), "pieces": (pieces, 2),
+         "branch_jobs": (branch_jobs, 1)},
+    )  # fmt: skip
     boundaries, upper = relaxed_grid(r, p, g, total_gpus, slots)
     horizon = float(boundaries[-1])
     cuts = rounded_capacity_cuts(g, total_gpus) if capacity_cuts else ()
@@ -212,6 +209,7 @@ def branch_bound(
         (root.value, counter, _Node(root.value, r.copy(), np.full(len(r), math.inf), root.density))
     ]
     solved, branched, stopped = 1, set(), "nodes"
+    clock_cut = root.stopped == "time limit"  # an ascent the clock stopped early
     while solved < nodes:
         bound, _, node = heap[0]
         if bound >= upper:
@@ -235,10 +233,14 @@ def branch_bound(
                            deadline=deadline)  # fmt: skip
             solved += 1
             counter += 1
+            clock_cut = clock_cut or child.stopped == "time limit"
             value = max(child.value, node.bound)
             heapq.heappush(heap, (value, counter, _Node(value, earliest, latest, child.density)))
+    if clock_cut:  # also when the search then ended for another reason: a weaker bound
+        stopped = "time limit"
     return BranchBound(
-        value_s=heap[0][0],
+        # each open node's value is at most UB up to float noise: never report above it
+        value_s=min(heap[0][0], upper),
         root_s=root.value,
         relaxation_ub_s=upper,
         nodes=solved,

@@ -121,6 +121,7 @@ __all__ = [
     "CapacityCut",
     "LagrangeBound",
     "ascend",
+    "checked_jobs",
     "greedy_relaxed_starts",
     "lagrangian_value",
     "lb_lagrange",
@@ -407,6 +408,27 @@ def ascend(
     return Ascent(best, best_density, done, best_at, stopped)
 
 
+def checked_jobs(
+    releases: Sequence[float],
+    durations: Sequence[float],
+    gpus: Sequence[float],
+    total_gpus: float,
+    minimums: Mapping[str, tuple[int, int]],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The jobs as arrays, after checking them and each ``name: (value, least)`` setting."""
+    r = np.asarray(releases, dtype=float)
+    p = np.asarray(durations, dtype=float)
+    g = np.asarray(gpus, dtype=float)
+    if not len(r) == len(p) == len(g):
+        raise ValueError("releases, durations and gpus must have the same length")
+    if len(r) and (g.max() > total_gpus or p.min() < 0 or g.min() < 0):
+        raise ValueError("every job needs 0 <= g_i <= G GPUs and a duration >= 0")
+    for name, (value, least) in minimums.items():
+        if value < least:
+            raise ValueError(f"{name} must be at least {least}, got {value}")
+    return r, p, g
+
+
 def relaxed_grid(
     releases: np.ndarray, durations: np.ndarray, gpus: np.ndarray, total_gpus: float, slots: int
 ) -> tuple[np.ndarray, float]:
@@ -433,15 +455,10 @@ def relaxation_bound(
     deadline: Deadline | None = None,
 ) -> LagrangeBound:
     """The best ``L(lambda)`` over the subgradient iterates (module docstring)."""
-    r = np.asarray(releases, dtype=float)
-    p = np.asarray(durations, dtype=float)
-    g = np.asarray(gpus, dtype=float)
-    if not len(r) == len(p) == len(g):
-        raise ValueError("releases, durations and gpus must have the same length")
-    if len(r) and (g.max() > total_gpus or p.min() < 0 or g.min() < 0):
-        raise ValueError("every job needs 0 <= g_i <= G GPUs and a duration >= 0")
-    if patience < 1:
-        raise ValueError(f"patience must be at least 1, got {patience}")
+    r, p, g = checked_jobs(
+        releases, durations, gpus, total_gpus,
+        {"slots": (slots, 1), "iterations": (iterations, 1), "patience": (patience, 1)},
+    )  # fmt: skip
     boundaries, upper = relaxed_grid(r, p, g, total_gpus, slots)
     run = ascend(
         r,

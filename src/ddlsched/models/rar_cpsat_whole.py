@@ -337,6 +337,10 @@ def whole_search(
         if cut or not targets.unmet(target):
             stopped = "time limit" if cut else run.message
             break
+    if not cut and deadline is not None and deadline.expired():
+        # the last solve ran into the clock even though it met its target: a
+        # larger budget might have gone further
+        cut, stopped = True, "time limit"
     if stopped is None:
         stopped = _why_over(targets, floor)
     info["whole_stopped"] = stopped
