@@ -120,7 +120,7 @@ def force(spec: str, places: list[str], windows: int) -> list[str]:
         instance, settings, lambda name, dl: _run_start(instance, name, ctx, dl), deadline
     )
     search = _Search(instance, schedules[max(utility, key=utility.__getitem__)], 0)
-    search.first_pass()
+    search.first_pass(deadline)
     search.run(settings, deadline)
     saved = search.used.copy(), dict(search.plans), search.utility
     gpu = instance.resources.index("gpu")

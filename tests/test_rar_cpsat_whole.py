@@ -165,27 +165,18 @@ def test_a_hint_that_overruns_the_horizon_starts_the_search_at_the_horizon(solve
     assert found.info["whole_infeasible"] == [10]
 
 
-def test_a_solve_the_clock_cut_sets_the_time_limit_even_when_it_met_its_target(monkeypatch):
-    """The clock runs out during the only solve, which still meets its target: the
-    search then ends on ``max_targets``, yet a larger budget might have gone further."""
+def test_a_solve_refused_for_no_time_left_is_a_time_limit_not_an_unmet_target(monkeypatch):
+    """``solve_cpsat`` starts no solve when the deadline leaves at most ``NO_TIME_S``,
+    before ``expired()`` is true: that is the clock, not a target proven out of reach."""
     from ddlsched.deadline import Deadline
     from ddlsched.models import rar_cpsat_whole
+    from ddlsched.solvers.cpsat import CpsatRun
+    from ddlsched.solvers.result import Status
 
-    now = [0.0]
-    deadline = Deadline(100.0, clock=lambda: now[0])
-    real = rar_cpsat_whole.solve_cpsat
-
-    def solve_then_run_out(model, deadline_, options):
-        run = real(model, deadline_, options)
-        now[0] = 1000.0
-        return run
-
-    monkeypatch.setattr(rar_cpsat_whole, "solve_cpsat", solve_then_run_out)
+    refused = CpsatRun(Status.TIME_LIMIT_NO_SOLUTION, "no time left", None, None, 0.0, True, "")
+    monkeypatch.setattr(rar_cpsat_whole, "solve_cpsat", lambda *args: refused)
     instance = generate("small", 9)
-    settings = WholeSettings(work=1.0, workers=2, max_targets=1)
-    found = whole_search(instance, settings, deadline=deadline)
-    assert found.info["whole_targets"][0][2] is not None  # the target was met
+    found = whole_search(instance, WholeSettings(work=1.0, workers=2), deadline=Deadline(100.0))
     assert found.info["whole_stopped"] == "time limit"
-    assert found.time_limit_hit
-    unlimited = whole_search(instance, settings)
-    assert unlimited.info["whole_stopped"] != "time limit" and not unlimited.time_limit_hit
+    assert found.time_limit_hit and found.schedule is None
+    assert found.status is Status.TIME_LIMIT_NO_SOLUTION

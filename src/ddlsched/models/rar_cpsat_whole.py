@@ -333,14 +333,11 @@ def whole_search(
             continue
         if run.status is Status.INFEASIBLE:
             info["whole_infeasible"].append(target)
-        cut = deadline is not None and deadline.expired()
+        # "no time left": the deadline left at most NO_TIME_S, no solve was started
+        cut = run.message == "no time left" or (deadline is not None and deadline.expired())
         if cut or not targets.unmet(target):
             stopped = "time limit" if cut else run.message
             break
-    if not cut and deadline is not None and deadline.expired():
-        # the last solve ran into the clock even though it met its target: a
-        # larger budget might have gone further
-        cut, stopped = True, "time limit"
     if stopped is None:
         stopped = _why_over(targets, floor)
     info["whole_stopped"] = stopped
