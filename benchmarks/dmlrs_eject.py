@@ -13,7 +13,8 @@ by side in one run: ``improve`` with its defaults, then with each ``--params`` s
 against the instance's best known bound, jobs that finish (and earn), seconds, the LNS
 windows tried, and for the ejection move instead the moves kept of tried, the repair
 windows run and the jobs the kept moves forced in (``info``). ``fig6-M`` is Fig. 6's
-group at ``M`` machines (10, 20, 40, 60, 80, 100; the suite's ``fig6-machines``).
+group at ``M`` machines (10, 20, 40, 60, 80, 100; the suite's ``fig6-machines``), ``fig7-J``
+and ``fig8-J`` Figs. 7 and 8 at ``J`` jobs, ``fig9-M`` Fig. 9 at ``M`` machines.
 
 ``--force NAME:SEED:JOB@SLOT+JOB@SLOT..`` instead forces named jobs in, one move each
 from ``improve``'s schedule after its window search (defaults, seed 0), with every
@@ -40,8 +41,9 @@ from ddlsched.workloads.dmlrs import generate
 #: The suite's dmlrs points: name -> the preset's (jobs, machines, slots).
 POINTS = {
     **{f"fig6-{m}": {"jobs": 50, "machines": m, "slots": 20} for m in (10, 20, 40, 60, 80, 100)},
-    "fig7-20": {"jobs": 20, "machines": 100, "slots": 20},
-    "fig8-100": {"jobs": 100, "machines": 50, "slots": 20},
+    **{f"fig7-{j}": {"jobs": j, "machines": 100, "slots": 20} for j in (10, 20, 30, 40, 50)},
+    **{f"fig8-{j}": {"jobs": j, "machines": 50, "slots": 20} for j in (20, 40, 60, 80, 100)},
+    **{f"fig9-{m}": {"jobs": 100, "machines": m, "slots": 80} for m in (10, 20, 40, 60, 80, 100)},
     "fig10": {"jobs": 100, "machines": 30, "slots": 80},
 }
 #: Best known upper bound per instance (benchmarks/results/dmlrs.md and the suite's rows).

@@ -142,6 +142,25 @@ def test_cut_applies_a_method_budget(benchmarks):
     assert "rand: 2 method seed(s), 5 s" in cut.summary()
 
 
+def test_cut_keeps_a_method_on_the_groups_its_budget_names(benchmarks):
+    plan_text = PLAN.replace('groups = ["small"]\n', "") + textwrap.dedent(
+        """
+        [cuts.methods.ff]
+        groups = ["contention"]
+        """
+    )
+    path = benchmarks / "reproduce" / "smoke.toml"
+    path.write_text(plan_text)
+    cut = load_plan("smoke", benchmarks).cuts[0]
+    data = tomllib.loads(cut_suite_text(cut, benchmarks / "suites"))
+    ff = next(m for m in data["methods"] if m["name"] == "ff")
+    assert ff["groups"] == ["contention"]  # ff runs everywhere in the suite, here on one group
+    assert "ff: only on contention" in cut.summary()
+    path.write_text(plan_text.replace('groups = ["contention"]', 'groups = ["nowhere"]'))
+    with pytest.raises(DdlschedError, match=r"methods\.ff\.groups: no group 'nowhere' in the cut"):
+        cut_suite_text(load_plan("smoke", benchmarks).cuts[0], benchmarks / "suites")
+
+
 @pytest.mark.parametrize(
     ("edit", "message"),
     [

@@ -19,6 +19,7 @@ A plan is data, ``benchmarks/reproduce/<paper>.toml``::
     params = { max_rounds = 10 }        # merged into the method's parameters
     seeds = 1                           # the first N of its method seeds
     time_limit_s = 120                  # its time limit (prefer rounds: machine-independent)
+    groups = ["table2"]                 # the method's groups the cut keeps (default: all)
 
 A cut is written as a suite file (:func:`cut_suite_text`) that keeps the suite's name,
 so that the rows carry it and the claims that name the suite read them; its task keys
@@ -56,11 +57,13 @@ PLANS_DIR = "reproduce"
 
 @dataclass(frozen=True)
 class MethodBudget:
-    """One method's budget in a cut: parameter overrides, method seeds kept, time limit."""
+    """One method's budget in a cut: parameter overrides, method seeds kept, time limit,
+    and the instance groups it runs on (``None``: every group the cut and the suite give it)."""
 
     params: Mapping[str, Any] = field(default_factory=dict)
     seeds: int | None = None
     time_limit_s: float | None = None
+    groups: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -86,6 +89,8 @@ class Cut:
                 said.append(f"{budget.seeds} method seed(s)")
             if budget.time_limit_s is not None:
                 said.append(f"{budget.time_limit_s:g} s")
+            if budget.groups is not None:
+                said.append(f"only on {', '.join(budget.groups)}")
             parts.append(f"{label}: {', '.join(said)}")
         return "; ".join(parts)
 
@@ -142,12 +147,13 @@ def _count(source: Path, where: str, value: Any) -> int:
 
 
 def _method_budget(source: Path, where: str, table: Any) -> MethodBudget:
-    if not isinstance(table, dict) or set(table) - {"params", "seeds", "time_limit_s"}:
-        raise _fail(source, where, "expected a table with params, seeds, time_limit_s")
+    if not isinstance(table, dict) or set(table) - {"params", "seeds", "time_limit_s", "groups"}:
+        raise _fail(source, where, "expected a table with params, seeds, time_limit_s, groups")
     params = table.get("params", {})
     if not isinstance(params, dict):
         raise _fail(source, f"{where}.params", "expected a table of parameter values")
     seeds = table.get("seeds")
+    groups = table.get("groups")
     limit = table.get("time_limit_s")
     if limit is not None and (
         isinstance(limit, bool)
@@ -160,6 +166,7 @@ def _method_budget(source: Path, where: str, table: Any) -> MethodBudget:
         params=params,
         seeds=None if seeds is None else _count(source, f"{where}.seeds", seeds),
         time_limit_s=None if limit is None else float(limit),
+        groups=None if groups is None else _strings(source, f"{where}.groups", groups),
     )
 
 
@@ -248,11 +255,21 @@ def _cut_methods(methods: Sequence[dict], cut: Cut, groups: set[str]) -> list[di
         if names & set(cut.drop_methods):
             continue
         method = dict(method)
+        budget = cut.methods.get(_label(method)) or cut.methods.get(method.get("name", ""))
+        if budget is not None and budget.groups is not None:
+            unknown = sorted(set(budget.groups) - groups)
+            if unknown:
+                raise DdlschedError(
+                    f"cut of {cut.suite}: methods.{_label(method)}.groups: no group "
+                    f"{unknown[0]!r} in the cut (groups: {', '.join(sorted(groups))})"
+                )
+            method["groups"] = [
+                g for g in method.get("groups", sorted(groups)) if g in budget.groups
+            ]
         if "groups" in method:
             method["groups"] = [g for g in method["groups"] if g in groups]
             if not method["groups"]:
                 continue
-        budget = cut.methods.get(_label(method)) or cut.methods.get(method.get("name", ""))
         if budget is not None:
             if budget.params:
                 method["params"] = {**method.get("params", {}), **budget.params}
