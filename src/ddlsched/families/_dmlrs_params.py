@@ -380,3 +380,31 @@ class ImproveParams:
         "insertion's earliest completion on the freed capacity, or both (lean, then the share)",
         choices=("lean", "reserve", "insert", "both"),
     )
+
+
+@dataclass(frozen=True)
+class BlocksRoundParams(ImproveParams):
+    """Parameters of ``blocks_round`` (ours; :mod:`ddlsched.models.dmlrs_blocks_round`):
+    ``improve``'s, which its window search uses (``starts`` only when the relaxation has
+    no incumbent), and the relaxation's and the packing's budgets."""
+
+    nodes: int = param(
+        400,
+        "branch-and-bound nodes of ub_blocks modes=true's MILP, whose incumbent is rounded "
+        "(HiGHS mip_max_nodes: the same answer on every machine, unlike a time limit)",
+        minimum=1,
+        maximum=10**9,
+    )
+    relax_share: float = param(
+        0.6,
+        "share of the time limit the relaxation may use before its last incumbent is taken",
+        minimum=0.0,
+        maximum=1.0,
+        exclusive_minimum=True,
+    )
+    pack_nodes: int = param(
+        1000,
+        "branch-and-bound nodes of each slot's packing MILP",
+        minimum=1,
+        maximum=10**9,
+    )

@@ -49,8 +49,11 @@ Modules of the family:
   :mod:`ddlsched.models.dmlrs_blocks` (``ub_blocks``, ours: ``ub_capacity`` with each
   internal-mode slot one block on one machine);
 * improvement: :mod:`ddlsched.heuristics.dmlrs_improve` (``improve``, ours),
-  its insertion rules :mod:`ddlsched.heuristics.dmlrs_insert`, its ejection moves :mod:`ddlsched.heuristics.dmlrs_eject` and its MIP repair
-  :mod:`ddlsched.models.dmlrs_mip_repair`;
+  its insertion rules :mod:`ddlsched.heuristics.dmlrs_insert`, its ejection moves
+  :mod:`ddlsched.heuristics.dmlrs_eject` and its MIP repair
+  :mod:`ddlsched.models.dmlrs_mip_repair`; ``blocks_round`` (ours):
+  :mod:`ddlsched.models.dmlrs_blocks_round` (``ub_blocks``' relaxation rounded to a
+  schedule), its steps :mod:`ddlsched.families._dmlrs_blocks_round`;
 * the methods' parameter classes: :mod:`ddlsched.families._dmlrs_params`.
 
 Algorithm 4's per-slot problem is the family ``dmlrs_slot``
@@ -65,44 +68,34 @@ it exactly (the same highspy model with integer columns, the ILP of
 :mod:`ddlsched.models.dmlrs_slot`), under a time limit in the HiGHS worker
 process, killed at the limit (then ``time_limit_no_solution``, as below).
 
-Methods: ``pd_ors`` and ``oasis`` (heuristics, seeded), ``fifo``, ``drf``,
-``dorm`` (heuristics, no admission control; a job that has not finished by
-``T`` is ``unfinished`` and earns 0; Dorm's slot MILP adds, ours, the row
-``gamma sum s <= sum w + gamma - 1`` (exactly ``ceil(W / gamma)`` PSs: without
-it the utilisation term rewards idle PSs), proves the served count and gets
-utilisation within ``util_gap``), ``exact`` (the compact
-offline MILP, tiny instances), ``colgen`` (bound: column generation on
-R-DMLRS; also returns the restricted master's integer schedule),
-``improve`` (heuristic, ours,
-:mod:`ddlsched.heuristics.dmlrs_improve`: the best of ``pd_ors``, ``oasis``,
-``fifo`` and ``drf`` improved by an LNS that frees windows of jobs and
-re-inserts them at their earliest finish in the free capacity; parameters
-``starts``, ``window``, ``patience``, ``max_windows``; ``insert_plan`` and
-``lean_price`` choose the insertion's plan, :mod:`ddlsched.heuristics.dmlrs_insert`; ``mip_windows``,
-``mip_window`` and ``mip_nodes`` add windows repaired by ``exact``'s MILP on
-the residual capacity, :mod:`ddlsched.models.dmlrs_mip_repair`; ``eject_moves``,
-``eject_completions``, ``eject_windows``, ``eject_evict`` and ``eject_place`` add
-ejection moves that force an unscheduled job in,
-:mod:`ddlsched.heuristics.dmlrs_eject`; never worse than its best start), ``ub_trivial`` and ``ub_prices`` (bounds; ``ub_prices`` runs PD-ORS with
-the same seed and certifies its ratio with ``UB(p_final)``), ``ub_capacity``
-(bound, ours: the LP of :mod:`ddlsched.models.dmlrs_capacity`,
-per slot and resource the cluster's capacity, per job the speed of its
-internal and external modes; ``--param integral=true`` makes the completion
-choices binary and reports the MILP's proven dual bound), ``ub_lagrange`` (bound, ours:
-:mod:`ddlsched.models.dmlrs_lagrange`, ``UB(p)`` with exact pricing minimised over ``p`` by
+Methods: ``pd_ors`` and ``oasis`` (heuristics, seeded), ``fifo``, ``drf``, ``dorm``
+(heuristics, no admission control; a job that has not finished by ``T`` is ``unfinished``
+and earns 0; Dorm's slot MILP adds, ours, the row ``gamma sum s <= sum w + gamma - 1``
+(exactly ``ceil(W / gamma)`` PSs: without it the utilisation term rewards idle PSs), proves
+the served count and gets utilisation within ``util_gap``), ``exact`` (the compact offline
+MILP, tiny instances), ``colgen`` (bound: column generation on R-DMLRS; also returns the
+restricted master's integer schedule), ``improve`` (heuristic, ours: the best of ``pd_ors``,
+``oasis``, ``fifo`` and ``drf`` improved by an LNS that frees windows of jobs and re-inserts
+them at their earliest finish in the free capacity; MIP-repaired windows and ejection moves
+as parameters; never worse than its best start), ``blocks_round`` (heuristic, ours:
+``ub_blocks modes=true``'s incumbent within a node budget, placed slot by slot, the jobs
+left short dropped, then ``improve``'s search from it), ``ub_trivial`` and ``ub_prices``
+(bounds; ``ub_prices`` runs PD-ORS with the same seed and certifies its ratio with
+``UB(p_final)``), ``ub_capacity`` (bound, ours: a time-indexed LP, per slot and resource the
+cluster's capacity, per job the speed of its internal and external modes; ``--param
+integral=true`` makes the completion choices binary and reports the MILP's proven dual
+bound), ``ub_lagrange`` (bound, ours: ``UB(p)`` with exact pricing minimised over ``p`` by
 ``iterations`` projected subgradient steps from ``ub_capacity``'s duals; at most
-``ub_capacity``), ``ub_branch`` (bound, ours: :mod:`ddlsched.models.dmlrs_branch`,
-best-first branch-and-bound on the acceptance, then the completion slots, of
-``ub_capacity``'s LP, ``nodes`` node LPs; at most ``ub_capacity``), ``ub_blocks`` (bound,
-ours: :mod:`ddlsched.models.dmlrs_blocks`; ``integral``, ``modes``: binary completions, blocks).
+``ub_capacity``), ``ub_branch`` (bound, ours: best-first branch-and-bound on the acceptance,
+then the completion slots, of ``ub_capacity``'s LP, ``nodes`` node LPs; at most
+``ub_capacity``), ``ub_blocks`` (bound, ours; ``integral``, ``modes``: binary completions,
+blocks).
 
-An instance without jobs (valid, :mod:`ddlsched.problems.dmlrs`): every
-heuristic returns the empty schedule (utility 0), ``exact`` proves it
-optimal (as whenever ``ub_trivial`` is 0: no job can finish by ``T``, the
-MILP would have no variable), ``colgen`` returns it with the bound 0,
-``ub_trivial`` and ``ub_prices`` the bound 0 (``UB(p)`` at prices 0; at
-PD-ORS's final prices ``L`` it would be the price term ``L sum C``, valid
-but meaningless).
+An instance without jobs (valid, :mod:`ddlsched.problems.dmlrs`): every heuristic returns
+the empty schedule (utility 0), ``exact`` proves it optimal (as whenever ``ub_trivial`` is
+0: no job can finish by ``T``, the MILP would have no variable), ``colgen`` returns it with
+the bound 0, ``ub_trivial`` and ``ub_prices`` the bound 0 (``UB(p)`` at prices 0; at
+PD-ORS's final prices ``L`` it would be the price term ``L sum C``, valid but meaningless).
 
 At the time limit (``time_limit_hit`` is true whenever the limit changed
 the answer, and ``info['stopped']`` says what stopped):
@@ -110,14 +103,14 @@ the answer, and ``info['stopped']`` says what stopped):
 * ``pd_ors``, ``oasis``, ``fifo``, ``drf``: all or nothing
   (``time_limit_no_solution``; an online schedule cut at some arrival is
   no answer);
-* ``improve``: a start the limit stops is skipped (none left:
-  ``time_limit_no_solution``), one that cannot run on the instance (OASiS
-  refusing ``U^r <= L``) is skipped and named in ``info['starts_refused']``
-  (none left at all: ``no_solution`` with the reasons); a search cut by the
-  limit returns its best schedule (``time_limit_hit``, ``info['stopped']``
-  names the window search or the MIP windows; why the search ended is
-  ``info['search_stopped']`` on every run, why the MIP windows ended
-  ``info['mip_stopped']``);
+* ``blocks_round``: the relaxation stopped at its share (``relax_share``) gives its last
+  incumbent (``time_limit_hit``); none: ``improve``'s usual starts; then as ``improve``;
+* ``improve``: a start the limit stops is skipped (none left: ``time_limit_no_solution``),
+  one that cannot run on the instance (OASiS refusing ``U^r <= L``) is skipped and named in
+  ``info['starts_refused']`` (none left at all: ``no_solution`` with the reasons); a search
+  cut by the limit returns its best schedule (``time_limit_hit``, ``info['stopped']`` names
+  the window search or the MIP windows; why the search ended is ``info['search_stopped']``
+  on every run, why the MIP windows ended ``info['mip_stopped']``);
 * ``dorm``: a slot's MILP stopped at its share of the time (or at
   ``slot_time_limit_s``) keeps its incumbent (or the greedy allocation):
   a schedule, ``time_limit_hit`` and ``info['load_dependent']`` (a slot
@@ -137,29 +130,24 @@ the answer, and ``info['stopped']`` says what stopped):
   bound of the open nodes (a node whose LP the limit cut keeps its parent's bound), valid
   (``time_limit_hit``, ``info['search_stopped']`` ``time_limit``); ``nodes`` is the budget
   that does not depend on the machine;
-* ``dorm``, ``exact`` (and ``colgen``'s Dorm seed): with less than
-  :data:`PYOMO_IMPORT_S` left and Pyomo not yet imported, they stop at once
-  (``time_limit_no_solution``) rather than start an import no interrupt
-  can cut (0.8 s cold at low load, 5 s and more under load); with more
-  left, Pyomo is imported in the background and waited for only until the
-  deadline (:func:`ddlsched.deadline.import_within`);
+* ``dorm``, ``exact`` (and ``colgen``'s Dorm seed): with less than :data:`PYOMO_IMPORT_S`
+  left and Pyomo not yet imported, they stop at once (``time_limit_no_solution``) rather
+  than start an import no interrupt can cut (0.8 s cold at low load, 5 s and more under
+  load); with more left, Pyomo is imported in the background and waited for only until
+  the deadline (:func:`ddlsched.deadline.import_within`);
 * ``ub_prices``: PD-ORS must finish (else ``time_limit_no_solution``);
   a job whose pricing MILP stopped at its limit contributes its dual
   bound, one not priced in time ``u_i(d_min_i - 1)``: the bound stays
   valid and gets weaker (``time_limit_hit``, ``info['pricing_status']``);
-* ``colgen``: the best ``UB(p)`` of the rounds done (``time_limit_hit``
-  when a round was cut, a pricing stopped at its share, the restricted MILP
-  stopped or a seed heuristic was cut; ``info['stopped']`` names each (and is
-  absent when nothing was cut), and
-  ``info['rounds_stopped']`` says why the rounds ended: ``time_limit``,
-  ``stalled``, ``converged``, ...), and the better of the restricted MILP's
-  schedule (its last incumbent when the limit killed it) and the best seed
-  schedule (``info['restricted_mip']['schedule_from']``). A pricing MILP
-  runs in the HiGHS worker process and is killed at its limit (the job then gets its trivial bound). Its
-  answer depends on the machine's speed; ``--param max_rounds=N`` stops
-  after ``N`` pricing rounds instead (``rounds_stopped = iteration_limit``, not
-  a time limit), which with a limit it does not reach gives the same bound
-  on every run.
+* ``colgen``: the best ``UB(p)`` of the rounds done (``time_limit_hit`` when a round was
+  cut, a pricing stopped at its share, the restricted MILP stopped or a seed heuristic was
+  cut; ``info['stopped']`` names each, ``info['rounds_stopped']`` why the rounds ended:
+  ``time_limit``, ``stalled``, ``converged``, ...), and the better of the restricted MILP's
+  schedule (its last incumbent when the limit killed it) and the best seed schedule
+  (``info['restricted_mip']['schedule_from']``). A pricing MILP runs in the HiGHS worker
+  process, killed at its limit (the job then gets its trivial bound): the answer depends on
+  the machine's speed; ``--param max_rounds=N`` stops after ``N`` pricing rounds instead
+  (``rounds_stopped = iteration_limit``), the same bound on every run within the limit.
 """
 
 from __future__ import annotations
@@ -171,6 +159,7 @@ from typing import Any
 from ddlsched.deadline import import_within
 from ddlsched.errors import TimeLimitReached
 from ddlsched.families._dmlrs_params import (
+    BlocksRoundParams,
     ColgenParams,
     DormParams,
     ExactParams,
@@ -392,6 +381,20 @@ def _improve(instance: DmlrsInstance, params: ImproveParams, ctx: RunContext) ->
         repair,
     )
     return Outcome(schedule, info=info, time_limit_hit=cut)
+
+
+@register_method(
+    "dmlrs",
+    "blocks_round",
+    "heuristic",
+    "ours: ub_blocks' one-mode relaxation placed slot by slot, then improve's LNS from it",
+    params=BlocksRoundParams,
+)
+def _blocks_round(instance: DmlrsInstance, params: BlocksRoundParams, ctx: RunContext) -> Outcome:
+    from ddlsched.families._dmlrs_blocks_round import run_blocks_round
+
+    run_start = lambda name, dl: _run_start(instance, name, ctx, dl)  # noqa: E731
+    return run_blocks_round(instance, params, ctx, run_start, lambda: _need_pyomo(ctx, "MIP"))
 
 
 # --------------------------------------------------------------------------- exact and bounds

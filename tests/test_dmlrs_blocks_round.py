@@ -1,0 +1,164 @@
+"""``blocks_round`` of family ``dmlrs`` (``ddlsched.models.dmlrs_blocks_round``).
+
+* A schedule the evaluator accepts, never above ``exact``'s proven optimum nor the
+  brute-force optimum, never below the rounded relaxation's schedule; on ``tiny`` seeds 2
+  and 3, where ``modes=true`` proves the optimum, it reaches it.
+* Same inputs and seed, same schedule (the node budgets, not the clock, end the MILPs).
+* The packing by hand: a block placed whole on the one machine it fits on with its PSs, a
+  block that fits nowhere left out, external workers as many as fit with the PS rule; a job
+  whose placed allocation falls short of its samples is dropped with its allocation.
+* Without an incumbent, ``improve``'s usual starts (``info['start']`` says so).
+* The registered method: parameters checked (one line, exit 2), no job, an early deadline.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from dmlrs_brute_force import brute_force_optimum
+from test_dmlrs_lagrange import MICRO, congested, optimum
+
+from ddlsched.deadline import Deadline
+from ddlsched.models import dmlrs_blocks_round
+from ddlsched.models.dmlrs_blocks_round import RelaxedPlan, pack_slot, round_point
+from ddlsched.problems.dmlrs import evaluate
+from ddlsched.registry import RunOptions, run_method
+from ddlsched.solvers import Status
+from ddlsched.workloads.dmlrs import generate
+
+TOL = 1e-6
+
+
+def _run(instance, limit=60.0, **params):
+    return run_method(
+        "dmlrs", "blocks_round", instance, RunOptions(time_limit_s=limit, params=params)
+    )
+
+
+@pytest.mark.parametrize("k", [0, 3, 5, 7, 9])
+def test_at_most_the_brute_force_optimum(k):
+    instance = MICRO[k]
+    result = _run(instance)
+    assert result.status is Status.FEASIBLE
+    assert result.objective <= brute_force_optimum(instance) + TOL
+
+
+TINY = [generate("tiny", s) for s in (0, 1, 4)] + [congested(generate("tiny", s)) for s in (1, 5)]
+
+
+@pytest.mark.parametrize("k", range(len(TINY)))
+def test_a_schedule_between_its_start_and_the_optimum(k):
+    instance = TINY[k]
+    result = _run(instance)
+    utility = evaluate(instance, result.schedule).total_utility
+    assert utility == pytest.approx(result.objective, abs=TOL)
+    assert utility <= optimum(instance) + TOL
+    assert utility >= result.info["relaxation_schedule_utility"] - TOL
+    assert result.info["start"] == "relaxation"
+    assert result.info["best_start"] == "relaxation"
+
+
+@pytest.mark.parametrize("seed", [2, 3])
+def test_reaches_the_optimum_the_one_mode_relaxation_proves(seed):
+    instance = generate("tiny", seed)
+    result = _run(instance)
+    assert result.info["relaxation"]["status"] == "optimal"
+    assert result.objective == pytest.approx(optimum(instance), rel=1e-6)
+
+
+def test_same_inputs_same_schedule():
+    instance = congested(generate("tiny", 5))
+    first, again = _run(instance, nodes=3), _run(instance, nodes=3)
+    assert first.schedule == again.schedule
+    assert first.info["relaxation"]["nodes"] <= 3 + 1
+    assert not first.time_limit_hit
+
+
+def _two_machines():
+    base = generate("tiny", 0)
+    # a worker 1 GPU + 2 CPUs, a PS 3 CPUs, gamma 2; machines (4 GPUs, 16 CPUs), (16, 6)
+    job = dataclasses.replace(
+        base.jobs[0], gamma=2, global_batch=8, worker=(1.0, 2.0), ps=(0.0, 3.0), arrival_slot=1
+    )
+    return dataclasses.replace(
+        base,
+        jobs=(job, dataclasses.replace(job)),
+        resources=("gpu", "cpu"),
+        capacity=((4.0, 16.0), (16.0, 6.0)),
+        slots=2,
+    )
+
+
+def test_packing_by_hand():
+    instance = _two_machines()
+    # a block of 4 workers and 2 PSs (4 GPUs, 14 CPUs) fits only machine 0
+    how, placed = pack_slot(instance, {0: (4, 0)}, 100, 10.0)
+    assert how == "optimal" and placed == {0: [(0, 4, 2)]}
+    # a block of 5 workers fits no machine (5 GPUs on machine 0, 19 CPUs on either)
+    assert pack_slot(instance, {0: (5, 0)}, 100, 10.0)[1] == {}
+    # beside that block, external workers: machine 0 has 2 CPUs left, machine 1 6 CPUs:
+    # 2 workers and 1 PS (7 CPUs) do not fit machine 1; 1 worker there and its PS on
+    # machine 0 is refused too (3 CPUs > 2); one worker with its PS on machine 1 (5 CPUs)
+    how, placed = pack_slot(instance, {0: (4, 0), 1: (0, 3)}, 100, 10.0)
+    assert placed[0] == [(0, 4, 2)]
+    assert sum(w for _, w, _ in placed[1]) == 1
+    assert sum(s for _, _, s in placed[1]) >= 1
+
+
+def test_a_job_short_of_samples_is_dropped():
+    instance = _two_machines()
+    job = instance.jobs[0]
+    from ddlsched.problems.dmlrs_schedule import samples_in_slot
+
+    per_slot = samples_in_slot(job, 4, instance.b_int, instance.slot_s)
+    # V_i = epochs * samples: 1.5 slots of 4 workers (two slots: done), 2.5 (short)
+    jobs = (
+        dataclasses.replace(job, epochs=1, samples=int(1.5 * per_slot)),
+        dataclasses.replace(job, epochs=1, samples=int(2.5 * per_slot)),
+    )
+    instance = dataclasses.replace(instance, jobs=jobs, capacity=((8.0, 32.0), (8.0, 32.0)))
+    plan = RelaxedPlan({0: {1: (4, 0.0), 2: (4, 0.0)}, 1: {1: (4, 0.0), 2: (4, 0.0)}}, {})
+    schedule, info = round_point(instance, plan, 100, Deadline(30.0))
+    assert info["short_jobs"] == [1]
+    assert schedule.accepted == (0,) and {a.job for a in schedule.alloc} == {0}
+    assert evaluate(instance, schedule).completed == 1
+
+
+def test_without_an_incumbent_improve_runs_from_its_starts(monkeypatch):
+    instance = generate("tiny", 1)
+    monkeypatch.setattr(
+        dmlrs_blocks_round,
+        "relaxation_point",
+        lambda *args, **kwargs: RelaxedPlan({}, {"status": "node limit"}),
+    )
+    result = _run(instance, starts="fifo,drf")
+    assert result.status is Status.FEASIBLE
+    assert result.info["start"].startswith("improve's starts")
+    assert set(result.info["start_utility"]) == {"fifo", "drf"}
+
+
+@pytest.mark.parametrize("param", ["nodes=0", "relax_share=0", "relax_share=1.5", "pack_nodes=-1"])
+def test_bad_parameter_is_one_line_and_exit_2(cli, tmp_path, param):
+    path = tmp_path / "tiny.json"
+    generate("tiny", 2).save(path)
+    code, _, err = cli("solve", "dmlrs", str(path), "--method", "blocks_round", "--param", param)
+    assert code == 2
+    assert len(err.strip().splitlines()) == 1 and param.split("=")[0] in err
+
+
+def test_no_job_is_the_empty_schedule():
+    instance = dataclasses.replace(generate("tiny", 0), jobs=())
+    result = _run(instance)
+    assert result.status in (Status.FEASIBLE, Status.OPTIMAL) and result.objective == 0.0
+
+
+def test_an_early_deadline_gives_a_schedule_or_no_answer():
+    instance = congested(generate("tiny", 5))
+    truth = optimum(instance)
+    for limit in (1e-6, 0.05, 0.3):
+        result = _run(instance, limit=limit)
+        if result.schedule is not None:
+            assert result.objective <= truth + TOL
+        else:
+            assert result.status is Status.TIME_LIMIT_NO_SOLUTION
