@@ -1,8 +1,9 @@
 """``blocks_round`` of family ``dmlrs`` (``ddlsched.models.dmlrs_blocks_round``).
 
-* A schedule the evaluator accepts, never above ``exact``'s proven optimum nor the
-  brute-force optimum, never below the rounded relaxation's schedule; on ``tiny`` seeds 2
-  and 3, where ``modes=true`` proves the optimum, it reaches it.
+* A schedule the evaluator accepts and a bound: the schedule never above ``exact``'s proven
+  optimum nor the brute-force optimum, never below the rounded relaxation's schedule, the
+  bound never below either; on ``tiny`` seeds 2 and 3, where ``modes=true`` proves the
+  optimum, schedule and bound meet there.
 * Same inputs and seed, same schedule (the node budgets, not the clock, end the MILPs).
 * The packing by hand: a block placed whole on the one machine it fits on with its PSs, a
   block that fits nowhere left out, external workers as many as fit with the PS rule; a job
@@ -40,8 +41,9 @@ def _run(instance, limit=60.0, **params):
 def test_at_most_the_brute_force_optimum(k):
     instance = MICRO[k]
     result = _run(instance)
+    truth = brute_force_optimum(instance)
     assert result.status is Status.FEASIBLE
-    assert result.objective <= brute_force_optimum(instance) + TOL
+    assert result.objective <= truth + TOL <= result.bound + 2 * TOL
 
 
 TINY = [generate("tiny", s) for s in (0, 1, 4)] + [congested(generate("tiny", s)) for s in (1, 5)]
@@ -53,7 +55,8 @@ def test_a_schedule_between_its_start_and_the_optimum(k):
     result = _run(instance)
     utility = evaluate(instance, result.schedule).total_utility
     assert utility == pytest.approx(result.objective, abs=TOL)
-    assert utility <= optimum(instance) + TOL
+    truth = optimum(instance)
+    assert utility <= truth + TOL <= result.bound + 2 * TOL
     assert utility >= result.info["relaxation_schedule_utility"] - TOL
     assert result.info["start"] == "relaxation"
     assert result.info["best_start"] == "relaxation"
@@ -65,6 +68,7 @@ def test_reaches_the_optimum_the_one_mode_relaxation_proves(seed):
     result = _run(instance)
     assert result.info["relaxation"]["status"] == "optimal"
     assert result.objective == pytest.approx(optimum(instance), rel=1e-6)
+    assert result.bound == pytest.approx(result.objective, rel=1e-6)
 
 
 def test_same_inputs_same_schedule():
@@ -133,7 +137,7 @@ def test_without_an_incumbent_improve_runs_from_its_starts(monkeypatch):
         lambda *args, **kwargs: RelaxedPlan({}, {"status": "node limit"}),
     )
     result = _run(instance, starts="fifo,drf")
-    assert result.status is Status.FEASIBLE
+    assert result.status is Status.FEASIBLE and result.bound is None
     assert result.info["start"].startswith("improve's starts")
     assert set(result.info["start_utility"]) == {"fifo", "drf"}
 
@@ -151,6 +155,7 @@ def test_no_job_is_the_empty_schedule():
     instance = dataclasses.replace(generate("tiny", 0), jobs=())
     result = _run(instance)
     assert result.status in (Status.FEASIBLE, Status.OPTIMAL) and result.objective == 0.0
+    assert result.bound == 0.0
 
 
 def test_an_early_deadline_gives_a_schedule_or_no_answer():
@@ -160,5 +165,7 @@ def test_an_early_deadline_gives_a_schedule_or_no_answer():
         result = _run(instance, limit=limit)
         if result.schedule is not None:
             assert result.objective <= truth + TOL
+        if result.bound is not None:
+            assert result.bound >= truth - TOL
         else:
             assert result.status is Status.TIME_LIMIT_NO_SOLUTION

@@ -5,7 +5,9 @@ method; this helper lives here to keep that module a readable map).
 (:mod:`ddlsched.models.dmlrs_blocks_round`), is the one start of ``improve``'s window search
 (:func:`ddlsched.heuristics.dmlrs_improve.improve`, which takes its starts by name from a
 runner: the schedule is handed in under the name ``fifo`` and renamed ``relaxation`` in
-``info``); without an incumbent, ``improve`` runs from its usual ``starts``.
+``info``); without an incumbent, ``improve`` runs from its usual ``starts``. The answer is
+that schedule and the relaxation's dual bound (:attr:`RelaxedPlan.bound`), as ``colgen``
+returns its restricted master's schedule and its bound.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 from ddlsched.families._dmlrs_params import BlocksRoundParams
 from ddlsched.problems.dmlrs import DmlrsInstance, evaluate
 from ddlsched.registry import RunContext
-from ddlsched.solvers.result import Outcome
+from ddlsched.solvers.result import Outcome, Status
 
 __all__ = ["run_blocks_round"]
 
@@ -92,4 +94,6 @@ def run_blocks_round(
         )
     if cut and "stopped" not in info:
         info["stopped"] = "the relaxation at its share of the time limit (its last incumbent)"
-    return Outcome(schedule, info=info, time_limit_hit=cut or stopped)
+    return Outcome(
+        schedule, Status.FEASIBLE, bound=relax.bound, info=info, time_limit_hit=cut or stopped
+    )

@@ -77,9 +77,9 @@ MILP, tiny instances), ``colgen`` (bound: column generation on R-DMLRS; also ret
 restricted master's integer schedule), ``improve`` (heuristic, ours: the best of ``pd_ors``,
 ``oasis``, ``fifo`` and ``drf`` improved by an LNS that frees windows of jobs and re-inserts
 them at their earliest finish in the free capacity; MIP-repaired windows and ejection moves
-as parameters; never worse than its best start), ``blocks_round`` (heuristic, ours:
-``ub_blocks modes=true``'s incumbent within a node budget, placed slot by slot, the jobs
-left short dropped, then ``improve``'s search from it), ``ub_trivial`` and ``ub_prices``
+as parameters; never worse than its best start), ``blocks_round`` (bound, ours:
+``ub_blocks modes=true``'s MILP within a node budget, its dual bound, its incumbent placed
+slot by slot, the jobs left short dropped, then ``improve``'s search), ``ub_trivial`` and ``ub_prices``
 (bounds; ``ub_prices`` runs PD-ORS with the same seed and certifies its ratio with
 ``UB(p_final)``), ``ub_capacity`` (bound, ours: a time-indexed LP, per slot and resource the
 cluster's capacity, per job the speed of its internal and external modes; ``--param
@@ -386,8 +386,8 @@ def _improve(instance: DmlrsInstance, params: ImproveParams, ctx: RunContext) ->
 @register_method(
     "dmlrs",
     "blocks_round",
-    "heuristic",
-    "ours: ub_blocks' one-mode relaxation placed slot by slot, then improve's LNS from it",
+    "bound",
+    "ours: ub_blocks' one-mode MILP's dual bound; its incumbent placed, then improve's LNS",
     params=BlocksRoundParams,
 )
 def _blocks_round(instance: DmlrsInstance, params: BlocksRoundParams, ctx: RunContext) -> Outcome:

@@ -28,8 +28,14 @@ aggregated rows). The method:
 4. ``improve``'s window search (:mod:`ddlsched.heuristics.dmlrs_improve`, the settings the
    method hands in) from that schedule, with what is left of the time.
 
-Without an incumbent (the node budget or the time spent first) the method runs ``improve``
-from its usual starts instead (``info['start']`` says which). ``info`` adds
+The answer is that schedule and, as its bound, the MILP's dual bound (HiGHS's
+``mip_dual_bound`` at the node budget or the kill, never the incumbent; at most
+``ub_trivial``): ``ub_blocks modes=true`` is a valid bound (its module docstring's proof,
+checked on 120 proven optima), and a branch-and-bound's dual bound is at least its optimum
+(``None`` before the MILP has one; 0 when no job can finish by ``T``). So the method is of
+kind ``bound``, and returns a schedule, as ``colgen`` does. Without an incumbent (the node
+budget or the time spent first) the schedule comes from ``improve``'s usual starts instead
+(``info['start']`` says which). ``info`` adds
 ``relaxation`` (status, incumbent, dual bound, nodes, seconds), ``packing`` (blocks
 asked / placed, external workers asked / placed, how the slot MILPs ended: ``optimal``,
 ``node limit``, ``time limit``; the short jobs) and ``relaxation_schedule_utility``.
@@ -67,6 +73,7 @@ class RelaxedPlan:
     jobs: dict[int, dict[int, tuple[int, float]]]
     info: dict[str, Any]
     completion: dict[int, int] = field(default_factory=dict)
+    bound: float | None = None  # the MILP's dual bound (``None`` before it has one)
 
 
 def read_point(model: BlockModel, values: Any) -> RelaxedPlan:
@@ -98,6 +105,7 @@ def relaxation_point(
     nodes and ``deadline`` (``jobs`` empty when it has none)."""
     import highspy
 
+    from ddlsched.models.dmlrs import ub_trivial
     from ddlsched.models.dmlrs_capacity import to_highs
     from ddlsched.solvers.highs_server import MipArrays, solve_mip
 
@@ -106,7 +114,7 @@ def relaxation_point(
     info: dict[str, Any] = {"columns": model.capacity.num_cols, "rows": model.capacity.num_rows}
     if not model.capacity.completion:
         info.update(status="no job can finish", seconds=time.perf_counter() - started)
-        return RelaxedPlan({}, info)
+        return RelaxedPlan({}, info, bound=0.0)
     options = [("output_flag", False), ("threads", 1), ("mip_rel_gap", 1e-6)]
     options.append(("mip_max_nodes", int(nodes)))
     mip = MipArrays.from_lp(to_highs(model.capacity, highspy), options)
@@ -127,10 +135,13 @@ def relaxation_point(
         nodes=(run.info or {}).get("mip_node_count"),
         seconds=time.perf_counter() - started,
     )
+    bound = info["dual_bound"]
+    if bound is not None:
+        bound = min(bound, ub_trivial(instance))
     if not run.primal_valid or run.col_value is None:
-        return RelaxedPlan({}, info)
+        return RelaxedPlan({}, info, bound=bound)
     plan = read_point(model, np.asarray(run.col_value))
-    plan.info = info
+    plan.info, plan.bound = info, bound
     return plan
 
 
