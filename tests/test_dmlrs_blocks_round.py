@@ -7,9 +7,13 @@
 * Same inputs and seed, same schedule (the node budgets, not the clock, end the MILPs).
 * The packing by hand: a block placed whole on the one machine it fits on with its PSs, a
   block that fits nowhere left out, external workers as many as fit with the PS rule; a job
-  whose placed allocation falls short of its samples is dropped with its allocation.
+  whose placed allocation falls short of its samples is topped up from free capacity (by its
+  planned completion, else by ``T``) or, when that cannot be, dropped with its allocation,
+  the least valuable first (``top_up=false``: dropped).
 * Without an incumbent, ``improve``'s usual starts (``info['start']`` says so).
-* The registered method: parameters checked (one line, exit 2), no job, an early deadline.
+* The registered method: parameters checked (one line, exit 2), no job, an early deadline,
+  ``bound_only`` when the limit stops ``improve`` after the relaxation, ``info['stopped']``
+  naming what the limit cut.
 """
 
 from __future__ import annotations
@@ -123,10 +127,65 @@ def test_a_job_short_of_samples_is_dropped():
     )
     instance = dataclasses.replace(instance, jobs=jobs, capacity=((8.0, 32.0), (8.0, 32.0)))
     plan = RelaxedPlan({0: {1: (4, 0.0), 2: (4, 0.0)}, 1: {1: (4, 0.0), 2: (4, 0.0)}}, {})
-    schedule, info = round_point(instance, plan, 100, Deadline(30.0))
-    assert info["short_jobs"] == [1]
+    schedule, info = round_point(instance, plan, 100, Deadline(30.0), top_up=False)
+    assert info["short_jobs"] == [1] and info["dropped"] == [1] and info["topped_up"] == []
     assert schedule.accepted == (0,) and {a.job for a in schedule.alloc} == {0}
     assert evaluate(instance, schedule).completed == 1
+    # with the top-up (the default), job 1 takes the 2 more worker-slots it lacks from its
+    # machine's free capacity (each machine holds one block: 4 of its 8 GPUs)
+    schedule, info = round_point(instance, plan, 100, Deadline(30.0))
+    assert info["short_jobs"] == [1] and info["topped_up"] == [1] and info["dropped"] == []
+    assert schedule.accepted == (0, 1)
+    assert sum(a.workers for a in schedule.alloc if a.job == 1) == 10
+    assert evaluate(instance, schedule).completed == 2
+
+
+def _short_pair(capacity, epochs=(2.5, 2.5), thetas=(10.0, 20.0)):
+    """Two copies of ``_two_machines``' job, each needing ``epochs`` slots of 4 workers
+    at ``b_int``, of utilities ``theta1`` ``thetas``, on machines of ``capacity``."""
+    from ddlsched.problems.dmlrs import Utility
+    from ddlsched.problems.dmlrs_schedule import samples_in_slot
+
+    instance = _two_machines()
+    job = instance.jobs[0]
+    per_slot = samples_in_slot(job, 4, instance.b_int, instance.slot_s)
+    jobs = tuple(
+        dataclasses.replace(
+            job, epochs=1, samples=int(e * per_slot), utility=Utility(theta, 0.5, 10.0)
+        )
+        for e, theta in zip(epochs, thetas, strict=True)
+    )
+    return dataclasses.replace(instance, jobs=jobs, capacity=capacity)
+
+
+def test_a_short_job_is_topped_up_after_its_planned_completion():
+    # machines of 4 GPUs: slot 1 is full (a block of 4 on each), so job 1, planned in slot
+    # 1 only and 1.5 slots of work, cannot reach its samples by its planned completion;
+    # slot 2 is free: 2 workers there (1 PS) finish it, one slot later
+    instance = _short_pair(((4.0, 16.0), (4.0, 16.0)), epochs=(1.0, 1.5))
+    plan = RelaxedPlan({0: {1: (4, 0.0)}, 1: {1: (4, 0.0)}}, {}, completion={0: 1, 1: 1})
+    schedule, info = round_point(instance, plan, 100, Deadline(30.0))
+    assert info["topped_up"] == [1] and info["dropped"] == []
+    late = [a for a in schedule.alloc if a.job == 1 and a.slot == 2]
+    assert [(a.workers, a.ps) for a in late] == [(2, 1)]
+    result = evaluate(instance, schedule)
+    assert result.completed == 2
+
+
+def test_when_both_cannot_be_topped_up_the_less_valuable_job_is_dropped():
+    # one machine of 8 GPUs, both jobs planned as blocks of 4 in slots 1-2, each short of
+    # half a slot: no free GPU; job 0 (theta1 10) is dropped, job 1 (20) grows into its
+    # GPUs; with the utilities swapped, the other way round
+    for thetas, kept in (((10.0, 20.0), 1), ((20.0, 10.0), 0)):
+        instance = _short_pair(((8.0, 32.0),), thetas=thetas)
+        plan = RelaxedPlan(
+            {i: {1: (4, 0.0), 2: (4, 0.0)} for i in (0, 1)}, {}, completion={0: 2, 1: 2}
+        )
+        schedule, info = round_point(instance, plan, 100, Deadline(30.0))
+        assert info["short_jobs"] == [0, 1]
+        assert info["dropped"] == [1 - kept] and info["topped_up"] == [kept]
+        assert schedule.accepted == (kept,)
+        assert evaluate(instance, schedule).completed == 1
 
 
 def test_without_an_incumbent_improve_runs_from_its_starts(monkeypatch):
@@ -169,3 +228,32 @@ def test_an_early_deadline_gives_a_schedule_or_no_answer():
             assert result.bound >= truth - TOL
         else:
             assert result.status is Status.TIME_LIMIT_NO_SOLUTION
+
+
+def test_a_limit_that_stops_improve_keeps_the_relaxations_bound(monkeypatch):
+    from ddlsched.errors import TimeLimitReached
+    from ddlsched.heuristics import dmlrs_improve
+
+    def stopped(*args, **kwargs):
+        raise TimeLimitReached("the time limit stopped every start of improve")
+
+    monkeypatch.setattr(dmlrs_improve, "improve", stopped)
+    instance = congested(generate("tiny", 5))
+    result = _run(instance, nodes=3)
+    assert result.status is Status.BOUND_ONLY and result.schedule is None
+    assert result.bound >= optimum(instance) - TOL and result.time_limit_hit
+    assert "bound kept" in result.info["stopped"]
+
+
+def test_stopped_names_what_the_limit_cut(monkeypatch):
+    # only a slot packing cut: info['stopped'] names the packings, not the relaxation
+    real = dmlrs_blocks_round.round_point
+
+    def cut_packing(*args, **kwargs):
+        schedule, info = real(*args, **kwargs)
+        return schedule, {**info, "slot_milps": {"time limit": 1}}
+
+    monkeypatch.setattr(dmlrs_blocks_round, "round_point", cut_packing)
+    result = _run(congested(generate("tiny", 5)), nodes=3)
+    assert result.time_limit_hit and result.info["relaxation"]["status"] != "time limit"
+    assert result.info["stopped"].startswith("slot packings")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ddlsched.errors import TimeLimitReached
 from ddlsched.families._dmlrs_params import BlocksRoundParams
 from ddlsched.problems.dmlrs import DmlrsInstance, evaluate
 from ddlsched.registry import RunContext
@@ -75,25 +76,35 @@ def run_blocks_round(
 
     relax = relaxation_point(instance, params.nodes, ctx.deadline.sub(params.relax_share))
     info: dict[str, Any] = {"relaxation": relax.info}
-    cut = relax.info["status"] == "time limit"
-    if relax.jobs:
-        start, packing = round_point(instance, relax, params.pack_nodes, ctx.deadline.sub(0.2))
-        info["packing"] = packing
-        info["relaxation_schedule_utility"] = evaluate(instance, start).total_utility
-        cut = cut or "time limit" in packing["slot_milps"]
-        settings = _settings(params, ctx.seed, (_SLOT,))
-        schedule, found, stopped = improve(
-            instance, settings, lambda name, dl: start, ctx.deadline, repair
-        )
-        info.update(_renamed(found), start="relaxation")
-    else:
-        settings = _settings(params, ctx.seed, parse_starts(params.starts))
-        schedule, found, stopped = improve(instance, settings, run_start, ctx.deadline, repair)
-        info.update(
-            found, start=f"improve's starts: the relaxation {relax.info['status']}, no incumbent"
-        )
+    cut = []
+    if relax.info["status"] == "time limit":
+        cut.append("the relaxation at its share of the time limit (its last incumbent)")
+    try:
+        if relax.jobs:
+            start, packing = round_point(
+                instance, relax, params.pack_nodes, ctx.deadline.sub(0.2), params.top_up
+            )
+            info["packing"] = packing
+            info["relaxation_schedule_utility"] = evaluate(instance, start).total_utility
+            if "time limit" in packing["slot_milps"]:
+                cut.append("slot packings at their share of the time limit (their incumbents)")
+            settings = _settings(params, ctx.seed, (_SLOT,))
+            schedule, found, stopped = improve(
+                instance, settings, lambda name, dl: start, ctx.deadline, repair
+            )
+            info.update(_renamed(found), start="relaxation")
+        else:
+            why = f"improve's starts: the relaxation {relax.info['status']}, no incumbent"
+            settings = _settings(params, ctx.seed, parse_starts(params.starts))
+            schedule, found, stopped = improve(instance, settings, run_start, ctx.deadline, repair)
+            info.update(found, start=why)
+    except TimeLimitReached as exc:
+        if relax.bound is None:
+            raise
+        info["stopped"] = f"{exc} (the relaxation's bound kept)"
+        return Outcome(None, Status.BOUND_ONLY, bound=relax.bound, info=info, time_limit_hit=True)
     if cut and "stopped" not in info:
-        info["stopped"] = "the relaxation at its share of the time limit (its last incumbent)"
+        info["stopped"] = "; ".join(cut)
     return Outcome(
-        schedule, Status.FEASIBLE, bound=relax.bound, info=info, time_limit_hit=cut or stopped
+        schedule, Status.FEASIBLE, bound=relax.bound, info=info, time_limit_hit=bool(cut) or stopped
     )

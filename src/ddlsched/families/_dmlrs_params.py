@@ -408,3 +408,8 @@ class BlocksRoundParams(ImproveParams):
         minimum=1,
         maximum=10**9,
     )
+    top_up: bool = param(
+        True,
+        "give a job the packing left short the samples it lacks from free capacity "
+        "(by its planned completion, else by T) before dropping it; false: drop it",
+    )

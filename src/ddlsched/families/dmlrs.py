@@ -79,7 +79,7 @@ restricted master's integer schedule), ``improve`` (heuristic, ours: the best of
 them at their earliest finish in the free capacity; MIP-repaired windows and ejection moves
 as parameters; never worse than its best start), ``blocks_round`` (bound, ours:
 ``ub_blocks modes=true``'s MILP within a node budget, its dual bound, its incumbent placed
-slot by slot, the jobs left short dropped, then ``improve``'s search), ``ub_trivial`` and ``ub_prices``
+slot by slot, the jobs left short topped up or dropped, then ``improve``'s search), ``ub_trivial`` and ``ub_prices``
 (bounds; ``ub_prices`` runs PD-ORS with the same seed and certifies its ratio with
 ``UB(p_final)``), ``ub_capacity`` (bound, ours: a time-indexed LP, per slot and resource the
 cluster's capacity, per job the speed of its internal and external modes; ``--param
@@ -104,7 +104,8 @@ the answer, and ``info['stopped']`` says what stopped):
   (``time_limit_no_solution``; an online schedule cut at some arrival is
   no answer);
 * ``blocks_round``: the relaxation stopped at its share (``relax_share``) gives its last
-  incumbent (``time_limit_hit``); none: ``improve``'s usual starts; then as ``improve``;
+  incumbent (``time_limit_hit``); none: ``improve``'s usual starts; then as ``improve``, but
+  ``bound_only`` (the relaxation's bound) when ``improve`` is left no schedule;
 * ``improve``: a start the limit stops is skipped (none left: ``time_limit_no_solution``),
   one that cannot run on the instance (OASiS refusing ``U^r <= L``) is skipped and named in
   ``info['starts_refused']`` (none left at all: ``no_solution`` with the reasons); a search

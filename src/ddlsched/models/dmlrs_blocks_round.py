@@ -21,10 +21,19 @@ aggregated rows). The method:
    before any external worker counts (its gain exceeds all of them); then as many of each
    job's ``ceil(xE - 1e-6)`` external workers as fit, with ``gamma_i`` times its PSs at least
    its workers (the PS rule), idle PSs penalised.
-3. **Rounding.** A job whose placed allocation (Eq. 3, Fact 1: all on one machine means
-   ``b_int``, the evaluator's rate :func:`~ddlsched.problems.dmlrs_schedule.samples_in_slot`)
-   falls short of its ``V_i`` samples is dropped, with its allocation; the rest is the
-   start schedule (the family evaluator scores it).
+3. **Top-up, then rounding** (:func:`_repair`). A job whose placed allocation (Eq. 3,
+   Fact 1: all on one machine means ``b_int``, the evaluator's rate
+   :func:`~ddlsched.problems.dmlrs_schedule.samples_in_slot`) falls short of its ``V_i``
+   samples takes what it lacks from the machines' free capacity (``top_up``, the default),
+   the most valuable first (utility at the planned completion): slot by slot from ``a_i``,
+   by its planned completion, else by ``T`` (a later completion, a lower utility). In a slot
+   where it runs on at most one machine it stays on one (``b_int``: the machine that then
+   holds the most of its workers, its own on a tie, so it may move); where it is spread it
+   adds workers, each machine's with the PSs the rule then needs (``b_ext``); never above
+   ``F_i`` (:func:`_grown`). While some cannot, the least valuable of them is dropped with
+   its allocation (its capacity freed) and the others are tried again. Without the top-up
+   every short job is dropped. The rest is the start schedule (the family evaluator scores
+   it).
 4. ``improve``'s window search (:mod:`ddlsched.heuristics.dmlrs_improve`, the settings the
    method hands in) from that schedule, with what is left of the time.
 
@@ -38,11 +47,15 @@ budget or the time spent first) the schedule comes from ``improve``'s usual star
 (``info['start']`` says which). ``info`` adds
 ``relaxation`` (status, incumbent, dual bound, nodes, seconds), ``packing`` (blocks
 asked / placed, external workers asked / placed, how the slot MILPs ended: ``optimal``,
-``node limit``, ``time limit``; the short jobs) and ``relaxation_schedule_utility``.
+``node limit``, ``time limit``; the short jobs, those topped up, those dropped) and
+``relaxation_schedule_utility``. When the limit leaves ``improve`` no schedule the answer
+is ``bound_only`` with the relaxation's bound (``info['stopped']`` says so).
 
 Measured (``benchmarks/dmlrs_blocks_solution.py``, the page ``benchmarks/results/dmlrs.md``):
 on Fig. 6 at 20 machines and Fig. 8 at 100 jobs the schedules so built, after the window
-search, earn 1-6 % more than the best schedules of every other method.
+search, earn 1-6 % more than the best schedules of every other method; the top-up, side by
+side with the dropping (``benchmarks/dmlrs_blocks_topup.py``), keeps most of the jobs the
+packing leaves short.
 """
 
 from __future__ import annotations
@@ -57,7 +70,13 @@ import numpy as np
 from ddlsched.deadline import Deadline
 from ddlsched.models.dmlrs_blocks import BlockModel, build_block_model
 from ddlsched.problems.dmlrs import DmlrsInstance, DmlrsSchedule
-from ddlsched.problems.dmlrs_schedule import SAMPLE_RTOL, samples_in_slot, schedule_from_counts
+from ddlsched.problems.dmlrs_schedule import (
+    SAMPLE_RTOL,
+    ps_needed,
+    samples_in_slot,
+    schedule_from_counts,
+    workers_needed,
+)
 
 __all__ = ["RelaxedPlan", "pack_slot", "read_point", "relaxation_point", "round_point"]
 
@@ -245,8 +264,157 @@ def pack_slot(
     return how, placed
 
 
+class _Cells:
+    """The packed allocation: per ``(job, slot)`` its ``{machine: [workers, PSs]}``, and per
+    slot the use of every machine (``used[t - 1]``, ``(H, R)``)."""
+
+    def __init__(self, instance: DmlrsInstance) -> None:
+        self.instance = instance
+        self.of: dict[tuple[int, int], dict[int, list[int]]] = {}
+        self.used = np.zeros((instance.slots, *instance.cap.shape))
+
+    def add(self, i: int, t: int, h: int, workers: int, servers: int, sign: int = 1) -> None:
+        inst = self.instance
+        cell = self.of.setdefault((i, t), {}).setdefault(h, [0, 0])
+        cell[0] += sign * workers
+        cell[1] += sign * servers
+        self.used[t - 1, h] += sign * (inst.alpha[i] * workers + inst.beta[i] * servers)
+
+    def samples(self, i: int, t: int) -> float:
+        """Samples job ``i`` processes in slot ``t`` (Eq. 3, Fact 1)."""
+        inst, cells = self.instance, self.of.get((i, t), {})
+        workers = sum(w for w, _ in cells.values())
+        bandwidth = inst.b_int if len(cells) == 1 else inst.b_ext
+        return samples_in_slot(inst.jobs[i], workers, bandwidth, inst.slot_s) if workers else 0.0
+
+    def put(self, i: int, t: int, layout: dict[int, list[int]]) -> dict[int, list[int]]:
+        """Job ``i``'s allocation in slot ``t`` replaced by ``layout``; the one it had."""
+        old = {h: list(cell) for h, cell in self.of.get((i, t), {}).items()}
+        for h, (w, s) in old.items():
+            self.add(i, t, h, w, s, sign=-1)
+        self.of.pop((i, t), None)
+        for h, (w, s) in layout.items():
+            self.add(i, t, h, w, s)
+        return old
+
+    def drop(self, i: int) -> None:
+        for (j, t), cells in list(self.of.items()):
+            if j == i:
+                for h, (w, s) in cells.items():
+                    self.add(i, t, h, w, s, sign=-1)
+                del self.of[(j, t)]
+
+
+def _grown(cells: _Cells, i: int, t: int, deficit: float) -> dict[int, list[int]] | None:
+    """Job ``i``'s allocation in slot ``t`` grown towards ``deficit`` more samples within the
+    machines' free capacity and its ``F_i`` (``{machine: [workers, PSs]}``; ``None``: no
+    gain). On one machine when it has at most one there (``b_int``): the machine that then
+    holds the most workers, its own on a tie (it may move); else more workers, each
+    machine's with the PSs the rule then needs, on any machines (``b_ext``)."""
+    inst, job = cells.instance, cells.instance.jobs[i]
+    now = cells.of.get((i, t), {})
+    workers = sum(w for w, _ in now.values())
+    servers = sum(s for _, s in now.values())
+    bandwidth = inst.b_int if len(now) <= 1 else inst.b_ext
+    cap = min(
+        job.global_batch, workers_needed(job, cells.samples(i, t) + deficit, bandwidth, inst.slot_s)
+    )
+    alpha, beta = inst.alpha[i], inst.beta[i]
+
+    def most(h: int, base: int, base_ps: int, free: np.ndarray) -> tuple[int, int]:
+        """The most workers (and their extra PSs) on machine ``h`` above ``base``."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            room = np.min(np.where(alpha > 0, free / alpha, np.inf))
+        k = min(cap - base, int(np.floor(room + 1e-9)) if np.isfinite(room) else cap)
+        while k > 0:
+            extra = max(0, ps_needed(job, base + k) - base_ps)
+            if (alpha * k + beta * extra <= free + 1e-9).all():
+                return k, extra
+            k -= 1
+        return 0, 0
+
+    if len(now) <= 1:
+        own = next(iter(now), None)
+        best = (workers, own)
+        for h in range(inst.num_machines):
+            free = inst.cap[h] - cells.used[t - 1, h]
+            if h == own:
+                free = free + alpha * workers + beta * servers
+            k, _ = most(h, 0, 0, free)
+            if k > best[0]:
+                best = (k, h)
+        if best[0] <= workers:
+            return None
+        return {best[1]: [best[0], ps_needed(job, best[0])]}
+    grown = {h: list(cell) for h, cell in now.items()}
+    for h in range(inst.num_machines):
+        k, extra = most(h, workers, servers, inst.cap[h] - cells.used[t - 1, h])
+        if k:
+            cell = grown.setdefault(h, [0, 0])
+            cell[0] += k
+            cell[1] += extra
+            workers, servers = workers + k, servers + extra
+    return grown if workers > sum(w for w, _ in now.values()) else None
+
+
+def _top_up(cells: _Cells, i: int, last: int) -> bool:
+    """Give job ``i`` the samples it lacks from free capacity in slots ``a_i..last``, the
+    earliest first (module docstring, step 3); ``False``, nothing changed, when it cannot
+    reach ``V_i`` so."""
+    job = cells.instance.jobs[i]
+    need = job.workload * (1.0 - SAMPLE_RTOL)
+    have = sum(cells.samples(i, t) for t in range(job.arrival_slot, last + 1))
+    done: list[tuple[int, dict[int, list[int]]]] = []
+    for t in range(job.arrival_slot, last + 1):
+        if have >= need:
+            break
+        grown = _grown(cells, i, t, need - have)
+        if grown is not None:
+            before = cells.samples(i, t)
+            done.append((t, cells.put(i, t, grown)))
+            have += cells.samples(i, t) - before
+    if have >= need:
+        return True
+    for t, old in reversed(done):
+        cells.put(i, t, old)
+    return False
+
+
+def _repair(
+    instance: DmlrsInstance, plan: RelaxedPlan, cells: _Cells, short: list[int]
+) -> list[int]:
+    """Step 3's top-up of the jobs left short, the most valuable first (utility at the
+    planned completion): by the planned completion, else by ``T``; while some cannot, the
+    least valuable of them is dropped (its capacity freed) and the others tried again.
+    The dropped jobs."""
+
+    T = instance.slots
+    last = {i: plan.completion.get(i, T) for i in short}
+
+    def value(i: int) -> float:
+        job = instance.jobs[i]
+        return job.utility(last[i] - job.arrival_slot)
+
+    dropped: list[int] = []
+    pending = sorted(short, key=lambda i: (-value(i), i))
+    while pending:
+        pending = [
+            i for i in pending if not _top_up(cells, i, last[i]) and not _top_up(cells, i, T)
+        ]
+        if pending:
+            worst = min(pending, key=lambda i: (value(i), -i))
+            cells.drop(worst)
+            dropped.append(worst)
+            pending.remove(worst)
+    return sorted(dropped)
+
+
 def round_point(
-    instance: DmlrsInstance, plan: RelaxedPlan, nodes: int, deadline: Deadline
+    instance: DmlrsInstance,
+    plan: RelaxedPlan,
+    nodes: int,
+    deadline: Deadline,
+    top_up: bool = True,
 ) -> tuple[DmlrsSchedule, dict[str, Any]]:
     """Steps 2-3 of the module docstring: the schedule of the jobs whose placed allocation
     processes all their samples, and what the packing did. Each slot's MILP gets an equal
@@ -267,19 +435,30 @@ def round_point(
         seconds = deadline.remaining_s() / (T - t + 1)
         how, placed = pack_slot(instance, asks, nodes, seconds)
         ended[how] = ended.get(how, 0) + 1
-        for i, cells in placed.items():
+        for i, spots in placed.items():
             job = instance.jobs[i]
-            workers = sum(w for _, w, _ in cells)
-            bandwidth = instance.b_int if len(cells) == 1 else instance.b_ext
+            workers = sum(w for _, w, _ in spots)
+            bandwidth = instance.b_int if len(spots) == 1 else instance.b_ext
             samples[i] += samples_in_slot(job, workers, bandwidth, instance.slot_s)
             counts["blocks_placed" if asks[i][0] else "external_placed"] += (
                 1 if asks[i][0] else workers
             )
-            entries += [(i, t, h, w, s) for h, w, s in cells]
+            entries += [(i, t, h, w, s) for h, w, s in spots]
     short = sorted(
         i for i, v in samples.items() if v < instance.jobs[i].workload * (1.0 - SAMPLE_RTOL)
     )
-    keep = [i for i in plan.jobs if i not in set(short)]
-    schedule = schedule_from_counts(keep, [e for e in entries if e[0] not in set(short)])
+    cells = _Cells(instance)
+    for entry in entries:
+        cells.add(*entry)
     info = {**counts, "slot_milps": dict(sorted(ended.items())), "short_jobs": short}
-    return schedule, info
+    if top_up:
+        dropped = _repair(instance, plan, cells, short)
+    else:
+        dropped = short
+        for i in dropped:
+            cells.drop(i)
+    info.update(topped_up=sorted(set(short) - set(dropped)), dropped=dropped)
+    gone = set(dropped)
+    keep = [i for i in plan.jobs if i not in gone]
+    flat = [(i, t, h, w, s) for (i, t), cs in cells.of.items() for h, (w, s) in cs.items()]
+    return schedule_from_counts(keep, flat), info
