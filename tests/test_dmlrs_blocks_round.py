@@ -12,8 +12,9 @@
   the least valuable first (``top_up=false``: dropped).
 * Without an incumbent, ``improve``'s usual starts (``info['start']`` says so).
 * The registered method: parameters checked (one line, exit 2), no job, an early deadline,
-  ``bound_only`` when the limit stops ``improve`` after the relaxation, ``info['stopped']``
-  naming what the limit cut.
+  ``bound_only`` when the limit stops every start after the relaxation has a bound and no
+  incumbent, ``info['stopped']`` naming what the limit cut; the top-up keeps a job on its
+  own machine on a tie and drops the jobs left when the deadline stops it.
 """
 
 from __future__ import annotations
@@ -230,19 +231,58 @@ def test_an_early_deadline_gives_a_schedule_or_no_answer():
             assert result.status is Status.TIME_LIMIT_NO_SOLUTION
 
 
-def test_a_limit_that_stops_improve_keeps_the_relaxations_bound(monkeypatch):
+def test_a_limit_that_stops_every_start_keeps_the_relaxations_bound(monkeypatch):
+    # the relaxation has a bound but no incumbent, and the limit stops each of improve's
+    # usual starts: the bound alone, bound_only
     from ddlsched.errors import TimeLimitReached
     from ddlsched.heuristics import dmlrs_improve
+    from ddlsched.models.dmlrs import ub_trivial
+
+    instance = congested(generate("tiny", 5))
+    monkeypatch.setattr(
+        dmlrs_blocks_round,
+        "relaxation_point",
+        lambda *args, **kwargs: RelaxedPlan(
+            {}, {"status": "time limit"}, bound=ub_trivial(instance)
+        ),
+    )
 
     def stopped(*args, **kwargs):
         raise TimeLimitReached("the time limit stopped every start of improve")
 
     monkeypatch.setattr(dmlrs_improve, "improve", stopped)
-    instance = congested(generate("tiny", 5))
-    result = _run(instance, nodes=3)
+    result = _run(instance)
     assert result.status is Status.BOUND_ONLY and result.schedule is None
     assert result.bound >= optimum(instance) - TOL and result.time_limit_hit
+    assert result.info["stopped"].startswith("the relaxation at its share")
     assert "bound kept" in result.info["stopped"]
+
+
+def test_the_own_machine_wins_a_tie():
+    # job 0: 4 workers, 2 PSs on machine 1 (8 GPUs); job 1 holds 2 GPUs there; machine 0
+    # has 6 GPUs: both can hold 6 workers of job 0, which stays where it is
+    instance = dataclasses.replace(_two_machines(), capacity=((6.0, 32.0), (8.0, 32.0)))
+    cells = dmlrs_blocks_round._Cells(instance)
+    cells.add(0, 1, 1, 4, 2)
+    cells.add(1, 1, 1, 2, 1)
+    assert dmlrs_blocks_round._grown(cells, 0, 1, 1e12) == {1: [6, 3]}
+
+
+def test_a_top_up_the_deadline_stops_drops_the_rest(monkeypatch):
+    instance = _short_pair(((4.0, 16.0), (4.0, 16.0)), epochs=(1.0, 1.5))
+    plan = RelaxedPlan({0: {1: (4, 0.0)}, 1: {1: (4, 0.0)}}, {}, completion={0: 1, 1: 1})
+    now = [0.0]
+    real = dmlrs_blocks_round.pack_slot
+
+    def slow_pack(*args, **kwargs):  # the packing uses up the time
+        now[0] += 6.0
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(dmlrs_blocks_round, "pack_slot", slow_pack)
+    schedule, info = round_point(instance, plan, 100, Deadline(10.0, clock=lambda: now[0]))
+    assert info["short_jobs"] == [1] and info["top_up_stopped"]
+    assert info["dropped"] == [1] and schedule.accepted == (0,)
+    assert evaluate(instance, schedule).completed == 1
 
 
 def test_stopped_names_what_the_limit_cut(monkeypatch):

@@ -7,7 +7,9 @@ method; this helper lives here to keep that module a readable map).
 runner: the schedule is handed in under the name ``fifo`` and renamed ``relaxation`` in
 ``info``); without an incumbent, ``improve`` runs from its usual ``starts``. The answer is
 that schedule and the relaxation's dual bound (:attr:`RelaxedPlan.bound`), as ``colgen``
-returns its restricted master's schedule and its bound.
+returns its restricted master's schedule and its bound; when the limit stops every one of
+those starts, the bound alone (``bound_only``). ``info['stopped']`` names every part the
+limit cut (:func:`~ddlsched.solvers.result.mark_stopped`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from ddlsched.errors import TimeLimitReached
 from ddlsched.families._dmlrs_params import BlocksRoundParams
 from ddlsched.problems.dmlrs import DmlrsInstance, evaluate
 from ddlsched.registry import RunContext
-from ddlsched.solvers.result import Outcome, Status
+from ddlsched.solvers.result import Outcome, Status, mark_stopped
 
 __all__ = ["run_blocks_round"]
 
@@ -88,6 +90,8 @@ def run_blocks_round(
             info["relaxation_schedule_utility"] = evaluate(instance, start).total_utility
             if "time limit" in packing["slot_milps"]:
                 cut.append("slot packings at their share of the time limit (their incumbents)")
+            if packing.get("top_up_stopped"):
+                cut.append("the top-up at the packing's share of the time limit (the rest dropped)")
             settings = _settings(params, ctx.seed, (_SLOT,))
             schedule, found, stopped = improve(
                 instance, settings, lambda name, dl: start, ctx.deadline, repair
@@ -101,10 +105,9 @@ def run_blocks_round(
     except TimeLimitReached as exc:
         if relax.bound is None:
             raise
-        info["stopped"] = f"{exc} (the relaxation's bound kept)"
-        return Outcome(None, Status.BOUND_ONLY, bound=relax.bound, info=info, time_limit_hit=True)
-    if cut and "stopped" not in info:
-        info["stopped"] = "; ".join(cut)
-    return Outcome(
-        schedule, Status.FEASIBLE, bound=relax.bound, info=info, time_limit_hit=bool(cut) or stopped
+        bound_only = Outcome(None, Status.BOUND_ONLY, bound=relax.bound, info=info)
+        return mark_stopped(bound_only, *cut, f"{exc} (the relaxation's bound kept)")
+    outcome = Outcome(
+        schedule, Status.FEASIBLE, bound=relax.bound, info=info, time_limit_hit=stopped
     )
+    return mark_stopped(outcome, *cut)

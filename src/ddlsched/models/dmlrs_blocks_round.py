@@ -47,7 +47,8 @@ budget or the time spent first) the schedule comes from ``improve``'s usual star
 (``info['start']`` says which). ``info`` adds
 ``relaxation`` (status, incumbent, dual bound, nodes, seconds), ``packing`` (blocks
 asked / placed, external workers asked / placed, how the slot MILPs ended: ``optimal``,
-``node limit``, ``time limit``; the short jobs, those topped up, those dropped) and
+``node limit``, ``time limit``; the short jobs, those topped up, those dropped, whether the
+packing's share of the time stopped the top-up: the jobs not topped up by then dropped) and
 ``relaxation_schedule_utility``. When the limit leaves ``improve`` no schedule the answer
 is ``bound_only`` with the relaxation's bound (``info['stopped']`` says so).
 
@@ -336,7 +337,8 @@ def _grown(cells: _Cells, i: int, t: int, deficit: float) -> dict[int, list[int]
     if len(now) <= 1:
         own = next(iter(now), None)
         best = (workers, own)
-        for h in range(inst.num_machines):
+        others = [h for h in range(inst.num_machines) if h != own]
+        for h in others if own is None else [own, *others]:  # its own first: it wins ties
             free = inst.cap[h] - cells.used[t - 1, h]
             if h == own:
                 free = free + alpha * workers + beta * servers
@@ -381,13 +383,17 @@ def _top_up(cells: _Cells, i: int, last: int) -> bool:
 
 
 def _repair(
-    instance: DmlrsInstance, plan: RelaxedPlan, cells: _Cells, short: list[int]
-) -> list[int]:
+    instance: DmlrsInstance,
+    plan: RelaxedPlan,
+    cells: _Cells,
+    short: list[int],
+    deadline: Deadline,
+) -> tuple[list[int], bool]:
     """Step 3's top-up of the jobs left short, the most valuable first (utility at the
     planned completion): by the planned completion, else by ``T``; while some cannot, the
-    least valuable of them is dropped (its capacity freed) and the others tried again.
-    The dropped jobs."""
-
+    least valuable of them is dropped (its capacity freed) and the others tried again (not
+    when the dropped job held nothing: nothing changed for them). The dropped jobs, and
+    whether ``deadline`` stopped it (the jobs not topped up by then dropped)."""
     T = instance.slots
     last = {i: plan.completion.get(i, T) for i in short}
 
@@ -395,18 +401,26 @@ def _repair(
         job = instance.jobs[i]
         return job.utility(last[i] - job.arrival_slot)
 
+    def fits(i: int) -> bool:
+        return _top_up(cells, i, last[i]) or (last[i] < T and _top_up(cells, i, T))
+
     dropped: list[int] = []
     pending = sorted(short, key=lambda i: (-value(i), i))
+    retry = True
     while pending:
-        pending = [
-            i for i in pending if not _top_up(cells, i, last[i]) and not _top_up(cells, i, T)
-        ]
+        if deadline.expired():
+            for i in pending:
+                cells.drop(i)
+            return sorted(dropped + pending), True
+        if retry:
+            pending = [i for i in pending if not fits(i)]
         if pending:
             worst = min(pending, key=lambda i: (value(i), -i))
+            retry = any(cells.of.get((worst, t)) for t in range(1, T + 1))
             cells.drop(worst)
             dropped.append(worst)
             pending.remove(worst)
-    return sorted(dropped)
+    return sorted(dropped), False
 
 
 def round_point(
@@ -452,7 +466,7 @@ def round_point(
         cells.add(*entry)
     info = {**counts, "slot_milps": dict(sorted(ended.items())), "short_jobs": short}
     if top_up:
-        dropped = _repair(instance, plan, cells, short)
+        dropped, info["top_up_stopped"] = _repair(instance, plan, cells, short, deadline)
     else:
         dropped = short
         for i in dropped:
