@@ -161,6 +161,26 @@ def test_cut_keeps_a_method_on_the_groups_its_budget_names(benchmarks):
         cut_suite_text(load_plan("smoke", benchmarks).cuts[0], benchmarks / "suites")
 
 
+def test_drop_methods_names_labels_not_method_names(benchmarks):
+    suite = benchmarks / "suites" / "smoke.toml"
+    suite.write_text(
+        suite.read_text() + '\n[[methods]]\nname = "load_lb"\nlabel = "load_lb_again"\n'
+    )
+    cut = load_plan("smoke", benchmarks).cuts[0]
+    data = tomllib.loads(cut_suite_text(cut, benchmarks / "suites"))
+    # dropping the label load_lb keeps the same method under another label
+    assert [m.get("label", m["name"]) for m in data["methods"]] == [
+        "sjf_bco",
+        "ff",
+        "exact",
+        "load_lb_again",
+    ]
+    plan = benchmarks / "reproduce" / "smoke.toml"
+    plan.write_text(plan.read_text().replace('["load_lb"]', '["load_lbb"]'))
+    with pytest.raises(DdlschedError, match="drop_methods: no method labelled 'load_lbb'"):
+        cut_suite_text(load_plan("smoke", benchmarks).cuts[0], benchmarks / "suites")
+
+
 @pytest.mark.parametrize(
     ("edit", "message"),
     [

@@ -12,7 +12,7 @@ A plan is data, ``benchmarks/reproduce/<paper>.toml``::
     suite = "placement"                 # benchmarks/suites/<suite>.toml
     groups = ["table2", "table2-paper"] # instance groups kept (default: every group)
     seeds = 20                          # the first N seeds of every instance set (default: all)
-    drop_methods = ["exact_gpu_level"]  # method labels (or names) left out (default: none)
+    drop_methods = ["exact_gpu_level"]  # method labels left out (default: none)
     larger_budget = "exact_gpu_level on every instance: a second exact bound, +50 min"
 
     [cuts.methods.colgen]               # per method label (or name): a budget of its own
@@ -249,10 +249,18 @@ def _label(method: Mapping[str, Any]) -> str:
 
 
 def _cut_methods(methods: Sequence[dict], cut: Cut, groups: set[str]) -> list[dict]:
+    """The suite's methods the cut keeps, with their budgets. ``drop_methods`` names labels
+    (a method without a label is labelled by its name), so that dropping ``lb_branch``
+    keeps ``lb_branch_n200``, the same method under another label and budget."""
+    labels = {_label(m) for m in methods}
+    unknown = sorted(set(cut.drop_methods) - labels)
+    if unknown:
+        raise DdlschedError(
+            f"cut of {cut.suite}: drop_methods: no method labelled {unknown[0]!r} in the suite"
+        )
     kept = []
     for method in methods:
-        names = {_label(method), method.get("name")}
-        if names & set(cut.drop_methods):
+        if _label(method) in cut.drop_methods:
             continue
         method = dict(method)
         budget = cut.methods.get(_label(method)) or cut.methods.get(method.get("name", ""))
