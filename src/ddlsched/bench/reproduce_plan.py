@@ -21,6 +21,10 @@ A plan is data, ``benchmarks/reproduce/<paper>.toml``::
     time_limit_s = 120                  # its time limit (prefer rounds: machine-independent)
     groups = ["table2"]                 # the method's groups the cut keeps (default: all)
 
+``drop_methods`` names labels only (dropping ``lb_branch`` keeps ``lb_branch_n200``, the same
+method under another label); a budget table may name a method instead of a label, and then
+holds for every label of that method that has no budget table of its own.
+
 A cut is written as a suite file (:func:`cut_suite_text`) that keeps the suite's name,
 so that the rows carry it and the claims that name the suite read them; its task keys
 are those of the full suite (parameter overrides aside), so a later full run into the
