@@ -6,8 +6,20 @@ intervals are (the columns: :mod:`ddlsched.bench.intervals_report`, which comput
 
 ``--explain FILE`` (default ``benchmarks/results/intervals-explained.toml`` when it exists)
 holds, per table ``"family / group"``, why a row stays above 10 %; ``--note`` a paragraph
-printed under the overview. A results directory without rows is one ``intervals: error:``
-line, exit status 2.
+printed under the overview (``--note-file`` the same from a Markdown file); ``--sections
+FILE`` Markdown sections printed after the overview and the explanations.
+
+``--fresh REF=FRESH`` (repeatable) compares, per table, the rows of the results directory
+``REF`` (one of ``RESULTS_DIR``) with those of ``FRESH``, the same suite cut run on instance
+seeds ``REF`` never ran (several ``FRESH`` of one ``REF`` are read as one): the section
+"Fresh instance seeds: the widths computed from the rows" (:mod:`ddlsched.bench.seed_sets`:
+the same methods' widest and mean widths, and whether they agree within 1 point).
+
+    python benchmarks/intervals.py runs/claims/dmlrs --fresh runs/claims/dmlrs=runs/fresh/dmlrs
+
+A results directory without rows, a ``--fresh`` whose ``REF`` is not a ``RESULTS_DIR`` or
+whose rows share an instance with it, or a missing file is one ``intervals: error:`` line,
+exit status 2.
 """
 
 from __future__ import annotations
@@ -27,7 +39,11 @@ from ddlsched.bench.intervals_report import (  # noqa: F401 - the script's names
     report,
 )
 from ddlsched.bench.paths import portable_path
+from ddlsched.bench.seed_sets import load_directories, markdown, seed_set_table
 from ddlsched.errors import DdlschedError
+
+#: The heading of the section ``--fresh`` adds.
+FRESH_HEADING = "## Fresh instance seeds: the widths computed from the rows"
 
 #: Where the explanations of rows above 10 % are kept by default.
 EXPLAINED = Path(__file__).resolve().parent / "results" / "intervals-explained.toml"
@@ -38,6 +54,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("results", nargs="+", type=Path, help="results directories")
     parser.add_argument("--out", type=Path, help="write the report here (default: stdout)")
     parser.add_argument("--note", help="a paragraph printed under the overview")
+    parser.add_argument("--note-file", type=Path, help="the note, from a Markdown file")
+    parser.add_argument(
+        "--sections", type=Path, help="Markdown sections printed after the explanations"
+    )
+    parser.add_argument(
+        "--fresh",
+        action="append",
+        default=[],
+        metavar="REF=FRESH",
+        help="compare RESULTS_DIR REF with FRESH, run on other instance seeds (repeatable)",
+    )
     parser.add_argument(
         "--explain",
         type=Path,
@@ -45,12 +72,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="TOML file of explanations of tables above 10 %% (default: %(default)s)",
     )
     args = parser.parse_args(argv)
-    shown = [portable_path(p) for p in args.results]  # no path of this machine in the report
-    shown += ["--out", portable_path(args.out)] if args.out else []
-    shown += ['--note "..."'] if args.note else []
-    command = "python benchmarks/intervals.py " + " ".join(shown)
     try:
-        text = report(args.results, command, args.note, load_explanations(args.explain))
+        text = _report(args)
     except DdlschedError as exc:
         print(f"intervals: error: {exc}", file=sys.stderr)
         return 2
@@ -59,6 +82,70 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         print(text)
     return 0
+
+
+def _report(args: argparse.Namespace) -> str:
+    shown = [portable_path(p) for p in args.results]  # no path of this machine in the report
+    shown += ["--out", portable_path(args.out)] if args.out else []
+    shown += ['--note "..."'] if args.note else []
+    for flag in ("note_file", "sections"):
+        path = getattr(args, flag)
+        shown += [f"--{flag.replace('_', '-')}", portable_path(path)] if path else []
+    shown += [f"--fresh {portable_path(ref)}={portable_path(new)}" for ref, new in _pairs(args)]
+    command = "python benchmarks/intervals.py " + " ".join(shown)
+    note = _read(args.note_file).strip() if args.note_file else args.note
+    extra = _read(args.sections).rstrip("\n").split("\n") if args.sections else []
+    extra += ["", *_fresh_section(args)] if args.fresh else []
+    return report(args.results, command, note, load_explanations(args.explain), extra)
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError as exc:
+        raise DdlschedError(f"{path}: {exc.strerror or exc}") from None
+
+
+def _pairs(args: argparse.Namespace) -> list[tuple[str, str]]:
+    pairs = []
+    for text in args.fresh:
+        ref, sep, new = text.partition("=")
+        if not sep or not ref or not new:
+            raise DdlschedError(f"--fresh {text!r}: expected REF=FRESH")
+        pairs.append((ref, new))
+    return pairs
+
+
+def _fresh_section(args: argparse.Namespace) -> list[str]:
+    """The ``--fresh`` comparison's section (none without ``--fresh``)."""
+    pairs = _pairs(args)
+    if not pairs:
+        return []
+    results = {Path(p).resolve(): p for p in args.results}
+    fresh: dict[Path, list[str]] = {}
+    for ref, new in pairs:
+        key = Path(ref).resolve()
+        if key not in results:
+            raise DdlschedError(f"--fresh {ref}={new}: {ref} is not one of the results directories")
+        fresh.setdefault(key, []).append(new)
+    lines = []
+    for key, news in fresh.items():
+        lines += seed_set_table(load_directories([results[key]]), load_directories(news))
+    return [
+        FRESH_HEADING,
+        "",
+        "Per table, the rows of a results directory above (reference) against those of the same "
+        "suite cut run on instance seeds it never ran (fresh), each side from the methods with "
+        "rows on both only (`ddlsched.bench.seed_sets`): "
+        + "; ".join(
+            f"`{portable_path(results[k])}` against "
+            + ", ".join(f"`{portable_path(n)}`" for n in v)
+            for k, v in fresh.items()
+        )
+        + ".",
+        "",
+        *markdown(lines),
+    ]
 
 
 if __name__ == "__main__":

@@ -251,10 +251,12 @@ def report(
     command: str,
     note: str | None = None,
     explanations: dict[str, dict[str, str]] | None = None,
+    extra: Sequence[str] = (),
 ) -> str:
     """The whole Markdown report: an overview of every table's widest width (and ``note``
-    under it), the explanations of tables above 10 %, then the tables."""
-    return report_and_widest(directories, command, note, explanations)[0]
+    under it), the explanations of tables above 10 %, the lines of ``extra`` (sections the
+    caller adds, e.g. :mod:`ddlsched.bench.seed_sets`' comparison), then the tables."""
+    return report_and_widest(directories, command, note, explanations, extra)[0]
 
 
 def report_and_widest(
@@ -262,6 +264,7 @@ def report_and_widest(
     command: str,
     note: str | None = None,
     explanations: dict[str, dict[str, str]] | None = None,
+    extra: Sequence[str] = (),
 ) -> tuple[str, list[tuple[str, float]]]:
     """:func:`report`'s text and its overview: ``(table name, widest width)`` per table
     ("results directory / family / group"; NaN when no line of it has a ratio)."""
@@ -289,4 +292,5 @@ def report_and_widest(
     if note:
         head += ["", note]
     head += _explained_section(overview, explanations)
+    head += ["", *extra] if extra else []
     return "\n".join([*head, "", *sections]), overview

@@ -1,0 +1,231 @@
+"""Widths on a second set of instance seeds (ddlsched.bench.seed_sets) and
+benchmarks/intervals.py --fresh."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import textwrap
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from ddlsched.bench.executors import LocalExecutor
+from ddlsched.bench.runner import run_suite
+from ddlsched.bench.seed_sets import markdown, seed_set_table
+from ddlsched.bench.store import read_rows
+from ddlsched.bench.suite import load_suite
+from ddlsched.errors import DdlschedError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _row(seed, label, kind, objective=None, bound=None, group="g"):
+    instance = f"{group}/s{seed}"
+    return {
+        "family": "fam",
+        "group": group,
+        "instance_key": instance,
+        "instance_id": instance,
+        "instance_seed": seed,
+        "instance_size": 1,
+        "label": label,
+        "method": label,
+        "kind": kind,
+        "sense": "min",
+        "status": "feasible" if objective is not None else "bound_only",
+        "objective": objective,
+        "bound": bound,
+        "seed": 0,
+        "runtime_s": 0.1,
+    }
+
+
+REFERENCE = pd.DataFrame(
+    [
+        # s0: best 10 (b) against 8 (lb): 25 %; s1: 11 against 10: 10 %
+        _row(0, "a", "heuristic", 12),
+        _row(0, "b", "heuristic", 10),
+        _row(0, "lb", "bound", bound=8),
+        _row(1, "a", "heuristic", 11),
+        _row(1, "b", "heuristic", 12),
+        _row(1, "lb", "bound", bound=10),
+        # a label only the reference ran: its better schedule must not count
+        _row(0, "only_ref", "heuristic", 8.5),
+    ]
+)
+FRESH = pd.DataFrame(
+    [
+        # s5: 9 against 8: 12.5 %; s6: 10 against 10: 0 %
+        _row(5, "a", "heuristic", 9),
+        _row(5, "b", "heuristic", 9.5),
+        _row(5, "lb", "bound", bound=8),
+        _row(6, "a", "heuristic", 10),
+        _row(6, "lb", "bound", bound=10),
+        _row(6, "only_fresh", "heuristic", 10),
+    ]
+)
+
+
+def test_the_same_methods_widths_on_both_seed_sets():
+    (line,) = seed_set_table(REFERENCE, FRESH)
+    assert (line.family, line.group) == ("fam", "g")
+    assert line.compared == ("a", "b", "lb")
+    assert line.left_out == ("only_fresh (fresh)", "only_ref (reference)")
+    assert line.seeds == ((0, 1), (5, 6))
+    assert line.instances == (2, 2)
+    assert line.widest == pytest.approx((0.25, 0.125))
+    assert line.widest_at == ("g/s0", "g/s5")
+    assert line.mean == pytest.approx((0.175, 0.0625))
+    assert line.gap_widest == pytest.approx(-0.125)
+    assert line.gap_mean == pytest.approx(-0.1125)
+    # b has rows on 2 of 2 reference instances and 1 of 2 fresh ones: not the same methods
+    assert line.partial == ("b 2/2 -> 1/2",)
+    assert line.within == "partial"
+
+
+def test_within_one_point_when_both_gaps_are():
+    fresh = REFERENCE.assign(
+        instance_seed=REFERENCE["instance_seed"] + 10,
+        instance_key=REFERENCE["instance_key"] + "x",
+        instance_id=REFERENCE["instance_id"] + "x",
+    )
+    (line,) = seed_set_table(REFERENCE, fresh[fresh["label"] != "only_ref"])
+    assert line.gap_widest == 0 and line.gap_mean == 0 and not line.partial
+    assert line.within == "yes"
+    wider = fresh.copy()
+    wider.loc[wider["label"] == "lb", "bound"] *= 0.99  # every width about 1 point wider
+    (line,) = seed_set_table(REFERENCE, wider)
+    assert line.gap_widest > 0.01 and line.within == "no"
+    (line,) = seed_set_table(REFERENCE, wider, tolerance=0.02)
+    assert line.within == "yes"
+
+
+def test_a_table_the_fresh_rows_lack_is_left_out_and_an_unknown_width_reads_dash():
+    other = FRESH.assign(group="h")
+    assert seed_set_table(REFERENCE, other) == []
+    no_bound = FRESH[FRESH["label"] != "lb"]
+    (line,) = seed_set_table(REFERENCE[REFERENCE["label"] != "lb"], no_bound)
+    assert math.isinf(line.widest[0]) and line.within == "-"
+
+
+def test_fresh_rows_sharing_an_instance_are_refused():
+    with pytest.raises(DdlschedError, match=r"share 1 instance.*g/s0.*not fresh"):
+        seed_set_table(REFERENCE, pd.concat([FRESH, REFERENCE.iloc[:1]]))
+
+
+def test_markdown_names_the_methods_and_the_gaps():
+    text = "\n".join(markdown(seed_set_table(REFERENCE, FRESH)))
+    assert (
+        "| fam / g | 0, 1 -> 5, 6 (2 / 2 instances) | 25.00 % (g/s0) -> 12.50 % (g/s5) "
+        "| 17.50 % -> 6.25 % | -12.50, -11.25 | **partial** |"
+    ) in text
+    assert "on the reference seeds only (left out): only_ref" in text
+    assert "on the fresh seeds only (left out): only_fresh" in text
+    assert "**partial**, instances with rows (reference -> fresh): b 2/2 -> 1/2" in text
+
+
+SUITE = """
+[suite]
+name = "{name}"
+reference = "bound"
+
+[[instances]]
+family = "debug"
+preset = "default"
+seeds = [{seeds}]
+group = "g"
+
+[[methods]]
+name = "heur"
+
+[[methods]]
+name = "bound"
+params = {{ slack = 0.05 }}
+"""
+
+
+@pytest.fixture(scope="module")
+def claims_and_fresh(tmp_path_factory) -> list[Path]:
+    tmp = tmp_path_factory.mktemp("seed_sets")
+    executor = LocalExecutor(1)
+    outs = []
+    try:
+        for name, seeds in (("claims", "0, 1"), ("fresh", "7, 8"), ("same", "1, 2")):
+            path = tmp / f"{name}.toml"
+            path.write_text(textwrap.dedent(SUITE.format(name=name, seeds=seeds)))
+            run_suite(load_suite(path), tmp / name, executor=executor)
+            outs.append(tmp / name)
+    finally:
+        executor.close()
+    return outs
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location("intervals", ROOT / "benchmarks/intervals.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _widths(directory: Path) -> list[float]:
+    """By hand from the stored rows: per instance, best schedule / best bound - 1."""
+    rows = read_rows(directory).to_pylist()
+    out = []
+    for key in sorted({r["instance_key"] for r in rows}):
+        same = [r for r in rows if r["instance_key"] == key]
+        best = min(r["objective"] for r in same if r["objective"] is not None)
+        out.append(best / max(r["bound"] for r in same if r["bound"] is not None) - 1)
+    return out
+
+
+def test_the_report_appends_the_computed_comparison(claims_and_fresh, tmp_path):
+    claims, fresh, _ = claims_and_fresh
+    sections = tmp_path / "sections.md"
+    sections.write_text("## Hand-written\n\nSomething measured.\n")
+    note = tmp_path / "note.md"
+    note.write_text("The rows' story.\n")
+    out = tmp_path / "intervals.md"
+    args = [str(claims), "--out", str(out), "--fresh", f"{claims}={fresh}"]
+    args += ["--sections", str(sections), "--note-file", str(note)]
+    assert _script().main(args) == 0
+    text = out.read_text()
+    assert "The rows' story." in text
+    order = ["## Hand-written", "## Fresh instance seeds", "### debug / g"]
+    assert [text.index(x) for x in order] == sorted(text.index(x) for x in order)
+    a, b = _widths(claims), _widths(fresh)
+    line = next(x for x in text.splitlines() if x.startswith("| debug / g |"))
+    assert f"{100 * max(a):.2f} %" in line and f"{100 * max(b):.2f} %" in line
+    assert f"{100 * (max(b) - max(a)):+.2f}, {100 * (sum(b) / 2 - sum(a) / 2):+.2f}" in line
+    assert "0, 1 -> 7, 8 (2 / 2 instances)" in line
+    assert "--fresh" in text.splitlines()[2] and "--sections" in text.splitlines()[2]
+
+
+@pytest.mark.parametrize(
+    "fresh, message",
+    [
+        ("{other}={fresh}", "is not one of the results directories"),
+        ("{claims}", "expected REF=FRESH"),
+        ("{claims}={same}", "not fresh"),
+        ("{claims}={missing}", "no rows in"),
+    ],
+)
+def test_bad_fresh_arguments_are_one_line_errors(
+    claims_and_fresh, tmp_path, capsys, fresh, message
+):
+    claims, fresh_dir, same = claims_and_fresh
+    (tmp_path / "missing").mkdir()
+    text = fresh.format(
+        claims=claims, fresh=fresh_dir, same=same, other=tmp_path, missing=tmp_path / "missing"
+    )
+    assert _script().main([str(claims), "--fresh", text]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("intervals: error:") and message in err and err.count("\n") == 1
+
+
+def test_a_missing_sections_file_is_a_one_line_error(claims_and_fresh, tmp_path, capsys):
+    claims = claims_and_fresh[0]
+    assert _script().main([str(claims), "--sections", str(tmp_path / "none.md")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("intervals: error:") and "none.md" in err
