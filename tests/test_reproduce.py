@@ -13,7 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from ddlsched.bench.reproduce_plan import cut_suite_text, find_benchmarks, load_plan, plan_names
+from ddlsched.bench.reproduce_plan import (
+    cut_suite_text,
+    find_benchmarks,
+    has_seeded_groups,
+    load_plan,
+    plan_names,
+)
 from ddlsched.bench.suite import load_suite, parse_suite
 from ddlsched.cli import main
 from ddlsched.errors import DdlschedError
@@ -317,3 +323,61 @@ def test_a_table_without_a_bound_says_so_on_the_index(benchmarks, tmp_path):
     index = (out / "smoke" / "index.md").read_text()
     assert "| smoke / rar / small | no bound | **no** |" in index
     assert "inf" not in index.split("## Widest certified interval per table")[1].split("##")[0]
+
+
+def test_a_fresh_seed_cut_moves_only_the_instance_seeds(benchmarks):
+    cut = load_plan("smoke", benchmarks).cuts[0]
+    suites = benchmarks / "suites"
+    plain = tomllib.loads(cut_suite_text(cut, suites))
+    fresh = tomllib.loads(cut_suite_text(cut, suites, fresh_from=10))
+    assert [t["seeds"] for t in fresh["instances"]] == [[10, 11]]  # as many as the cut's 2
+    assert fresh["methods"] == plain["methods"]  # method seeds and budgets untouched
+    assert fresh["suite"] == plain["suite"]
+    assert has_seeded_groups(cut, suites)
+    with pytest.raises(DdlschedError, match=r"fresh seeds 1-2 overlap the seeds 0-1 .* from 2 on"):
+        cut_suite_text(cut, suites, fresh_from=1)
+
+
+def test_reproduce_with_fresh_seeds_compares_the_widths(benchmarks, tmp_path, capsys):
+    out = tmp_path / "out"
+    args = ["reproduce", "smoke", "--benchmarks", str(benchmarks), "--out", str(out)]
+    args += ["--fresh-seeds", "10", "--workers", "1", "-q"]
+    assert main(args) == 0
+    page = out / "smoke"
+    assert (page / "suites" / "smoke-fresh.toml").is_file()
+    fresh_suite = load_suite(page / "suites" / "smoke-fresh.toml")
+    assert fresh_suite.instances[0].seeds == (10, 11)
+    index = (page / "index.md").read_text()
+    assert "[smoke on fresh seeds](suites/smoke-fresh.toml)" in index
+    assert "## Fresh instance seeds" in index
+    # every small instance is proven by the exact method: width 0 on both sets of seeds
+    line = "| rar / small | 0, 1 -> 10, 11 (2 / 2 instances) | 0.00 % (small/s0) -> 0.00 % "
+    assert line in index and "| +0.00, +0.00 | yes |" in index
+    intervals = (page / "intervals.md").read_text()
+    assert "## Fresh instance seeds: the widths computed from the rows" in intervals
+    assert "--fresh " in intervals.splitlines()[2]  # the command that makes the report
+    timing = json.loads((page / "timing.json").read_text())
+    assert "run smoke on fresh seeds" in timing
+    capsys.readouterr()
+    assert main(args) == 0  # resumable: the fresh rows are found too
+    assert index.count("| 6 | 6 | 0 |") == 2
+    assert (page / "index.md").read_text().count("| 6 | 0 | 6 |") == 2
+
+
+def test_dry_run_with_fresh_seeds_lists_the_fresh_tasks(benchmarks, tmp_path, capsys):
+    out = tmp_path / "out"
+    args = ["reproduce", "smoke", "--benchmarks", str(benchmarks), "--out", str(out)]
+    assert main([*args, "--dry-run", "--fresh-seeds", "100"]) == 0
+    printed = capsys.readouterr().out
+    assert "smoke on fresh seeds: 6 task(s), 0 already stored" in printed
+    assert "the widths on both sets of seeds" in printed
+    assert not out.exists()
+
+
+def test_fresh_seeds_the_plan_runs_are_one_line_before_anything_runs(benchmarks, tmp_path, capsys):
+    out = tmp_path / "out"
+    args = ["reproduce", "smoke", "--benchmarks", str(benchmarks), "--out", str(out)]
+    assert main([*args, "--fresh-seeds", "1", "--workers", "1", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ddlsched: error: fresh seeds 1-2 overlap") and err.count("\n") == 1
+    assert not (out / "smoke" / "results").exists()

@@ -3,13 +3,15 @@
 ::
 
     ddlsched reproduce PAPER|all [--out DIR] [--workers N] [--dask ADDR] [--dry-run]
-                                 [--benchmarks DIR] [-q]
+                                 [--fresh-seeds FIRST] [--benchmarks DIR] [-q]
 
 Runs the paper's reproduction plan (``benchmarks/reproduce/<paper>.toml``,
 :mod:`ddlsched.bench.reproduce_plan`), then its verdicts, interval report, figures and
 index page into ``DIR/<paper>/`` (:mod:`ddlsched.bench.reproduce`). Resumable: the
 result stores are ``bench run``'s, so running the command again finishes only what is
-missing. ``--dry-run`` lists what would run. An unknown paper, a missing data file, an
+missing. ``--dry-run`` lists what would run. ``--fresh-seeds FIRST`` also runs every cut on
+instance seeds from ``FIRST`` on and compares the widths (:mod:`ddlsched.bench.seed_sets`);
+a fresh seed the plan itself runs is an error before anything runs. An unknown paper, a missing data file, an
 unwritable ``--out`` or a missing ``benchmarks/`` is one ``ddlsched: error:`` line (exit
 status 2).
 """
@@ -37,8 +39,11 @@ with a budget in rounds where the method has one, chosen so that a paper takes u
 hour on 2 cores), then 'bench verdict' with its claims (claims whose suites the plan leaves
 out print 'missing'), the interval report and the figures, into DIR/PAPER/ with one index
 page (index.md, index.html). 'all' reproduces every paper in turn. Resumable: run the same
-command again and only the tasks without a row run. The plans, what they leave out and
-what a larger budget buys: docs/reproduce.md.
+command again and only the tasks without a row run. --fresh-seeds FIRST also runs every
+cut on instance seeds it never ran (FIRST, FIRST+1, ...: as many per instance set as the
+cut's; choose them before running) into DIR/PAPER/fresh/, and the interval report and the
+index page compare each table's widths on both sets of seeds with the same methods. The
+plans, what they leave out and what a larger budget buys: docs/reproduce.md.
 """
 
 
@@ -64,7 +69,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if args.dry_run:
         for plan in plans:
-            print("\n".join(plan_lines(plan, out, benchmarks / "suites")))
+            print("\n".join(plan_lines(plan, out, benchmarks / "suites", args.fresh_seeds)))
         return 0
     check_writable(out)
     if threading.current_thread() is threading.main_thread():
@@ -79,6 +84,7 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
                     workers=args.workers,
                     dask=args.dask,
                     progress=progress,
+                    fresh_from=args.fresh_seeds,
                 )
             except KeyboardInterrupt:
                 print(
@@ -118,6 +124,13 @@ def add_reproduce_command(sub: Any) -> None:
     )
     p.add_argument(
         "--dry-run", action="store_true", help="list what would run (tasks, already stored)"
+    )
+    p.add_argument(
+        "--fresh-seeds",
+        metavar="FIRST",
+        type=cli_types.seed,
+        help="also run every cut on instance seeds FIRST, FIRST+1, ... (as many as the "
+        "cut's) into DIR/PAPER/fresh/ and compare the widths on both sets of seeds",
     )
     p.add_argument(
         "--benchmarks",

@@ -14,6 +14,13 @@ For a :class:`~ddlsched.bench.reproduce_plan.Plan`, into ``OUT/<paper>/``:
                              code fingerprints, the time of each part
 ``timing.json``              the wall time of each part, in seconds
 
+With ``fresh_from`` (``--fresh-seeds FIRST``) every cut with seeded instance sets runs again
+on instance seeds it never ran, as many per set as the cut's, from ``FIRST`` on
+(:func:`~ddlsched.bench.reproduce_plan.cut_suite_text`): ``suites/<suite>-fresh.toml`` into
+``fresh/<suite>/``; the interval report and the index page then compare each table's widths
+on both sets of seeds with the same methods (:mod:`ddlsched.bench.seed_sets`). The verdicts
+read the plan's seeds only (``bench verdict --seeds`` reads others).
+
 Claims whose suites the plan leaves out stay in the verdict as ``missing``. Errors are
 one-line :class:`~ddlsched.errors.DdlschedError` s: an unwritable ``OUT``, a suite the
 check refuses (its first problem, e.g. a missing data file and the ``ddlsched data
@@ -31,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from ddlsched.bench.reproduce_index import write_text
-from ddlsched.bench.reproduce_plan import Cut, Plan, cut_suite_text
+from ddlsched.bench.reproduce_plan import Cut, Plan, cut_suite_text, has_seeded_groups
 from ddlsched.errors import DdlschedError
 
 __all__ = ["CutRun", "PaperRun", "check_writable", "plan_lines", "reproduce_paper"]
@@ -50,6 +57,12 @@ class CutRun:
     failed: int = 0
     statuses: dict[str, int] = field(default_factory=dict)
     elapsed_s: float = 0.0
+    fresh: bool = False  # the cut on fresh instance seeds
+
+    @property
+    def name(self) -> str:
+        """The suite, and ``(fresh seeds)`` for a fresh-seed cut."""
+        return self.cut.suite + (" on fresh seeds" if self.fresh else "")
 
 
 @dataclass
@@ -67,6 +80,9 @@ class PaperRun:
     seconds: dict[str, float] = field(default_factory=dict)
     commands: list[tuple[str, str]] = field(default_factory=list)
     provenance: dict[str, Any] = field(default_factory=dict)
+    fresh_from: int | None = None
+    fresh_cuts: list[CutRun] = field(default_factory=list)
+    fresh_lines: list[Any] = field(default_factory=list)  # seed_sets.SeedSetLine per table
 
 
 def _shown(path: Path) -> str:
@@ -113,9 +129,10 @@ def _load_cut(cut_run: CutRun) -> Any:
         raise DdlschedError(f"{lines[0]}{more}") from None
 
 
-def plan_lines(plan: Plan, out: Path, suites: Path) -> list[str]:
+def plan_lines(plan: Plan, out: Path, suites: Path, fresh_from: int | None = None) -> list[str]:
     """``--dry-run``: per cut, what runs (tasks, already stored, worst-case task time) and
-    what a larger budget would buy; nothing is run or written under ``out``."""
+    what a larger budget would buy, and with ``fresh_from`` its fresh-seed cut's tasks;
+    nothing is run or written under ``out``."""
     import tempfile
 
     from ddlsched.bench.suite import load_suite
@@ -124,32 +141,43 @@ def plan_lines(plan: Plan, out: Path, suites: Path) -> list[str]:
     lines = [f"{plan.paper}: {plan.title} (plan {plan.source}; {plan.budget or 'no estimate'})"]
     with tempfile.TemporaryDirectory() as tmp:
         for cut in plan.cuts:
-            path = Path(tmp) / f"{cut.suite}.toml"
-            path.write_text(cut_suite_text(cut, suites), encoding="utf-8")
-            suite = load_suite(path, check_registry=False)
-            tasks = expand(suite)
-            results = out / plan.paper / "results" / cut.suite
-            keys = _current_keys(results, tasks)
-            stored = len(keys)
-            worst = sum(t.kill_after_s for t in tasks if t.key not in keys)
-            lines.append(
-                f"  {cut.suite}: {len(tasks)} task(s), {stored} already stored by the current "
-                f"code in {results}, "
-                f"{len(tasks) - stored} to run (at most {worst / 3600:.1f} h of task time, "
-                "every task at its kill limit)"
-            )
+            runs = [(cut.suite, None, out / plan.paper / "results" / cut.suite)]
+            if fresh_from is not None and has_seeded_groups(cut, suites):
+                runs.append(
+                    (
+                        f"{cut.suite} on fresh seeds",
+                        fresh_from,
+                        out / plan.paper / "fresh" / cut.suite,
+                    )
+                )
+            for name, first, results in runs:
+                path = Path(tmp) / f"{cut.suite}.toml"
+                path.write_text(cut_suite_text(cut, suites, fresh_from=first), encoding="utf-8")
+                suite = load_suite(path, check_registry=False)
+                tasks = expand(suite)
+                keys = _current_keys(results, tasks)
+                stored = len(keys)
+                worst = sum(t.kill_after_s for t in tasks if t.key not in keys)
+                lines.append(
+                    f"  {name}: {len(tasks)} task(s), {stored} already stored by the current "
+                    f"code in {results}, "
+                    f"{len(tasks) - stored} to run (at most {worst / 3600:.1f} h of task time, "
+                    "every task at its kill limit)"
+                )
             lines.append(f"    cut: {cut.summary()}")
             if cut.larger_budget:
                 lines.append(f"    a larger budget would buy: {cut.larger_budget}")
+    fresh = ", the widths on both sets of seeds" if fresh_from is not None else ""
     lines.append(
-        f"  then: bench verdict with benchmarks/claims/{plan.claims}.toml, the interval report, "
-        f"the figures and {out / plan.paper / 'index.md'}"
+        f"  then: bench verdict with benchmarks/claims/{plan.claims}.toml, the interval report"
+        f"{fresh}, the figures and {out / plan.paper / 'index.md'}"
     )
     return lines
 
 
 def _run_cuts(
     run: PaperRun,
+    cut_runs: Sequence[CutRun],
     suites: Path,
     workers: int | None,
     dask: str | None,
@@ -157,29 +185,29 @@ def _run_cuts(
 ) -> None:
     from ddlsched.bench.runner import run_suite
 
-    for cut_run in run.cuts:
+    for cut_run in cut_runs:
         start = time.perf_counter()
-        write_text(
-            cut_run.suite_file, cut_suite_text(cut_run.cut, suites, f"plan {run.plan.source}")
-        )
+        first = run.fresh_from if cut_run.fresh else None
+        note = f"plan {run.plan.source}"
+        write_text(cut_run.suite_file, cut_suite_text(cut_run.cut, suites, note, first))
         suite = _load_cut(cut_run)
         summary = run_suite(
             suite,
             cut_run.results,
             workers=workers,
             dask=dask,
-            on_progress=progress(f"{run.plan.paper}/{cut_run.cut.suite}"),
+            on_progress=progress(f"{run.plan.paper}/{cut_run.name}"),
         )
         cut_run.tasks = summary.done + summary.skipped
         cut_run.run, cut_run.stored, cut_run.failed = summary.done, summary.skipped, summary.failed
         cut_run.statuses = dict(summary.status_counts)
         cut_run.elapsed_s = time.perf_counter() - start
-        run.seconds[f"run {cut_run.cut.suite}"] = cut_run.elapsed_s
+        run.seconds[f"run {cut_run.name}"] = cut_run.elapsed_s
         shown = f" --workers {workers}" if workers else ""
         shown += f" --dask {dask}" if dask else ""
         run.commands.append(
             (
-                f"rows of {cut_run.cut.suite}",
+                f"rows of {cut_run.name}",
                 f"ddlsched bench run {_shown(cut_run.suite_file)} --out "
                 f"{_shown(cut_run.results)}{shown}",
             )
@@ -240,12 +268,38 @@ def _intervals(run: PaperRun, benchmarks: Path) -> None:
     dirs = [c.results for c in run.cuts]
     explained = benchmarks / "results" / "intervals-explained.toml"
     out = run.out / "intervals.md"
-    command = f"python benchmarks/intervals.py {' '.join(map(_shown, dirs))} --out {_shown(out)}"
+    command = f"python benchmarks/intervals.py {' '.join(map(_shown, dirs))}"
+    extra = _fresh_section(run) if run.fresh_cuts else []
+    for fresh in run.fresh_cuts:
+        main = next(c for c in run.cuts if c.cut.suite == fresh.cut.suite)
+        command += f" --fresh {_shown(main.results)}={_shown(fresh.results)}"
+    command += f" --out {_shown(out)}"
     explanations = load_explanations(explained if explained.exists() else None)
-    text, run.widest = report_and_widest(dirs, command, None, explanations)
+    text, run.widest = report_and_widest(dirs, command, None, explanations, extra)
     write_text(out, text)
     run.seconds["intervals"] = time.perf_counter() - start
     run.commands.append(("interval report", command))
+
+
+def _fresh_section(run: PaperRun) -> list[str]:
+    """The widths of each cut's tables on the plan's seeds and on the fresh ones."""
+    from ddlsched.bench.seed_sets import markdown, seed_set_table
+    from ddlsched.bench.tables import load_results
+
+    run.fresh_lines = []
+    for fresh in run.fresh_cuts:
+        main = next(c for c in run.cuts if c.cut.suite == fresh.cut.suite)
+        reference, rows = load_results(main.results), load_results(fresh.results)
+        if not reference.empty and not rows.empty:
+            run.fresh_lines += seed_set_table(reference, rows)
+    return [
+        "## Fresh instance seeds: the widths computed from the rows",
+        "",
+        f"Each cut again on instance seeds from {run.fresh_from} on (`fresh/`), the same "
+        "methods' widths on both sets (`ddlsched.bench.seed_sets`).",
+        "",
+        *markdown(run.fresh_lines),
+    ]
 
 
 def _figures(run: PaperRun) -> None:
@@ -276,10 +330,12 @@ def reproduce_paper(
     workers: int | None = None,
     dask: str | None = None,
     progress: Callable[[str], Callable[[Any], None] | None] = lambda name: None,
+    fresh_from: int | None = None,
 ) -> PaperRun:
-    """Run ``plan``'s cuts into ``out/<paper>/results``, then its verdicts, interval report,
-    figures and index page (module docstring); ``progress(name)`` gives each cut's
-    ``on_progress`` callback. Returns what was done; the index page is written."""
+    """Run ``plan``'s cuts into ``out/<paper>/results`` (and, with ``fresh_from``, on fresh
+    instance seeds into ``out/<paper>/fresh``), then its verdicts, interval report, figures
+    and index page (module docstring); ``progress(name)`` gives each cut's ``on_progress``
+    callback. Returns what was done; the index page is written."""
     from ddlsched.bench.reproduce_index import write_index
 
     start = time.perf_counter()
@@ -289,8 +345,23 @@ def reproduce_paper(
         CutRun(cut, paper_dir / "suites" / f"{cut.suite}.toml", paper_dir / "results" / cut.suite)
         for cut in plan.cuts
     ]
-    run = PaperRun(plan=plan, out=paper_dir, cuts=cuts)
-    _run_cuts(run, benchmarks / "suites", workers, dask, progress)
+    run = PaperRun(plan=plan, out=paper_dir, cuts=cuts, fresh_from=fresh_from)
+    suites = benchmarks / "suites"
+    if fresh_from is not None:
+        run.fresh_cuts = [
+            CutRun(
+                c.cut,
+                paper_dir / "suites" / f"{c.cut.suite}-fresh.toml",
+                paper_dir / "fresh" / c.cut.suite,
+                fresh=True,
+            )
+            for c in cuts
+            if has_seeded_groups(c.cut, suites)
+        ]
+        for c in run.fresh_cuts:  # a bad choice of seeds fails before anything runs
+            cut_suite_text(c.cut, suites, fresh_from=fresh_from)
+    _run_cuts(run, cuts, suites, workers, dask, progress)
+    _run_cuts(run, run.fresh_cuts, suites, workers, dask, progress)
     _verdict(run, benchmarks)
     _intervals(run, benchmarks)
     _figures(run)

@@ -2,7 +2,8 @@
 
 One page per paper (:func:`write_index`): the verdict count line, what ran (per suite:
 the cut, tasks, wall time, what a larger budget would buy), the verdict table, the
-widest certified interval per table, every figure (relative links), the command that
+widest certified interval per table (with ``--fresh-seeds``, each table's widths on both sets
+of seeds), every figure (relative links), the command that
 made each part with its time, and the versions and code fingerprints of the rows. The
 page is built as a list of blocks, written once as Markdown and once as plain HTML (no
 Markdown library needed).
@@ -113,11 +114,11 @@ def index_blocks(run: Any) -> list[Block]:
     )
     blocks.append(("h2", "What ran"))
     rows = []
-    for cut in run.cuts:
+    for cut in [*run.cuts, *run.fresh_cuts]:
         statuses = ", ".join(f"{k} {v}" for k, v in sorted(cut.statuses.items())) or "-"
         rows.append(
             [
-                f"[{cut.cut.suite}](suites/{cut.cut.suite}.toml)",
+                f"[{cut.name}](suites/{cut.suite_file.name})",
                 cut.cut.summary(),
                 str(cut.tasks),
                 str(cut.run),
@@ -141,6 +142,8 @@ def index_blocks(run: Any) -> list[Block]:
     wide = [[name, width_text(w), "-" if math.isnan(w) else ("yes" if w <= 0.10 else "**no**")]
             for name, w in run.widest]  # fmt: skip
     blocks.append(("table", ["table", "widest width", "within 10 %"], wide))
+    if run.fresh_from is not None:
+        blocks += _fresh_blocks(run)
     blocks.append(("h2", "Figures"))
     for path in [*run.verdict_figures, *run.figures]:
         blocks.append(("img", str(Path(path).relative_to(run.out))))
@@ -159,6 +162,28 @@ def index_blocks(run: Any) -> list[Block]:
     shown = ", ".join(f"{n} {'/'.join(v)}" for n, v in versions.items()) or "-"
     blocks.append(("p", f"Row versions: {shown}."))
     blocks += [("p", line) for line in _code_summary(run)]
+    return blocks
+
+
+def _fresh_blocks(run: Any) -> list[Block]:
+    """The widths on the plan's seeds and on the fresh ones (:mod:`ddlsched.bench.seed_sets`)."""
+    from ddlsched.bench.seed_sets import markdown
+
+    blocks: list[Block] = [
+        ("h2", "Fresh instance seeds"),
+        (
+            "p",
+            f"Each cut again on instance seeds from {run.fresh_from} on (`fresh/`): the same "
+            "methods' widest and mean widths on both sets, and whether they agree within 1 "
+            "point; every line: [intervals.md](intervals.md).",
+        ),
+    ]
+    if not run.fresh_lines:
+        return [*blocks, ("p", "No table has rows on both sets of seeds.")]
+    lines = markdown(run.fresh_lines)
+    rule = lines.index("")
+    blocks.append(_table_of(lines[:rule]))
+    blocks += [("p", line.removeprefix("- ")) for line in lines[rule + 1 :]]
     return blocks
 
 

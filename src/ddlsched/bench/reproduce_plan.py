@@ -51,6 +51,7 @@ __all__ = [
     "Plan",
     "cut_suite_text",
     "find_benchmarks",
+    "has_seeded_groups",
     "load_plan",
     "plan_names",
 ]
@@ -294,9 +295,15 @@ def _cut_methods(methods: Sequence[dict], cut: Cut, groups: set[str]) -> list[di
     return kept
 
 
-def cut_suite_text(cut: Cut, suites: Path, note: str = "") -> str:
+def cut_suite_text(cut: Cut, suites: Path, note: str = "", fresh_from: int | None = None) -> str:
     """The suite file of ``cut``: the suite ``suites/<cut.suite>.toml`` with only the cut's
-    groups, seeds and methods, its methods' budgets, as TOML text (``note``: a comment)."""
+    groups, seeds and methods, its methods' budgets, as TOML text (``note``: a comment).
+
+    ``fresh_from``: the same cut on other instance seeds, as many per instance set as the
+    cut's, from ``fresh_from`` on (``seeds = [F, F + 1, ...]``); instance sets of files (no
+    seeds) are left out. A fresh seed the cut itself runs in that set is an error, and so is
+    a cut with no seeded instance set (:func:`has_seeded_groups` says which cuts have one).
+    """
     path = suites / f"{cut.suite}.toml"
     data = tomllib.loads(path.read_text(encoding="utf-8"))
     instances = []
@@ -307,12 +314,17 @@ def cut_suite_text(cut: Cut, suites: Path, note: str = "") -> str:
         table = dict(table)
         if "seeds" in table:
             table["seeds"] = _first_seeds(table["seeds"], cut.seeds)
+            if fresh_from is not None:
+                table["seeds"] = _fresh_seeds(path, group, table["seeds"], fresh_from)
+        elif fresh_from is not None:
+            continue
         if "files" in table:
             files = [table["files"]] if isinstance(table["files"], str) else table["files"]
             table["files"] = [str((path.parent / f).resolve()) for f in files]
         instances.append(table)
     if not instances:
-        raise DdlschedError(f"cut of {path}: no instance group left (groups {cut.groups})")
+        what = "seeded instance group" if fresh_from is not None else "instance group"
+        raise DdlschedError(f"cut of {path}: no {what} left (groups {cut.groups})")
     groups = {str(t.get("group", t.get("preset"))) for t in instances}
     data["instances"] = instances
     data["methods"] = _cut_methods(data.get("methods", []), cut, groups)
@@ -328,9 +340,37 @@ def cut_suite_text(cut: Cut, suites: Path, note: str = "") -> str:
             head_table["reference"] = kept
         else:
             del head_table["reference"]
-    head = [f"# A cut of {path.name}, written by ddlsched reproduce: {cut.summary()}."]
+    fresh = f" on fresh instance seeds from {fresh_from}" if fresh_from is not None else ""
+    head = [f"# A cut of {path.name}, written by ddlsched reproduce{fresh}: {cut.summary()}."]
     head += [f"# {note}"] if note else []
     return "\n".join(head) + "\n\n" + _toml(data)
+
+
+def has_seeded_groups(cut: Cut, suites: Path) -> bool:
+    """Whether ``cut`` keeps an instance set with seeds (one a fresh-seed cut can move)."""
+    data = tomllib.loads((suites / f"{cut.suite}.toml").read_text(encoding="utf-8"))
+    return any(
+        "seeds" in table
+        and (cut.groups is None or table.get("group", table.get("preset")) in cut.groups)
+        for table in data.get("instances", [])
+    )
+
+
+def _fresh_seeds(path: Path, group: Any, value: Any, first: int) -> list[int]:
+    """As many seeds as ``value`` names, from ``first`` on; none of them in ``value``."""
+    from ddlsched.bench.suite_values import SuiteError, check_seeds
+
+    try:
+        seeds = check_seeds("seeds", value)
+    except SuiteError as exc:
+        raise DdlschedError(f"{path}: group {group}: {exc}") from None
+    fresh = list(range(first, first + len(seeds)))
+    if set(fresh) & set(seeds):
+        raise DdlschedError(
+            f"fresh seeds {fresh[0]}-{fresh[-1]} overlap the seeds {seeds[0]}-{seeds[-1]} the "
+            f"cut of {path.name} runs in group {group}: choose seeds from {max(seeds) + 1} on"
+        )
+    return fresh
 
 
 def _value(value: Any) -> str:
