@@ -2,22 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import textwrap
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from bench_scripts import DEBUG_SUITE, load_script, run_suites
 
-from ddlsched.bench.executors import LocalExecutor
 from ddlsched.bench.ratios import interval_width, worst_width
-from ddlsched.bench.runner import run_suite
 from ddlsched.bench.store import read_rows
-from ddlsched.bench.suite import load_suite
 from ddlsched.bench.tables import instance_intervals, summarize, to_markdown
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _row(instance, label, kind, objective=None, bound=None, status="feasible", sense="min"):
@@ -135,50 +129,19 @@ def test_summary_width_is_the_widest_instance():
     assert math.isinf(everything.loc["a", "width"])  # I4 has no bound
 
 
-SUITE = """
-[suite]
-name = "{name}"
-reference = "bound"
-
-[[instances]]
-family = "debug"
-preset = "default"
-seeds = [0, 1]
-group = "g"
-
-[[methods]]
-name = "heur"
-seeds = [{seed}]
-
-[[methods]]
-name = "bound"
-params = {{ slack = 0.05 }}
-"""
-
-
 @pytest.fixture(scope="module")
 def two_results(tmp_path_factory) -> list[Path]:
     """Two results directories: heur at scale 1.1 (width 1.1 / 0.95 - 1 = 15.8 %) and at
     scale 1.0 (width 1 / 0.95 - 1 = 5.3 %), each against a bound 5 % below the optimum."""
     tmp = tmp_path_factory.mktemp("intervals")
-    executor = LocalExecutor(1)
-    outs = []
-    try:
-        for name, seed in (("wide", 1), ("narrow", 0)):
-            path = tmp / f"{name}.toml"
-            path.write_text(textwrap.dedent(SUITE.format(name=name, seed=seed)))
-            run_suite(load_suite(path), tmp / name, executor=executor)
-            outs.append(tmp / name)
-    finally:
-        executor.close()
-    return outs
+    seeds = {"wide": 1, "narrow": 0}
+    return run_suites(
+        tmp, {n: DEBUG_SUITE.format(name=n, seeds="0, 1", seed=s) for n, s in seeds.items()}
+    )
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("intervals", ROOT / "benchmarks/intervals.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("intervals")
 
 
 def _stored_width(directory: Path) -> float:

@@ -3,22 +3,16 @@ benchmarks/intervals.py --fresh."""
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import textwrap
 from pathlib import Path
 
 import pandas as pd
 import pytest
+from bench_scripts import DEBUG_SUITE, load_script, run_suites
 
-from ddlsched.bench.executors import LocalExecutor
-from ddlsched.bench.runner import run_suite
 from ddlsched.bench.seed_sets import markdown, seed_set_table
 from ddlsched.bench.store import read_rows
-from ddlsched.bench.suite import load_suite
 from ddlsched.errors import DdlschedError
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _row(seed, label, kind, objective=None, bound=None, group="g"):
@@ -126,47 +120,17 @@ def test_markdown_names_the_methods_and_the_gaps():
     assert "**partial**, instances with rows (reference -> fresh): b 2/2 -> 1/2" in text
 
 
-SUITE = """
-[suite]
-name = "{name}"
-reference = "bound"
-
-[[instances]]
-family = "debug"
-preset = "default"
-seeds = [{seeds}]
-group = "g"
-
-[[methods]]
-name = "heur"
-
-[[methods]]
-name = "bound"
-params = {{ slack = 0.05 }}
-"""
-
-
 @pytest.fixture(scope="module")
 def claims_and_fresh(tmp_path_factory) -> list[Path]:
     tmp = tmp_path_factory.mktemp("seed_sets")
-    executor = LocalExecutor(1)
-    outs = []
-    try:
-        for name, seeds in (("claims", "0, 1"), ("fresh", "7, 8"), ("same", "1, 2")):
-            path = tmp / f"{name}.toml"
-            path.write_text(textwrap.dedent(SUITE.format(name=name, seeds=seeds)))
-            run_suite(load_suite(path), tmp / name, executor=executor)
-            outs.append(tmp / name)
-    finally:
-        executor.close()
-    return outs
+    seeds = {"claims": "0, 1", "fresh": "7, 8", "same": "1, 2"}
+    return run_suites(
+        tmp, {n: DEBUG_SUITE.format(name=n, seeds=s, seed=0) for n, s in seeds.items()}
+    )
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("intervals", ROOT / "benchmarks/intervals.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("intervals")
 
 
 def _widths(directory: Path) -> list[float]:
