@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
@@ -252,7 +253,9 @@ def results(tmp_path_factory) -> Path:
     manifest = {"suite": "hand", "suite_file": "hand.toml", "suite_sha256": "ab" * 32,
                 "versions": {"ddlsched": "hand"}, "git": {"commit": "c0ffee" * 6, "dirty": False},
                 "machine": {"hostname": "box", "platform": "Linux", "cpu_count": 2},
-                "runs": [{"started_at": "2026-01-01T00:00:00", "finished_at": "2026-01-01T01:00:00"}]}  # fmt: skip
+                "runs": [{"started_at": "2026-01-01T00:00:00", "finished_at": "2026-01-01T01:00:00",
+                          "load_at_start": 0.5, "load_at_end": 2.04},
+                         {"started_at": "2026-01-01T02:00:00", "finished_at": "2026-01-01T03:00:00"}]}  # fmt: skip
     store.write_manifest(manifest)
     return out
 
@@ -300,6 +303,9 @@ def test_cli_writes_tables_figures_and_provenance(results, claims_path, tmp_path
         assert f"| {verdict} |" in line or f"| {verdict} (" in line, line
     assert "commit c0ffeec0ffee" in printed and "sha256 abababababab" in printed
     assert "highspy 1.0" in printed and "box (Linux, 2 CPUs)" in printed
+    # the lowest and highest load recorded at the runs' starts and ends (a run without: skipped)
+    assert "to 2026-01-01T03:00:00, load 0.5-2.0 (1-minute average" in printed
+    assert body_load(out) == [0.5, 2.04]
     assert (out / "verdict.md").read_text() == printed
     latex = (out / "verdict.tex").read_text()
     assert r"\toprule" in latex and r"\bottomrule" in latex and "better-b" in latex
@@ -310,6 +316,22 @@ def test_cli_writes_tables_figures_and_provenance(results, claims_path, tmp_path
     assert figures == ["verdict-down.png", "verdict-shape.png", "verdict-up.png"]
     assert main([*args, "--format", "latex"]) == 0
     assert capsys.readouterr().out == (out / "verdict.tex").read_text()  # the date may move
+
+
+def body_load(out: Path) -> list[float]:
+    return json.loads((out / "verdict.json").read_text())["provenance"]["results"][0]["load"]
+
+
+def test_runs_record_the_load_and_old_results_say_it_was_not(tmp_path):
+    from ddlsched.bench.verdict_report import _load_range, _load_text
+
+    store = ResultStore(tmp_path / "r")
+    store.begin_run(SimpleNamespace(name="s", source=None, sha256="0" * 64), "local", 1, 0, 0)
+    store.end_run("complete")
+    (run,) = store.read_manifest()["runs"]
+    assert isinstance(run["load_at_start"], float) and isinstance(run["load_at_end"], float)
+    assert _load_text(_load_range([{"started_at": "x"}])) == ", load not recorded"
+    assert _load_text([1.02, 1.04]) == ", load 1.0 (1-minute average at the runs' starts and ends)"
 
 
 def test_cli_seeds_override_every_claim(results, claims_path, tmp_path, capsys):

@@ -58,6 +58,7 @@ __all__ = [
     "SCHEMA",
     "ResultStore",
     "git_commit",
+    "load_average",
     "machine_info",
     "read_manifest",
     "read_rows",
@@ -154,6 +155,15 @@ def machine_info() -> dict[str, Any]:
         "cpu_count": os.cpu_count(),
         "usable_cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
     }
+
+
+def load_average() -> float | None:
+    """The 1-minute load average (``None`` where the platform has none): recorded at a run's
+    start and end, since running times, and every answer a time limit cut, move with it."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except (AttributeError, OSError):
+        return None
 
 
 def _now() -> str:
@@ -449,6 +459,7 @@ class ResultStore:
             "state": "running",
             "pid": os.getpid(),
             "host": socket.gethostname(),
+            "load_at_start": load_average(),
             "suite_sha256": suite.sha256,
             "code": code or {},
         }
@@ -461,7 +472,12 @@ class ResultStore:
         manifest = self.read_manifest()
         for run in manifest.get("runs", []):
             if run.get("run_id") == self._run_id:
-                run.update(finished_at=_now(), rows_written=self.written, state=state)
+                run.update(
+                    finished_at=_now(),
+                    rows_written=self.written,
+                    state=state,
+                    load_at_end=load_average(),
+                )
         self.write_manifest(manifest)
 
     def extend(self, rows: Iterable[dict[str, Any]]) -> None:

@@ -4,7 +4,9 @@ One line per claim: its id, the paper's value, ours (with its interval and
 seed count) and the verdict (:mod:`ddlsched.bench.verdict`). Every file
 carries the provenance of the rows: per results
 directory, the suite, its file and SHA-256, the ddlsched version and git
-commit recorded in the manifest, the machine and the run dates; the solver
+commit recorded in the manifest, the machine, the run dates and the load average
+recorded at the runs' starts and ends (times, and answers a time limit cut, move with
+it; "load not recorded" for results made before ddlsched recorded it); the solver
 versions found in the rows' ``versions``; the claims file and its SHA-256;
 the date of the verdict. A curve claim (``monotone``, ``shaped``) gets one
 figure: the mean curve with its t-interval bars and every seed's curve
@@ -101,6 +103,7 @@ def provenance(
                 "machine": manifest.get("machine", {}),
                 "first_run": min((r.get("started_at", "") for r in runs), default=None),
                 "last_run": max((r.get("finished_at") or "" for r in runs), default=None),
+                "load": _load_range(runs),
             }
         )
     solvers: dict[str, set[str]] = {}
@@ -118,6 +121,22 @@ def provenance(
     }
 
 
+def _load_range(runs: Sequence[dict[str, Any]]) -> list[float] | None:
+    """The lowest and highest 1-minute load average recorded at the runs' starts and ends
+    (``None`` when no run recorded one: results made before ddlsched recorded it)."""
+    loads = [r.get(k) for r in runs for k in ("load_at_start", "load_at_end")]
+    known = [x for x in loads if isinstance(x, (int, float))]
+    return [min(known), max(known)] if known else None
+
+
+def _load_text(load: Sequence[float] | None) -> str:
+    if not load:
+        return ", load not recorded"
+    low, high = load
+    shown = f"{low:.1f}" if round(low, 1) == round(high, 1) else f"{low:.1f}-{high:.1f}"
+    return f", load {shown} (1-minute average at the runs' starts and ends)"
+
+
 def _provenance_lines(prov: dict[str, Any]) -> list[str]:
     lines = [
         f"verdict of {prov['date']}; claims {prov['claims_file']} "
@@ -132,6 +151,7 @@ def _provenance_lines(prov: dict[str, Any]) -> list[str]:
             f"{(res['suite_sha256'] or '-')[:12]}), ddlsched {res['ddlsched']} at commit "
             f"{commit}, machine {machine.get('hostname', '-')} ({machine.get('platform', '-')}, "
             f"{machine.get('cpu_count', '-')} CPUs), run {res['first_run']} to {res['last_run']}"
+            + _load_text(res.get("load"))
         )
     versions = ", ".join(f"{name} {'/'.join(v)}" for name, v in prov["versions"].items())
     lines.append(f"row versions: {versions or '-'}")
