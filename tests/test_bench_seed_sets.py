@@ -193,3 +193,9 @@ def test_a_missing_sections_file_is_a_one_line_error(claims_and_fresh, tmp_path,
     assert _script().main([str(claims), "--sections", str(tmp_path / "none.md")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("intervals: error:") and "none.md" in err
+
+
+def test_instances_without_seeds_read_as_files():
+    (line,) = seed_set_table(REFERENCE, FRESH.assign(instance_seed=None))
+    assert line.seeds == ((0, 1), ())
+    assert "| fam / g | 0, 1 -> files (2 / 2 instances) |" in "\n".join(markdown([line]))

@@ -110,6 +110,11 @@ def _instance_widths(rows: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index()
 
 
+def _seeds_of(widths: pd.DataFrame) -> tuple[int, ...]:
+    """The instance seeds of a side (instances read from files have none)."""
+    return tuple(sorted({int(s) for s in widths["instance_seed"].dropna()}))
+
+
 def _coverage(rows: pd.DataFrame, label: str) -> tuple[int, int]:
     have = rows.loc[rows["label"] == label, "instance_key"].nunique()
     return have, rows["instance_key"].nunique()
@@ -167,7 +172,7 @@ def seed_set_table(
                 compared=tuple(compared),
                 left_out=tuple(left_out),
                 partial=tuple(partial),
-                seeds=tuple(tuple(sorted(set(s["instance_seed"].astype(int)))) for s in sides),
+                seeds=tuple(_seeds_of(s) for s in sides),
                 instances=(len(sides[0]), len(sides[1])),
                 widest=(w0, w1),
                 widest_at=(at0, at1),
@@ -180,6 +185,8 @@ def seed_set_table(
 
 def _seeds_text(seeds: Sequence[int]) -> str:
     seeds = sorted(seeds)
+    if not seeds:
+        return "files"
     if seeds and seeds == list(range(seeds[0], seeds[-1] + 1)) and len(seeds) > 2:
         return f"{seeds[0]}-{seeds[-1]}"
     return ", ".join(str(s) for s in seeds)
