@@ -159,7 +159,7 @@ def test_the_report_appends_the_computed_comparison(claims_and_fresh, tmp_path):
     order = ["## Hand-written", "## Fresh instance seeds", "### debug / g"]
     assert [text.index(x) for x in order] == sorted(text.index(x) for x in order)
     a, b = _widths(claims), _widths(fresh)
-    line = next(x for x in text.splitlines() if x.startswith("| debug / g |"))
+    line = next(x for x in text.splitlines() if x.startswith("| claims / debug / g | 0, 1 ->"))
     assert f"{100 * max(a):.2f} %" in line and f"{100 * max(b):.2f} %" in line
     assert f"{100 * (max(b) - max(a)):+.2f}, {100 * (sum(b) / 2 - sum(a) / 2):+.2f}" in line
     assert "0, 1 -> 7, 8 (2 / 2 instances)" in line

@@ -7,7 +7,8 @@ the run) and comparing. :func:`seed_set_table` does that comparison from the row
 verdict recomputes exactly; ``python benchmarks/intervals.py ... --fresh REF=FRESH``
 appends it to the interval report (:func:`markdown`).
 
-Per table (family and group) of the reference rows that the fresh rows also have:
+Per table (family and group; named with the reference rows' suite) of the reference rows
+that the fresh rows also have:
 
 * **methods compared**: the method labels with rows in the group on both sides (each
   directory's rows of its latest code per method, as every table). A label on one side only
@@ -51,6 +52,7 @@ class SeedSetLine:
 
     family: str
     group: str
+    suite: str  # the reference rows' suite ("" when the rows name none)
     compared: tuple[str, ...]  # labels with rows on both sides
     left_out: tuple[str, ...]  # labels on one side only ("label (reference)" / "(fresh)")
     partial: tuple[str, ...]  # "label a/n -> b/m": coverage differs between the sides
@@ -60,6 +62,12 @@ class SeedSetLine:
     widest_at: tuple[str, str]  # the instances of the widest widths
     mean: tuple[float, float]
     tolerance: float = TOLERANCE
+
+    @property
+    def name(self) -> str:
+        """``suite / family / group`` (``family / group`` without a suite), as the interval
+        report's overview names its tables."""
+        return " / ".join(p for p in (self.suite, self.family, self.group) if p)
 
     @property
     def gap_widest(self) -> float:
@@ -108,6 +116,12 @@ def _instance_widths(rows: pd.DataFrame) -> pd.DataFrame:
     ids = rows.drop_duplicates("instance_key").set_index("instance_key")
     out = ids[["instance_id", "instance_seed"]].join(widths.rename("width"))
     return out.reset_index()
+
+
+def _suite_of(rows: pd.DataFrame) -> str:
+    if "suite" not in rows:
+        return ""
+    return ", ".join(sorted({str(s) for s in rows["suite"].dropna()}))
 
 
 def _seeds_of(widths: pd.DataFrame) -> tuple[int, ...]:
@@ -169,6 +183,7 @@ def seed_set_table(
             SeedSetLine(
                 family=family,
                 group=group,
+                suite=_suite_of(ref),
                 compared=tuple(compared),
                 left_out=tuple(left_out),
                 partial=tuple(partial),
@@ -214,7 +229,7 @@ def markdown(lines: Sequence[SeedSetLine]) -> list[str]:
         (w0, w1), (a0, a1) = line.widest, line.widest_at
         within = line.within
         out.append(
-            f"| {line.family} / {line.group} | {_seeds_text(line.seeds[0])} -> "
+            f"| {line.name} | {_seeds_text(line.seeds[0])} -> "
             f"{_seeds_text(line.seeds[1])} ({line.instances[0]} / {line.instances[1]} "
             f"instances) | {_width(w0)} ({a0}) -> {_width(w1)} ({a1}) | "
             f"{_width(line.mean[0])} -> {_width(line.mean[1])} | "
@@ -223,7 +238,7 @@ def markdown(lines: Sequence[SeedSetLine]) -> list[str]:
         )
     out.append("")
     for line in lines:
-        text = f"- {line.family} / {line.group}: compared {', '.join(line.compared)}"
+        text = f"- {line.name}: compared {', '.join(line.compared)}"
         for side in ("reference", "fresh"):
             only = [x.rsplit(" (", 1)[0] for x in line.left_out if x.endswith(f"({side})")]
             if only:
