@@ -39,11 +39,8 @@ from ddlsched.bench.intervals_report import (  # noqa: F401 - the script's names
     report,
 )
 from ddlsched.bench.paths import portable_path
-from ddlsched.bench.seed_sets import load_directories, markdown, seed_set_table
+from ddlsched.bench.seed_sets import load_directories, section, seed_set_table
 from ddlsched.errors import DdlschedError
-
-#: The heading of the section ``--fresh`` adds.
-FRESH_HEADING = "## Fresh instance seeds: the widths computed from the rows"
 
 #: Where the explanations of rows above 10 % are kept by default.
 EXPLAINED = Path(__file__).resolve().parent / "results" / "intervals-explained.toml"
@@ -53,8 +50,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("results", nargs="+", type=Path, help="results directories")
     parser.add_argument("--out", type=Path, help="write the report here (default: stdout)")
-    parser.add_argument("--note", help="a paragraph printed under the overview")
-    parser.add_argument("--note-file", type=Path, help="the note, from a Markdown file")
+    notes = parser.add_mutually_exclusive_group()
+    notes.add_argument("--note", help="a paragraph printed under the overview")
+    notes.add_argument("--note-file", type=Path, help="the note, from a Markdown file")
     parser.add_argument(
         "--sections", type=Path, help="Markdown sections printed after the explanations"
     )
@@ -85,17 +83,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _report(args: argparse.Namespace) -> str:
+    pairs = _pairs(args.fresh)
     shown = [portable_path(p) for p in args.results]  # no path of this machine in the report
     shown += ["--out", portable_path(args.out)] if args.out else []
     shown += ['--note "..."'] if args.note else []
     for flag in ("note_file", "sections"):
         path = getattr(args, flag)
         shown += [f"--{flag.replace('_', '-')}", portable_path(path)] if path else []
-    shown += [f"--fresh {portable_path(ref)}={portable_path(new)}" for ref, new in _pairs(args)]
+    shown += [f"--fresh {portable_path(ref)}={portable_path(new)}" for ref, new in pairs]
     command = "python benchmarks/intervals.py " + " ".join(shown)
     note = _read(args.note_file).strip() if args.note_file else args.note
     extra = _read(args.sections).rstrip("\n").split("\n") if args.sections else []
-    extra += ["", *_fresh_section(args)] if args.fresh else []
+    extra += ["", *_fresh_section(args.results, pairs)] if pairs else []
     return report(args.results, command, note, load_explanations(args.explain), extra)
 
 
@@ -106,9 +105,10 @@ def _read(path: Path) -> str:
         raise DdlschedError(f"{path}: {exc.strerror or exc}") from None
 
 
-def _pairs(args: argparse.Namespace) -> list[tuple[str, str]]:
+def _pairs(given: Sequence[str]) -> list[tuple[str, str]]:
+    """``--fresh REF=FRESH`` values as ``(REF, FRESH)``."""
     pairs = []
-    for text in args.fresh:
+    for text in given:
         ref, sep, new = text.partition("=")
         if not sep or not ref or not new:
             raise DdlschedError(f"--fresh {text!r}: expected REF=FRESH")
@@ -116,36 +116,22 @@ def _pairs(args: argparse.Namespace) -> list[tuple[str, str]]:
     return pairs
 
 
-def _fresh_section(args: argparse.Namespace) -> list[str]:
-    """The ``--fresh`` comparison's section (none without ``--fresh``)."""
-    pairs = _pairs(args)
-    if not pairs:
-        return []
-    results = {Path(p).resolve(): p for p in args.results}
+def _fresh_section(results: Sequence[Path], pairs: Sequence[tuple[str, str]]) -> list[str]:
+    """The comparison's section: each REF's tables (named as the overview names them, by the
+    directory) against its FRESH directories, read as one."""
+    given = {Path(p).resolve(): Path(p) for p in results}
     fresh: dict[Path, list[str]] = {}
     for ref, new in pairs:
         key = Path(ref).resolve()
-        if key not in results:
+        if key not in given:
             raise DdlschedError(f"--fresh {ref}={new}: {ref} is not one of the results directories")
         fresh.setdefault(key, []).append(new)
-    lines = []
+    lines, sources = [], []
     for key, news in fresh.items():
-        lines += seed_set_table(load_directories([results[key]]), load_directories(news))
-    return [
-        FRESH_HEADING,
-        "",
-        "Per table, the rows of a results directory above (reference) against those of the same "
-        "suite cut run on instance seeds it never ran (fresh), each side from the methods with "
-        "rows on both only (`ddlsched.bench.seed_sets`): "
-        + "; ".join(
-            f"`{portable_path(results[k])}` against "
-            + ", ".join(f"`{portable_path(n)}`" for n in v)
-            for k, v in fresh.items()
-        )
-        + ".",
-        "",
-        *markdown(lines),
-    ]
+        reference, rows = load_directories([given[key]]), load_directories(news)
+        lines += seed_set_table(reference, rows, prefix=given[key].name)
+        sources.append((portable_path(given[key]), [portable_path(n) for n in news]))
+    return section(lines, sources)
 
 
 if __name__ == "__main__":

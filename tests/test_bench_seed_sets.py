@@ -66,7 +66,7 @@ def test_the_same_methods_widths_on_both_seed_sets():
     (line,) = seed_set_table(REFERENCE, FRESH)
     assert (line.family, line.group) == ("fam", "g")
     assert line.compared == ("a", "b", "lb")
-    assert line.left_out == ("only_fresh (fresh)", "only_ref (reference)")
+    assert line.left_out == (("only_ref",), ("only_fresh",))
     assert line.seeds == ((0, 1), (5, 6))
     assert line.instances == (2, 2)
     assert line.widest == pytest.approx((0.25, 0.125))
@@ -96,12 +96,45 @@ def test_within_one_point_when_both_gaps_are():
     assert line.within == "yes"
 
 
-def test_a_table_the_fresh_rows_lack_is_left_out_and_an_unknown_width_reads_dash():
-    other = FRESH.assign(group="h")
-    assert seed_set_table(REFERENCE, other) == []
-    no_bound = FRESH[FRESH["label"] != "lb"]
-    (line,) = seed_set_table(REFERENCE[REFERENCE["label"] != "lb"], no_bound)
-    assert math.isinf(line.widest[0]) and line.within == "-"
+def test_a_table_on_one_side_only_is_listed_with_a_note():
+    reference_only, fresh_only = seed_set_table(REFERENCE, FRESH.assign(group="h"))
+    assert (reference_only.group, reference_only.note) == ("g", "no rows on the fresh seeds")
+    assert (fresh_only.group, fresh_only.note) == ("h", "no rows on the reference seeds")
+    assert reference_only.within == fresh_only.within == "-"
+    (none,) = seed_set_table(REFERENCE, FRESH.assign(label="x"))
+    assert none.note == "no method with rows on both sides" and none.within == "-"
+    text = "\n".join(markdown([reference_only, none]))
+    assert "| fam / g | - | - | - | - | - |" in text
+    assert "- fam / g: no rows on the fresh seeds." in text
+
+
+def _without_bound(rows: pd.DataFrame, seeds: set[int]) -> pd.DataFrame:
+    """``lb`` ran on those seeds' instances and found no bound (its row kept, no value)."""
+    out = rows.copy()
+    out.loc[(out["label"] == "lb") & out["instance_seed"].isin(seeds), "bound"] = None
+    return out
+
+
+def test_a_bound_lost_on_one_side_reads_no_and_on_both_a_dash():
+    ref, fresh = REFERENCE[REFERENCE["label"] != "only_ref"], FRESH[FRESH["label"] != "b"]
+    (line,) = seed_set_table(ref[ref["label"] != "b"], _without_bound(fresh, {6}))
+    assert line.unbounded == (0, 1) and math.isinf(line.widest[1])
+    assert math.isnan(line.gap_widest) and line.within == "no"
+    assert "without a finite bound: 0 of 2 reference and 1 of 2 fresh instances" in "\n".join(
+        markdown([line])
+    )
+    (line,) = seed_set_table(ref[ref["label"] != "lb"], fresh[fresh["label"] != "lb"])
+    assert all(math.isinf(w) for w in line.widest) and line.within == "-"
+
+
+def test_partial_wins_over_an_unknown_width():
+    (line,) = seed_set_table(REFERENCE, _without_bound(FRESH, {5, 6}))
+    assert line.partial and line.within == "partial"
+
+
+def test_a_prefix_names_the_tables():
+    (line,) = seed_set_table(REFERENCE, FRESH, prefix="claims")
+    assert line.name == "claims / fam / g"
 
 
 def test_fresh_rows_sharing_an_instance_are_refused():

@@ -254,8 +254,11 @@ def results(tmp_path_factory) -> Path:
                 "versions": {"ddlsched": "hand"}, "git": {"commit": "c0ffee" * 6, "dirty": False},
                 "machine": {"hostname": "box", "platform": "Linux", "cpu_count": 2},
                 "runs": [{"started_at": "2026-01-01T00:00:00", "finished_at": "2026-01-01T01:00:00",
-                          "load_at_start": 0.5, "load_at_end": 2.04},
-                         {"started_at": "2026-01-01T02:00:00", "finished_at": "2026-01-01T03:00:00"}]}  # fmt: skip
+                          "load_at_start": 0.5, "load_at_end": 2.04, "rows_written": 5},
+                         {"started_at": "2026-01-01T02:00:00", "finished_at": "2026-01-01T03:00:00",
+                          "rows_written": 3},
+                         {"started_at": "2026-01-01T04:00:00", "finished_at": "2026-01-01T04:00:01",
+                          "load_at_start": 9.0, "load_at_end": 9.0, "rows_written": 0}]}  # fmt: skip
     store.write_manifest(manifest)
     return out
 
@@ -303,9 +306,11 @@ def test_cli_writes_tables_figures_and_provenance(results, claims_path, tmp_path
         assert f"| {verdict} |" in line or f"| {verdict} (" in line, line
     assert "commit c0ffeec0ffee" in printed and "sha256 abababababab" in printed
     assert "highspy 1.0" in printed and "box (Linux, 2 CPUs)" in printed
-    # the lowest and highest load recorded at the runs' starts and ends (a run without: skipped)
-    assert "to 2026-01-01T03:00:00, load 0.5-2.0 (1-minute average" in printed
-    assert body_load(out) == [0.5, 2.04]
+    # the load at the starts and ends of the runs that wrote rows (the one that wrote none,
+    # at load 9, is not one of them), and how many of those recorded none
+    assert "to 2026-01-01T04:00:01, load 0.5-2.0 (1-minute average" in printed
+    assert "not recorded for 1 of those 2 runs)" in printed
+    assert body_load(out) == {"range": [0.5, 2.04], "runs": 2, "unrecorded": 1}
     assert (out / "verdict.md").read_text() == printed
     latex = (out / "verdict.tex").read_text()
     assert r"\toprule" in latex and r"\bottomrule" in latex and "better-b" in latex
@@ -330,8 +335,14 @@ def test_runs_record_the_load_and_old_results_say_it_was_not(tmp_path):
     store.end_run("complete")
     (run,) = store.read_manifest()["runs"]
     assert isinstance(run["load_at_start"], float) and isinstance(run["load_at_end"], float)
-    assert _load_text(_load_range([{"started_at": "x"}])) == ", load not recorded"
-    assert _load_text([1.02, 1.04]) == ", load 1.0 (1-minute average at the runs' starts and ends)"
+    assert (
+        _load_text(_load_range([{"started_at": "x", "rows_written": 4}])) == ", load not recorded"
+    )
+    assert _load_text(_load_range([])) == ", load not recorded"
+    one = _load_range([{"load_at_start": 1.02, "load_at_end": 1.04, "rows_written": 1}])
+    assert _load_text(one) == (
+        ", load 1.0 (1-minute average at the starts and ends of the runs that wrote rows)"
+    )
 
 
 def test_cli_seeds_override_every_claim(results, claims_path, tmp_path, capsys):

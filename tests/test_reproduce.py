@@ -16,9 +16,9 @@ import pytest
 from ddlsched.bench.reproduce_plan import (
     cut_suite_text,
     find_benchmarks,
-    has_seeded_groups,
     load_plan,
     plan_names,
+    runs_fresh,
 )
 from ddlsched.bench.suite import load_suite, parse_suite
 from ddlsched.cli import main
@@ -333,9 +333,12 @@ def test_a_fresh_seed_cut_moves_only_the_instance_seeds(benchmarks):
     assert [t["seeds"] for t in fresh["instances"]] == [[10, 11]]  # as many as the cut's 2
     assert fresh["methods"] == plain["methods"]  # method seeds and budgets untouched
     assert fresh["suite"] == plain["suite"]
-    assert has_seeded_groups(cut, suites)
-    with pytest.raises(DdlschedError, match=r"fresh seeds 1-2 overlap the seeds 0-1 .* from 2 on"):
-        cut_suite_text(cut, suites, fresh_from=1)
+    assert runs_fresh(cut, suites)
+    # the cut runs seeds 0-1, its suite names 0-5 for the group: 2-3 are not fresh either
+    with pytest.raises(DdlschedError, match=r"fresh seeds 2-3 overlap the seeds 0-5 .* from 6 on"):
+        cut_suite_text(cut, suites, fresh_from=2)
+    with pytest.raises(DdlschedError, match="beyond the largest seed"):
+        cut_suite_text(cut, suites, fresh_from=2**31 - 1)
 
 
 def test_reproduce_with_fresh_seeds_compares_the_widths(benchmarks, tmp_path, capsys):
@@ -344,11 +347,11 @@ def test_reproduce_with_fresh_seeds_compares_the_widths(benchmarks, tmp_path, ca
     args += ["--fresh-seeds", "10", "--workers", "1", "-q"]
     assert main(args) == 0
     page = out / "smoke"
-    assert (page / "suites" / "smoke-fresh.toml").is_file()
-    fresh_suite = load_suite(page / "suites" / "smoke-fresh.toml")
+    assert (page / "fresh-10" / "smoke" / "manifest.json").is_file()
+    fresh_suite = load_suite(page / "suites" / "smoke-fresh-10.toml")
     assert fresh_suite.instances[0].seeds == (10, 11)
     index = (page / "index.md").read_text()
-    assert "[smoke on fresh seeds](suites/smoke-fresh.toml)" in index
+    assert "[smoke on fresh seeds](suites/smoke-fresh-10.toml)" in index
     assert "## Fresh instance seeds" in index
     # every small instance is proven by the exact method: width 0 on both sets of seeds
     line = "| smoke / rar / small | 0, 1 -> 10, 11 (2 / 2 instances) | 0.00 % (small/s0) -> 0.00 % "
@@ -380,4 +383,41 @@ def test_fresh_seeds_the_plan_runs_are_one_line_before_anything_runs(benchmarks,
     assert main([*args, "--fresh-seeds", "1", "--workers", "1", "-q"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("ddlsched: error: fresh seeds 1-2 overlap") and err.count("\n") == 1
+    assert main([*args, "--fresh-seeds", "1", "--dry-run"]) == 2  # the dry run says so too
     assert not (out / "smoke" / "results").exists()
+
+
+def test_a_cut_may_opt_out_of_fresh_seeds(benchmarks, tmp_path, capsys):
+    plan = benchmarks / "reproduce" / "smoke.toml"
+    plan.write_text(plan.read_text() + "fresh = false\n")
+    assert not load_plan("smoke", benchmarks).cuts[0].fresh
+    out = tmp_path / "out"
+    args = ["reproduce", "smoke", "--benchmarks", str(benchmarks), "--out", str(out)]
+    assert main([*args, "--dry-run", "--fresh-seeds", "100"]) == 0
+    printed = capsys.readouterr().out
+    assert "smoke: no fresh-seed cut (the plan says fresh = false)" in printed
+    assert "on fresh seeds" not in printed
+    plan.write_text(plan.read_text().replace("fresh = false", 'fresh = "no"'))
+    with pytest.raises(DdlschedError, match=r"cuts\[0\]\.fresh: expected true or false"):
+        load_plan("smoke", benchmarks)
+
+
+def test_every_paper_s_fresh_seeds_are_checked_before_any_runs(benchmarks, tmp_path, capsys):
+    """``all``: a second plan whose suite names seeds 0-199 refuses 100 before smoke runs."""
+    suite = (benchmarks / "suites" / "smoke.toml").read_text()
+    wide = suite.replace('name = "smoke"', 'name = "wide"').replace(
+        "{ first = 0, count = 6 }", "{ first = 0, count = 200 }"
+    )
+    (benchmarks / "suites" / "wide.toml").write_text(wide)
+    plan = (benchmarks / "reproduce" / "smoke.toml").read_text()
+    (benchmarks / "reproduce" / "wide.toml").write_text(
+        plan.replace('paper = "smoke"', 'paper = "wide"\nclaims = "smoke"').replace(
+            'suite = "smoke"', 'suite = "wide"'
+        )
+    )
+    out = tmp_path / "out"
+    args = ["reproduce", "all", "--benchmarks", str(benchmarks), "--out", str(out)]
+    assert main([*args, "--fresh-seeds", "100", "--workers", "1", "-q"]) == 2
+    err = capsys.readouterr().err
+    assert "fresh seeds 100-101 overlap the seeds 0-199 of group small in wide.toml" in err
+    assert not out.exists()

@@ -9,9 +9,10 @@ Runs the paper's reproduction plan (``benchmarks/reproduce/<paper>.toml``,
 :mod:`ddlsched.bench.reproduce_plan`), then its verdicts, interval report, figures and
 index page into ``DIR/<paper>/`` (:mod:`ddlsched.bench.reproduce`). Resumable: the
 result stores are ``bench run``'s, so running the command again finishes only what is
-missing. ``--dry-run`` lists what would run. ``--fresh-seeds FIRST`` also runs every cut on
-instance seeds from ``FIRST`` on and compares the widths (:mod:`ddlsched.bench.seed_sets`);
-a fresh seed the plan itself runs is an error before anything runs. An unknown paper, a missing data file, an
+missing. ``--dry-run`` lists what would run. ``--fresh-seeds FIRST`` also runs every cut
+with seeded instance sets (unless its plan says ``fresh = false``) on instance seeds from
+``FIRST`` on and compares the widths (:mod:`ddlsched.bench.seed_sets`); a fresh seed a suite
+names, for any paper asked, is an error before anything runs. An unknown paper, a missing data file, an
 unwritable ``--out`` or a missing ``benchmarks/`` is one ``ddlsched: error:`` line (exit
 status 2).
 """
@@ -40,9 +41,11 @@ hour on 2 cores), then 'bench verdict' with its claims (claims whose suites the 
 out print 'missing'), the interval report and the figures, into DIR/PAPER/ with one index
 page (index.md, index.html). 'all' reproduces every paper in turn. Resumable: run the same
 command again and only the tasks without a row run. --fresh-seeds FIRST also runs every
-cut on instance seeds it never ran (FIRST, FIRST+1, ...: as many per instance set as the
-cut's; choose them before running) into DIR/PAPER/fresh/, and the interval report and the
-index page compare each table's widths on both sets of seeds with the same methods. The
+cut with seeded instance sets again on instance seeds its suite never names (FIRST,
+FIRST+1, ...: as many per instance set as the cut's; choose them before running; a plan's
+cut may opt out with fresh = false) into DIR/PAPER/fresh-FIRST/, and the interval report
+and the index page compare each table's widths on both sets of seeds with the same
+methods. The
 plans, what they leave out and what a larger budget buys: docs/reproduce.md.
 """
 
@@ -61,11 +64,14 @@ def _bars(quiet: bool) -> Iterator[Callable[[str], Callable[[Any], None] | None]
 
 def _cmd_reproduce(args: argparse.Namespace) -> int:
     from ddlsched.bench.reproduce import check_writable, plan_lines, reproduce_paper
-    from ddlsched.bench.reproduce_plan import find_benchmarks, load_plan, plan_names
+    from ddlsched.bench.reproduce_plan import check_fresh, find_benchmarks, load_plan, plan_names
 
     benchmarks = find_benchmarks(args.benchmarks)
     names = plan_names(benchmarks) if args.paper == "all" else [args.paper]
     plans = [load_plan(name, benchmarks) for name in names]  # every name checked first
+    if args.fresh_seeds is not None:  # and every paper's fresh seeds, before anything runs
+        for plan in plans:
+            check_fresh(plan, benchmarks / "suites", args.fresh_seeds)
     out = Path(args.out)
     if args.dry_run:
         for plan in plans:
@@ -87,9 +93,11 @@ def _cmd_reproduce(args: argparse.Namespace) -> int:
                     fresh_from=args.fresh_seeds,
                 )
             except KeyboardInterrupt:
+                where = f"{out / plan.paper / 'results'}"
+                if args.fresh_seeds is not None:
+                    where += f" and {out / plan.paper / f'fresh-{args.fresh_seeds}'}"
                 print(
-                    f"interrupted: finished rows are in {out / plan.paper / 'results'}; "
-                    "run the same command to resume",
+                    f"interrupted: finished rows are in {where}; run the same command to resume",
                     file=sys.stderr,
                 )
                 return 130
@@ -129,8 +137,9 @@ def add_reproduce_command(sub: Any) -> None:
         "--fresh-seeds",
         metavar="FIRST",
         type=cli_types.seed,
-        help="also run every cut on instance seeds FIRST, FIRST+1, ... (as many as the "
-        "cut's) into DIR/PAPER/fresh/ and compare the widths on both sets of seeds",
+        help="also run every cut with seeded instance sets on instance seeds FIRST, FIRST+1, "
+        "... (as many as the cut's; none its suite names) into DIR/PAPER/fresh-FIRST/ and "
+        "compare the widths on both sets of seeds",
     )
     p.add_argument(
         "--benchmarks",

@@ -14,10 +14,12 @@ For a :class:`~ddlsched.bench.reproduce_plan.Plan`, into ``OUT/<paper>/``:
                              code fingerprints, the time of each part
 ``timing.json``              the wall time of each part, in seconds
 
-With ``fresh_from`` (``--fresh-seeds FIRST``) every cut with seeded instance sets runs again
-on instance seeds it never ran, as many per set as the cut's, from ``FIRST`` on
-(:func:`~ddlsched.bench.reproduce_plan.cut_suite_text`): ``suites/<suite>-fresh.toml`` into
-``fresh/<suite>/``; the interval report and the index page then compare each table's widths
+With ``fresh_from`` (``--fresh-seeds FIRST``) every cut with seeded instance sets (and not
+``fresh = false`` in the plan) runs again on instance seeds its suite never names, as many
+per set as the cut's, from ``FIRST`` on
+(:func:`~ddlsched.bench.reproduce_plan.cut_suite_text`): ``suites/<suite>-fresh-FIRST.toml``
+into ``fresh-FIRST/<suite>/`` (one directory per choice of seeds, so two choices never mix);
+the interval report and the index page then compare each table's widths
 on both sets of seeds with the same methods (:mod:`ddlsched.bench.seed_sets`). The verdicts
 read the plan's seeds only (``bench verdict --seeds`` reads others).
 
@@ -38,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from ddlsched.bench.reproduce_index import write_text
-from ddlsched.bench.reproduce_plan import Cut, Plan, cut_suite_text, has_seeded_groups
+from ddlsched.bench.reproduce_plan import Cut, Plan, check_fresh, cut_suite_text, runs_fresh
 from ddlsched.errors import DdlschedError
 
 __all__ = ["CutRun", "PaperRun", "check_writable", "plan_lines", "reproduce_paper"]
@@ -57,11 +59,16 @@ class CutRun:
     failed: int = 0
     statuses: dict[str, int] = field(default_factory=dict)
     elapsed_s: float = 0.0
-    fresh: bool = False  # the cut on fresh instance seeds
+    reference: CutRun | None = None  # for a cut on fresh instance seeds: the plan's own
+
+    @property
+    def fresh(self) -> bool:
+        """Whether this is the cut on fresh instance seeds."""
+        return self.reference is not None
 
     @property
     def name(self) -> str:
-        """The suite, and ``(fresh seeds)`` for a fresh-seed cut."""
+        """The suite, and `` on fresh seeds`` for a fresh-seed cut."""
         return self.cut.suite + (" on fresh seeds" if self.fresh else "")
 
 
@@ -142,14 +149,9 @@ def plan_lines(plan: Plan, out: Path, suites: Path, fresh_from: int | None = Non
     with tempfile.TemporaryDirectory() as tmp:
         for cut in plan.cuts:
             runs = [(cut.suite, None, out / plan.paper / "results" / cut.suite)]
-            if fresh_from is not None and has_seeded_groups(cut, suites):
-                runs.append(
-                    (
-                        f"{cut.suite} on fresh seeds",
-                        fresh_from,
-                        out / plan.paper / "fresh" / cut.suite,
-                    )
-                )
+            if fresh_from is not None and runs_fresh(cut, suites):
+                fresh_dir = out / plan.paper / f"fresh-{fresh_from}" / cut.suite
+                runs.append((f"{cut.suite} on fresh seeds", fresh_from, fresh_dir))
             for name, first, results in runs:
                 path = Path(tmp) / f"{cut.suite}.toml"
                 path.write_text(cut_suite_text(cut, suites, fresh_from=first), encoding="utf-8")
@@ -164,6 +166,8 @@ def plan_lines(plan: Plan, out: Path, suites: Path, fresh_from: int | None = Non
                     f"{len(tasks) - stored} to run (at most {worst / 3600:.1f} h of task time, "
                     "every task at its kill limit)"
                 )
+            if fresh_from is not None and len(runs) == 1:
+                lines.append(f"  {cut.suite}: no fresh-seed cut ({_no_fresh(cut)})")
             lines.append(f"    cut: {cut.summary()}")
             if cut.larger_budget:
                 lines.append(f"    a larger budget would buy: {cut.larger_budget}")
@@ -173,6 +177,10 @@ def plan_lines(plan: Plan, out: Path, suites: Path, fresh_from: int | None = Non
         f"{fresh}, the figures and {out / plan.paper / 'index.md'}"
     )
     return lines
+
+
+def _no_fresh(cut: Cut) -> str:
+    return "the plan says fresh = false" if not cut.fresh else "no seeded instance set"
 
 
 def _run_cuts(
@@ -269,11 +277,10 @@ def _intervals(run: PaperRun, benchmarks: Path) -> None:
     explained = benchmarks / "results" / "intervals-explained.toml"
     out = run.out / "intervals.md"
     command = f"python benchmarks/intervals.py {' '.join(map(_shown, dirs))}"
-    extra = _fresh_section(run) if run.fresh_cuts else []
     for fresh in run.fresh_cuts:
-        main = next(c for c in run.cuts if c.cut.suite == fresh.cut.suite)
-        command += f" --fresh {_shown(main.results)}={_shown(fresh.results)}"
+        command += f" --fresh {_shown(fresh.reference.results)}={_shown(fresh.results)}"
     command += f" --out {_shown(out)}"
+    extra = ["", *_fresh_section(run)] if run.fresh_cuts else []
     explanations = load_explanations(explained if explained.exists() else None)
     text, run.widest = report_and_widest(dirs, command, None, explanations, extra)
     write_text(out, text)
@@ -282,24 +289,19 @@ def _intervals(run: PaperRun, benchmarks: Path) -> None:
 
 
 def _fresh_section(run: PaperRun) -> list[str]:
-    """The widths of each cut's tables on the plan's seeds and on the fresh ones."""
-    from ddlsched.bench.seed_sets import markdown, seed_set_table
+    """The widths of each cut's tables on the plan's seeds and on the fresh ones (the
+    section ``benchmarks/intervals.py --fresh`` writes for the same directories)."""
+    from ddlsched.bench.seed_sets import section, seed_set_table
     from ddlsched.bench.tables import load_results
 
-    run.fresh_lines = []
+    run.fresh_lines, sources = [], []
     for fresh in run.fresh_cuts:
-        main = next(c for c in run.cuts if c.cut.suite == fresh.cut.suite)
-        reference, rows = load_results(main.results), load_results(fresh.results)
-        if not reference.empty and not rows.empty:
-            run.fresh_lines += seed_set_table(reference, rows)
-    return [
-        "## Fresh instance seeds: the widths computed from the rows",
-        "",
-        f"Each cut again on instance seeds from {run.fresh_from} on (`fresh/`), the same "
-        "methods' widths on both sets (`ddlsched.bench.seed_sets`).",
-        "",
-        *markdown(run.fresh_lines),
-    ]
+        reference, rows = load_results(fresh.reference.results), load_results(fresh.results)
+        if reference.empty or rows.empty:
+            continue
+        run.fresh_lines += seed_set_table(reference, rows, prefix=fresh.results.name)
+        sources.append((_shown(fresh.reference.results), [_shown(fresh.results)]))
+    return section(run.fresh_lines, sources)
 
 
 def _figures(run: PaperRun) -> None:
@@ -333,7 +335,7 @@ def reproduce_paper(
     fresh_from: int | None = None,
 ) -> PaperRun:
     """Run ``plan``'s cuts into ``out/<paper>/results`` (and, with ``fresh_from``, on fresh
-    instance seeds into ``out/<paper>/fresh``), then its verdicts, interval report, figures
+    instance seeds into ``out/<paper>/fresh-<fresh_from>``), then its verdicts, interval report, figures
     and index page (module docstring); ``progress(name)`` gives each cut's ``on_progress``
     callback. Returns what was done; the index page is written."""
     from ddlsched.bench.reproduce_index import write_index
@@ -348,18 +350,17 @@ def reproduce_paper(
     run = PaperRun(plan=plan, out=paper_dir, cuts=cuts, fresh_from=fresh_from)
     suites = benchmarks / "suites"
     if fresh_from is not None:
+        check_fresh(plan, suites, fresh_from)  # a bad choice of seeds fails before anything runs
         run.fresh_cuts = [
             CutRun(
                 c.cut,
-                paper_dir / "suites" / f"{c.cut.suite}-fresh.toml",
-                paper_dir / "fresh" / c.cut.suite,
-                fresh=True,
+                paper_dir / "suites" / f"{c.cut.suite}-fresh-{fresh_from}.toml",
+                paper_dir / f"fresh-{fresh_from}" / c.cut.suite,
+                reference=c,
             )
             for c in cuts
-            if has_seeded_groups(c.cut, suites)
+            if runs_fresh(c.cut, suites)
         ]
-        for c in run.fresh_cuts:  # a bad choice of seeds fails before anything runs
-            cut_suite_text(c.cut, suites, fresh_from=fresh_from)
     _run_cuts(run, cuts, suites, workers, dask, progress)
     _run_cuts(run, run.fresh_cuts, suites, workers, dask, progress)
     _verdict(run, benchmarks)

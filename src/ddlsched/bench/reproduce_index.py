@@ -173,9 +173,10 @@ def _fresh_blocks(run: Any) -> list[Block]:
         ("h2", "Fresh instance seeds"),
         (
             "p",
-            f"Each cut again on instance seeds from {run.fresh_from} on (`fresh/`): the same "
-            "methods' widest and mean widths on both sets, and whether they agree within 1 "
-            "point; every line: [intervals.md](intervals.md).",
+            f"Each cut again on instance seeds from {run.fresh_from} on "
+            f"(`fresh-{run.fresh_from}/`): the same methods' widest and mean widths on both "
+            "sets, and whether they agree within 1 point; every line: "
+            "[intervals.md](intervals.md).",
         ),
     ]
     if not run.fresh_lines:

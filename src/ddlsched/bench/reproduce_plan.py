@@ -14,6 +14,8 @@ A plan is data, ``benchmarks/reproduce/<paper>.toml``::
     seeds = 20                          # the first N seeds of every instance set (default: all)
     drop_methods = ["exact_gpu_level"]  # method labels left out (default: none)
     larger_budget = "exact_gpu_level on every instance: a second exact bound, +50 min"
+    fresh = false                       # no fresh-seed cut (--fresh-seeds): e.g. trace
+                                        # instances the seed does not change (default: true)
 
     [cuts.methods.colgen]               # per method label (or name): a budget of its own
     params = { max_rounds = 10 }        # merged into the method's parameters
@@ -49,11 +51,12 @@ __all__ = [
     "Cut",
     "MethodBudget",
     "Plan",
+    "check_fresh",
     "cut_suite_text",
     "find_benchmarks",
-    "has_seeded_groups",
     "load_plan",
     "plan_names",
+    "runs_fresh",
 ]
 
 #: Where the plans live, under the repository's ``benchmarks/``.
@@ -81,6 +84,7 @@ class Cut:
     drop_methods: tuple[str, ...] = ()
     methods: Mapping[str, MethodBudget] = field(default_factory=dict)
     larger_budget: str = ""
+    fresh: bool = True  # whether ``--fresh-seeds`` runs this cut again on other seeds
 
     def summary(self) -> str:
         """One line: what the cut keeps of its suite."""
@@ -176,7 +180,7 @@ def _method_budget(source: Path, where: str, table: Any) -> MethodBudget:
 
 
 def _cut(source: Path, where: str, table: Any, suites: Path) -> Cut:
-    allowed = {"suite", "groups", "seeds", "drop_methods", "methods", "larger_budget"}
+    allowed = {"suite", "groups", "seeds", "drop_methods", "methods", "larger_budget", "fresh"}
     if not isinstance(table, dict):
         raise _fail(source, where, "expected a table [[cuts]]")
     unknown = sorted(set(table) - allowed)
@@ -195,6 +199,9 @@ def _cut(source: Path, where: str, table: Any, suites: Path) -> Cut:
     larger = table.get("larger_budget", "")
     if not isinstance(larger, str):
         raise _fail(source, f"{where}.larger_budget", "expected text")
+    fresh = table.get("fresh", True)
+    if not isinstance(fresh, bool):
+        raise _fail(source, f"{where}.fresh", f"expected true or false, got {fresh!r}")
     return Cut(
         suite=suite,
         groups=None if groups is None else _strings(source, f"{where}.groups", groups),
@@ -205,6 +212,7 @@ def _cut(source: Path, where: str, table: Any, suites: Path) -> Cut:
             for label, budget in methods.items()
         },
         larger_budget=" ".join(larger.split()),
+        fresh=fresh,
     )
 
 
@@ -313,9 +321,10 @@ def cut_suite_text(cut: Cut, suites: Path, note: str = "", fresh_from: int | Non
             continue
         table = dict(table)
         if "seeds" in table:
-            table["seeds"] = _first_seeds(table["seeds"], cut.seeds)
+            suite_seeds = table["seeds"]
+            table["seeds"] = _first_seeds(suite_seeds, cut.seeds)
             if fresh_from is not None:
-                table["seeds"] = _fresh_seeds(path, group, table["seeds"], fresh_from)
+                table["seeds"] = _fresh_seeds(path, group, table["seeds"], suite_seeds, fresh_from)
         elif fresh_from is not None:
             continue
         if "files" in table:
@@ -346,29 +355,44 @@ def cut_suite_text(cut: Cut, suites: Path, note: str = "", fresh_from: int | Non
     return "\n".join(head) + "\n\n" + _toml(data)
 
 
-def has_seeded_groups(cut: Cut, suites: Path) -> bool:
-    """Whether ``cut`` keeps an instance set with seeds (one a fresh-seed cut can move)."""
+def runs_fresh(cut: Cut, suites: Path) -> bool:
+    """Whether ``--fresh-seeds`` runs ``cut`` again: the plan lets it (``fresh``) and it keeps
+    an instance set with seeds."""
     data = tomllib.loads((suites / f"{cut.suite}.toml").read_text(encoding="utf-8"))
-    return any(
+    return cut.fresh and any(
         "seeds" in table
         and (cut.groups is None or table.get("group", table.get("preset")) in cut.groups)
         for table in data.get("instances", [])
     )
 
 
-def _fresh_seeds(path: Path, group: Any, value: Any, first: int) -> list[int]:
-    """As many seeds as ``value`` names, from ``first`` on; none of them in ``value``."""
+def check_fresh(plan: Plan, suites: Path, first: int) -> None:
+    """Raise the one-line error of the first of ``plan``'s fresh-seed cuts that cannot run
+    (a seed its suite names, or beyond the largest seed), before anything runs."""
+    for cut in plan.cuts:
+        if runs_fresh(cut, suites):
+            cut_suite_text(cut, suites, fresh_from=first)
+
+
+def _fresh_seeds(path: Path, group: Any, value: Any, suite_value: Any, first: int) -> list[int]:
+    """As many seeds as ``value`` names, from ``first`` on; none of them named by the suite's
+    instance set (``suite_value``), none beyond the largest seed."""
     from ddlsched.bench.suite_values import SuiteError, check_seeds
+    from ddlsched.cli_types import MAX_SEED
 
     try:
-        seeds = check_seeds("seeds", value)
+        seeds, named = check_seeds("seeds", value), check_seeds("seeds", suite_value)
     except SuiteError as exc:
         raise DdlschedError(f"{path}: group {group}: {exc}") from None
     fresh = list(range(first, first + len(seeds)))
-    if set(fresh) & set(seeds):
+    if fresh[-1] > MAX_SEED:
         raise DdlschedError(
-            f"fresh seeds {fresh[0]}-{fresh[-1]} overlap the seeds {seeds[0]}-{seeds[-1]} the "
-            f"cut of {path.name} runs in group {group}: choose seeds from {max(seeds) + 1} on"
+            f"fresh seeds {fresh[0]}-{fresh[-1]}: beyond the largest seed {MAX_SEED}"
+        )
+    if set(fresh) & set(named):
+        raise DdlschedError(
+            f"fresh seeds {fresh[0]}-{fresh[-1]} overlap the seeds {min(named)}-{max(named)} of "
+            f"group {group} in {path.name}: choose seeds from {max(named) + 1} on"
         )
     return fresh
 

@@ -4,24 +4,28 @@ A certified interval's width (:mod:`ddlsched.bench.intervals_report`) is measure
 instance seeds a suite ran. Whether it says something about the method rather than about
 those seeds is checked by running the same suite cut on seeds it never ran (chosen before
 the run) and comparing. :func:`seed_set_table` does that comparison from the rows, so the
-verdict recomputes exactly; ``python benchmarks/intervals.py ... --fresh REF=FRESH``
-appends it to the interval report (:func:`markdown`).
+verdict recomputes exactly; :func:`section` is the Markdown that
+``python benchmarks/intervals.py ... --fresh REF=FRESH`` and ``ddlsched reproduce PAPER
+--fresh-seeds FIRST`` add to the interval report.
 
-Per table (family and group; named with the reference rows' suite) of the reference rows
-that the fresh rows also have:
+Per table (family and group, named ``prefix / family / group``: the caller's prefix, else the
+reference rows' suite) of either side:
 
 * **methods compared**: the method labels with rows in the group on both sides (each
   directory's rows of its latest code per method, as every table). A label on one side only
-  is named in ``left out`` and not used, on either side: the widths are the same methods'.
+  is named as left out and not used, on either side: the widths are the same methods'.
 * **widths**: per instance, the width of its certified interval from the compared labels'
   rows only (:func:`ddlsched.bench.tables.instance_intervals`: the best schedule against the
-  best bound); per side the widest (and its instance) and the mean of the finite widths.
+  best bound); per side the widest (and its instance), the mean of the finite widths, and
+  how many instances have no finite bound.
 * **gap**: fresh minus reference, in percentage points, of the widest and of the mean.
-  ``within`` is ``yes`` when both gaps are within ``tolerance`` (1 point by default).
-* **partial**: a compared label whose rows cover a different share of the instances on the
-  two sides (a method still running on one side, or left out on some instances) is named
-  with both shares; ``within`` then reads ``partial``: the check is not yet on the same
-  methods everywhere.
+* **within** (``tolerance``: 1 point by default): ``partial`` when a compared label's rows
+  cover a different share of the instances on the two sides (a method not yet run on every
+  instance): the check is not yet on the same methods everywhere; else ``-`` when no width
+  is known, or no side has a finite bound (a table without a bound by design); ``no`` when
+  one side has a finite widest width and the other not; else ``yes`` when both gaps are
+  within the tolerance, ``no`` otherwise. A table with rows on one side only, or with no
+  label on both, is listed with a note, never dropped.
 
 A fresh directory whose rows share an instance (its key: family, preset, seed and
 parameters) with the reference is an error: those seeds are not fresh.
@@ -40,58 +44,82 @@ from ddlsched.bench.ratios import worst_width
 from ddlsched.bench.tables import instance_intervals, load_results, rows_with_ratios, width_text
 from ddlsched.errors import DdlschedError
 
-__all__ = ["TOLERANCE", "SeedSetLine", "load_directories", "markdown", "seed_set_table"]
+__all__ = [
+    "FRESH_HEADING",
+    "TOLERANCE",
+    "SeedSetLine",
+    "load_directories",
+    "markdown",
+    "section",
+    "seed_set_table",
+]
 
 #: The largest gap, in widths (0.01: one percentage point), read as "the same width".
 TOLERANCE = 0.01
 
+#: The heading of the comparison's section in the interval report.
+FRESH_HEADING = "## Fresh instance seeds: the widths computed from the rows"
+
+_NAN2 = (math.nan, math.nan)
+
 
 @dataclass(frozen=True)
 class SeedSetLine:
-    """One table's widths on the reference seeds and on the fresh seeds."""
+    """One table's widths on the reference seeds and on the fresh seeds (pairs: reference,
+    fresh)."""
 
     family: str
     group: str
-    suite: str  # the reference rows' suite ("" when the rows name none)
-    compared: tuple[str, ...]  # labels with rows on both sides
-    left_out: tuple[str, ...]  # labels on one side only ("label (reference)" / "(fresh)")
-    partial: tuple[str, ...]  # "label a/n -> b/m": coverage differs between the sides
-    seeds: tuple[tuple[int, ...], tuple[int, ...]]  # instance seeds: reference, fresh
-    instances: tuple[int, int]
-    widest: tuple[float, float]
-    widest_at: tuple[str, str]  # the instances of the widest widths
-    mean: tuple[float, float]
+    prefix: str  # the table's name before "family / group" ("" for none)
+    compared: tuple[str, ...] = ()  # labels with rows on both sides
+    left_out: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())  # labels on one side only
+    partial: tuple[str, ...] = ()  # "label a/n -> b/m": coverage differs between the sides
+    seeds: tuple[tuple[int, ...], tuple[int, ...]] = ((), ())  # instance seeds
+    instances: tuple[int, int] = (0, 0)
+    unbounded: tuple[int, int] = (0, 0)  # instances without a finite bound
+    widest: tuple[float, float] = _NAN2
+    widest_at: tuple[str, str] = ("-", "-")  # the instances of the widest widths
+    mean: tuple[float, float] = _NAN2  # of the finite widths
+    note: str = ""  # why nothing was compared ("" when something was)
     tolerance: float = TOLERANCE
 
     @property
     def name(self) -> str:
-        """``suite / family / group`` (``family / group`` without a suite), as the interval
-        report's overview names its tables."""
-        return " / ".join(p for p in (self.suite, self.family, self.group) if p)
+        """``prefix / family / group`` (``family / group`` without a prefix)."""
+        return " / ".join(p for p in (self.prefix, self.family, self.group) if p)
 
     @property
     def gap_widest(self) -> float:
-        """Fresh minus reference widest width (a fraction; NaN when either is unknown)."""
+        """Fresh minus reference widest width (a fraction; NaN unless both are finite)."""
         return _gap(*self.widest)
 
     @property
     def gap_mean(self) -> float:
-        """Fresh minus reference mean width (a fraction)."""
+        """Fresh minus reference mean width (a fraction; NaN unless both are finite)."""
         return _gap(*self.mean)
 
     @property
     def within(self) -> str:
-        """``yes``, ``no``, ``partial`` (coverage differs) or ``-`` (a width unknown)."""
-        gaps = (self.gap_widest, self.gap_mean)
-        if any(math.isnan(g) for g in gaps):
+        """``yes``, ``no``, ``partial`` or ``-`` (the module docstring's rule)."""
+        if self.note:
             return "-"
         if self.partial:
             return "partial"
+        if any(math.isnan(w) for w in self.widest):
+            return "-"
+        finite = [math.isfinite(w) for w in self.widest]
+        if not any(finite):
+            return "-"
+        if not all(finite):
+            return "no"
+        gaps = (self.gap_widest, self.gap_mean)
+        if any(math.isnan(g) for g in gaps):
+            return "-"
         return "yes" if all(abs(g) <= self.tolerance + 1e-12 for g in gaps) else "no"
 
 
 def _gap(reference: float, fresh: float) -> float:
-    if math.isnan(reference) or math.isnan(fresh) or math.isinf(reference) or math.isinf(fresh):
+    if not (math.isfinite(reference) and math.isfinite(fresh)):
         return math.nan
     return fresh - reference
 
@@ -124,9 +152,9 @@ def _suite_of(rows: pd.DataFrame) -> str:
     return ", ".join(sorted({str(s) for s in rows["suite"].dropna()}))
 
 
-def _seeds_of(widths: pd.DataFrame) -> tuple[int, ...]:
+def _seeds_of(rows: pd.DataFrame) -> tuple[int, ...]:
     """The instance seeds of a side (instances read from files have none)."""
-    return tuple(sorted({int(s) for s in widths["instance_seed"].dropna()}))
+    return tuple(sorted({int(s) for s in rows["instance_seed"].dropna()}))
 
 
 def _coverage(rows: pd.DataFrame, label: str) -> tuple[int, int]:
@@ -134,21 +162,59 @@ def _coverage(rows: pd.DataFrame, label: str) -> tuple[int, int]:
     return have, rows["instance_key"].nunique()
 
 
-def _side(widths: pd.DataFrame) -> tuple[float, str, float]:
+def _side(widths: pd.DataFrame) -> tuple[float, str, float, int]:
+    """The widest width (and its instance), the mean finite width, the unbounded count."""
     known = widths[widths["width"].notna()]
     if known.empty:
-        return math.nan, "-", math.nan
+        return math.nan, "-", math.nan, 0
     widest = worst_width(known["width"].tolist())
     at = str(known.loc[known["width"] == widest, "instance_id"].iloc[0])
-    finite = known["width"][~known["width"].map(math.isinf)]
-    return widest, at, float(finite.mean()) if len(finite) else math.nan
+    unbounded = known["width"].map(math.isinf)
+    finite = known["width"][~unbounded]
+    return widest, at, float(finite.mean()) if len(finite) else math.nan, int(unbounded.sum())
+
+
+def _table_line(
+    ref: pd.DataFrame, new: pd.DataFrame, family: str, group: str, prefix: str, tol: float
+) -> SeedSetLine:
+    base = {"family": family, "group": group, "prefix": prefix, "tolerance": tol}
+    if ref.empty or new.empty:
+        side = "fresh" if new.empty else "reference"
+        return SeedSetLine(**base, note=f"no rows on the {side} seeds")
+    ref_labels, new_labels = set(ref["label"]), set(new["label"])
+    compared = sorted(ref_labels & new_labels)
+    left_out = (tuple(sorted(ref_labels - new_labels)), tuple(sorted(new_labels - ref_labels)))
+    if not compared:
+        return SeedSetLine(**base, left_out=left_out, note="no method with rows on both sides")
+    ref, new = ref[ref["label"].isin(compared)], new[new["label"].isin(compared)]
+    partial = []
+    for label in compared:
+        (a, n), (b, m) = _coverage(ref, label), _coverage(new, label)
+        if a * m != b * n:
+            partial.append(f"{label} {a}/{n} -> {b}/{m}")
+    sides = [_side(_instance_widths(rows)) for rows in (ref, new)]
+    return SeedSetLine(
+        **base,
+        compared=tuple(compared),
+        left_out=left_out,
+        partial=tuple(partial),
+        seeds=(_seeds_of(ref), _seeds_of(new)),
+        instances=(ref["instance_key"].nunique(), new["instance_key"].nunique()),
+        unbounded=(sides[0][3], sides[1][3]),
+        widest=(sides[0][0], sides[1][0]),
+        widest_at=(sides[0][1], sides[1][1]),
+        mean=(sides[0][2], sides[1][2]),
+    )
 
 
 def seed_set_table(
-    reference: pd.DataFrame, fresh: pd.DataFrame, tolerance: float = TOLERANCE
+    reference: pd.DataFrame,
+    fresh: pd.DataFrame,
+    tolerance: float = TOLERANCE,
+    prefix: str | None = None,
 ) -> list[SeedSetLine]:
-    """One :class:`SeedSetLine` per (family, group) with rows on both sides, in the
-    reference's order (module docstring)."""
+    """One :class:`SeedSetLine` per (family, group) of either side, the reference's first
+    (module docstring); ``prefix`` names the tables (default: the reference rows' suite)."""
     shared = set(reference["instance_key"]) & set(fresh["instance_key"])
     if shared:
         ids = sorted(set(reference.loc[reference["instance_key"].isin(shared), "instance_id"]))
@@ -156,45 +222,14 @@ def seed_set_table(
             f"the fresh rows share {len(ids)} instance(s) with the reference ({', '.join(ids[:3])}"
             f"{', ...' if len(ids) > 3 else ''}): their seeds are not fresh"
         )
+    name = _suite_of(reference) if prefix is None else prefix
+    tables = [*zip(reference["family"], reference["group"], strict=True)]
+    tables += zip(fresh["family"], fresh["group"], strict=True)
     out = []
-    pairs = zip(reference["family"], reference["group"], strict=True)
-    for family, group in dict.fromkeys(pairs):
+    for family, group in dict.fromkeys(tables):
         ref = reference[(reference["family"] == family) & (reference["group"] == group)]
         new = fresh[(fresh["family"] == family) & (fresh["group"] == group)]
-        if new.empty:
-            continue
-        ref_labels, new_labels = set(ref["label"]), set(new["label"])
-        compared = sorted(ref_labels & new_labels)
-        left_out = sorted(
-            [f"{label} (reference)" for label in ref_labels - new_labels]
-            + [f"{label} (fresh)" for label in new_labels - ref_labels]
-        )
-        ref, new = ref[ref["label"].isin(compared)], new[new["label"].isin(compared)]
-        partial = []
-        for label in compared:
-            (a, n), (b, m) = _coverage(ref, label), _coverage(new, label)
-            if a * m != b * n:
-                partial.append(f"{label} {a}/{n} -> {b}/{m}")
-        sides = [_instance_widths(ref), _instance_widths(new)] if compared else []
-        if not sides:
-            continue
-        (w0, at0, m0), (w1, at1, m1) = _side(sides[0]), _side(sides[1])
-        out.append(
-            SeedSetLine(
-                family=family,
-                group=group,
-                suite=_suite_of(ref),
-                compared=tuple(compared),
-                left_out=tuple(left_out),
-                partial=tuple(partial),
-                seeds=tuple(_seeds_of(s) for s in sides),
-                instances=(len(sides[0]), len(sides[1])),
-                widest=(w0, w1),
-                widest_at=(at0, at1),
-                mean=(m0, m1),
-                tolerance=tolerance,
-            )
-        )
+        out.append(_table_line(ref, new, family, group, name, tolerance))
     return out
 
 
@@ -202,7 +237,7 @@ def _seeds_text(seeds: Sequence[int]) -> str:
     seeds = sorted(seeds)
     if not seeds:
         return "files"
-    if seeds and seeds == list(range(seeds[0], seeds[-1] + 1)) and len(seeds) > 2:
+    if seeds == list(range(seeds[0], seeds[-1] + 1)) and len(seeds) > 2:
         return f"{seeds[0]}-{seeds[-1]}"
     return ", ".join(str(s) for s in seeds)
 
@@ -216,36 +251,68 @@ def _width(width: float) -> str:
     return f"{100 * width:.2f} %" if math.isfinite(width) else width_text(width)
 
 
+def _row(line: SeedSetLine) -> str:
+    within = line.within
+    shown = within if within in ("yes", "-") else f"**{within}**"
+    if line.note:
+        return f"| {line.name} | - | - | - | - | {shown} |"
+    (w0, w1), (a0, a1) = line.widest, line.widest_at
+    return (
+        f"| {line.name} | {_seeds_text(line.seeds[0])} -> {_seeds_text(line.seeds[1])} "
+        f"({line.instances[0]} / {line.instances[1]} instances) | {_width(w0)} ({a0}) -> "
+        f"{_width(w1)} ({a1}) | {_width(line.mean[0])} -> {_width(line.mean[1])} | "
+        f"{_points(line.gap_widest)}, {_points(line.gap_mean)} | {shown} |"
+    )
+
+
+def _methods(line: SeedSetLine) -> str:
+    if line.note:
+        return f"- {line.name}: {line.note}."
+    text = f"- {line.name}: compared {', '.join(line.compared)}"
+    for side, only in zip(("reference", "fresh"), line.left_out, strict=True):
+        if only:
+            text += f"; on the {side} seeds only (left out): {', '.join(only)}"
+    if any(line.unbounded):
+        text += (
+            f"; without a finite bound: {line.unbounded[0]} of {line.instances[0]} reference "
+            f"and {line.unbounded[1]} of {line.instances[1]} fresh instances"
+        )
+    if line.partial:
+        text += "; **partial**, instances with rows (reference -> fresh): " + "; ".join(
+            line.partial
+        )
+    return text + "."
+
+
 def markdown(lines: Sequence[SeedSetLine]) -> list[str]:
     """The comparison as a Markdown table and, under it, each table's methods: compared,
-    left out (one side only) and partial."""
+    left out (one side only), instances without a bound, partial, or why none."""
     tol = f"{100 * (lines[0].tolerance if lines else TOLERANCE):g}"
     out = [
         "| table | seeds: reference -> fresh | widest width: reference -> fresh | mean width "
         f"| gap in points: widest, mean | within {tol} point |",
         "|:---|:---|:---|:---|:---|:---|",
+        *map(_row, lines),
+        "",
+        *map(_methods, lines),
     ]
-    for line in lines:
-        (w0, w1), (a0, a1) = line.widest, line.widest_at
-        within = line.within
-        out.append(
-            f"| {line.name} | {_seeds_text(line.seeds[0])} -> "
-            f"{_seeds_text(line.seeds[1])} ({line.instances[0]} / {line.instances[1]} "
-            f"instances) | {_width(w0)} ({a0}) -> {_width(w1)} ({a1}) | "
-            f"{_width(line.mean[0])} -> {_width(line.mean[1])} | "
-            f"{_points(line.gap_widest)}, {_points(line.gap_mean)} | "
-            f"{within if within in ('yes', '-') else f'**{within}**'} |"
-        )
-    out.append("")
-    for line in lines:
-        text = f"- {line.name}: compared {', '.join(line.compared)}"
-        for side in ("reference", "fresh"):
-            only = [x.rsplit(" (", 1)[0] for x in line.left_out if x.endswith(f"({side})")]
-            if only:
-                text += f"; on the {side} seeds only (left out): {', '.join(only)}"
-        if line.partial:
-            text += "; **partial**, instances with rows (reference -> fresh): " + "; ".join(
-                line.partial
-            )
-        out.append(text + ".")
     return out
+
+
+def section(
+    lines: Sequence[SeedSetLine], sources: Sequence[tuple[str, Sequence[str]]]
+) -> list[str]:
+    """The interval report's section: :data:`FRESH_HEADING`, which directories were compared
+    (``sources``: each reference and its fresh directories, as shown), and :func:`markdown`."""
+    pairs = "; ".join(
+        f"`{ref}` against " + ", ".join(f"`{f}`" for f in new) for ref, new in sources
+    )
+    return [
+        FRESH_HEADING,
+        "",
+        "Per table, the rows of a results directory above (reference) against those of the same "
+        "suite cut run on instance seeds it never ran (fresh), each side from the methods with "
+        f"rows on both only (`ddlsched.bench.seed_sets`): {pairs}.",
+        "",
+        *markdown(lines),
+    ]

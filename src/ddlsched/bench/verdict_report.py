@@ -121,20 +121,35 @@ def provenance(
     }
 
 
-def _load_range(runs: Sequence[dict[str, Any]]) -> list[float] | None:
-    """The lowest and highest 1-minute load average recorded at the runs' starts and ends
-    (``None`` when no run recorded one: results made before ddlsched recorded it)."""
-    loads = [r.get(k) for r in runs for k in ("load_at_start", "load_at_end")]
-    known = [x for x in loads if isinstance(x, (int, float))]
-    return [min(known), max(known)] if known else None
+def _load_range(runs: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    """Over the runs that wrote rows: the lowest and highest 1-minute load average recorded at
+    their starts and ends, and how many of them recorded none (results made before ddlsched
+    recorded it); ``None`` when no run wrote rows."""
+    writing = [r for r in runs if (r.get("rows_written") or 0) > 0]
+    if not writing:
+        return None
+    loads, unrecorded = [], 0
+    for run in writing:
+        known = [run.get(k) for k in ("load_at_start", "load_at_end")]
+        known = [x for x in known if isinstance(x, (int, float))]
+        loads += known
+        unrecorded += not known
+    return {
+        "range": [min(loads), max(loads)] if loads else None,
+        "runs": len(writing),
+        "unrecorded": unrecorded,
+    }
 
 
-def _load_text(load: Sequence[float] | None) -> str:
-    if not load:
+def _load_text(load: dict[str, Any] | None) -> str:
+    if not load or not load["range"]:
         return ", load not recorded"
-    low, high = load
+    low, high = load["range"]
     shown = f"{low:.1f}" if round(low, 1) == round(high, 1) else f"{low:.1f}-{high:.1f}"
-    return f", load {shown} (1-minute average at the runs' starts and ends)"
+    text = f", load {shown} (1-minute average at the starts and ends of the runs that wrote rows"
+    if load["unrecorded"]:
+        text += f"; not recorded for {load['unrecorded']} of those {load['runs']} runs"
+    return text + ")"
 
 
 def _provenance_lines(prov: dict[str, Any]) -> list[str]:
