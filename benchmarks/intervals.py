@@ -100,9 +100,11 @@ def _report(args: argparse.Namespace) -> str:
 
 def _read(path: Path) -> str:
     try:
-        return path.read_text()
+        return path.read_text(encoding="utf-8")
     except OSError as exc:
         raise DdlschedError(f"{path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise DdlschedError(f"{path}: not a UTF-8 text file") from None
 
 
 def _pairs(given: Sequence[str]) -> list[tuple[str, str]]:

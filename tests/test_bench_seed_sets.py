@@ -226,6 +226,10 @@ def test_a_missing_sections_file_is_a_one_line_error(claims_and_fresh, tmp_path,
     assert _script().main([str(claims), "--sections", str(tmp_path / "none.md")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("intervals: error:") and "none.md" in err
+    (tmp_path / "bad.md").write_bytes(b"\xdd\xfe\x00 not text")
+    assert _script().main([str(claims), "--note-file", str(tmp_path / "bad.md")]) == 2
+    err = capsys.readouterr().err
+    assert err == f"intervals: error: {tmp_path / 'bad.md'}: not a UTF-8 text file\n"
 
 
 def test_instances_without_seeds_read_as_files():
