@@ -146,7 +146,7 @@ def test_markdown_names_the_methods_and_the_gaps():
     text = "\n".join(markdown(seed_set_table(REFERENCE, FRESH)))
     assert (
         "| fam / g | 0, 1 -> 5, 6 (2 / 2 instances) | 25.00 % (g/s0) -> 12.50 % (g/s5) "
-        "| 17.50 % -> 6.25 % | -12.50, -11.25 | **partial** |"
+        "| 17.50 % -> 6.25 % | -12.50, -11.25 | 1.00, 0.67 (all 6 splits) | **partial** |"
     ) in text
     assert "on the reference seeds only (left out): only_ref" in text
     assert "on the fresh seeds only (left out): only_fresh" in text
@@ -235,4 +235,65 @@ def test_a_missing_sections_file_is_a_one_line_error(claims_and_fresh, tmp_path,
 def test_instances_without_seeds_read_as_files():
     (line,) = seed_set_table(REFERENCE, FRESH.assign(instance_seed=None))
     assert line.seeds == ((0, 1), ())
-    assert "| fam / g | 0, 1 -> files (2 / 2 instances) |" in "\n".join(markdown([line]))
+    text = "\n".join(markdown([line]))
+    assert "| fam / g | 0, 1 -> files (2 / 2 instances) |" in text
+    assert all(map(math.isnan, line.p_value))
+    assert "| -12.50, -11.25 | - | **partial** |" in text
+
+
+def test_seed_splits_by_hand():
+    # widths: reference s0 25 %, s1 10 %; fresh s5 12.5 %, s6 0 %. The 6 splits of the 4
+    # seeds into two pairs: the widest gap is at least 12.5 points in every one (s0 sets
+    # one side's widest, and the other's is 10 or 12.5); the mean gap (fresh - reference,
+    # -11.25 observed) is, with the fresh pair first, {s0,s1} +11.25, {s0,s5} +13.75,
+    # {s0,s6} +1.25, {s1,s5} -1.25, {s1,s6} -13.75, {s5,s6} -11.25: 4 of 6 as large.
+    (line,) = seed_set_table(REFERENCE, FRESH)
+    assert line.splits == (6, 6)
+    assert line.p_value == pytest.approx((1.0, 4 / 6))
+
+
+def test_seed_splits_drawn_beyond_the_limit(monkeypatch):
+    import ddlsched.bench.seed_sets as seed_sets
+
+    monkeypatch.setattr(seed_sets, "MAX_SPLITS", 3)
+    (line,) = seed_set_table(REFERENCE, FRESH)
+    (again,) = seed_set_table(REFERENCE, FRESH)
+    assert line.splits == (3, 6) and line.p_value == again.p_value  # drawn with seed 0
+    # every split's widest gap is at least the observed one: (3 + 1) / (3 + 1)
+    assert line.p_value[0] == 1.0 and line.p_value[1] in (1 / 4, 2 / 4, 3 / 4, 1.0)
+    assert "(3 of 6.0e+00 splits, drawn)" in "\n".join(markdown([line]))
+
+
+def test_seed_splits_find_seed_sets_that_differ():
+    # five reference seeds at 0 % against five fresh ones at 5 %: only the observed split
+    # and its mirror image give a 5-point gap, 2 of the C(10, 5) = 252 splits
+    ref = pd.DataFrame(
+        [
+            r
+            for s in range(5)
+            for r in (_row(s, "a", "heuristic", 10), _row(s, "lb", "bound", bound=10))
+        ]
+    )
+    new = pd.DataFrame(
+        [
+            r
+            for s in range(5, 10)
+            for r in (_row(s, "a", "heuristic", 10.5), _row(s, "lb", "bound", bound=10))
+        ]
+    )
+    (line,) = seed_set_table(ref, new)
+    assert line.gap_mean == pytest.approx(0.05) and line.within == "no"
+    assert line.splits == (252, 252)
+    assert line.p_value == pytest.approx((2 / 252, 2 / 252))
+
+
+def test_seed_splits_skip_an_infinite_widest_and_a_shared_seed():
+    unbounded = FRESH.copy()
+    unbounded.loc[(unbounded["instance_seed"] == 6) & (unbounded["label"] == "lb"), "bound"] = 0.0
+    (line,) = seed_set_table(REFERENCE, unbounded)
+    assert math.isinf(line.widest[1])
+    assert math.isnan(line.p_value[0]) and math.isfinite(line.p_value[1])
+    # the same seed on both sides (other parameters): no split can move it whole
+    shared = FRESH.assign(instance_seed=FRESH["instance_seed"] - 5)
+    (line,) = seed_set_table(REFERENCE, shared)
+    assert all(math.isnan(p) for p in line.p_value) and line.splits == (0, 0)

@@ -355,7 +355,7 @@ def test_reproduce_with_fresh_seeds_compares_the_widths(benchmarks, tmp_path, ca
     assert "## Fresh instance seeds" in index
     # every small instance is proven by the exact method: width 0 on both sets of seeds
     line = "| smoke / rar / small | 0, 1 -> 10, 11 (2 / 2 instances) | 0.00 % (small/s0) -> 0.00 % "
-    assert line in index and "| +0.00, +0.00 | yes |" in index
+    assert line in index and "| +0.00, +0.00 | 1.00, 1.00 (all 6 splits) | yes |" in index
     intervals = (page / "intervals.md").read_text()
     assert "## Fresh instance seeds: the widths computed from the rows" in intervals
     assert "--fresh " in intervals.splitlines()[2]  # the command that makes the report

@@ -175,7 +175,8 @@ def _fresh_blocks(run: Any) -> list[Block]:
             "p",
             f"Each cut again on instance seeds from {run.fresh_from} on "
             f"(`fresh-{run.fresh_from}/`): the same methods' widest and mean widths on both "
-            "sets, and whether they agree within 1 point; every line: "
+            "sets, how often a random split of the seeds gives gaps as large, and whether they agree "
+            "within 1 point; every line: "
             "[intervals.md](intervals.md).",
         ),
     ]

@@ -26,6 +26,17 @@ reference rows' suite) of either side:
   one side has a finite widest width and the other not; else ``yes`` when both gaps are
   within the tolerance, ``no`` otherwise. A table with rows on one side only, or with no
   label on both, is listed with a note, never dropped.
+* **p, seed splits** (widest, mean; descriptive, ``within`` does not read it): both sides'
+  instance seeds pooled and split again into two sets of the sides' sizes, each seed taking
+  all its instances along (a sweep's points, a preset's twins), and the share of the splits
+  whose gap is at least the observed one in size (two-sided): every split when there are at
+  most :data:`MAX_SPLITS`, else that many drawn with seed 0 (then ``(k + 1) / (n + 1)``, so
+  the estimate is never 0). Both sides come from the same generator, so a small p says the
+  widths depend on the choice of seeds more than chance explains (methods fitted to the
+  reference seeds, for one); a large one says a gap this size comes with a random choice of
+  these seeds; p = 1 on the widest says no split of them gives a smaller widest gap, which
+  one instance then sets. ``-`` when an instance has no seed (read from a file), a seed is
+  on both sides, or a side has an instance without a finite bound (for the widest).
 
 A fresh directory whose rows share an instance (its key: family, preset, seed and
 parameters) with the reference is an error: those seeds are not fresh.
@@ -33,19 +44,23 @@ parameters) with the reference is an error: those seeds are not fresh.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from ddlsched.bench.ratios import worst_width
 from ddlsched.bench.tables import instance_intervals, load_results, rows_with_ratios, width_text
 from ddlsched.errors import DdlschedError
+from ddlsched.rng import make_rng
 
 __all__ = [
     "FRESH_HEADING",
+    "MAX_SPLITS",
     "TOLERANCE",
     "SeedSetLine",
     "load_directories",
@@ -56,6 +71,9 @@ __all__ = [
 
 #: The largest gap, in widths (0.01: one percentage point), read as "the same width".
 TOLERANCE = 0.01
+
+#: The most splits of the pooled seeds enumerated; beyond it, this many are drawn.
+MAX_SPLITS = 10_000
 
 #: The heading of the comparison's section in the interval report.
 FRESH_HEADING = "## Fresh instance seeds: the widths computed from the rows"
@@ -80,6 +98,8 @@ class SeedSetLine:
     widest: tuple[float, float] = _NAN2
     widest_at: tuple[str, str] = ("-", "-")  # the instances of the widest widths
     mean: tuple[float, float] = _NAN2  # of the finite widths
+    p_value: tuple[float, float] = _NAN2  # seed splits: widest, mean (NaN: not computed)
+    splits: tuple[int, int] = (0, 0)  # splits evaluated, and how many there are
     note: str = ""  # why nothing was compared ("" when something was)
     tolerance: float = TOLERANCE
 
@@ -174,6 +194,70 @@ def _side(widths: pd.DataFrame) -> tuple[float, str, float, int]:
     return widest, at, float(finite.mean()) if len(finite) else math.nan, int(unbounded.sum())
 
 
+def _seed_totals(widths: pd.DataFrame) -> pd.DataFrame | None:
+    """Per instance seed: the count and sum of the finite widths and the widest known width
+    (None when an instance has no seed)."""
+    known = widths[widths["width"].notna()]
+    if known.empty or known["instance_seed"].isna().any():
+        return None
+    finite = known["width"].where(known["width"].map(math.isfinite))
+    return (
+        known.assign(finite=finite)
+        .groupby("instance_seed")
+        .agg(count=("finite", "count"), total=("finite", "sum"), widest=("width", "max"))
+    )
+
+
+def _split_masks(pooled: int, fresh: int) -> tuple[np.ndarray, int]:
+    """Boolean masks (a row per split: True for the seeds on the fresh side), and how many
+    splits there are: all of them up to :data:`MAX_SPLITS`, else that many drawn."""
+    total = math.comb(pooled, fresh)
+    if total <= MAX_SPLITS:
+        masks = np.zeros((total, pooled), dtype=bool)
+        for row, chosen in enumerate(itertools.combinations(range(pooled), fresh)):
+            masks[row, list(chosen)] = True
+        return masks, total
+    order = make_rng(0).random((MAX_SPLITS, pooled)).argsort(axis=1)
+    masks = np.zeros((MAX_SPLITS, pooled), dtype=bool)
+    np.put_along_axis(masks, order[:, :fresh], True, axis=1)
+    return masks, total
+
+
+def _split_test(
+    ref: pd.DataFrame, new: pd.DataFrame
+) -> tuple[tuple[float, float], tuple[int, int]]:
+    """The seed splits' p values (widest, mean) and the splits (evaluated, all): the module
+    docstring's rule."""
+    sides = [_seed_totals(widths) for widths in (ref, new)]
+    if any(s is None or s.empty for s in sides) or set(sides[0].index) & set(sides[1].index):
+        return _NAN2, (0, 0)
+    pooled = pd.concat(sides)
+    fresh = np.arange(len(pooled)) >= len(sides[0])
+    masks, total = _split_masks(len(pooled), int(fresh.sum()))
+    observed = _gaps(pooled, fresh[np.newaxis, :])
+    p_values = []
+    for gaps, seen in zip(_gaps(pooled, masks), observed, strict=True):
+        if not (np.all(np.isfinite(gaps)) and np.isfinite(seen[0])):
+            p_values.append(math.nan)
+            continue
+        hits = int((np.abs(gaps) >= abs(seen[0]) - 1e-12).sum())
+        exact = len(masks) == total
+        p_values.append(hits / total if exact else (hits + 1) / (len(masks) + 1))
+    return (p_values[0], p_values[1]), (len(masks), total)
+
+
+def _gaps(pooled: pd.DataFrame, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per split (a mask row: True on the fresh side), fresh minus reference: the widest and
+    the mean width (NaN where a side has no finite width, or, widest, an infinite one)."""
+    count, sums, widest = (pooled[c].to_numpy(dtype=float) for c in ("count", "total", "widest"))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = (masks @ sums) / (masks @ count) - (~masks @ sums) / (~masks @ count)
+    if not np.all(np.isfinite(widest)):
+        return np.full(len(masks), math.nan), means
+    fresh = np.where(masks, widest, -np.inf).max(axis=1)
+    return fresh - np.where(masks, -np.inf, widest).max(axis=1), means
+
+
 def _table_line(
     ref: pd.DataFrame, new: pd.DataFrame, family: str, group: str, prefix: str, tol: float
 ) -> SeedSetLine:
@@ -192,7 +276,9 @@ def _table_line(
         (a, n), (b, m) = _coverage(ref, label), _coverage(new, label)
         if a * m != b * n:
             partial.append(f"{label} {a}/{n} -> {b}/{m}")
-    sides = [_side(_instance_widths(rows)) for rows in (ref, new)]
+    widths = [_instance_widths(rows) for rows in (ref, new)]
+    sides = [_side(w) for w in widths]
+    p_value, splits = _split_test(*widths)
     return SeedSetLine(
         **base,
         compared=tuple(compared),
@@ -204,6 +290,8 @@ def _table_line(
         widest=(sides[0][0], sides[1][0]),
         widest_at=(sides[0][1], sides[1][1]),
         mean=(sides[0][2], sides[1][2]),
+        p_value=p_value,
+        splits=splits,
     )
 
 
@@ -255,14 +343,25 @@ def _row(line: SeedSetLine) -> str:
     within = line.within
     shown = within if within in ("yes", "-") else f"**{within}**"
     if line.note:
-        return f"| {line.name} | - | - | - | - | {shown} |"
+        return f"| {line.name} | - | - | - | - | - | {shown} |"
     (w0, w1), (a0, a1) = line.widest, line.widest_at
     return (
         f"| {line.name} | {_seeds_text(line.seeds[0])} -> {_seeds_text(line.seeds[1])} "
         f"({line.instances[0]} / {line.instances[1]} instances) | {_width(w0)} ({a0}) -> "
         f"{_width(w1)} ({a1}) | {_width(line.mean[0])} -> {_width(line.mean[1])} | "
-        f"{_points(line.gap_widest)}, {_points(line.gap_mean)} | {shown} |"
+        f"{_points(line.gap_widest)}, {_points(line.gap_mean)} | {_p_text(line)} | {shown} |"
     )
+
+
+def _p_text(line: SeedSetLine) -> str:
+    """The seed splits' p values and how many splits were evaluated."""
+    if all(math.isnan(p) for p in line.p_value):
+        return "-"
+    values = ", ".join("-" if math.isnan(p) else f"{p:.2f}" for p in line.p_value)
+    done, total = line.splits
+    if done == total:
+        return f"{values} (all {total:,} splits)"
+    return f"{values} ({done:,} of {total:.1e} splits, drawn)"
 
 
 def _methods(line: SeedSetLine) -> str:
@@ -290,8 +389,9 @@ def markdown(lines: Sequence[SeedSetLine]) -> list[str]:
     tol = f"{100 * (lines[0].tolerance if lines else TOLERANCE):g}"
     out = [
         "| table | seeds: reference -> fresh | widest width: reference -> fresh | mean width "
-        f"| gap in points: widest, mean | within {tol} point |",
-        "|:---|:---|:---|:---|:---|:---|",
+        "| gap in points: widest, mean | p, seed splits: widest, mean "
+        f"| within {tol} point |",
+        "|:---|:---|:---|:---|:---|:---|:---|",
         *map(_row, lines),
         "",
         *map(_methods, lines),
