@@ -146,7 +146,7 @@ def test_markdown_names_the_methods_and_the_gaps():
     text = "\n".join(markdown(seed_set_table(REFERENCE, FRESH)))
     assert (
         "| fam / g | 0, 1 -> 5, 6 (2 / 2 instances) | 25.00 % (g/s0) -> 12.50 % (g/s5) "
-        "| 17.50 % -> 6.25 % | -12.50, -11.25 | 1.00, 0.67 (all 6 splits) | **partial** |"
+        "| 17.50 % -> 6.25 % | -12.50, -11.25 | - | **partial** |"
     ) in text
     assert "on the reference seeds only (left out): only_ref" in text
     assert "on the fresh seeds only (left out): only_fresh" in text
@@ -241,27 +241,66 @@ def test_instances_without_seeds_read_as_files():
     assert "| -12.50, -11.25 | - | **partial** |" in text
 
 
+# FRESH with b on s6 too (10.5: s6's width stays 0 %): the same methods on every instance
+FRESH_FULL = pd.concat([FRESH, pd.DataFrame([_row(6, "b", "heuristic", 10.5)])])
+
+
 def test_seed_splits_by_hand():
     # widths: reference s0 25 %, s1 10 %; fresh s5 12.5 %, s6 0 %. The 6 splits of the 4
     # seeds into two pairs: the widest gap is at least 12.5 points in every one (s0 sets
     # one side's widest, and the other's is 10 or 12.5); the mean gap (fresh - reference,
     # -11.25 observed) is, with the fresh pair first, {s0,s1} +11.25, {s0,s5} +13.75,
     # {s0,s6} +1.25, {s1,s5} -1.25, {s1,s6} -13.75, {s5,s6} -11.25: 4 of 6 as large.
-    (line,) = seed_set_table(REFERENCE, FRESH)
-    assert line.splits == (6, 6)
+    (line,) = seed_set_table(REFERENCE, FRESH_FULL)
+    assert line.within == "no" and line.splits == (6, 6)
     assert line.p_value == pytest.approx((1.0, 4 / 6))
+    assert "| 1.00, 0.67 (all 6 splits) | **no** |" in "\n".join(markdown([line]))
+    # a partial table gets no split test
+    (line,) = seed_set_table(REFERENCE, FRESH)
+    assert line.within == "partial" and line.splits == (0, 0)
 
 
 def test_seed_splits_drawn_beyond_the_limit(monkeypatch):
     import ddlsched.bench.seed_sets as seed_sets
 
     monkeypatch.setattr(seed_sets, "MAX_SPLITS", 3)
-    (line,) = seed_set_table(REFERENCE, FRESH)
-    (again,) = seed_set_table(REFERENCE, FRESH)
+    (line,) = seed_set_table(REFERENCE, FRESH_FULL)
+    (again,) = seed_set_table(REFERENCE, FRESH_FULL)
     assert line.splits == (3, 6) and line.p_value == again.p_value  # drawn with seed 0
-    # every split's widest gap is at least the observed one: (3 + 1) / (3 + 1)
-    assert line.p_value[0] == 1.0 and line.p_value[1] in (1 / 4, 2 / 4, 3 / 4, 1.0)
+    # (k + 1) / (3 + 1): every draw's widest gap is as large; 2 of the 3 drawn mean gaps
+    assert line.p_value == (1.0, 3 / 4)
     assert "(3 of 6.0e+00 splits, drawn)" in "\n".join(markdown([line]))
+
+
+def test_seed_splits_move_a_seed_with_all_its_instances():
+    # two instances a seed (a sweep of two points): the mean is over instances, and a seed's
+    # instances move together. Reference s0 (20 %, 0 %), s1 (0 %, 0 %); fresh s5 (10 %,
+    # 10 %), s6 (10 %, 10 %), s7 (30 %, and one without a width: no schedule). Instance
+    # means: reference 5 %, fresh 14 % (70 points over 5 finite widths): +9 points (over
+    # seeds' means it would be 16.67 - 5).
+    def seed_rows(seed, objectives):
+        rows = []
+        for point, objective in enumerate(objectives):
+            pair = [_row(seed, "a", "heuristic", objective), _row(seed, "lb", "bound", bound=10)]
+            for row in pair:
+                row["instance_key"] = row["instance_id"] = f"g/s{seed},x={point}"
+            rows += pair
+        return rows
+
+    ref = pd.DataFrame(seed_rows(0, [12, 10]) + seed_rows(1, [10, 10]))
+    new = pd.DataFrame(seed_rows(5, [11, 11]) + seed_rows(6, [11, 11]) + seed_rows(7, [13, 10]))
+    failed = (new["instance_id"] == "g/s7,x=1") & (new["label"] == "a")
+    new.loc[failed, ["objective", "status"]] = [None, "error"]  # no schedule: no width
+    (line,) = seed_set_table(ref, new)
+    assert line.gap_mean == pytest.approx(0.09)
+    assert line.splits == (10, 10)  # C(5, 2): s7 is pooled though one instance has no width
+    # by hand, each split's reference pair and its mean gap (fresh - reference): {0,1} +9
+    # (observed); {0,5} 50/5 - 40/4 = 0; {0,6} 0; {0,7} 40/6 - 50/3 = -10; {1,5} 70/5 - 20/4
+    # = +9; {1,6} +9; {1,7} 60/6 - 30/3 = 0; {5,6} 50/5 - 40/4 = 0; {5,7} 40/6 - 50/3 = -10;
+    # {6,7} -10: 6 of 10 at least 9 points in size
+    assert line.p_value[1] == pytest.approx(6 / 10)
+    # the widest: 30 % (s7) against 20 % (s0), on opposite sides: every split at least 10
+    assert line.p_value[0] == 1.0
 
 
 def test_seed_splits_find_seed_sets_that_differ():
@@ -288,12 +327,25 @@ def test_seed_splits_find_seed_sets_that_differ():
 
 
 def test_seed_splits_skip_an_infinite_widest_and_a_shared_seed():
-    unbounded = FRESH.copy()
+    unbounded = FRESH_FULL.copy()
     unbounded.loc[(unbounded["instance_seed"] == 6) & (unbounded["label"] == "lb"), "bound"] = 0.0
     (line,) = seed_set_table(REFERENCE, unbounded)
-    assert math.isinf(line.widest[1])
-    assert math.isnan(line.p_value[0]) and math.isfinite(line.p_value[1])
+    assert math.isinf(line.widest[1]) and math.isnan(line.p_value[0])
+    # the mean of the finite widths: fresh 12.5 % (s5 alone) against 17.5 %, -5 points;
+    # with the fresh pair first: {s0,s1} +5, {s0,s5} 18.75 - 10 = +8.75, {s0,s6} 25 - 11.25,
+    # {s1,s5} -13.75, {s1,s6} 10 - 18.75, {s5,s6} -5: all 6 at least 5 points in size
+    assert line.splits == (6, 6) and line.p_value[1] == 1.0
+    # a split leaving a side without a finite width has no mean gap and is not counted:
+    # reference s0 10 %, fresh s5 30 % and s6 without a bound: of the 3 splits, {s5,s6}
+    # +20 (observed) and {s0,s6} 10 - 30 = -20 have one, {s0,s5} (against s6 alone) none
+    ref = REFERENCE[REFERENCE["instance_seed"] == 0].copy()
+    ref = pd.concat([ref[ref["label"] == "lb"], pd.DataFrame([_row(0, "a", "heuristic", 8.8)])])
+    new = unbounded[unbounded["label"].isin(["a", "lb"])].copy()
+    new.loc[(new["instance_seed"] == 5) & (new["label"] == "a"), "objective"] = 10.4
+    (line,) = seed_set_table(ref, new)
+    assert line.mean == pytest.approx((0.1, 0.3)) and line.splits == (3, 3)
+    assert line.p_value[1] == 1.0
     # the same seed on both sides (other parameters): no split can move it whole
-    shared = FRESH.assign(instance_seed=FRESH["instance_seed"] - 5)
+    shared = FRESH_FULL.assign(instance_seed=FRESH_FULL["instance_seed"] - 5)
     (line,) = seed_set_table(REFERENCE, shared)
-    assert all(math.isnan(p) for p in line.p_value) and line.splits == (0, 0)
+    assert all(map(math.isnan, line.p_value)) and line.splits == (0, 0)

@@ -26,17 +26,26 @@ reference rows' suite) of either side:
   one side has a finite widest width and the other not; else ``yes`` when both gaps are
   within the tolerance, ``no`` otherwise. A table with rows on one side only, or with no
   label on both, is listed with a note, never dropped.
-* **p, seed splits** (widest, mean; descriptive, ``within`` does not read it): both sides'
-  instance seeds pooled and split again into two sets of the sides' sizes, each seed taking
-  all its instances along (a sweep's points, a preset's twins), and the share of the splits
-  whose gap is at least the observed one in size (two-sided): every split when there are at
-  most :data:`MAX_SPLITS`, else that many drawn with seed 0 (then ``(k + 1) / (n + 1)``, so
-  the estimate is never 0). Both sides come from the same generator, so a small p says the
-  widths depend on the choice of seeds more than chance explains (methods fitted to the
-  reference seeds, for one); a large one says a gap this size comes with a random choice of
-  these seeds; p = 1 on the widest says no split of them gives a smaller widest gap, which
-  one instance then sets. ``-`` when an instance has no seed (read from a file), a seed is
-  on both sides, or a side has an instance without a finite bound (for the widest).
+* **p, seed splits** (widest, mean; descriptive: ``within`` does not read it). Both sides'
+  instance seeds are pooled, every seed with all its instances (a sweep's points, a preset's
+  twins, and instances without a width, which then count in no width), and split again into
+  two sets of the sides' sizes. For each split the same gaps are computed as above (the mean
+  over instances, not over seeds); p is the share of the splits with a defined gap whose gap
+  is at least the observed one in size, in either direction. Every split is used when there
+  are at most :data:`MAX_SPLITS`; else that many are drawn uniformly, with replacement, by a
+  generator of seed 0 (the same draws for every table of the same sizes), and p is
+  ``(k + 1) / (n + 1)`` for k of the n draws, so never 0. Under the hypothesis that the two
+  sets of seeds are alike (they come from the same generator), p is how often a gap this
+  large arises from the choice of seeds alone; a small p says such a gap is rare among the
+  splits, not why it arose (methods fitted to the reference seeds, harder draws, other run
+  conditions), and a large one says the gap is consistent with a random choice of seeds,
+  not that it came from one. With n and m seeds the smallest p is ``2 / C(n + m, n)`` when
+  n = m (a split and its mirror image give the same gap), 0.10 for 3 + 3. p = 1 on the widest
+  when the two seeds with the widest widths are on opposite sides: every split's widest gap
+  is then at least the observed one, their difference. ``-`` (and ``splits`` (0, 0)) for a
+  ``partial`` table, when an instance has no seed (read from a file) or a seed is on both
+  sides; ``-`` for one statistic when its observed gap is not finite (the widest when an
+  instance has no finite bound).
 
 A fresh directory whose rows share an instance (its key: family, preset, seed and
 parameters) with the reference is an error: those seeds are not fresh.
@@ -98,8 +107,8 @@ class SeedSetLine:
     widest: tuple[float, float] = _NAN2
     widest_at: tuple[str, str] = ("-", "-")  # the instances of the widest widths
     mean: tuple[float, float] = _NAN2  # of the finite widths
-    p_value: tuple[float, float] = _NAN2  # seed splits: widest, mean (NaN: not computed)
-    splits: tuple[int, int] = (0, 0)  # splits evaluated, and how many there are
+    p_value: tuple[float, float] = _NAN2  # seed splits' p: widest, mean (NaN: none)
+    splits: tuple[int, int] = (0, 0)  # splits evaluated, of how many ((0, 0): no test)
     note: str = ""  # why nothing was compared ("" when something was)
     tolerance: float = TOLERANCE
 
@@ -195,17 +204,17 @@ def _side(widths: pd.DataFrame) -> tuple[float, str, float, int]:
 
 
 def _seed_totals(widths: pd.DataFrame) -> pd.DataFrame | None:
-    """Per instance seed: the count and sum of the finite widths and the widest known width
-    (None when an instance has no seed)."""
-    known = widths[widths["width"].notna()]
-    if known.empty or known["instance_seed"].isna().any():
+    """Per instance seed: ``count`` and ``total`` of its finite widths and its ``widest``
+    known width (-inf when none is known); None when an instance has no seed."""
+    if widths.empty or widths["instance_seed"].isna().any():
         return None
-    finite = known["width"].where(known["width"].map(math.isfinite))
-    return (
-        known.assign(finite=finite)
+    finite = widths["width"].where(widths["width"].map(math.isfinite))
+    totals = (
+        widths.assign(finite=finite)
         .groupby("instance_seed")
         .agg(count=("finite", "count"), total=("finite", "sum"), widest=("width", "max"))
     )
+    return totals.fillna({"widest": -math.inf})
 
 
 def _split_masks(pooled: int, fresh: int) -> tuple[np.ndarray, int]:
@@ -229,33 +238,41 @@ def _split_test(
     """The seed splits' p values (widest, mean) and the splits (evaluated, all): the module
     docstring's rule."""
     sides = [_seed_totals(widths) for widths in (ref, new)]
-    if any(s is None or s.empty for s in sides) or set(sides[0].index) & set(sides[1].index):
+    if any(s is None for s in sides) or set(sides[0].index) & set(sides[1].index):
         return _NAN2, (0, 0)
     pooled = pd.concat(sides)
-    fresh = np.arange(len(pooled)) >= len(sides[0])
-    masks, total = _split_masks(len(pooled), int(fresh.sum()))
-    observed = _gaps(pooled, fresh[np.newaxis, :])
-    p_values = []
-    for gaps, seen in zip(_gaps(pooled, masks), observed, strict=True):
-        if not (np.all(np.isfinite(gaps)) and np.isfinite(seen[0])):
-            p_values.append(math.nan)
-            continue
-        hits = int((np.abs(gaps) >= abs(seen[0]) - 1e-12).sum())
-        exact = len(masks) == total
-        p_values.append(hits / total if exact else (hits + 1) / (len(masks) + 1))
-    return (p_values[0], p_values[1]), (len(masks), total)
+    on_fresh_side = np.arange(len(pooled)) >= len(sides[0])
+    masks, total = _split_masks(len(pooled), int(on_fresh_side.sum()))
+    drawn = len(masks) < total
+    observed = _gaps(pooled, on_fresh_side[np.newaxis, :])
+    widest_p, mean_p = (
+        _share_as_large(gaps, float(observed_gap[0]), drawn)
+        for gaps, observed_gap in zip(_gaps(pooled, masks), observed, strict=True)
+    )
+    return (widest_p, mean_p), (len(masks), total)
+
+
+def _share_as_large(gaps: np.ndarray, observed_gap: float, drawn: bool) -> float:
+    """The share of the splits with a defined gap whose gap is at least ``observed_gap`` in
+    size (``(k + 1) / (n + 1)`` when drawn); NaN when the observed gap is not finite."""
+    if not math.isfinite(observed_gap):
+        return math.nan
+    defined = gaps[np.isfinite(gaps)]
+    hits = int((np.abs(defined) >= abs(observed_gap) - 1e-12).sum())
+    return (hits + 1) / (len(defined) + 1) if drawn else hits / len(defined)
 
 
 def _gaps(pooled: pd.DataFrame, masks: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per split (a mask row: True on the fresh side), fresh minus reference: the widest and
-    the mean width (NaN where a side has no finite width, or, widest, an infinite one)."""
-    count, sums, widest = (pooled[c].to_numpy(dtype=float) for c in ("count", "total", "widest"))
+    """Per split (a mask row: True on the fresh side), fresh minus reference: the widest
+    width and the mean of the finite widths (not finite where a side has no finite width or,
+    for the widest, an instance without a finite bound)."""
+    count, total, widest = (pooled[c].to_numpy(dtype=float) for c in ("count", "total", "widest"))
     with np.errstate(invalid="ignore", divide="ignore"):
-        means = (masks @ sums) / (masks @ count) - (~masks @ sums) / (~masks @ count)
-    if not np.all(np.isfinite(widest)):
-        return np.full(len(masks), math.nan), means
-    fresh = np.where(masks, widest, -np.inf).max(axis=1)
-    return fresh - np.where(masks, -np.inf, widest).max(axis=1), means
+        means = (masks @ total) / (masks @ count) - (~masks @ total) / (~masks @ count)
+        if not np.all(widest < math.inf):
+            return np.full(len(masks), math.nan), means
+        fresh_widest = np.where(masks, widest, -np.inf).max(axis=1)
+        return fresh_widest - np.where(masks, -np.inf, widest).max(axis=1), means
 
 
 def _table_line(
@@ -278,7 +295,7 @@ def _table_line(
             partial.append(f"{label} {a}/{n} -> {b}/{m}")
     widths = [_instance_widths(rows) for rows in (ref, new)]
     sides = [_side(w) for w in widths]
-    p_value, splits = _split_test(*widths)
+    p_value, splits = (_NAN2, (0, 0)) if partial else _split_test(*widths)
     return SeedSetLine(
         **base,
         compared=tuple(compared),
@@ -361,7 +378,9 @@ def _p_text(line: SeedSetLine) -> str:
     done, total = line.splits
     if done == total:
         return f"{values} (all {total:,} splits)"
-    return f"{values} ({done:,} of {total:.1e} splits, drawn)"
+    digits = str(total)
+    mantissa = int(digits[:2].ljust(2, "0")) / 10  # str: C(n, m) can pass float's range
+    return f"{values} ({done:,} of {mantissa:.1f}e+{len(digits) - 1:02d} splits, drawn)"
 
 
 def _methods(line: SeedSetLine) -> str:
