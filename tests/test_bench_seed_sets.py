@@ -269,7 +269,7 @@ def test_seed_splits_drawn_beyond_the_limit(monkeypatch):
     assert line.splits == (3, 6) and line.p_value == again.p_value  # drawn with seed 0
     # (k + 1) / (3 + 1): every draw's widest gap is as large; 2 of the 3 drawn mean gaps
     assert line.p_value == (1.0, 3 / 4)
-    assert "(3 of 6.0e+00 splits, drawn)" in "\n".join(markdown([line]))
+    assert "(3 of 6.0e+0 splits, drawn)" in "\n".join(markdown([line]))
 
 
 def test_seed_splits_move_a_seed_with_all_its_instances():

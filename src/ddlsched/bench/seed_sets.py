@@ -57,6 +57,7 @@ import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 
 import numpy as np
@@ -378,9 +379,8 @@ def _p_text(line: SeedSetLine) -> str:
     done, total = line.splits
     if done == total:
         return f"{values} (all {total:,} splits)"
-    digits = str(total)
-    mantissa = int(digits[:2].ljust(2, "0")) / 10  # str: C(n, m) can pass float's range
-    return f"{values} ({done:,} of {mantissa:.1f}e+{len(digits) - 1:02d} splits, drawn)"
+    count = f"{Decimal(total):.1e}".lower()  # Decimal: C(n, m) can pass float's range
+    return f"{values} ({done:,} of {count} splits, drawn)"
 
 
 def _methods(line: SeedSetLine) -> str:
