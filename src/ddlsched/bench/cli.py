@@ -3,13 +3,14 @@
 Commands::
 
     ddlsched bench run SUITE [--workers N] [--dask local|tcp://HOST:PORT] [--out DIR]
-                             [--retry failed|time_limit|error] [--no-cache]
+                             [--retry failed|time_limit|error] [--no-cache] [--fresh-seeds FIRST]
     ddlsched bench table RESULTS [--format md|latex|csv] [--output FILE] [--pool-groups]
                              [--version V] [--all-code]
     ddlsched bench verdict RESULTS... --claims FILE [--out DIR] [--format markdown|latex]
     ddlsched bench plot RESULTS [--out DIR] [--format png|pdf]
     ddlsched bench status RESULTS
     ddlsched bench validate SUITE [--out DIR] [--no-cache]
+    ddlsched bench seeds REFERENCE FRESH... [--tolerance POINTS] [--output FILE]
 
 ``run`` and ``validate`` build each generated instance once per results
 directory (:mod:`ddlsched.bench.instance_cache`; ``validate`` fills the cache
@@ -58,6 +59,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from ddlsched.console import raise_interrupt, suite_progress, suite_tick
 
     parse_retry(args.retry)  # an unknown kind is refused before anything runs
+    if getattr(args, "fresh_seeds", None) is not None:  # other seeds: bench/cli_seeds.py
+        from ddlsched.bench.cli_seeds import fresh_suite
+
+        args.suite, args.out = map(str, fresh_suite(args.suite, args.fresh_seeds, args.out))
     suite = load_suite(args.suite, cache=not args.no_cache, out=args.out)
     out = Path(args.out) if args.out else suite.output_dir()
     if threading.current_thread() is threading.main_thread():
@@ -320,7 +325,8 @@ _DESCRIPTION = """\
 Benchmark suites: run a suite (resumable: finished rows are kept and
 skipped; a local process pool, or Dask), then the ratio table, figures and
 status of its results directory; worstcase searches tiny instances for each
-policy's worst ratio; validate checks a suite file.
+policy's worst ratio; validate checks a suite file; seeds compares the widths
+of a suite's results on its seeds and on fresh ones (run --fresh-seeds).
 
 Suites and every column of the results: benchmarks/PROTOCOL.md.
 """
@@ -353,6 +359,8 @@ def _columns_epilog() -> str:
 
 
 def _add_run(sub: Any) -> None:
+    from ddlsched.bench.cli_seeds import add_fresh_seeds_flag
+
     p = sub.add_parser(
         "run",
         help="run a suite (resumes: finished rows are skipped)",
@@ -388,6 +396,7 @@ def _add_run(sub: Any) -> None:
         "this re-runs exactly the rows that failed; the new row replaces the old one in "
         "tables, both stay in the history. 'bench status' counts them",
     )
+    add_fresh_seeds_flag(p)
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_run)
 
@@ -551,7 +560,9 @@ def _add_validate(sub: Any) -> None:
 
 
 def add_bench_commands(subparsers: Any) -> None:
-    """Add ``bench run|table|verdict|plot|status|worstcase|validate`` to the CLI's subparsers."""
+    """Add ``bench run|table|verdict|plot|status|worstcase|validate|seeds`` to the CLI's
+    subparsers."""
+    from ddlsched.bench.cli_seeds import add_seeds
     from ddlsched.bench.cli_verdict import add_verdict
 
     bench = subparsers.add_parser(
@@ -565,3 +576,4 @@ def add_bench_commands(subparsers: Any) -> None:
     _add_status(sub)
     _add_worstcase(sub)
     _add_validate(sub)
+    add_seeds(sub)

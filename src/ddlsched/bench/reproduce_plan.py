@@ -303,16 +303,24 @@ def _cut_methods(methods: Sequence[dict], cut: Cut, groups: set[str]) -> list[di
     return kept
 
 
-def cut_suite_text(cut: Cut, suites: Path, note: str = "", fresh_from: int | None = None) -> str:
-    """The suite file of ``cut``: the suite ``suites/<cut.suite>.toml`` with only the cut's
-    groups, seeds and methods, its methods' budgets, as TOML text (``note``: a comment).
+def cut_suite_text(
+    cut: Cut,
+    suites: Path,
+    note: str = "",
+    fresh_from: int | None = None,
+    source: Path | None = None,
+    writer: str = "ddlsched reproduce",
+) -> str:
+    """The suite file of ``cut``: the suite ``suites/<cut.suite>.toml`` (or ``source``) with
+    only the cut's groups, seeds and methods, its methods' budgets, as TOML text (``note``: a
+    comment; ``writer``: the command named in its first line).
 
     ``fresh_from``: the same cut on other instance seeds, as many per instance set as the
     cut's, from ``fresh_from`` on (``seeds = [F, F + 1, ...]``); instance sets of files (no
     seeds) are left out. A fresh seed the cut itself runs in that set is an error, and so is
     a cut with no seeded instance set (:func:`has_seeded_groups` says which cuts have one).
     """
-    path = suites / f"{cut.suite}.toml"
+    path = source if source is not None else suites / f"{cut.suite}.toml"
     data = tomllib.loads(path.read_text(encoding="utf-8"))
     instances = []
     for table in data.get("instances", []):
@@ -350,7 +358,7 @@ def cut_suite_text(cut: Cut, suites: Path, note: str = "", fresh_from: int | Non
         else:
             del head_table["reference"]
     fresh = f" on fresh instance seeds from {fresh_from}" if fresh_from is not None else ""
-    head = [f"# A cut of {path.name}, written by ddlsched reproduce{fresh}: {cut.summary()}."]
+    head = [f"# A cut of {path.name}, written by {writer}{fresh}: {cut.summary()}."]
     head += [f"# {note}"] if note else []
     return "\n".join(head) + "\n\n" + _toml(data)
 

@@ -349,7 +349,9 @@ def _seeds_text(seeds: Sequence[int]) -> str:
 
 
 def _points(gap: float) -> str:
-    return "-" if math.isnan(gap) else f"{100 * gap:+.2f}"
+    if math.isnan(gap):
+        return "-"
+    return f"{100 * gap:+.2f}" if round(100 * gap, 2) else "+0.00"  # never "-0.00"
 
 
 def _width(width: float) -> str:
