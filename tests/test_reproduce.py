@@ -419,5 +419,8 @@ def test_every_paper_s_fresh_seeds_are_checked_before_any_runs(benchmarks, tmp_p
     args = ["reproduce", "all", "--benchmarks", str(benchmarks), "--out", str(out)]
     assert main([*args, "--fresh-seeds", "100", "--workers", "1", "-q"]) == 2
     err = capsys.readouterr().err
-    assert "fresh seeds 100-101 overlap the seeds 0-199 of group small in wide.toml" in err
+    assert (
+        "fresh seeds 100-101 overlap the seeds 0-199 that wide.toml names for group small's preset"
+        in err
+    )
     assert not out.exists()

@@ -60,10 +60,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     parse_retry(args.retry)  # an unknown kind is refused before anything runs
     if getattr(args, "fresh_seeds", None) is not None:  # other seeds: bench/cli_seeds.py
-        from ddlsched.bench.cli_seeds import fresh_suite
+        from ddlsched.bench.cli_seeds import load_fresh_suite
 
-        args.suite, args.out = map(str, fresh_suite(args.suite, args.fresh_seeds, args.out))
-    suite = load_suite(args.suite, cache=not args.no_cache, out=args.out)
+        suite, args.out = load_fresh_suite(
+            args.suite, args.fresh_seeds, args.out, not args.no_cache
+        )
+    else:
+        suite = load_suite(args.suite, cache=not args.no_cache, out=args.out)
     out = Path(args.out) if args.out else suite.output_dir()
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, raise_interrupt)

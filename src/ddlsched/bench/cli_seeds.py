@@ -5,57 +5,102 @@ Commands::
     ddlsched bench run SUITE --fresh-seeds FIRST [--out DIR] ...
     ddlsched bench seeds REFERENCE FRESH... [--tolerance POINTS] [--output FILE]
 
-``bench run --fresh-seeds FIRST`` runs the whole suite again on instance seeds ``FIRST``,
-``FIRST + 1``, ... (as many per instance set as the suite names; instance sets read from
-files have no seeds and are left out): the suite's file with only the seeds changed
-(:func:`fresh_suite`) is written into the results directory as ``suite-fresh-FIRST.toml``,
-whose default is the suite's own with ``-fresh-FIRST`` appended. A fresh seed the suite
-names in that set, or one beyond the largest seed, is a one-line error before anything
-runs. ``bench seeds`` then compares the certified intervals' widths of the two results
+``bench run --fresh-seeds FIRST`` runs the suite again on instance seeds ``FIRST``,
+``FIRST + 1``, ... (as many per instance set as the suite names). What it runs
+(:func:`fresh_suite`, through :func:`ddlsched.bench.reproduce_plan.cut_suite_text`) is the
+suite with, in each seeded instance set, the seeds replaced; instance sets read from files
+left out, and the methods of a family then without instances; ``reference`` and method
+``groups`` kept as far as they name what is left; ``output`` set to the results directory.
+That suite file is written into the results directory as ``suite-fresh-FIRST.toml`` (so
+``bench run`` on it resumes into the same place), whose default is the suite's own with
+``-fresh-FIRST`` appended. Refused before anything runs, in one line: a fresh seed the suite
+names for the same family and preset (in any group), one beyond the largest seed, a results
+directory that is the suite's own or that holds another choice of fresh seeds.
+
+``bench seeds`` then compares the certified intervals' widths of the two results
 directories, table by table, with the same methods
 (:func:`ddlsched.bench.seed_sets.seed_set_table`: widest and mean widths, their gaps,
-``within``, the seed-split p values), as the interval report's section on fresh seeds.
+``within``, the seed-split p values), as the interval report's section on fresh seeds. It
+refuses directories of different suites (no suite name in common), a label whose method or
+parameters differ between the sides, shared instances, and a comparison of nothing.
 Choose the fresh seeds before running them, and write them down.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
 from ddlsched import cli_types
 from ddlsched.errors import DdlschedError
 
-__all__ = ["add_fresh_seeds_flag", "add_seeds", "fresh_suite"]
+__all__ = ["add_fresh_seeds_flag", "add_seeds", "fresh_suite", "load_fresh_suite"]
+
+
+def fresh_results_dir(suite: str | Path, first: int, out: str | Path | None) -> Path:
+    """The results directory of ``suite`` on fresh seeds from ``first`` (``out``, else the
+    suite's output with ``-fresh-FIRST``); refused when it is the suite's own or holds
+    another choice of fresh seeds (module docstring)."""
+    from ddlsched.bench.suite import load_suite
+
+    own = load_suite(Path(suite), check_registry=False).output_dir()  # a malformed file: its error
+    results = Path(out) if out is not None else Path(f"{own.resolve()}-fresh-{first}")
+    if results.resolve() == own.resolve():
+        raise DdlschedError(
+            f"--out {results} is the suite's own results directory: the fresh rows would mix "
+            "with its rows"
+        )
+    mine = f"suite-fresh-{first}.toml"
+    others = sorted(p.name for p in results.glob("suite-fresh-*.toml") if p.name != mine)
+    if others:
+        raise DdlschedError(
+            f"{results} holds another choice of fresh seeds ({others[0]}): give another --out"
+        )
+    return results
 
 
 def fresh_suite(suite: str | Path, first: int, out: str | Path | None) -> tuple[Path, Path]:
     """Write ``suite`` on instance seeds from ``first`` on (module docstring) into its results
-    directory (``out``, else the suite's output with ``-fresh-FIRST``); the suite file written
-    and the results directory."""
+    directory (:func:`fresh_results_dir`); the suite file written and the results directory."""
     from ddlsched.bench.reproduce_plan import Cut, cut_suite_text
-    from ddlsched.bench.suite import load_suite
 
     path = Path(suite)
-    own = load_suite(path, check_registry=False)  # a malformed file: its one-line error
-    out = Path(out) if out is not None else Path(f"{own.output_dir()}-fresh-{first}")
+    out = fresh_results_dir(path, first, out)
     text = cut_suite_text(
         Cut(suite=path.stem),
         path.parent,
-        note=f"the seeds of {path} replaced; results in {out}",
         fresh_from=first,
         source=path,
-        writer="ddlsched bench run --fresh-seeds",
+        head=f"{path.name} on fresh instance seeds from {first} (instance sets of files left "
+        "out), written by ddlsched bench run --fresh-seeds.",
+        output=str(out.resolve()),
     )
     target = out / f"suite-fresh-{first}.toml"
     try:
         out.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
     except OSError as exc:
-        raise DdlschedError(f"{target}: cannot write ({exc.strerror or exc})") from None
+        raise DdlschedError(f"cannot write {target}: {exc.strerror or exc}") from None
     return target, out
+
+
+def load_fresh_suite(suite: str, first: int, out: str | None, cache: bool) -> tuple[Any, str]:
+    """:func:`fresh_suite`, then the suite written, loaded and checked as ``bench run`` does
+    (:func:`ddlsched.bench.suite.load_suite`); a results directory this call created is
+    removed again when the check refuses the suite. The suite and the results directory."""
+    import shutil
+
+    from ddlsched.bench.suite import load_suite
+
+    created = not fresh_results_dir(suite, first, out).exists()
+    path, results = fresh_suite(suite, first, out)
+    try:
+        return load_suite(path, cache=cache, out=results), str(results)
+    except DdlschedError:
+        if created:
+            shutil.rmtree(results, ignore_errors=True)
+        raise
 
 
 def add_fresh_seeds_flag(parser: argparse.ArgumentParser) -> None:
@@ -72,21 +117,23 @@ def add_fresh_seeds_flag(parser: argparse.ArgumentParser) -> None:
 
 
 def _cmd_seeds(args: argparse.Namespace) -> int:
+    from ddlsched.bench.cli import _write
     from ddlsched.bench.seed_sets import load_directories, markdown, seed_set_table
 
     if not 0 <= args.tolerance <= 100:
         raise DdlschedError(f"--tolerance must be 0..100 points, got {args.tolerance:g}")
     reference = load_directories([args.reference])
     fresh = load_directories(args.fresh)
-    lines = seed_set_table(reference, fresh, tolerance=args.tolerance / 100)
-    text = "\n".join(markdown(lines)) + "\n"
-    if args.output:
-        try:
-            Path(args.output).write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise DdlschedError(f"cannot write {args.output}: {exc.strerror or exc}") from None
-    else:
-        sys.stdout.write(text)
+    suites = [set(rows["suite"].dropna()) for rows in (reference, fresh)]
+    if not suites[0] & suites[1]:
+        raise DdlschedError(
+            f"the fresh rows are of suite {', '.join(sorted(suites[1]))}, the reference's of "
+            f"{', '.join(sorted(suites[0]))}: compare runs of the same suite"
+        )
+    lines = seed_set_table(reference, fresh, tolerance=args.tolerance / 100 + 0.0)
+    if all(line.note for line in lines):
+        raise DdlschedError("no table has rows of the same methods on both sides")
+    _write("\n".join(markdown(lines)) + "\n", args.output)
     return 0
 
 
@@ -112,7 +159,7 @@ def add_seeds(sub: Any) -> None:
         type=float,
         default=1.0,
         metavar="POINTS",
-        help="the largest gap read as the same width, in percentage points (default 1)",
+        help="the largest gap read as the same width, in percentage points, 0..100 (default 1)",
     )
     p.add_argument("--output", "-o", help="write to this file instead of stdout")
     p.set_defaults(func=_cmd_seeds)

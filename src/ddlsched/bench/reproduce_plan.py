@@ -309,19 +309,26 @@ def cut_suite_text(
     note: str = "",
     fresh_from: int | None = None,
     source: Path | None = None,
-    writer: str = "ddlsched reproduce",
+    head: str | None = None,
+    output: str | None = None,
 ) -> str:
     """The suite file of ``cut``: the suite ``suites/<cut.suite>.toml`` (or ``source``) with
     only the cut's groups, seeds and methods, its methods' budgets, as TOML text (``note``: a
-    comment; ``writer``: the command named in its first line).
+    comment; ``head``: the first line instead of the one naming the cut; ``output``: the
+    suite's ``output``, else none).
 
     ``fresh_from``: the same cut on other instance seeds, as many per instance set as the
     cut's, from ``fresh_from`` on (``seeds = [F, F + 1, ...]``); instance sets of files (no
-    seeds) are left out. A fresh seed the cut itself runs in that set is an error, and so is
-    a cut with no seeded instance set (:func:`has_seeded_groups` says which cuts have one).
+    seeds) are left out, and so are the methods of a family left without instance sets. A
+    fresh seed the suite names for the same family and preset (in any group) is an error,
+    and so is a cut with no seeded instance set (:func:`runs_fresh` says which cuts have one).
+    The text is parsed back before it is returned: a value TOML cannot hold is an error
+    naming the suite read.
     """
+    from ddlsched.bench.suite import _read_toml
+
     path = source if source is not None else suites / f"{cut.suite}.toml"
-    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    data, _ = _read_toml(path)
     instances = []
     for table in data.get("instances", []):
         group = table.get("group", table.get("preset"))
@@ -332,7 +339,8 @@ def cut_suite_text(
             suite_seeds = table["seeds"]
             table["seeds"] = _first_seeds(suite_seeds, cut.seeds)
             if fresh_from is not None:
-                table["seeds"] = _fresh_seeds(path, group, table["seeds"], suite_seeds, fresh_from)
+                named = _named_seeds(path, data, table)
+                table["seeds"] = _fresh_seeds(path, group, table["seeds"], named, fresh_from)
         elif fresh_from is not None:
             continue
         if "files" in table:
@@ -340,15 +348,20 @@ def cut_suite_text(
             table["files"] = [str((path.parent / f).resolve()) for f in files]
         instances.append(table)
     if not instances:
-        what = "seeded instance group" if fresh_from is not None else "instance group"
-        raise DdlschedError(f"cut of {path}: no {what} left (groups {cut.groups})")
+        what = "instance set with seeds" if fresh_from is not None else "instance group"
+        which = f" in groups {', '.join(cut.groups)}" if cut.groups is not None else ""
+        raise DdlschedError(f"{path}: no {what}{which}")
     groups = {str(t.get("group", t.get("preset"))) for t in instances}
+    families = {t.get("family") for t in instances}
     data["instances"] = instances
-    data["methods"] = _cut_methods(data.get("methods", []), cut, groups)
+    methods = [m for m in data.get("methods", []) if m.get("family", None) in families | {None}]
+    data["methods"] = _cut_methods(methods, cut, groups)
     if not data["methods"]:
         raise DdlschedError(f"cut of {path}: no method left")
     head_table = data.setdefault("suite", {})
     head_table.pop("output", None)
+    if output is not None:
+        head_table["output"] = output
     if "reference" in head_table:  # the references the cut still runs
         labels = {_label(m) for m in data["methods"]}
         given = head_table["reference"]
@@ -357,10 +370,34 @@ def cut_suite_text(
             head_table["reference"] = kept
         else:
             del head_table["reference"]
-    fresh = f" on fresh instance seeds from {fresh_from}" if fresh_from is not None else ""
-    head = [f"# A cut of {path.name}, written by {writer}{fresh}: {cut.summary()}."]
-    head += [f"# {note}"] if note else []
-    return "\n".join(head) + "\n\n" + _toml(data)
+    if head is None:
+        fresh = f" on fresh instance seeds from {fresh_from}" if fresh_from is not None else ""
+        head = f"A cut of {path.name}, written by ddlsched reproduce{fresh}: {cut.summary()}."
+    text = "\n".join([f"# {head}", *([f"# {note}"] if note else [])]) + "\n\n" + _toml(data)
+    try:
+        tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise DdlschedError(f"{path}: cannot write its cut as TOML ({exc})") from None
+    return text
+
+
+def _named_seeds(path: Path, data: Mapping[str, Any], table: Mapping[str, Any]) -> list[int]:
+    """Every instance seed the suite names for ``table``'s family and preset, in any group."""
+    from ddlsched.bench.suite_values import SuiteError, check_seeds
+
+    named: set[int] = set()
+    for other in data.get("instances", []):
+        same = (other.get("family"), other.get("preset")) == (
+            table.get("family"),
+            table.get("preset"),
+        )
+        if same and "seeds" in other:
+            group = other.get("group", other.get("preset"))
+            try:
+                named |= set(check_seeds("seeds", other["seeds"]))
+            except SuiteError as exc:
+                raise DdlschedError(f"{path}: group {group}: {exc}") from None
+    return sorted(named)
 
 
 def runs_fresh(cut: Cut, suites: Path) -> bool:
@@ -382,14 +419,14 @@ def check_fresh(plan: Plan, suites: Path, first: int) -> None:
             cut_suite_text(cut, suites, fresh_from=first)
 
 
-def _fresh_seeds(path: Path, group: Any, value: Any, suite_value: Any, first: int) -> list[int]:
-    """As many seeds as ``value`` names, from ``first`` on; none of them named by the suite's
-    instance set (``suite_value``), none beyond the largest seed."""
+def _fresh_seeds(path: Path, group: Any, value: Any, named: Sequence[int], first: int) -> list[int]:
+    """As many seeds as ``value`` names, from ``first`` on; none of them ``named`` (the
+    suite's seeds of the same family and preset), none beyond the largest seed."""
     from ddlsched.bench.suite_values import SuiteError, check_seeds
     from ddlsched.cli_types import MAX_SEED
 
     try:
-        seeds, named = check_seeds("seeds", value), check_seeds("seeds", suite_value)
+        seeds = check_seeds("seeds", value)
     except SuiteError as exc:
         raise DdlschedError(f"{path}: group {group}: {exc}") from None
     fresh = list(range(first, first + len(seeds)))
@@ -399,8 +436,8 @@ def _fresh_seeds(path: Path, group: Any, value: Any, suite_value: Any, first: in
         )
     if set(fresh) & set(named):
         raise DdlschedError(
-            f"fresh seeds {fresh[0]}-{fresh[-1]} overlap the seeds {min(named)}-{max(named)} of "
-            f"group {group} in {path.name}: choose seeds from {max(named) + 1} on"
+            f"fresh seeds {fresh[0]}-{fresh[-1]} overlap the seeds {min(named)}-{max(named)} that "
+            f"{path.name} names for group {group}'s preset: choose seeds from {max(named) + 1} on"
         )
     return fresh
 
@@ -409,8 +446,10 @@ def _value(value: Any) -> str:
     """A TOML value: scalars, arrays and inline tables (what suite files hold)."""
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, (int, float, str)):
-        return json.dumps(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+    if isinstance(value, (int, float, str)):  # JSON's escapes are TOML's, but for DEL
+        return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
     if isinstance(value, Mapping):
         return "{ " + ", ".join(f"{_key(k)} = {_value(v)}" for k, v in value.items()) + " }"
     if isinstance(value, (list, tuple)):

@@ -25,7 +25,9 @@ reference rows' suite) of either side:
   is known, or no side has a finite bound (a table without a bound by design); ``no`` when
   one side has a finite widest width and the other not; else ``yes`` when both gaps are
   within the tolerance, ``no`` otherwise. A table with rows on one side only, or with no
-  label on both, is listed with a note, never dropped.
+  label on both, is listed with a note, never dropped. A label whose rows ran another
+  method or other parameters on the two sides is an error: the widths would not be the same
+  method's.
 * **p, seed splits** (widest, mean; descriptive: ``within`` does not read it). Both sides'
   instance seeds are pooled, every seed with all its instances (a sweep's points, a preset's
   twins, and instances without a width, which then count in no width), and split again into
@@ -187,6 +189,16 @@ def _seeds_of(rows: pd.DataFrame) -> tuple[int, ...]:
     return tuple(sorted({int(s) for s in rows["instance_seed"].dropna()}))
 
 
+def _method_runs(rows: pd.DataFrame, label: str) -> set[str]:
+    """The method and parameters a label's rows ran (``method {params}``)."""
+    same = rows[rows["label"] == label]
+    params = same["params"] if "params" in same else pd.Series("", index=same.index)
+    return {
+        f"{m} {p}" if p and p != "{}" else str(m)
+        for m, p in zip(same["method"], params.fillna(""), strict=True)
+    }
+
+
 def _coverage(rows: pd.DataFrame, label: str) -> tuple[int, int]:
     have = rows.loc[rows["label"] == label, "instance_key"].nunique()
     return have, rows["instance_key"].nunique()
@@ -289,6 +301,14 @@ def _table_line(
     if not compared:
         return SeedSetLine(**base, left_out=left_out, note="no method with rows on both sides")
     ref, new = ref[ref["label"].isin(compared)], new[new["label"].isin(compared)]
+    for label in compared:
+        runs = [_method_runs(rows, label) for rows in (ref, new)]
+        if runs[0] != runs[1]:
+            raise DdlschedError(
+                f"{' / '.join(p for p in (prefix, family, group) if p)}: {label} is "
+                f"{', '.join(sorted(runs[0]))} on the reference seeds and "
+                f"{', '.join(sorted(runs[1]))} on the fresh ones: not the same method"
+            )
     partial = []
     for label in compared:
         (a, n), (b, m) = _coverage(ref, label), _coverage(new, label)
