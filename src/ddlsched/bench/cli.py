@@ -151,13 +151,9 @@ def _metric_table(frame, args: argparse.Namespace) -> int:
 
 
 def _write(text: str, output: str | None) -> None:
-    if output:
-        try:
-            Path(output).write_text(text)
-        except OSError as exc:
-            raise DdlschedError(f"cannot write {output}: {exc.strerror}") from None
-    else:
-        sys.stdout.write(text)
+    from ddlsched.bench.output import write_output
+
+    write_output(text, output)
 
 
 def _cmd_plot(args: argparse.Namespace) -> int:

@@ -117,7 +117,7 @@ def add_fresh_seeds_flag(parser: argparse.ArgumentParser) -> None:
 
 
 def _cmd_seeds(args: argparse.Namespace) -> int:
-    from ddlsched.bench.cli import _write
+    from ddlsched.bench.output import write_output
     from ddlsched.bench.seed_sets import load_directories, markdown, seed_set_table
 
     if not 0 <= args.tolerance <= 100:
@@ -133,7 +133,7 @@ def _cmd_seeds(args: argparse.Namespace) -> int:
     lines = seed_set_table(reference, fresh, tolerance=args.tolerance / 100 + 0.0)
     if all(line.note for line in lines):
         raise DdlschedError("no table has rows of the same methods on both sides")
-    _write("\n".join(markdown(lines)) + "\n", args.output)
+    write_output("\n".join(markdown(lines)) + "\n", args.output)
     return 0
 
 
