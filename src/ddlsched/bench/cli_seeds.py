@@ -60,9 +60,10 @@ def fresh_results_dir(suite: str | Path, first: int, out: str | Path | None) -> 
     return results
 
 
-def fresh_suite(suite: str | Path, first: int, out: str | Path | None) -> tuple[Path, Path]:
+def fresh_suite(suite: str | Path, first: int, out: str | Path | None) -> tuple[Path, Path, bool]:
     """Write ``suite`` on instance seeds from ``first`` on (module docstring) into its results
-    directory (:func:`fresh_results_dir`); the suite file written and the results directory."""
+    directory (:func:`fresh_results_dir`); the suite file written, the results directory and
+    whether this call created it."""
     from ddlsched.bench.reproduce_plan import Cut, cut_suite_text
 
     path = Path(suite)
@@ -77,12 +78,13 @@ def fresh_suite(suite: str | Path, first: int, out: str | Path | None) -> tuple[
         output=str(out.resolve()),
     )
     target = out / f"suite-fresh-{first}.toml"
+    created = not out.exists()
     try:
         out.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise DdlschedError(f"cannot write {target}: {exc.strerror or exc}") from None
-    return target, out
+    return target, out, created
 
 
 def load_fresh_suite(suite: str, first: int, out: str | None, cache: bool) -> tuple[Any, str]:
@@ -93,8 +95,7 @@ def load_fresh_suite(suite: str, first: int, out: str | None, cache: bool) -> tu
 
     from ddlsched.bench.suite import load_suite
 
-    created = not fresh_results_dir(suite, first, out).exists()
-    path, results = fresh_suite(suite, first, out)
+    path, results, created = fresh_suite(suite, first, out)
     try:
         return load_suite(path, cache=cache, out=results), str(results)
     except DdlschedError:
@@ -130,7 +131,8 @@ def _cmd_seeds(args: argparse.Namespace) -> int:
             f"the fresh rows are of suite {', '.join(sorted(suites[1]))}, the reference's of "
             f"{', '.join(sorted(suites[0]))}: compare runs of the same suite"
         )
-    lines = seed_set_table(reference, fresh, tolerance=args.tolerance / 100 + 0.0)
+    tolerance = args.tolerance / 100 + 0.0  # + 0.0: "-0" reads as 0
+    lines = seed_set_table(reference, fresh, tolerance=tolerance)
     if all(line.note for line in lines):
         raise DdlschedError("no table has rows of the same methods on both sides")
     write_output("\n".join(markdown(lines)) + "\n", args.output)

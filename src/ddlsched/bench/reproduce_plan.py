@@ -336,8 +336,7 @@ def cut_suite_text(
             continue
         table = dict(table)
         if "seeds" in table:
-            suite_seeds = table["seeds"]
-            table["seeds"] = _first_seeds(suite_seeds, cut.seeds)
+            table["seeds"] = _first_seeds(table["seeds"], cut.seeds)
             if fresh_from is not None:
                 named = _named_seeds(path, data, table)
                 table["seeds"] = _fresh_seeds(path, group, table["seeds"], named, fresh_from)
