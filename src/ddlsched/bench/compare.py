@@ -43,6 +43,8 @@ class CompareRow:
 
 @dataclass
 class CompareReport:
+    """What :func:`compare` returns: one :class:`CompareRow` per method and instance."""
+
     family: str
     sense: str
     preset: str

@@ -89,14 +89,17 @@ class SuiteCheckError(SuiteError):
 
 
 def is_int(value: Any) -> bool:
+    """Whether ``value`` is an ``int`` (a ``bool`` is not)."""
     return isinstance(value, int) and not isinstance(value, bool)
 
 
 def is_number(value: Any) -> bool:
+    """Whether ``value`` is an ``int`` or a ``float`` (a ``bool`` is not)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def check_name(name: str, value: Any) -> str:
+    """A name: one or more letters, digits, ``.``, ``-`` and ``_``."""
     if not isinstance(value, str) or not _NAME_RE.match(value):
         raise SuiteError(name, f"expected a name of letters, digits, '.', '-', '_', got {value!r}")
     return value
@@ -164,6 +167,7 @@ def _first_repeat(values: Sequence[Any]) -> str:
 
 
 def check_params(name: str, value: Any) -> dict[str, Any]:
+    """A table of parameters whose values are plain (JSON) values, as a ``dict``."""
     if not isinstance(value, Mapping):
         raise SuiteError(name, f"expected a table of parameters, got {value!r}")
     for key, item in value.items():
@@ -175,6 +179,8 @@ def check_params(name: str, value: Any) -> dict[str, Any]:
 
 
 def check_sweep(name: str, value: Any) -> dict[str, tuple[Any, ...]]:
+    """A sweep: a table of parameters, each a non-empty list of values (as a tuple;
+    :func:`sweep_points` expands it)."""
     params = check_params(name, value)
     out = {}
     for key, items in params.items():

@@ -564,6 +564,7 @@ _TEX_SPECIALS = {
 
 
 def tex_escape(text: str) -> str:
+    """``text`` with LaTeX's special characters escaped (captions, headers and cells)."""
     return "".join(_TEX_SPECIALS.get(char, char) for char in text)
 
 

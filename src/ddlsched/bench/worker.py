@@ -44,6 +44,8 @@ def _limit_memory(megabytes: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The worker (module docstring); ``argv``: ``READ_FD WRITE_FD [MEMORY_MB]`` (``-``: no
+    memory cap). Returns 0 when the parent is gone or has closed the pipe."""
     argv = sys.argv[1:] if argv is None else argv
     read_fd, write_fd = int(argv[0]), int(argv[1])
     memory_mb = int(argv[2]) if len(argv) > 2 and argv[2] != "-" else None

@@ -32,6 +32,8 @@ class BaselineParams:
 
 @dataclass(frozen=True)
 class SjfBcoParams(BaselineParams):
+    """Parameters of ``sjf_bco`` (Alg. 1-3; :mod:`ddlsched.heuristics.sjf_bco`)."""
+
     kappa: int | None = param(
         None, "fix kappa (None: Alg. 1 loops 1..max G_j)", minimum=1, maximum=MAX_GPUS
     )
@@ -71,6 +73,8 @@ class ImproveParams:
 
 @dataclass(frozen=True)
 class ExactParams:
+    """Parameters of ``exact`` (:mod:`ddlsched.models.rar_exact`)."""
+
     presolve_bounds: bool = param(
         True, "incumbent from the heuristics and timeindexed, lower bound from timeindexed"
     )
@@ -106,6 +110,8 @@ class GridParams:
 
 @dataclass(frozen=True)
 class TimeIndexedParams(GridParams):
+    """Parameters of ``timeindexed`` (Eqs. 10-13; :mod:`ddlsched.models.rar_timeindexed`)."""
+
     contention: str = param(
         "free", "durations: contention-free (a valid bound) or worst", choices=("free", "worst")
     )
@@ -113,6 +119,9 @@ class TimeIndexedParams(GridParams):
 
 @dataclass(frozen=True)
 class LoadLbParams:
+    """Parameters of ``load_lb`` (Problem (14)) and ``contention_lb`` (ours;
+    :mod:`ddlsched.models.rar_contention_bound`)."""
+
     max_patterns: int = param(
         64, "patterns per job before it gets one pooled column", minimum=1, maximum=100_000
     )
@@ -120,6 +129,8 @@ class LoadLbParams:
 
 @dataclass(frozen=True)
 class LbConfigurationParams:
+    """Parameters of ``lb_configuration`` (ours; :mod:`ddlsched.models.rar_lb_configuration`)."""
+
     rounds: int = param(
         50, "column-generation rounds (pricing MILPs) at most", minimum=1, maximum=1_000_000
     )
@@ -130,6 +141,8 @@ class LbConfigurationParams:
 
 @dataclass(frozen=True)
 class LbTimeIndexedParams:
+    """Parameters of ``lb_timeindexed`` (ours; :mod:`ddlsched.models.rar_lb_timeindexed`)."""
+
     slot_width: int | str = param(
         "auto",
         "slots per model window ('auto': the finest whose LP fits memory_mb and the time left)",
@@ -162,6 +175,8 @@ class LbTimeIndexedParams:
 
 @dataclass(frozen=True)
 class LpRoundingParams(GridParams):
+    """Parameters of ``lp_rounding`` (:mod:`ddlsched.models.rar_rounding`)."""
+
     trials: int = param(
         32, "randomized roundings of the LP solution (seeded by --seed)", minimum=1, maximum=100_000
     )

@@ -84,6 +84,8 @@ def _noop(instance: DebugInstance, params: NoParams, ctx: RunContext) -> Outcome
 
 @dataclass(frozen=True)
 class SleepParams:
+    """Parameters of ``sleep``."""
+
     seconds: float = param(0.1, "how long to sleep", minimum=0.0)
 
 
@@ -95,6 +97,8 @@ def _sleep(instance: DebugInstance, params: SleepParams, ctx: RunContext) -> Out
 
 @dataclass(frozen=True)
 class BurnParams:
+    """Parameters of ``burn``."""
+
     iterations: int = param(1_000_000, "steps of the CPU loop", minimum=0)
 
 
@@ -133,6 +137,8 @@ def _raise(instance: DebugInstance, params: NoParams, ctx: RunContext) -> Outcom
 
 @dataclass(frozen=True)
 class MemoryParams:
+    """Parameters of ``memory``."""
+
     megabytes: int = param(100, "memory to allocate", minimum=0)
 
 
@@ -154,6 +160,8 @@ def _exact(instance: DebugInstance, params: NoParams, ctx: RunContext) -> Outcom
 
 @dataclass(frozen=True)
 class BoundParams:
+    """Parameters of ``bound``."""
+
     slack: float = param(
         0.1, "relative distance of the bound below the value", minimum=0.0, maximum=1.0
     )

@@ -95,6 +95,8 @@ def _blossom(instance: MuriGroupingInstance, params: NoParams, ctx: RunContext) 
 
 @dataclass(frozen=True)
 class MultiroundParams:
+    """Parameters of ``multiround`` (Algorithm 1; :mod:`ddlsched.heuristics.muri`)."""
+
     rounds: int | None = param(None, "matching rounds (None: ceil(log2 k))", minimum=0, maximum=64)
 
 
@@ -116,6 +118,8 @@ def _multiround(
 
 @dataclass(frozen=True)
 class ExactParams:
+    """Parameters of ``exact`` (the set-packing ILP; :mod:`ddlsched.models.muri`)."""
+
     objective: str = param(
         "efficiency", "what the ILP optimises (period: min summed period)", choices=OBJECTIVES
     )

@@ -114,11 +114,16 @@ def _heavy_edge(instance: PlacementInstance, params: NoParams, ctx: RunContext) 
 
 @dataclass(frozen=True)
 class GpuLevelParams:
+    """Parameters of ``exact_gpu_level`` and ``exact_gpu_level_paper`` (the GPU-level ILPs)."""
+
     cross_check: bool = param(True, "re-solve a proven optimum with the other backend")
 
 
 @dataclass(frozen=True)
 class AggregatedParams(GpuLevelParams):
+    """Parameters of ``exact`` (the aggregated formulation;
+    :mod:`ddlsched.models.placement_exact`)."""
+
     symmetry_breaking: bool = param(True, "order servers of equal availability")
     cuts: bool = param(True, "add the valid inequalities (server patterns, splits)")
     patterns: bool = param(

@@ -257,6 +257,7 @@ def score(instance: RarInstance, schedule: RarSchedule) -> Scored:
 
 
 def within_horizon(instance: RarInstance, scored: Scored) -> bool:
+    """Whether ``scored`` ends within the horizon ``T`` (an overrun is scored beyond ``T``)."""
     return scored.makespan <= instance.horizon
 
 

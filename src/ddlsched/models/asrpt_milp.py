@@ -142,6 +142,8 @@ def build_time_indexed(data: IntegerData, deadline: Deadline | None = None) -> p
 
 
 def decode_time_indexed(model: pyo.ConcreteModel, data: IntegerData) -> IntegerSolution:
+    """Each job's start and mode in a solved :func:`build_time_indexed` model (its ``x``
+    above 0.5); a :class:`~ddlsched.errors.SolverError` if a job starts twice or never."""
     start = [None] * data.num_jobs
     mode = [None] * data.num_jobs
     for i, k, t in model.IKT:

@@ -73,6 +73,9 @@ def solve_integer(
     options: tuple[bool, int, int, Strengthening],
     search_share: float = 1.0,
 ) -> IntegerSolve:
+    """One solve of ``data`` by ``solver`` (``cpsat``, else the time-indexed MILP on
+    ``backend``); ``options`` = ``(cross_check, seed, threads, strengthening)``, the last
+    and ``search_share`` used by CP-SAT only."""
     _, seed, threads, strengthening = options
     if solver == "cpsat":
         res = solve_cpsat(

@@ -86,6 +86,7 @@ def evaluate(instance: DebugInstance, schedule: DebugSchedule) -> DebugEvaluatio
 
 
 def schedule_to_json(schedule: DebugSchedule, evaluation: DebugEvaluation | None = None) -> Any:
+    """The JSON of ``schedule``: its ``scale``, and the evaluated ``value`` if given."""
     out: dict[str, Any] = {"scale": schedule.scale}
     if evaluation is not None:
         out["value"] = evaluation.value
@@ -93,5 +94,6 @@ def schedule_to_json(schedule: DebugSchedule, evaluation: DebugEvaluation | None
 
 
 def schedule_from_json(data: Any) -> DebugSchedule:
+    """The schedule of its JSON (``scale``; a ``value`` is allowed and ignored)."""
     data = check_fields(data, "schedule", ("scale",), ("value",))
     return DebugSchedule(require_number(data["scale"], "schedule.scale"))

@@ -40,6 +40,8 @@ NUMBER_TYPES = frozenset((int, float))
 
 
 def is_number(value: Any) -> bool:
+    """Whether ``value``'s type is exactly ``int`` or ``float`` (not a ``bool``, a NumPy
+    scalar or another subclass)."""
     return type(value) in NUMBER_TYPES
 
 
@@ -65,6 +67,8 @@ def _positive(value: Any, where: str, integer: bool = False) -> None:
 
 
 def validate(inst: DmlrsInstance) -> None:
+    """Refuse an instance the spec refuses, in one line (:class:`InvalidInstanceError`): slots,
+    bandwidths, sizes, capacities, jobs, then the numeric ranges (:func:`check_ranges`)."""
     _positive(inst.slots, "slots", integer=True)
     if inst.slots > MAX_SLOTS:
         raise InvalidInstanceError(f"slots: {inst.slots}, at most {MAX_SLOTS}")

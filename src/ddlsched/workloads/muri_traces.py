@@ -130,6 +130,8 @@ class MuriTrace:
 
 
 def trace_names() -> tuple[str, ...]:
+    """The trace names :func:`load_trace` accepts (``CLUSTER``, ``NN``: placeholders), for
+    its error message; a ``.csv`` path is accepted too."""
     return (*MURI_TRACES, "philly", "philly:CLUSTER", "itp:clusterNN", "tiresias")
 
 

@@ -36,6 +36,9 @@ BYTES_PER_VALUE = 2
 
 @dataclass(frozen=True)
 class GptConfig:
+    """A GPT architecture: ``layers`` (``L``), ``hidden`` (``h``), ``heads`` (recorded only),
+    mini-batch ``batch_size`` (``b``), ``seq_len`` (``s``) and ``vocab`` (``V``)."""
+
     layers: int
     hidden: int
     heads: int
