@@ -131,8 +131,6 @@ def _fresh_section(results: Sequence[Path], pairs: Sequence[tuple[str, str]]) ->
     lines, sources = [], []
     for key, news in fresh.items():
         reference, rows = load_directories([given[key]]), load_directories(news)
-        for note in reference.attrs["notes"] + rows.attrs["notes"]:
-            print(f"note: {note}", file=sys.stderr)
         lines += seed_set_table(reference, rows, prefix=given[key].name)
         sources.append((portable_path(given[key]), [portable_path(n) for n in news]))
     return section(lines, sources)

@@ -187,23 +187,3 @@ def test_bench_seeds_refuses_other_suites_and_other_parameters(runs, tmp_path, m
     assert main(["bench", "seeds", mine, "changed"]) == 2
     err = capsys.readouterr().err
     assert "mine / debug / g: bound is bound" in err and "not the same method" in err
-
-
-def test_bench_seeds_reads_only_the_tasks_the_suite_names_now(tmp_path, monkeypatch, capsys):
-    """A seed taken out of the suite after its run: its rows stay on disk but do not count."""
-    monkeypatch.chdir(tmp_path)
-    _suite(tmp_path, "mine", DEBUG_SUITE.format(name="mine", seeds="0, 1, 2", seed=0))
-    assert main(["bench", "run", "mine.toml", "-q", "--workers", "1"]) == 0
-    run = ["bench", "run", "mine.toml", "--fresh-seeds", "10", "--out", "fr", "-q"]
-    assert main([*run, "--workers", "1"]) == 0
-    written = tmp_path / "fr" / "suite-fresh-10.toml"
-    written.write_text(written.read_text().replace("[10, 11, 12]", "[10, 11]"))
-    capsys.readouterr()
-    assert main(["bench", "seeds", "results/mine", "fr"]) == 0
-    out, err = capsys.readouterr()
-    assert "fr: left out 2 row(s) of instances its suite no longer names" in err
-    line = next(t for t in out.splitlines() if t.startswith("| mine / debug / g |"))
-    assert line.startswith("| mine / debug / g | 0-2 -> 10, 11 (3 / 2 instances) |")
-    written.write_text(written.read_text().replace("[10, 11]", "[13]"))
-    assert main(["bench", "seeds", "results/mine", "fr"]) == 2
-    assert "no rows in fr of an instance its suite names" in capsys.readouterr().err

@@ -20,9 +20,7 @@ directory that is the suite's own or that holds another choice of fresh seeds.
 ``bench seeds`` then compares the certified intervals' widths of the two results
 directories, table by table, with the same methods
 (:func:`ddlsched.bench.seed_sets.seed_set_table`: widest and mean widths, their gaps,
-``within``, the seed-split p values), as the interval report's section on fresh seeds. Each
-directory's rows of an instance its suite no longer names are left out, with a note on stderr
-(:func:`ddlsched.bench.seed_sets.named_rows`: a seed taken out of the suite after its run). It
+``within``, the seed-split p values), as the interval report's section on fresh seeds. It
 refuses directories of different suites (no suite name in common), a label whose method or
 parameters differ between the sides, shared instances, and a comparison of nothing.
 Choose the fresh seeds before running them, and write them down.
@@ -31,7 +29,6 @@ Choose the fresh seeds before running them, and write them down.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -134,8 +131,6 @@ def _cmd_seeds(args: argparse.Namespace) -> int:
             f"the fresh rows are of suite {', '.join(sorted(suites[1]))}, the reference's of "
             f"{', '.join(sorted(suites[0]))}: compare runs of the same suite"
         )
-    for note in reference.attrs["notes"] + fresh.attrs["notes"]:
-        print(f"ddlsched: note: {note}", file=sys.stderr)
     tolerance = args.tolerance / 100 + 0.0  # + 0.0: "-0" reads as 0
     lines = seed_set_table(reference, fresh, tolerance=tolerance)
     if all(line.note for line in lines):

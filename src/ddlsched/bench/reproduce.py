@@ -291,16 +291,12 @@ def _intervals(run: PaperRun, benchmarks: Path) -> None:
 def _fresh_section(run: PaperRun) -> list[str]:
     """The widths of each cut's tables on the plan's seeds and on the fresh ones (the
     section ``benchmarks/intervals.py --fresh`` writes for the same directories)."""
-    from ddlsched.bench.seed_sets import named_rows, section, seed_set_table
+    from ddlsched.bench.seed_sets import section, seed_set_table
     from ddlsched.bench.tables import load_results
 
     run.fresh_lines, sources = [], []
     for fresh in run.fresh_cuts:
         reference, rows = load_results(fresh.reference.results), load_results(fresh.results)
-        if reference.empty or rows.empty:
-            continue
-        reference = named_rows(fresh.reference.results, reference)[0]
-        rows = named_rows(fresh.results, rows)[0]
         if reference.empty or rows.empty:
             continue
         run.fresh_lines += seed_set_table(reference, rows, prefix=fresh.results.name)

@@ -77,7 +77,6 @@ __all__ = [
     "SeedSetLine",
     "load_directories",
     "markdown",
-    "named_rows",
     "section",
     "seed_set_table",
 ]
@@ -158,59 +157,16 @@ def _gap(reference: float, fresh: float) -> float:
 
 
 def load_directories(directories: Sequence[str | Path]) -> pd.DataFrame:
-    """The rows of several results directories, one frame: of each directory, its rows of the
-    latest code per method (:func:`ddlsched.bench.tables.load_results`) of the tasks its
-    suite names now (:func:`named_rows`). A directory without such rows is a
-    :class:`DdlschedError` naming it. ``frame.attrs["notes"]``: one line per directory whose
-    rows were left out, or whose suite could not be read (then every row is kept)."""
-    frames, notes = [], []
+    """The rows of several results directories, each its rows of the latest code per method
+    (:func:`ddlsched.bench.tables.load_results`), one frame; a directory without rows is a
+    :class:`DdlschedError` naming it."""
+    frames = []
     for directory in directories:
         frame = load_results(directory)
         if frame.empty:
             raise DdlschedError(f"no rows in {directory}")
-        frame, note = named_rows(Path(directory), frame)
-        if frame.empty:
-            raise DdlschedError(f"no rows in {directory} of an instance its suite names")
         frames.append(frame)
-        notes += [note] if note else []
-    out = pd.concat(frames, ignore_index=True)
-    out.attrs["notes"] = notes
-    return out
-
-
-def named_rows(directory: Path, rows: pd.DataFrame) -> tuple[pd.DataFrame, str]:
-    """The rows of ``directory`` without the instances its suite no longer names, and a note
-    saying how many rows that left out ("" when none).
-
-    The suite is the file its manifest records for the last run, else the copy ``bench run``
-    keeps in the directory. Per group that suite names, the rows of an instance it does not
-    name are left out: a seed taken out of the suite after its run would otherwise count.
-    Rows of a group the suite does not name are kept, and so are those of a method it does
-    not name: a directory may be filled by cuts of one suite, each naming some groups and
-    methods (:func:`ddlsched.bench.reproduce_plan.cut_suite_text`). No suite to read: every
-    row is kept, and the note says so."""
-    from ddlsched.bench.status import suite_tasks
-    from ddlsched.bench.store import read_manifest
-
-    tasks = suite_tasks(directory, read_manifest(directory))
-    if tasks is None:
-        return rows, f"{directory}: no readable suite file; every row is compared"
-    named: dict[tuple[str, str], set[str]] = {}
-    for task in tasks:
-        spec = task.instance
-        named.setdefault((spec.family, spec.group), set()).add(spec.instance_id)
-    keep = [
-        (family, group) not in named or instance in named[(family, group)]
-        for family, group, instance in zip(
-            rows["family"], rows["group"], rows["instance_id"], strict=True
-        )
-    ]
-    left = len(keep) - sum(keep)
-    if not left:
-        return rows, ""
-    return rows[keep].reset_index(drop=True), (
-        f"{directory}: left out {left} row(s) of instances its suite no longer names"
-    )
+    return pd.concat(frames, ignore_index=True)
 
 
 def _instance_widths(rows: pd.DataFrame) -> pd.DataFrame:
