@@ -1,7 +1,8 @@
 """Tests of asrpt's ``lb_branch`` (:mod:`ddlsched.models.asrpt_branch`).
 
 Checked against proven optima (``exact``) on 120 tiny instances (``tiny`` and
-``tiny-comm``, seeds 0-59), with and without the rounded-capacity cuts: never above one;
+``tiny-comm``, seeds 0-59), with and without the rounded-capacity cuts and with either
+``order`` of the jobs to split: never above one;
 without cuts at least ``lb_lagrange`` (same grid and ascent) everywhere; both strictly
 above it on some; the cuts by hand; a search that leaves out a piece of a
 split window (an invalid bound) exceeds a proven optimum somewhere, so the test set would
@@ -109,6 +110,45 @@ def test_lb_branch_is_valid_and_at_least_the_lagrangian(preset):
     assert higher >= 3 and higher_cut >= 3, (higher, higher_cut)
 
 
+@cache
+def _bound_gpus_first(preset: str, seed: int) -> float:
+    """``lb_branch`` splitting the jobs of most GPUs first (``order = "gpus"``)."""
+    instance = _instance(preset, seed)
+    return lb_branch(instance, alpha_lbs_of=alpha_lbs(instance), **SETTINGS, order="gpus").value_s
+
+
+@pytest.mark.parametrize("preset", sorted(GENERATORS))
+def test_lb_branch_gpus_first_is_valid(preset):
+    """``order = "gpus"``: never above a proven optimum (60 instances per preset), above
+    ``lb_lagrange`` on some."""
+    higher = 0
+    for seed in SEEDS:
+        value = _bound_gpus_first(preset, seed)
+        assert value <= _optimum(preset, seed) * (1 + TOL), (preset, seed)
+        higher += value > _bounds(preset, seed)[0] * (1 + 1e-6)
+    assert higher >= 3, higher
+
+
+def test_the_order_of_the_jobs_to_split_by_hand():
+    """Two GPUs, three jobs released at 0: A on 2 GPUs for 10 s, B on 1 GPU for 30 s, C on
+    1 GPU for 1 s. OPT = 53 (C, then A from 1, then B from 11; A first gives 10 + 40 + 11
+    = 61, A after B at least 71). By GPU time B (30) ranks before A (20): with one job to
+    split, ``gpu_time`` splits B and stays at the root's bound, ``gpus`` splits A (the
+    job the LP runs half early, half late) and climbs; neither exceeds OPT."""
+    args = ([0.0, 0.0, 0.0], [10.0, 30.0, 1.0], [2.0, 1.0, 1.0], 2.0)
+    budget = {"slots": 50, "iterations": 500, "patience": 20, "nodes": 60, "branch_jobs": 1}
+    by_time = branch_bound(*args, **budget)
+    by_gpus = branch_bound(*args, **budget, order="gpus")
+    assert by_time.branched_jobs == (1,) and by_gpus.branched_jobs == (0,)
+    assert by_time.value_s <= by_time.root_s * (1 + 1e-4)
+    assert by_time.root_s * 1.05 < by_gpus.value_s <= 53.0 * (1 + TOL)
+
+
+def test_refuses_an_unknown_order():
+    with pytest.raises(ValueError, match="order must be one of gpu_time, gpus"):
+        branch_bound([0.0], [1.0], [1.0], 1.0, order="gpu")
+
+
 def test_rounded_capacity_cuts_by_hand():
     """Three GPUs, two 2-GPU jobs of 10 s released at 0: OPT = 10 + 20 = 30. (R)'s LP runs
     1.5 of them at a time (each three quarters from 0: 25), the cut of ``k = 2`` allows one
@@ -184,7 +224,15 @@ def test_lb_branch_through_the_pipeline(solve):
 
 
 @pytest.mark.parametrize(
-    "param", ["nodes=0", "pieces=1", "node_iterations=x", "branch_jobs=-2", "capacity_cuts=maybe"]
+    "param",
+    [
+        "nodes=0",
+        "pieces=1",
+        "node_iterations=x",
+        "branch_jobs=-2",
+        "capacity_cuts=maybe",
+        "order=gpu",
+    ],
 )
 def test_bad_parameter_is_one_line_and_exit_2(cli, tmp_path, param):
     path = tmp_path / "tiny.json"

@@ -209,3 +209,9 @@ class BranchParams(BoundParams):
         "also relax sum floor(g_i/k) <= floor(G/k) per GPU count k of the jobs with G/k "
         "fractional (strength only)",
     )
+    order: str = param(
+        "gpu_time",
+        "the jobs split: the branch_jobs of largest GPU time g_i p_i (gpu_time) or of most "
+        "GPUs (gpus), split most GPUs first (strength only)",
+        choices=("gpu_time", "gpus"),
+    )
