@@ -78,10 +78,15 @@ Choices (ours; strength only):
     index). Why: (R)'s LP loses most where a job takes a large share of
     the ``G`` GPUs, and ``g_i p_i`` can rank long 1-GPU jobs first. On the
     testbed's fresh job set 11 an 8-GPU job of 797 s waits 6,721 s in
-    ``improve``'s schedule; ``gpu_time`` splits four long 1-GPU jobs and
-    never it (the bound climbs 0.14 % from the root at 200 nodes), ``gpus``
+    ``improve_windows``' schedule; ``gpu_time`` splits four long 1-GPU jobs and
+    never it (the bound climbs 0.15 % from the root at 200 nodes), ``gpus``
     splits it (+2.0 %). Measured on the asrpt results page, "Branching on
     the jobs of most GPUs"; neither order is the stronger on every set.
+    A limit of ``gpus``: "open" is any width above 0, so a job of most
+    GPUs alone in its count is split until its window closes at float
+    resolution before the next count is reached (on the testbed's job set
+    10 all 200 nodes split one job and the bound stays at the root's). A
+    width floor (one grid slot) would pass the splits on; not measured.
 
   Its pieces split ``[a_j, min(e_j, H)]`` evenly, the last one keeps ``e_j``.
 
