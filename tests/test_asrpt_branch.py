@@ -43,9 +43,10 @@ def _data(instance):
 
 
 @cache
-def _bounds(preset: str, seed: int) -> tuple[float, float, float]:
+def _bounds(preset: str, seed: int) -> tuple[float, float, float, float]:
     """``lb_lagrange`` alone, ``lb_branch`` with the same grid and root ascent and no cuts,
-    and ``lb_branch`` with its default rounded-capacity cuts."""
+    ``lb_branch`` with its default rounded-capacity cuts, and the same splitting the jobs
+    of most GPUs first (``order = "gpus"``)."""
     instance = _instance(preset, seed)
     lbs = alpha_lbs(instance)
     root = {k: SETTINGS[k] for k in ("slots", "iterations", "patience")}
@@ -53,6 +54,7 @@ def _bounds(preset: str, seed: int) -> tuple[float, float, float]:
         lb_lagrange(instance, alpha_lbs_of=lbs, **root).value_s,
         lb_branch(instance, alpha_lbs_of=lbs, **SETTINGS, capacity_cuts=False).value_s,
         lb_branch(instance, alpha_lbs_of=lbs, **SETTINGS).value_s,
+        lb_branch(instance, alpha_lbs_of=lbs, **SETTINGS, order="gpus").value_s,
     )
 
 
@@ -96,40 +98,24 @@ def test_inner_minimum_over_a_window_is_exact_against_a_dense_scan():
 
 @pytest.mark.parametrize("preset", sorted(GENERATORS))
 def test_lb_branch_is_valid_and_at_least_the_lagrangian(preset):
-    """Never above a proven optimum (60 instances per preset, with and without the cuts);
-    without cuts never below the root's bound (``lb_lagrange``'s); both strictly above
-    ``lb_lagrange`` on some instances."""
-    higher = higher_cut = 0
+    """Never above a proven optimum (60 instances per preset, with and without the cuts,
+    and with ``order = "gpus"``); without cuts never below the root's bound
+    (``lb_lagrange``'s); all three strictly above ``lb_lagrange`` on some instances, and
+    ``order = "gpus"`` not ``gpu_time``'s bound on some (another search: 18 of 60 on
+    ``tiny``, 2 on ``tiny-comm``)."""
+    higher = higher_cut = higher_gpus = other = 0
     for seed in SEEDS:
-        lagrange, branched, cut = _bounds(preset, seed)
-        assert branched <= _optimum(preset, seed) * (1 + TOL), (preset, seed)
-        assert cut <= _optimum(preset, seed) * (1 + TOL), (preset, seed)
+        lagrange, branched, cut, gpus = _bounds(preset, seed)
+        for value in (branched, cut, gpus):
+            assert value <= _optimum(preset, seed) * (1 + TOL), (preset, seed)
         assert branched >= lagrange * (1 - TOL), (preset, seed)
         higher += branched > lagrange * (1 + 1e-6)
         higher_cut += cut > lagrange * (1 + 1e-6)
-    assert higher >= 3 and higher_cut >= 3, (higher, higher_cut)
-
-
-@cache
-def _bound_gpus_first(preset: str, seed: int) -> float:
-    """``lb_branch`` splitting the jobs of most GPUs first (``order = "gpus"``)."""
-    instance = _instance(preset, seed)
-    return lb_branch(instance, alpha_lbs_of=alpha_lbs(instance), **SETTINGS, order="gpus").value_s
-
-
-@pytest.mark.parametrize("preset", sorted(GENERATORS))
-def test_lb_branch_gpus_first_is_valid(preset):
-    """``order = "gpus"``: never above a proven optimum (60 instances per preset), above
-    ``lb_lagrange`` on some, and not ``order = "gpu_time"``'s bound on some (another
-    search: 18 of 60 on ``tiny``, 2 on ``tiny-comm``)."""
-    higher = other = 0
-    for seed in SEEDS:
-        value = _bound_gpus_first(preset, seed)
-        lagrange, _, by_time = _bounds(preset, seed)
-        assert value <= _optimum(preset, seed) * (1 + TOL), (preset, seed)
-        higher += value > lagrange * (1 + 1e-6)
-        other += abs(value - by_time) > 1e-6 * max(1.0, by_time)
-    assert higher >= 3 and other >= 1, (higher, other)
+        higher_gpus += gpus > lagrange * (1 + 1e-6)
+        other += abs(gpus - cut) > 1e-6 * max(1.0, cut)
+    assert min(higher, higher_cut, higher_gpus) >= 3 and other >= 1, (
+        higher, higher_cut, higher_gpus, other,
+    )  # fmt: skip
 
 
 def test_the_order_of_the_jobs_to_split_by_hand():
@@ -224,7 +210,7 @@ def test_lb_branch_through_the_pipeline(solve):
     instance = _instance("tiny", 3)
     result = solve("asrpt", "lb_branch", instance, **SETTINGS)
     assert result.status is Status.BOUND_ONLY
-    _, _, cut = _bounds("tiny", 3)
+    cut = _bounds("tiny", 3)[2]
     assert result.bound == pytest.approx(max(cut, result.info["lb_busy"]))
     assert result.info["root_bound"] <= result.bound * (1 + TOL)
     assert result.info["nodes"] <= SETTINGS["nodes"]
