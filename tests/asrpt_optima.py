@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from functools import cache
 
+from shared_optima import shared
+
 from ddlsched.models.asrpt_exact import solve_exact
 from ddlsched.problems.asrpt import AsrptInstance
 from ddlsched.problems.asrpt_schedule import evaluate
@@ -26,7 +28,12 @@ def instance(preset: str, seed: int) -> AsrptInstance:
 @cache
 def optimum(preset: str, seed: int) -> float:
     """Its total completion time at the proven optimum (120 s limit: slack for a loaded machine;
-    a run that does not prove fails the test that asked)."""
+    a run that does not prove fails the test that asked); solved once per test run
+    (:mod:`shared_optima`)."""
+    return shared(f"asrpt-{preset}-{seed}", lambda: _solve(preset, seed))
+
+
+def _solve(preset: str, seed: int) -> float:
     inst = instance(preset, seed)
     out = solve_exact(inst, time_limit_s=120)
     assert out.status is Status.OPTIMAL, (preset, seed, out.status)

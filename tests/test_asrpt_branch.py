@@ -1,8 +1,8 @@
 """Tests of asrpt's ``lb_branch`` (:mod:`ddlsched.models.asrpt_branch`).
 
 Checked against proven optima (``exact``) on 120 tiny instances (``tiny`` and
-``tiny-comm``, seeds 0-59), with and without the rounded-capacity cuts and with either
-``order`` of the jobs to split: never above one;
+``tiny-comm``, seeds 0-59) with the rounded-capacity cuts and either ``order`` of the
+jobs to split, and on 40 of them (seeds 0-19) without the cuts: never above one;
 without cuts at least ``lb_lagrange`` (same grid and ascent) everywhere; both strictly
 above it on some; the cuts by hand; a search that leaves out a piece of a
 split window (an invalid bound) exceeds a proven optimum somewhere, so the test set would
@@ -28,8 +28,9 @@ from ddlsched.models.asrpt_lagrange import lagrangian_value, lb_lagrange, rounde
 from ddlsched.solvers.result import Status
 
 TOL = 1e-9
-#: Small budgets: the tiny instances have 5-10 jobs.
-SETTINGS = {"slots": 200, "iterations": 300, "patience": 20, "nodes": 25, "node_iterations": 150}
+#: Small budgets: the tiny instances have 5-10 jobs (10 nodes of 50 iterations already lift
+#: 47 of the 60 ``tiny`` bounds with cuts above the Lagrangian's, 14 of ``tiny-comm``'s).
+SETTINGS = {"slots": 200, "iterations": 300, "patience": 20, "nodes": 10, "node_iterations": 50}
 
 
 def _data(instance):
@@ -42,17 +43,27 @@ def _data(instance):
     )
 
 
+#: Seeds on which the search without cuts runs too (CI time: the cuts' search, the default,
+#: runs on all 60 of each preset).
+PLAIN_SEEDS = range(20)
+
+
 @cache
-def _bounds(preset: str, seed: int) -> tuple[float, float, float, float]:
-    """``lb_lagrange`` alone, ``lb_branch`` with the same grid and root ascent and no cuts,
-    ``lb_branch`` with its default rounded-capacity cuts, and the same splitting the jobs
-    of most GPUs first (``order = "gpus"``)."""
+def _bounds(preset: str, seed: int) -> tuple[float, float | None, float, float]:
+    """``lb_lagrange`` alone, ``lb_branch`` with the same grid and root ascent and no cuts
+    (None off ``PLAIN_SEEDS``), ``lb_branch`` with its default rounded-capacity cuts, and the
+    same splitting the jobs of most GPUs first (``order = "gpus"``)."""
     instance = _instance(preset, seed)
     lbs = alpha_lbs(instance)
     root = {k: SETTINGS[k] for k in ("slots", "iterations", "patience")}
+    plain = (
+        lb_branch(instance, alpha_lbs_of=lbs, **SETTINGS, capacity_cuts=False).value_s
+        if seed in PLAIN_SEEDS
+        else None
+    )
     return (
         lb_lagrange(instance, alpha_lbs_of=lbs, **root).value_s,
-        lb_branch(instance, alpha_lbs_of=lbs, **SETTINGS, capacity_cuts=False).value_s,
+        plain,
         lb_branch(instance, alpha_lbs_of=lbs, **SETTINGS).value_s,
         lb_branch(instance, alpha_lbs_of=lbs, **SETTINGS, order="gpus").value_s,
     )
@@ -98,22 +109,24 @@ def test_inner_minimum_over_a_window_is_exact_against_a_dense_scan():
 
 @pytest.mark.parametrize("preset", sorted(GENERATORS))
 def test_lb_branch_is_valid_and_at_least_the_lagrangian(preset):
-    """Never above a proven optimum (60 instances per preset, with and without the cuts,
-    and with ``order = "gpus"``); without cuts never below the root's bound
+    """Never above a proven optimum (60 instances per preset with the cuts, either
+    ``order``; seeds 0-19 without them too); without cuts never below the root's bound
     (``lb_lagrange``'s); all three strictly above ``lb_lagrange`` on some instances, and
-    ``order = "gpus"`` not ``gpu_time``'s bound on some (another search: 18 of 60 on
-    ``tiny``, 2 on ``tiny-comm``)."""
+    ``order = "gpus"`` not ``gpu_time``'s bound on some ``tiny`` instances (another search:
+    11 of 60 at these budgets; on ``tiny-comm``, whose jobs are mostly of one GPU count, 0
+    of 60 at these budgets, 2 at 25 nodes of 150 iterations)."""
     higher = higher_cut = higher_gpus = other = 0
     for seed in SEEDS:
         lagrange, branched, cut, gpus = _bounds(preset, seed)
-        for value in (branched, cut, gpus):
+        for value in (cut, gpus) if branched is None else (branched, cut, gpus):
             assert value <= _optimum(preset, seed) * (1 + TOL), (preset, seed)
-        assert branched >= lagrange * (1 - TOL), (preset, seed)
-        higher += branched > lagrange * (1 + 1e-6)
+        if branched is not None:
+            assert branched >= lagrange * (1 - TOL), (preset, seed)
+            higher += branched > lagrange * (1 + 1e-6)
         higher_cut += cut > lagrange * (1 + 1e-6)
         higher_gpus += gpus > lagrange * (1 + 1e-6)
         other += abs(gpus - cut) > 1e-6 * max(1.0, cut)
-    assert min(higher, higher_cut, higher_gpus) >= 3 and other >= 1, (
+    assert min(higher, higher_cut, higher_gpus) >= 3 and (other >= 1 or preset != "tiny"), (
         higher, higher_cut, higher_gpus, other,
     )  # fmt: skip
 
@@ -125,15 +138,16 @@ def test_the_order_of_the_jobs_to_split_by_hand():
     split, ``gpu_time`` splits B and stays at the root's bound, ``gpus`` splits A (the
     job the LP runs half early, half late) and climbs; neither exceeds OPT."""
     args = ([0.0, 0.0, 0.0], [10.0, 30.0, 1.0], [2.0, 1.0, 1.0], 2.0)
-    budget = {"slots": 50, "iterations": 500, "patience": 20, "nodes": 60, "branch_jobs": 1}
+    budget = {"slots": 50, "iterations": 500, "patience": 20, "nodes": 20, "node_iterations": 100,
+              "branch_jobs": 1}  # fmt: skip
     by_time = branch_bound(*args, **budget)
     by_gpus = branch_bound(*args, **budget, order="gpus")
     assert by_time.branched_jobs == (1,) and by_gpus.branched_jobs == (0,)
     assert by_time.value_s <= by_time.root_s * (1 + 1e-4)
     assert by_time.root_s * 1.05 < by_gpus.value_s <= 53.0 * (1 + TOL)
-    # all three may be split: gpu_time splits each in turn, gpus only A (most GPUs, open)
+    # all three may be split: gpu_time splits A and B in turn, gpus only A (most GPUs, open)
     wide = {**budget, "branch_jobs": 3}
-    assert branch_bound(*args, **wide).branched_jobs == (0, 1, 2)
+    assert branch_bound(*args, **wide).branched_jobs == (0, 1)
     assert branch_bound(*args, **wide, order="gpus").branched_jobs == (0,)
 
 
@@ -163,14 +177,15 @@ def test_a_search_that_drops_a_piece_exceeds_an_optimum(monkeypatch):
     (cuts off, so the root is ``lb_lagrange``'s)."""
     pieces = asrpt_branch._pieces
     monkeypatch.setattr(asrpt_branch, "_pieces", lambda *args: pieces(*args)[1:])
-    over = 0
-    for preset in GENERATORS:
-        for seed in SEEDS:
-            instance = _instance(preset, seed)
-            lbs = alpha_lbs(instance)
-            wrong = lb_branch(instance, alpha_lbs_of=lbs, **SETTINGS, capacity_cuts=False).value_s
-            over += wrong > _optimum(preset, seed) * (1 + 1e-6)
-    assert over >= 1
+
+    def over(preset, seed):
+        instance = _instance(preset, seed)
+        lbs = alpha_lbs(instance)
+        wrong = lb_branch(instance, alpha_lbs_of=lbs, **SETTINGS, capacity_cuts=False).value_s
+        return wrong > _optimum(preset, seed) * (1 + 1e-6)
+
+    # stops at the first instance it exceeds (any() is lazy)
+    assert any(over(preset, seed) for preset in GENERATORS for seed in SEEDS)
 
 
 def test_one_node_is_the_lagrangian_and_the_search_is_deterministic():
@@ -191,7 +206,7 @@ def test_a_gang_by_hand():
     exceeds it and climbs above the Lagrangian, whose LP runs A half early, half late."""
     releases, durations, gpus = [0.0, 0.0, 0.0], [10.0, 10.0, 1.0], [2.0, 1.0, 1.0]
     found = branch_bound(releases, durations, gpus, 2.0, slots=50, iterations=500,
-                         patience=20, nodes=200, node_iterations=300)  # fmt: skip
+                         patience=20, nodes=40, node_iterations=150)  # fmt: skip
     assert found.value_s <= 31.0 * (1 + TOL)
     assert found.value_s > found.root_s * (1 + 1e-6), found
 
@@ -213,7 +228,8 @@ def test_lb_branch_through_the_pipeline(solve):
     cut = _bounds("tiny", 3)[2]
     assert result.bound == pytest.approx(max(cut, result.info["lb_busy"]))
     assert result.info["root_bound"] <= result.bound * (1 + TOL)
-    assert result.info["nodes"] <= SETTINGS["nodes"]
+    # a split's children all run: up to pieces - 1 (3) node ascents past the budget
+    assert result.info["nodes"] <= SETTINGS["nodes"] + 3
 
 
 @pytest.mark.parametrize(

@@ -178,10 +178,11 @@ def _patient(preset: str, seed: int) -> float:
 
 @pytest.mark.parametrize("preset", sorted(GENERATORS))
 def test_a_patient_ascent_is_valid_and_climbs_further(preset):
-    """Patience decides the strength only: never above a proven optimum (60 instances per
-    preset), and at least the default ascent's bound on most of them."""
+    """Patience decides the strength only: never above a proven optimum (the even seeds,
+    30 instances per preset, for CI time), and at least the default ascent's bound on most
+    of them."""
     higher = lower = 0
-    for seed in SEEDS:
+    for seed in SEEDS[::2]:
         patient, default = _patient(preset, seed), _bounds(preset, seed)[3]
         assert patient <= _optimum(preset, seed) * (1 + TOL), (preset, seed)
         higher += patient > default * (1 + 1e-9)
