@@ -1,6 +1,7 @@
 """Proven optima of asrpt's ``tiny`` and ``tiny-comm`` instances, shared by the tests of
-the family's bounds (``lb_busy``, ``lb_lagrange``): each optimum is solved once per test
-process, by ``exact`` (CP-SAT), never stored."""
+the family's bounds (``lb_busy``, ``lb_lagrange``, ``lb_branch``): each optimum is solved
+by ``exact`` (CP-SAT) once per test run, shared by its xdist workers
+(:mod:`shared_optima`)."""
 
 from __future__ import annotations
 

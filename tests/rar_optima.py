@@ -14,7 +14,7 @@ from ddlsched.workloads.rar import generate
 
 def _proven(preset: str, seed: int) -> int:
     opt = search_exact(generate(preset, seed))
-    assert opt.proven, (preset, seed)
+    assert opt.proven and opt.makespan is not None, (preset, seed)
     return opt.makespan
 
 

@@ -3,9 +3,11 @@
 Under ``pytest -n`` (pytest-xdist) the workers of one run share the environment variable
 ``PYTEST_XDIST_TESTRUNUID``; an optimum solved by one worker is written to a directory
 named by it and read by the others, so each proven optimum of the bound tests is solved
-once per run, not once per worker and per test file. Nothing outlives the run's id, so
-every optimum comes from the code under test. Without xdist the callers' in-process
-caches do the same. Only proven values are stored (the callers assert the proof first).
+once per run, not once per worker and per test file. xdist draws a new id for every
+run, so every optimum comes from the code under test (do not pin it with
+``--testrunuid``); the directory, a few hundred small files, stays in the temporary
+directory after the run. Without xdist the callers' in-process caches do the same.
+Only proven values are stored (the callers assert the proof first).
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 Checked against proven optima (``exact``) on 120 tiny instances (``tiny`` and
 ``tiny-comm``, seeds 0-59) with the rounded-capacity cuts and either ``order`` of the
 jobs to split, and on 40 of them (seeds 0-19) without the cuts: never above one;
-without cuts at least ``lb_lagrange`` (same grid and ascent) everywhere; both strictly
-above it on some; the cuts by hand; a search that leaves out a piece of a
+without cuts at least ``lb_lagrange`` (same grid and ascent) on each of those 40; the
+three searches strictly above it on some; the cuts by hand; a search that leaves out a piece of a
 split window (an invalid bound) exceeds a proven optimum somewhere, so the test set would
 catch a branching that does not cover the start domain. The inner minimum over a start
 window against a dense scan; the pipeline, parameters, deadline and determinism.
