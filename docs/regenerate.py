@@ -4,7 +4,8 @@
     python docs/regenerate.py --check         # exit 1 with a unified diff per stale block
     python docs/regenerate.py --check README.md docs/walkthroughs/rar.md
 
-The convention (``tests/test_docs_console.py`` runs ``--check`` in CI):
+The convention (``tests/test_docs_console.py`` runs ``--check``: on the README in the CI tier,
+on every page with ``--full``):
 
 - A console block is fenced as ```` ```console ````. Its lines that start with
   ``$ `` are commands; the lines after a command, up to the next command, are

@@ -32,6 +32,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+import tiers
 from hypothesis import settings
 
 from ddlsched.datadir import data_dir
@@ -126,7 +127,33 @@ NEEDS_DATA = (
 )
 
 
+def pytest_addoption(parser) -> None:
+    parser.addoption(
+        "--full",
+        action="store_true",
+        help="the full tier: every instance of every sweep and every slow test (tests/tiers.py)",
+    )
+
+
+def pytest_configure(config) -> None:
+    if config.getoption("--full"):
+        os.environ[tiers.ENV] = "1"
+
+
+def pytest_report_header(config) -> str:
+    if tiers.full():
+        return "ddlsched tier: full (every sweep instance, slow tests included)"
+    return "ddlsched tier: CI (sampled sweeps, slow tests deselected; --full runs them)"
+
+
 def pytest_collection_modifyitems(config, items) -> None:
+    if not tiers.full():
+        kept = [item for item in items if item.get_closest_marker("slow") is None]
+        if len(kept) < len(items):
+            config.hook.pytest_deselected(
+                items=[item for item in items if item.get_closest_marker("slow") is not None]
+            )
+            items[:] = kept
     if data_dir() is not None:
         return
     skip = pytest.mark.skip(

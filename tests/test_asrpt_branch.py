@@ -19,6 +19,7 @@ import pytest
 from asrpt_optima import GENERATORS, SEEDS
 from asrpt_optima import instance as _instance
 from asrpt_optima import optimum as _optimum
+from tiers import full, sample
 
 from ddlsched.deadline import Deadline
 from ddlsched.models import asrpt_branch
@@ -114,9 +115,10 @@ def test_lb_branch_is_valid_and_at_least_the_lagrangian(preset):
     (``lb_lagrange``'s); all three strictly above ``lb_lagrange`` on some instances, and
     ``order = "gpus"`` not ``gpu_time``'s bound on some ``tiny`` instances (another search:
     11 of 60 at these budgets; on ``tiny-comm``, whose jobs are mostly of one GPU count, 0
-    of 60 at these budgets, 2 at 25 nodes of 150 iterations)."""
+    of 60 at these budgets, 2 at 25 nodes of 150 iterations). The CI tier runs every fourth
+    seed and asks each variant to gain on one of them; the counts are the full tier's."""
     higher = higher_cut = higher_gpus = other = 0
-    for seed in SEEDS:
+    for seed in sample(SEEDS, 4):
         lagrange, branched, cut, gpus = _bounds(preset, seed)
         for value in (cut, gpus) if branched is None else (branched, cut, gpus):
             assert value <= _optimum(preset, seed) * (1 + TOL), (preset, seed)
@@ -126,9 +128,11 @@ def test_lb_branch_is_valid_and_at_least_the_lagrangian(preset):
         higher_cut += cut > lagrange * (1 + 1e-6)
         higher_gpus += gpus > lagrange * (1 + 1e-6)
         other += abs(gpus - cut) > 1e-6 * max(1.0, cut)
-    assert min(higher, higher_cut, higher_gpus) >= 3 and (other >= 1 or preset != "tiny"), (
-        higher, higher_cut, higher_gpus, other,
-    )  # fmt: skip
+    counts = (higher, higher_cut, higher_gpus, other)
+    if full():  # the counts of the docstring, on every seed
+        assert min(counts[:3]) >= 3 and (other >= 1 or preset != "tiny"), counts
+    else:  # every fourth seed (seeds 0-19 of them without cuts): each variant gains somewhere
+        assert min(counts[:3]) >= 1, counts
 
 
 def test_the_order_of_the_jobs_to_split_by_hand():

@@ -13,6 +13,7 @@ import pytest
 from asrpt_optima import GENERATORS, SEEDS
 from asrpt_optima import instance as _instance
 from asrpt_optima import optimum as _optimum
+from tiers import full, sample, sweep
 
 from ddlsched.models.asrpt import alpha_lbs, lb_srpt, lb_sum
 from ddlsched.models.asrpt_comm_bound import lb_busy, partition_bound, spt_mean_busy_times
@@ -108,7 +109,7 @@ def test_partition_bound_refuses_ragged_input():
 # --------------------------------------------------------------------------- against OPT
 
 
-@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("seed", sweep(SEEDS, 4))
 @pytest.mark.parametrize("preset", sorted(GENERATORS))
 def test_lb_busy_is_valid_and_dominates(preset, seed):
     total_sum, total_srpt, busy = _bounds(preset, seed)
@@ -119,10 +120,11 @@ def test_lb_busy_is_valid_and_dominates(preset, seed):
 def test_lb_busy_gains_on_the_proven_set():
     """The test set discriminates: the bound is strictly better on a fair share of it,
     and an overclaimed variant (full ``p_i`` added to the mean busy times instead of
-    half) exceeds a proven optimum somewhere, so a wrong factor would be caught."""
+    half) exceeds a proven optimum somewhere, so a wrong factor would be caught. (Counts
+    of the full tier; the CI tier's every fourth seed asks for a proportionate share.)"""
     better = over = 0
     for preset in GENERATORS:
-        for seed in SEEDS:
+        for seed in sample(SEEDS, 4):
             total_sum, total_srpt, busy = _bounds(preset, seed)
             better += busy > max(total_sum, total_srpt) * (1 + 1e-6)
             instance = _instance(preset, seed)
@@ -135,7 +137,7 @@ def test_lb_busy_gains_on_the_proven_set():
                 [s * p for s, p in zip(shares, durations, strict=True)],
             )
             over += math.fsum(mbt) + math.fsum(durations) > _optimum(preset, seed) * (1 + 1e-6)
-    assert better >= 30
+    assert better >= (30 if full() else 7)
     assert over >= 1
 
 

@@ -17,6 +17,7 @@ import pytest
 from asrpt_optima import GENERATORS, SEEDS
 from asrpt_optima import instance as _instance
 from asrpt_optima import optimum as _optimum
+from tiers import full, sample, sweep
 
 from ddlsched.deadline import Deadline
 from ddlsched.models.asrpt import alpha_lbs, lb_srpt, lb_sum
@@ -134,7 +135,7 @@ def test_refuses_bad_input():
 # --------------------------------------------------------------------------- against OPT
 
 
-@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("seed", sweep(SEEDS, 4))
 @pytest.mark.parametrize("preset", sorted(GENERATORS))
 def test_lb_lagrange_is_valid(preset, seed):
     total_sum, _, _, lagrange = _bounds(preset, seed)
@@ -145,10 +146,11 @@ def test_lb_lagrange_is_valid(preset, seed):
 def test_lb_lagrange_gains_on_the_proven_set():
     """The test set discriminates: the Lagrangian is strictly above every older bound on
     some instances, and the same ascent with the capacity halved (an invalid relaxation)
-    exceeds a proven optimum somewhere, so a wrong capacity term would be caught."""
+    exceeds a proven optimum somewhere, so a wrong capacity term would be caught. (Counts of
+    the full tier; the CI tier's every fourth seed asks for a proportionate share.)"""
     better = over = 0
     for preset in GENERATORS:
-        for seed in SEEDS:
+        for seed in sample(SEEDS, 4):
             total_sum, total_srpt, busy, lagrange = _bounds(preset, seed)
             better += lagrange > max(total_sum, total_srpt, busy) * (1 + 1e-6)
             instance = _instance(preset, seed)
@@ -163,7 +165,7 @@ def test_lb_lagrange_gains_on_the_proven_set():
             ) if all(instance.configs[j.config].num_gpus <= instance.cluster.num_gpus / 2
                      for j in instance.jobs) else None  # fmt: skip
             over += halved is not None and halved.value_s > _optimum(preset, seed) * (1 + 1e-6)
-    assert better >= 10
+    assert better >= (10 if full() else 2)
     assert over >= 1
 
 
@@ -179,10 +181,10 @@ def _patient(preset: str, seed: int) -> float:
 @pytest.mark.parametrize("preset", sorted(GENERATORS))
 def test_a_patient_ascent_is_valid_and_climbs_further(preset):
     """Patience decides the strength only: never above a proven optimum (the even seeds,
-    30 instances per preset, for CI time), and at least the default ascent's bound on most
+    30 instances per preset; every sixth seed in the CI tier), and at least the default ascent's bound on most
     of them."""
     higher = lower = 0
-    for seed in SEEDS[::2]:
+    for seed in sample(SEEDS[::2], 3):
         patient, default = _patient(preset, seed), _bounds(preset, seed)[3]
         assert patient <= _optimum(preset, seed) * (1 + TOL), (preset, seed)
         higher += patient > default * (1 + 1e-9)

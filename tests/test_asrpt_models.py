@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 from fake_clock import StepClock
+from tiers import sample, sweep
 
 from ddlsched.deadline import Deadline
 from ddlsched.errors import ModelTooLargeError
@@ -151,7 +152,7 @@ def exact(seed: int):
 # --------------------------------------------------------------------------- exact
 
 
-@pytest.mark.parametrize("seed", BRUTE_SEEDS)
+@pytest.mark.parametrize("seed", sweep(BRUTE_SEEDS, 2))
 def test_exact_equals_brute_force(seed):
     instance, out = exact(seed)
     assert out.status is Status.OPTIMAL
@@ -175,7 +176,7 @@ def test_alpha_star_matches_enumeration(seed):
         assert alpha == pytest.approx(brute_alpha_star(cluster, config, usage), rel=1e-12)
 
 
-@pytest.mark.parametrize("seed", MILP_SEEDS)
+@pytest.mark.parametrize("seed", sweep(MILP_SEEDS, 2))
 def test_cpsat_and_milp_agree(seed):
     instance = tiny(seed)
     out = solve_exact(instance, cross_check=True, time_limit_s=60)
@@ -192,7 +193,7 @@ def test_milp_on_each_backend_equals_cpsat(seed, backend):
     assert value == pytest.approx(exact(seed)[1].bound, rel=1e-9)
 
 
-@pytest.mark.parametrize("seed", range(20))
+@pytest.mark.parametrize("seed", sweep(range(20), 2))
 def test_bounds_below_exact(seed):
     instance = tiny(seed)
     out = exact(seed)[1] if seed in BRUTE_SEEDS else solve_exact(instance, time_limit_s=60)
@@ -394,7 +395,7 @@ def test_lemma2_holds_for_asrpt_on_tiny_instances(delay_factor):
     from ddlsched.sim.asrpt import simulate
 
     violations = []
-    for seed in range(30):
+    for seed in sample(range(30), 2):
         instance = tiny(seed)
         schedule = simulate(instance, "asrpt", delay_factor=delay_factor, seed=0)
         gamma = evaluate(instance, schedule).total_completion_s

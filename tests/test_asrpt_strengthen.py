@@ -17,6 +17,7 @@ from functools import cache
 
 import pytest
 from test_asrpt_models import brute_force
+from tiers import sweep
 
 from ddlsched.deadline import Deadline
 from ddlsched.models.asrpt_exact import solve_exact
@@ -108,7 +109,7 @@ def _check(index: int, strengthening: Strengthening) -> None:
             assert bound <= optimum_units, name
 
 
-@pytest.mark.parametrize("index", range(len(CASES)), ids=[label for label, _ in CASES])
+@pytest.mark.parametrize("index", sweep(range(len(CASES)), 5), ids=[label for label, _ in CASES])
 def test_strengthened_exact_equals_the_old_model(index):
     _check(index, Strengthening())
 
@@ -250,7 +251,7 @@ def test_improve_incumbent_beats_the_serial_search():
     assert all(a <= b for a, b in zip(tighter.latest_end, searched_data.latest_end, strict=True))
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", sweep(range(6), 2))
 def test_job_windows_hold_the_optimum_and_are_no_wider(seed):
     """Per job, the bound on the other jobs' total lies at or below their total in a
     proven optimum, and the windows are no wider than the floors'."""
@@ -336,7 +337,7 @@ def test_lp_bound_stays_below_a_known_schedule():
     assert lp is not None and lp.bound <= 1187
 
 
-@pytest.mark.parametrize("index", range(0, 40, 5), ids=lambda i: CASES[i][0])
+@pytest.mark.parametrize("index", sweep(range(0, 40, 5), 2), ids=lambda i: CASES[i][0])
 def test_milp_proof_after_a_cpsat_that_proves_nothing(index, monkeypatch):
     """CP-SAT left no time: the time-indexed MILP proves the old model's optimum on the
     same data, and the result says which model's schedule it is."""

@@ -105,6 +105,7 @@ def test_moves_are_deterministic():
     assert runs[0][1] == runs[1][1]
 
 
+@pytest.mark.slow
 def test_a_window_of_every_job_reaches_the_proven_optimum():
     instance = _one_gpu_servers()
     exact = solve_exact(instance, time_limit_s=60)

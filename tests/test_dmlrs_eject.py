@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 from dmlrs_improve_helpers import run_improve, small
 from fake_clock import StepClock
+from tiers import sweep
 
 from ddlsched.deadline import Deadline
 from ddlsched.errors import DdlschedError
@@ -78,7 +79,7 @@ def test_the_move_takes_in_a_job_the_windows_cannot():
         assert moved.objective == pytest.approx(evaluate(instance, moved.schedule).total_utility)
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("seed", sweep([0, 1, 2], 3))
 def test_never_below_the_run_without_the_move(seed):
     instance = small(seed)
     plain = _improve(instance, seed, max_windows=300)

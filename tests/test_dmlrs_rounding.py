@@ -18,6 +18,7 @@ import math
 import numpy as np
 import pytest
 from dmlrs_slot_helpers import lp_args, slot_data
+from tiers import sweep
 
 from ddlsched.heuristics.dmlrs_rounding import (
     REPAIR_STEPS,
@@ -90,7 +91,7 @@ def test_internal_case_hires_exactly_d_workers():
     assert InternalCase(tie).solve(1).machines.tolist() == [0]
 
 
-@pytest.mark.parametrize("seed", range(30))
+@pytest.mark.parametrize("seed", sweep(range(30), 3))
 def test_internal_case_equals_a_scan_of_every_machine(seed):
     data = random_slot(seed)
     case = InternalCase(data)
@@ -199,7 +200,7 @@ def rows_met(data: SlotData, w: np.ndarray, s: np.ndarray, demand: int) -> dict[
     }
 
 
-@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("seed", sweep(range(40), 4))
 def test_repair_never_returns_a_draw_that_breaks_a_row(solvers, seed):
     data = random_slot(seed)
     session = solvers.lp(*lp_args(data))

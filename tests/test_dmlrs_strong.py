@@ -28,6 +28,7 @@ import numpy as np
 import pyomo.environ as pyo
 import pytest
 from dmlrs_brute_force import brute_force_optimum
+from tiers import sweep
 
 from ddlsched.deadline import Deadline
 from ddlsched.models.dmlrs import ExactFormulation, solve_exact
@@ -82,7 +83,7 @@ def optimum(instance: DmlrsInstance, which: Strengthening, backend: str = "highs
     return value
 
 
-@pytest.mark.parametrize("k", range(len(MICRO)))
+@pytest.mark.parametrize("k", sweep(range(len(MICRO)), 3))
 def test_strengthened_exact_equals_brute_force_and_plain(k):
     instance = MICRO[k]
     truth = brute_force_optimum(instance)
@@ -192,7 +193,7 @@ TINY = [generate("tiny", s, jobs=5) for s in range(4)] + [
 ]
 
 
-@pytest.mark.parametrize("k", range(len(TINY)))
+@pytest.mark.parametrize("k", sweep(range(len(TINY)), 4))
 def test_both_backends_prove_the_plain_optimum(k, backend):
     instance = TINY[k]
     plain = optimum(instance, Strengthening.none())
@@ -222,7 +223,7 @@ def _violated_rows(model: pyo.ConcreteModel) -> list[str]:
     return bad
 
 
-@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("seed", sweep(range(8), 2))
 def test_mip_start_is_feasible_and_worth_the_heuristic(seed):
     instance = generate("tiny", seed, jobs=8) if seed % 2 else congested(generate("tiny", seed), 1)
     schedule = best_heuristic_schedule(instance, 0, Deadline.unlimited())

@@ -32,8 +32,19 @@ def _load_regenerate():
 regenerate = _load_regenerate()
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("page", regenerate.console_pages(), ids=lambda p: str(p.relative_to(ROOT)))
+#: Replayed in the CI tier: the README (the walk-throughs, 12-38 s each on 2 cores, in the
+#: full tier; ``python docs/regenerate.py --check`` replays them all).
+CI_PAGES = {ROOT / "README.md"}
+
+
+def _pages() -> list:
+    return [
+        page if page in CI_PAGES else pytest.param(page, marks=pytest.mark.slow)
+        for page in regenerate.console_pages()
+    ]
+
+
+@pytest.mark.parametrize("page", _pages(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_console_blocks_print_what_the_code_prints(page):
     outcome = regenerate.check_page(page)
     diffs = "".join(outcome.diffs)

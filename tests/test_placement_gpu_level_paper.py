@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import pytest
 from test_placement_methods import TINY, brute_force
+from tiers import sweep
 
 from ddlsched.models.placement_gpu_level import build_gpu_level, build_gpu_level_paper
 from ddlsched.solvers import Status
 from ddlsched.workloads.placement import generate
 
 
-@pytest.mark.parametrize("index", [0, 4, 6, 7])
+@pytest.mark.parametrize("index", sweep([0, 4, 6, 7], 2))
 def test_paper_gpu_level_equals_brute_force(index, solve, backend):
     inst = TINY[index]
     solved = solve("placement", "exact_gpu_level_paper", inst, backend, cross_check=False)

@@ -17,6 +17,7 @@ from dataclasses import replace
 import pytest
 from rar_brute_force import brute_force_makespan
 from rar_optima import proven_makespan
+from tiers import sweep
 
 from ddlsched.models.rar_bounds import load_lb
 from ddlsched.models.rar_contention_bound import (
@@ -90,14 +91,14 @@ def test_registered_method_through_the_pipeline():
     assert res.status.value == "bound_only" and res.bound == 20
 
 
-@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("seed", sweep(range(40), 2))
 def test_below_the_optimum_on_contention(seed):
     inst = generate("contention", seed)
     bound, base = _bound(inst)
     assert base <= bound <= proven_makespan("contention", seed)
 
 
-@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("seed", sweep(range(40), 5))
 def test_below_the_optimum_on_small(seed):
     inst = generate("small", seed)
     bound, base = _bound(inst)

@@ -12,6 +12,7 @@ from dataclasses import replace
 import pytest
 from rar_brute_force import brute_force_makespan
 from rar_optima import proven_makespan
+from tiers import sweep
 
 from ddlsched.models.rar_bounds import closed_form_bounds
 from ddlsched.models.rar_lb_binpacking import lb_binpacking
@@ -35,7 +36,7 @@ def tiny(seed: int) -> RarInstance:
 PROVEN = [("small", seed) for seed in range(100)] + [("contention", seed) for seed in range(40)]
 
 
-@pytest.mark.parametrize(("preset", "seed"), PROVEN)
+@pytest.mark.parametrize(("preset", "seed"), sweep(PROVEN, 5))
 def test_every_bound_is_below_the_proven_optimum(preset, seed):
     inst = generate(preset, seed)
     opt = proven_makespan(preset, seed)
@@ -47,7 +48,7 @@ def test_every_bound_is_below_the_proven_optimum(preset, seed):
     assert lb_configuration(inst).info["converged"]
 
 
-@pytest.mark.parametrize("seed", TINY_SEEDS)
+@pytest.mark.parametrize("seed", sweep(TINY_SEEDS, 2))
 def test_every_bound_is_below_the_brute_force_optimum(seed):
     inst = tiny(seed)
     for name, bound_of in BOUNDS.items():
