@@ -140,20 +140,38 @@ def pytest_configure(config) -> None:
         os.environ[tiers.ENV] = "1"
 
 
-def pytest_report_header(config) -> str:
+_TIER_DESELECTED: list[int] = []  # per collection (one per xdist worker)
+
+
+def _tier_line(deselected: int | None) -> str:
     if tiers.full():
         return "ddlsched tier: full (every sweep instance, slow tests included)"
-    return "ddlsched tier: CI (sampled sweeps, slow tests deselected; --full runs them)"
+    count = (
+        f"{deselected} slow tests deselected" if deselected is not None else "slow tests deselected"
+    )
+    return f"ddlsched tier: CI (sampled sweeps, {count}; --full runs them)"
+
+
+def pytest_report_header(config) -> str:
+    return _tier_line(None)
 
 
 def pytest_collection_modifyitems(config, items) -> None:
     if not tiers.full():
-        kept = [item for item in items if item.get_closest_marker("slow") is None]
-        if len(kept) < len(items):
-            config.hook.pytest_deselected(
-                items=[item for item in items if item.get_closest_marker("slow") is not None]
-            )
-            items[:] = kept
+        # a test named on the command line (``file::test[id]``) runs whatever its tier
+        named = {arg.removeprefix("./") for arg in config.args if "::" in arg}
+        out = [
+            item
+            for item in items
+            if item.get_closest_marker("slow") is not None and item.nodeid not in named
+        ]
+        if out:
+            config.hook.pytest_deselected(items=out)
+            dropped = {id(item) for item in out}
+            items[:] = [item for item in items if id(item) not in dropped]
+        _TIER_DESELECTED.append(len(out))
+        if hasattr(config, "workeroutput"):  # an xdist worker: report to the controller
+            config.workeroutput["tier_deselected"] = len(out)
     if data_dir() is not None:
         return
     skip = pytest.mark.skip(
@@ -162,3 +180,15 @@ def pytest_collection_modifyitems(config, items) -> None:
     for item in items:
         if item.nodeid.removeprefix("tests/") in NEEDS_DATA:
             item.add_marker(skip)
+
+
+def pytest_testnodedown(node, error) -> None:
+    """xdist's controller: every worker collects the same items; keep one worker's count."""
+    count = getattr(node, "workeroutput", {}).get("tier_deselected")
+    if count is not None and not _TIER_DESELECTED:
+        _TIER_DESELECTED.append(count)
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """The tier in the summary, which ``-q`` prints (it hides the header)."""
+    terminalreporter.write_line(_tier_line(_TIER_DESELECTED[0] if _TIER_DESELECTED else None))

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from tiers import sweep
 
 from ddlsched.datadir import data_dir
 
@@ -246,7 +245,7 @@ def test_a_huge_instance_does_not_hang_validate(tmp_path, cli, monkeypatch):
     assert "built within the 1 s budget" in out and "jobs=100000): checked" not in out, out
 
 
-@pytest.mark.parametrize("path", sweep(sorted(SUITES.glob("*.toml")), 3), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted(SUITES.glob("*.toml")), ids=lambda p: p.name)
 def test_shipped_suites_validate(path, cli, monkeypatch):
     if SHARED is None and "DDLSCHED_DATA" in path.read_text():
         pytest.skip("needs the shared data directory")

@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 
 import pytest
-from tiers import sweep
 
 from ddlsched.bench.executors import DaskExecutor, LocalExecutor
 from ddlsched.bench.runner import run_suite
@@ -187,7 +186,7 @@ def _wait_for_rows(out: Path, proc: subprocess.Popen, minimum: int, timeout: flo
     raise AssertionError("no rows were written")
 
 
-@pytest.mark.parametrize("how", sweep(["kill9", "sigint"], 2))
+@pytest.mark.parametrize("how", ["kill9", "sigint"])
 def test_killed_run_resumes_with_every_row_exactly_once(tmp_path, how):
     suite_path = write(tmp_path, SLOW)
     total = len(expand(load_suite(suite_path)))

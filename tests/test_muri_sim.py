@@ -240,8 +240,8 @@ def test_reference_muri_trace3(policy, rel):
 @pytest.mark.parametrize("trace", [pytest.param("trace1", marks=pytest.mark.slow), "trace3_pr"])
 def test_reference_muri_exact(policy, trace):
     """Traces 1 and 3' with the original's Blossom (compiled from 8 nodes on): every published
-    number to 1e-7 (traces 1', 2, 2', 4 and 4', also exact, are left to the benchmark for
-    CI time)."""
+    number to 1e-7 (trace 1 in the full tier only; traces 1', 2, 2', 4 and 4', also exact,
+    are left to the benchmark for test time)."""
     m = simulate(load_trace(trace), policy)
     expected = PUBLISHED[policy][0] if trace == "trace1" else PUBLISHED_PR[policy][int(trace[5])]
     for ours, theirs in zip(_published_triple(m), expected, strict=True):

@@ -91,7 +91,7 @@ def test_registered_method_through_the_pipeline():
     assert res.status.value == "bound_only" and res.bound == 20
 
 
-@pytest.mark.parametrize("seed", sweep(range(40), 2))
+@pytest.mark.parametrize("seed", sweep(range(40), 5))
 def test_below_the_optimum_on_contention(seed):
     inst = generate("contention", seed)
     bound, base = _bound(inst)

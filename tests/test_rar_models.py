@@ -8,7 +8,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rar_brute_force import brute_force_makespan
-from tiers import sweep
 
 from ddlsched.models.rar_bounds import closed_form_bounds
 from ddlsched.problems.rar import Network, RarInstance, RarJob
@@ -83,7 +82,7 @@ def brute():
     return _BruteForceOptima()
 
 
-@pytest.mark.parametrize("name", sweep(sorted(TINY), 2))
+@pytest.mark.parametrize("name", sorted(TINY))
 def test_exact_milp_equals_brute_force(name, brute, solve, backend):
     inst = TINY[name]
     # the bare MILP over the whole horizon

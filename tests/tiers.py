@@ -1,12 +1,15 @@
 """The suite's two tiers: the CI tier (the README's test command) and ``--full``.
 
-The README's command runs every test, but a sweep over many proven optima or
-brute-forced instances runs on a fixed sample of them, and a test marked
-``slow`` (a long replay: the heaviest walk-throughs, notebooks, plug-in
-scaffolds, reference traces) is deselected; ``python -m pytest ... --full``
-runs every instance of every sweep and every slow test. The sample is fixed
-(every ``every``-th item from the first), so a CI run means the same thing on
-every run, and a failure in it reproduces.
+In the README's command (what ``.ci/run`` runs) a sweep over many instances
+runs on a fixed sample of them, and a test marked ``slow`` is deselected: the
+walk-throughs' console blocks, the family notebooks, five of the seven plug-in
+scaffolds, Muri trace 1's exact replay, the window search over every job (the
+sampled sweeps include trace 4 of Muri's published baselines). ``python -m
+pytest ... --full`` runs every instance of every sweep and every slow test. The
+sample is fixed (every ``every``-th item from the first), so a CI run means the
+same thing on every run, and a failure in it reproduces; a test named on the
+command line runs in either tier. Docstrings give the full tier's counts; a count
+the CI tier asks for is written beside it (``n if full() else m``).
 
 - ``sample(items, every)``: a list for a loop inside a test.
 - ``sweep(items, every)``: parameters for ``pytest.mark.parametrize``; the items left
@@ -21,6 +24,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import pytest
+from _pytest.mark.structures import ParameterSet
 
 ENV = "DDLSCHED_FULL_TESTS"
 
@@ -37,10 +41,16 @@ def sample(items: Iterable[Any], every: int) -> list[Any]:
 
 
 def sweep(items: Iterable[Any], every: int) -> list[Any]:
-    """``items`` as parameters; those outside :func:`sample`'s CI sample are marked slow."""
+    """``items`` as parameters; those outside :func:`sample`'s CI sample are marked slow.
+
+    An item is one value, or a ``pytest.param`` (its id and marks are kept); a plain
+    tuple is the values of a multi-name parametrisation (``("preset", "seed")``)."""
     out = []
     for k, item in enumerate(items):
-        values = item if isinstance(item, tuple) else (item,)
-        marks = () if k % every == 0 else (pytest.mark.slow,)
-        out.append(pytest.param(*values, marks=marks))
+        extra = () if k % every == 0 else (pytest.mark.slow,)
+        if isinstance(item, ParameterSet):
+            out.append(pytest.param(*item.values, id=item.id, marks=(*item.marks, *extra)))
+        else:
+            values = item if isinstance(item, tuple) else (item,)
+            out.append(pytest.param(*values, marks=extra))
     return out
