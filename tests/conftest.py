@@ -160,15 +160,13 @@ def pytest_collection_modifyitems(config, items) -> None:
     if not tiers.full():
         # a test named on the command line (``file::test[id]``) runs whatever its tier
         named = {arg.removeprefix("./") for arg in config.args if "::" in arg}
-        out = [
-            item
-            for item in items
-            if item.get_closest_marker("slow") is not None and item.nodeid not in named
-        ]
+        kept, out = [], []
+        for item in items:
+            slow = item.get_closest_marker("slow") is not None and item.nodeid not in named
+            (out if slow else kept).append(item)
         if out:
             config.hook.pytest_deselected(items=out)
-            dropped = {id(item) for item in out}
-            items[:] = [item for item in items if id(item) not in dropped]
+            items[:] = kept
         _TIER_DESELECTED.append(len(out))
         if hasattr(config, "workeroutput"):  # an xdist worker: report to the controller
             config.workeroutput["tier_deselected"] = len(out)
