@@ -150,10 +150,24 @@ def test_the_order_of_the_jobs_to_split_by_hand():
     assert by_time.branched_jobs == (1,) and by_gpus.branched_jobs == (0,)
     assert by_time.value_s <= by_time.root_s * (1 + 1e-4)
     assert by_time.root_s * 1.05 < by_gpus.value_s <= 53.0 * (1 + TOL)
-    # all three may be split: gpu_time splits A and B in turn, gpus only A (most GPUs, open)
+    # all three may be split: gpu_time splits A and B in turn; gpus splits A until each of
+    # its windows is narrower than one grid slot, then B (most GPUs among the open ones)
     wide = {**budget, "branch_jobs": 3}
     assert branch_bound(*args, **wide).branched_jobs == (0, 1)
-    assert branch_bound(*args, **wide, order="gpus").branched_jobs == (0,)
+    assert branch_bound(*args, **wide, order="gpus").branched_jobs == (0, 1)
+
+
+def test_gpus_stops_splitting_a_window_narrower_than_one_grid_slot():
+    """The width floor of ``order = "gpus"`` (module docstring): with A the only job to
+    split, its windows reach the grid's mean slot within a few splits and the search ends
+    with budget left instead of splitting A to float resolution; each child covers its
+    parent, so the bound stays valid (OPT = 53, the instance above)."""
+    args = ([0.0, 0.0, 0.0], [10.0, 30.0, 1.0], [2.0, 1.0, 1.0], 2.0)
+    found = branch_bound(*args, slots=50, iterations=500, patience=20, nodes=200,
+                         node_iterations=100, branch_jobs=1, order="gpus")  # fmt: skip
+    assert found.stopped == "no window left to split"
+    assert found.branched_jobs == (0,) and found.nodes < 200
+    assert found.root_s * 1.05 < found.value_s <= 53.0 * (1 + TOL)
 
 
 def test_refuses_an_unknown_order():

@@ -200,7 +200,8 @@ class BranchParams(BoundParams):
     )
     branch_jobs: int = param(
         4,
-        "the jobs of largest GPU time whose start windows may be split",
+        "how many jobs' start windows may be split: those of largest GPU time (order gpu_time) "
+        "or of most GPUs (order gpus)",
         minimum=1,
         maximum=10_000,
     )

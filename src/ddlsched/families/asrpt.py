@@ -466,8 +466,8 @@ _bound_method(
 _bound_method(
     "lb_branch",
     "ours: lb_lagrange's relaxation, best-first branch and bound over the start windows "
-    "of the jobs of largest GPU time, each node bounded by the Lagrangian with rounded-capacity "
-    "cuts (at least lb_busy)",
+    "of the jobs of largest GPU time (or of most GPUs), each node bounded by the Lagrangian "
+    "with rounded-capacity cuts (at least lb_busy)",
     BranchParams,
 )
 

@@ -74,19 +74,21 @@ Choices (ours; strength only):
     w_i)``.
   - ``gpus``: among the ``branch_jobs`` jobs of most GPUs ``g_i`` (ties:
     larger ``p_i``, then index), the one of most GPUs whose window is
-    still open (``w_i > 0``; ties: larger ``g_i min(p_i, w_i)``, then
-    index). Why: (R)'s LP loses most where a job takes a large share of
+    still open, wider than one grid slot (``w_i > H / K``, the grid's mean
+    slot; ties: larger ``g_i min(p_i, w_i)``, then index). Why: (R)'s LP loses most where a job takes a large share of
     the ``G`` GPUs, and ``g_i p_i`` can rank long 1-GPU jobs first. On the
     testbed's fresh job set 11 an 8-GPU job of 797 s waits 6,721 s in
     ``improve_windows``' schedule; ``gpu_time`` splits four long 1-GPU jobs and
     never it (the bound climbs 0.15 % from the root at 200 nodes), ``gpus``
     splits it (+2.0 %). Measured on the asrpt results page, "Branching on
     the jobs of most GPUs"; neither order is the stronger on every set.
-    A limit of ``gpus``: "open" is any width above 0, so a job of most
-    GPUs alone in its count is split until its window closes at float
-    resolution before the next count is reached (on the testbed's job set
-    10 all 200 nodes split one job and the bound stays at the root's). A
-    width floor (one grid slot) would pass the splits on; not measured.
+    The floor: with "open" meaning any width above 0, a job of most GPUs
+    alone in its count was split until its window closed at float
+    resolution before the next count was reached (on the testbed's job
+    set 10 all 200 nodes split one job and the bound stayed at the
+    root's); with it the splits pass on to the next job (set 10
+    177,167.11 -> 177,271.51, set 0 298,216.38 -> 298,427.15, set 1 the
+    same; the results page, "The width floor of ``order = gpus``").
 
   Its pieces split ``[a_j, min(e_j, H)]`` evenly, the last one keeps ``e_j``.
 
@@ -193,12 +195,13 @@ def _candidates(durations: np.ndarray, gpus: np.ndarray, count: int, order: str)
 
 
 def _split_job(node: _Node, durations: np.ndarray, gpus: np.ndarray, candidates: list[int],
-               horizon: float, order: str = "gpu_time") -> int | None:  # fmt: skip
-    """The job whose window is split next (module docstring), None if every window is a point."""
+               horizon: float, order: str = "gpu_time", min_width: float = 0.0) -> int | None:  # fmt: skip
+    """The job whose window is split next (module docstring), None if no window is open
+    (``gpu_time``: every window a point; ``gpus``: none wider than ``min_width``)."""
     widths = {i: min(float(node.latest[i]), horizon) - float(node.earliest[i]) for i in candidates}
     area = {i: gpus[i] * min(durations[i], max(widths[i], 0.0)) for i in candidates}
     if order == "gpus":
-        open_ = [i for i in candidates if widths[i] > 0.0]
+        open_ = [i for i in candidates if widths[i] > min_width]
         return max(open_, key=lambda i: (gpus[i], area[i], -i)) if open_ else None
     job = max(candidates, key=lambda i: (area[i], -i))
     return job if widths[job] > 0.0 else None
@@ -243,6 +246,7 @@ def branch_bound(
     root = ascend(r, p, g, total_gpus, boundaries, target=upper, iterations=iterations,
                   patience=patience, cuts=cuts, deadline=deadline)  # fmt: skip
     candidates = _candidates(p, g, branch_jobs, order)
+    min_width = horizon / (len(boundaries) - 1)  # one grid slot, on average (``gpus`` only)
     counter = 0
     heap: list[tuple[float, int, _Node]] = [
         (root.value, counter, _Node(root.value, r.copy(), np.full(len(r), math.inf), root.density))
@@ -257,7 +261,7 @@ def branch_bound(
         if deadline is not None and deadline.expired():
             stopped = "time limit"
             break
-        job = _split_job(node, p, g, candidates, horizon, order) if candidates else None
+        job = _split_job(node, p, g, candidates, horizon, order, min_width) if candidates else None
         if job is None:
             stopped = "no window left to split"
             break
