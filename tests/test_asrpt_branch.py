@@ -150,8 +150,8 @@ def test_the_order_of_the_jobs_to_split_by_hand():
     assert by_time.branched_jobs == (1,) and by_gpus.branched_jobs == (0,)
     assert by_time.value_s <= by_time.root_s * (1 + 1e-4)
     assert by_time.root_s * 1.05 < by_gpus.value_s <= 53.0 * (1 + TOL)
-    # all three may be split: gpu_time splits A and B in turn; gpus splits A until each of
-    # its windows is narrower than one grid slot, then B (most GPUs among the open ones)
+    # all three may be split: gpu_time splits A and B in turn; gpus splits A while the best
+    # node's window of A is wider than one grid slot, then B (most GPUs among the open ones)
     wide = {**budget, "branch_jobs": 3}
     assert branch_bound(*args, **wide).branched_jobs == (0, 1)
     assert branch_bound(*args, **wide, order="gpus").branched_jobs == (0, 1)
@@ -168,6 +168,10 @@ def test_gpus_stops_splitting_a_window_narrower_than_one_grid_slot():
     assert found.stopped == "no window left to split"
     assert found.branched_jobs == (0,) and found.nodes < 200
     assert found.root_s * 1.05 < found.value_s <= 53.0 * (1 + TOL)
+    # the floor is gpus' alone: gpu_time splits its one job (B) for its whole budget
+    by_time = branch_bound(*args, slots=50, iterations=500, patience=20, nodes=200,
+                           node_iterations=100, branch_jobs=1)  # fmt: skip
+    assert by_time.stopped == "nodes" and by_time.nodes == 201 and by_time.branched_jobs == (1,)
 
 
 def test_refuses_an_unknown_order():

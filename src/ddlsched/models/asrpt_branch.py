@@ -62,7 +62,8 @@ Choices (ours; strength only):
   ``UB >= OPT(R)``, never decides the minimum unless every node does).
 * Best first: the open node of smallest bound is split next (ties: the
   earlier node), into ``pieces`` children, until ``nodes`` node ascents
-  (the root included) have run, or the smallest bound is at least ``UB``;
+  (the root included) have run, or the smallest bound is at least ``UB``, or
+  the smallest node has no window to split (``no window left to split``);
   a split's children all run (they must cover its window), so up to
   ``pieces - 1`` more (61 at ``nodes = 60``).
 * The job to split, by ``order``; ``w_i = min(e_i, H) - a_i`` is the width
@@ -86,9 +87,14 @@ Choices (ours; strength only):
     alone in its count was split until its window closed at float
     resolution before the next count was reached (on the testbed's job
     set 10 all 200 nodes split one job and the bound stayed at the
-    root's); with it the splits pass on to the next job (set 10
-    177,167.11 -> 177,271.51, set 0 298,216.38 -> 298,427.15, set 1 the
-    same; the results page, "The width floor of ``order = gpus``").
+    root's); with it the splits pass on to the next open job (set 10
+    177,167.11 -> 177,271.51, set 0 298,216.38 -> 298,427.15, sets 1 and 2
+    the same; the results page, "The width floor of ``order = gpus``").
+    With no candidate wider than the floor the search ends, budget left:
+    the bound stays valid but may be below the one without the floor (on
+    the hand instance of ``tests/test_asrpt_branch.py`` with one job to
+    split, 51.66 after 13 nodes against 51.94 after 201). ``K`` is the
+    grid's slot count after merging equal boundaries, at most ``slots``.
 
   Its pieces split ``[a_j, min(e_j, H)]`` evenly, the last one keeps ``e_j``.
 
